@@ -1,0 +1,41 @@
+//! # reel-trace
+//!
+//! The mcp-replay trace format v1, as reel reads and writes it: the line kinds
+//! ([`line`]), a streaming reader over any size of file in bounded memory ([`reader`]),
+//! a writer that never leaves half a line behind ([`writer`]), validation ([`check`]),
+//! aggregates ([`stats`]), the listing of recorded runs ([`runs`]), redaction
+//! ([`redact`]) and the `history_elided` rolling hash ([`hash`]).
+//!
+//! This crate is synchronous and knows nothing of networks. The JSON-RPC *envelope*
+//! (request, notification, response, error; ids and pairing) lives here in [`jsonrpc`]
+//! because the format defines message lines as JSON-RPC envelopes and `check` and
+//! `stats` pair them; MCP meaning (eras, exchanges, match keys) lives in `reel-mcp`.
+//!
+//! Invariants kept by every module:
+//! - `raw` is never re-serialised on the way through: readers borrow it, writers copy it.
+//! - A reader is tolerant: unknown `type`, `dir`, `kind`, block types and members are
+//!   kept, never fatal. Problems carry the file and line number.
+
+#![deny(missing_docs)]
+
+pub mod check;
+pub mod hash;
+pub mod jsonrpc;
+pub mod line;
+pub mod names;
+pub mod reader;
+pub mod redact;
+pub mod runs;
+pub mod stats;
+pub mod time;
+pub mod writer;
+
+pub use line::{
+    Block, Counts, Dir, End, Line, LineClass, LineError, MessageView, Meta, Turn, Usage,
+};
+pub use reader::{OpenError, RawLine, TraceLine, TraceReader};
+pub use time::Timestamp;
+pub use writer::{Ending, EventLine, MessageLine, TraceWriter};
+
+/// reel's version, as written to `meta.source` (`reel@<version>`).
+pub const REEL_VERSION: &str = env!("CARGO_PKG_VERSION");

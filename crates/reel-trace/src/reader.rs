@@ -1,0 +1,434 @@
+//! Streaming reader: any size of trace in bounded memory.
+//!
+//! [`LineReader`] splits bytes into lines with memchr over one growable buffer, so memory
+//! is about the read size plus twice the longest line, whatever the file size. It strips
+//! a UTF-8 BOM on the first line and a CR before each LF, and reports whether the last
+//! line was terminated (a line without LF at EOF is a *torn* line when it does not parse).
+//!
+//! [`TraceReader`] reads a trace as one logical stream: the named file plus, when the path
+//! is the base of a rotated set (`x.jsonl.2`, `x.jsonl.1`, `x.jsonl`), its older companions
+//! first. It counts the sessions appended to one file (each `meta` line starts one).
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use crate::line::{Line, LineError, parse_line};
+
+/// Default read size.
+const READ_CHUNK: usize = 1 << 20;
+
+/// One line as found in the file.
+#[derive(Debug, Clone, Copy)]
+pub struct RawLine<'a> {
+    /// 1-based line number in its file.
+    pub number: u64,
+    /// The bytes, without BOM, CR and LF.
+    pub bytes: &'a [u8],
+    /// False for a last line that ended at EOF without LF.
+    pub terminated: bool,
+    /// True when the line ended in CRLF.
+    pub crlf: bool,
+}
+
+/// Splits a byte stream into lines.
+pub struct LineReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
+    number: u64,
+    longest: usize,
+}
+
+impl<R: Read> LineReader<R> {
+    /// Wraps a reader.
+    pub fn new(inner: R) -> Self {
+        LineReader {
+            inner,
+            buf: vec![0; READ_CHUNK],
+            start: 0,
+            end: 0,
+            eof: false,
+            number: 0,
+            longest: 0,
+        }
+    }
+
+    /// The length of the longest line seen so far.
+    pub fn longest_line(&self) -> usize {
+        self.longest
+    }
+
+    /// The next line, or `None` at EOF.
+    pub fn next_line(&mut self) -> io::Result<Option<RawLine<'_>>> {
+        Ok(self.next_span()?.map(|span| self.line(span)))
+    }
+
+    /// Finds the next line and returns where it is in the buffer (valid until the next call).
+    fn next_span(&mut self) -> io::Result<Option<Span>> {
+        let mut scanned = self.start;
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[scanned..self.end]) {
+                let nl = scanned + i;
+                let s = self.start;
+                self.start = nl + 1;
+                return Ok(Some(self.span(s, nl, true)));
+            }
+            if self.eof {
+                if self.start == self.end {
+                    return Ok(None);
+                }
+                let (s, e) = (self.start, self.end);
+                self.start = self.end;
+                return Ok(Some(self.span(s, e, false)));
+            }
+            scanned = self.end;
+            // `fill` may move the unread bytes to the front of the buffer.
+            scanned -= self.fill()?;
+        }
+    }
+
+    fn span(&mut self, mut s: usize, mut e: usize, terminated: bool) -> Span {
+        self.number += 1;
+        if self.number == 1 && self.buf[s..e].starts_with(b"\xEF\xBB\xBF") {
+            s += 3;
+        }
+        let crlf = e > s && self.buf[e - 1] == b'\r';
+        if crlf {
+            e -= 1;
+        }
+        self.longest = self.longest.max(e - s);
+        Span {
+            start: s,
+            end: e,
+            terminated,
+            crlf,
+        }
+    }
+
+    fn line(&self, span: Span) -> RawLine<'_> {
+        RawLine {
+            number: self.number,
+            bytes: &self.buf[span.start..span.end],
+            terminated: span.terminated,
+            crlf: span.crlf,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+    terminated: bool,
+    crlf: bool,
+}
+
+impl<R: Read> LineReader<R> {
+    /// Reads more bytes; returns how far the unread bytes were moved towards the front.
+    fn fill(&mut self) -> io::Result<usize> {
+        let shift = self.start;
+        if shift > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= shift;
+            self.start = 0;
+        }
+        if self.buf.len() - self.end < READ_CHUNK / 2 {
+            // A line longer than the buffer: grow (amortised doubling).
+            let new_len = (self.buf.len() * 2).max(self.end + READ_CHUNK);
+            self.buf.resize(new_len, 0);
+        }
+        loop {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(shift);
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(shift);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Why a trace cannot be opened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// Nothing at that path.
+    #[error("{path}: no such file")]
+    NotFound {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A directory where a trace file was expected.
+    #[error(
+        "{path}: is a directory, not a trace file (give a .jsonl file; `reel ls` lists the traces in a directory)"
+    )]
+    IsDirectory {
+        /// The path.
+        path: PathBuf,
+    },
+    /// Any other I/O failure.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+}
+
+impl OpenError {
+    fn from_io(path: &Path, e: io::Error) -> Self {
+        match e.kind() {
+            io::ErrorKind::NotFound => OpenError::NotFound {
+                path: path.to_owned(),
+            },
+            io::ErrorKind::IsADirectory => OpenError::IsDirectory {
+                path: path.to_owned(),
+            },
+            _ => OpenError::Io {
+                path: path.to_owned(),
+                source: e,
+            },
+        }
+    }
+}
+
+/// The files of a trace in reading order: rotated companions, oldest (highest number)
+/// first, then the named file.
+///
+/// Companions are looked for only when `path` itself is not a numbered companion.
+pub fn trace_files(path: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let is_companion = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit()));
+    if !is_companion {
+        let mut n = 1;
+        loop {
+            let mut p = path.as_os_str().to_owned();
+            p.push(format!(".{n}"));
+            let p = PathBuf::from(p);
+            if !p.is_file() {
+                break;
+            }
+            files.push(p);
+            n += 1;
+        }
+        files.reverse();
+    }
+    files.push(path.to_owned());
+    files
+}
+
+/// A line of a trace with its place.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceLine<'a> {
+    /// The file the line is in.
+    pub path: &'a Path,
+    /// The line.
+    pub raw: RawLine<'a>,
+}
+
+impl<'a> TraceLine<'a> {
+    /// Parses the line.
+    pub fn parse(&self) -> Result<Line<'a>, LineError> {
+        parse_line(self.raw.bytes)
+    }
+
+    /// `path:line`, for messages.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.path.display(), self.raw.number)
+    }
+}
+
+/// Reads a trace (and its rotated companions) line by line in bounded memory.
+pub struct TraceReader {
+    files: Vec<PathBuf>,
+    current: usize,
+    lines: LineReader<File>,
+    bytes_total: u64,
+}
+
+impl TraceReader {
+    /// Opens the trace at `path` with its rotated companions.
+    pub fn open(path: &Path) -> Result<TraceReader, OpenError> {
+        Self::open_files(trace_files(path))
+    }
+
+    /// Opens exactly one file, without looking for companions.
+    pub fn open_single(path: &Path) -> Result<TraceReader, OpenError> {
+        Self::open_files(vec![path.to_owned()])
+    }
+
+    fn open_files(files: Vec<PathBuf>) -> Result<TraceReader, OpenError> {
+        let mut total = 0;
+        for f in &files {
+            let md = std::fs::metadata(f).map_err(|e| OpenError::from_io(f, e))?;
+            if md.is_dir() {
+                return Err(OpenError::IsDirectory { path: f.clone() });
+            }
+            total += md.len();
+        }
+        let first = open_file(&files[0])?;
+        Ok(TraceReader {
+            files,
+            current: 0,
+            lines: LineReader::new(first),
+            bytes_total: total,
+        })
+    }
+
+    /// The files this reader reads, in order.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// Total size of the files, in bytes.
+    pub fn total_bytes(&self) -> u64 {
+        self.bytes_total
+    }
+
+    /// The longest line of the current file read so far.
+    pub fn longest_line(&self) -> usize {
+        self.lines.longest_line()
+    }
+
+    /// The next line, `None` after the last line of the last file.
+    pub fn next_line(&mut self) -> Option<Result<TraceLine<'_>, OpenError>> {
+        let span = loop {
+            match self.lines.next_span() {
+                Ok(Some(span)) => break span,
+                Ok(None) if self.current + 1 < self.files.len() => {
+                    self.current += 1;
+                    match open_file(&self.files[self.current]) {
+                        Ok(f) => self.lines = LineReader::new(f),
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                Ok(None) => return None,
+                Err(e) => {
+                    return Some(Err(OpenError::Io {
+                        path: self.files[self.current].clone(),
+                        source: e,
+                    }));
+                }
+            }
+        };
+        Some(Ok(TraceLine {
+            path: &self.files[self.current],
+            raw: self.lines.line(span),
+        }))
+    }
+}
+
+fn open_file(path: &Path) -> Result<File, OpenError> {
+    File::open(path).map_err(|e| OpenError::from_io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8]) -> Vec<(Vec<u8>, bool, bool)> {
+        let mut r = LineReader::new(input);
+        let mut out = Vec::new();
+        while let Some(l) = r.next_line().unwrap() {
+            out.push((l.bytes.to_vec(), l.terminated, l.crlf));
+        }
+        out
+    }
+
+    #[test]
+    fn splits_strips_and_reports_torn_tails() {
+        let got = lines(b"\xEF\xBB\xBFa\r\nb\n\nc");
+        assert_eq!(
+            got,
+            vec![
+                (b"a".to_vec(), true, true),
+                (b"b".to_vec(), true, false),
+                (b"".to_vec(), true, false),
+                (b"c".to_vec(), false, false),
+            ]
+        );
+        assert!(lines(b"").is_empty());
+    }
+
+    #[test]
+    fn lines_longer_than_the_buffer() {
+        let long = vec![b'x'; READ_CHUNK * 3 + 17];
+        let mut input = long.clone();
+        input.extend_from_slice(b"\nshort\n");
+        input.extend_from_slice(&long);
+        let got = lines(&input);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].0.len(), long.len());
+        assert_eq!(got[1].0, b"short");
+        assert_eq!(got[2].0.len(), long.len());
+        assert!(!got[2].1);
+    }
+
+    /// A reader that hands out one byte at a time, to exercise every split position.
+    struct Trickle<'a>(&'a [u8]);
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() || buf.is_empty() {
+                return Ok(0);
+            }
+            buf[0] = self.0[0];
+            self.0 = &self.0[1..];
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn short_reads_give_the_same_lines() {
+        let input = b"{\"a\":1}\r\n{\"b\":2}\n\n{\"c\"";
+        let mut r = LineReader::new(Trickle(input));
+        let mut n = 0;
+        while let Some(l) = r.next_line().unwrap() {
+            n += 1;
+            assert_eq!(l.number, n);
+        }
+        assert_eq!(n, 4);
+    }
+
+    #[test]
+    fn rotated_companions_are_read_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("t.jsonl");
+        std::fs::write(dir.path().join("t.jsonl.2"), "a\n").unwrap();
+        std::fs::write(dir.path().join("t.jsonl.1"), "b\n").unwrap();
+        std::fs::write(&base, "c\n").unwrap();
+        let mut r = TraceReader::open(&base).unwrap();
+        let mut got = Vec::new();
+        while let Some(l) = r.next_line() {
+            got.push(String::from_utf8(l.unwrap().raw.bytes.to_vec()).unwrap());
+        }
+        assert_eq!(got, ["a", "b", "c"]);
+        let single = TraceReader::open(&dir.path().join("t.jsonl.1")).unwrap();
+        assert_eq!(single.files().len(), 1);
+    }
+
+    #[test]
+    fn directories_and_missing_files_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            TraceReader::open(dir.path()),
+            Err(OpenError::IsDirectory { .. })
+        ));
+        assert!(matches!(
+            TraceReader::open(&dir.path().join("nope.jsonl")),
+            Err(OpenError::NotFound { .. })
+        ));
+    }
+}

@@ -1,0 +1,374 @@
+//! Writer: one whole line at a time, each handed to the OS in one `write` before the
+//! next is started, so a producer killed with `kill -9` leaves a file that is readable up
+//! to its last complete line.
+//!
+//! Message payloads are embedded verbatim: the writer copies the bytes it is given into
+//! `raw` and never re-serialises them.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::line::{Counts, Dir, End, Meta, Turn};
+use crate::names;
+use crate::time::Timestamp;
+
+/// A message line to write (`dir` in/out), with reel's optional members.
+#[derive(Debug, Clone, Copy)]
+pub struct MessageLine<'a> {
+    /// When the message was observed.
+    pub t: Timestamp,
+    /// Tape direction.
+    pub dir: Dir,
+    /// The payload: one complete JSON value on one line, copied verbatim.
+    pub raw: &'a str,
+    /// The MCP session (omitted on single-session stdio traces).
+    pub session: Option<&'a str>,
+    /// HTTP facts, already serialised as a JSON object.
+    pub http: Option<&'a RawValue>,
+    /// The stdio line ended in CRLF.
+    pub crlf: bool,
+    /// Line breaks outside strings were removed from `raw`.
+    pub reformatted: bool,
+    /// The original bytes, base64, when `raw` was reformatted and they were asked for.
+    pub raw_b64: Option<&'a str>,
+    /// `"tape"` or `"live"`, on lines written by replay and verify.
+    pub origin: Option<&'a str>,
+    /// True when this message is a JSON-RPC error response (counted in `end.counts`).
+    pub is_error: bool,
+}
+
+impl<'a> MessageLine<'a> {
+    /// A plain message line.
+    pub fn new(t: Timestamp, dir: Dir, raw: &'a str) -> Self {
+        MessageLine {
+            t,
+            dir,
+            raw,
+            session: None,
+            http: None,
+            crlf: false,
+            reformatted: false,
+            raw_b64: None,
+            origin: None,
+            is_error: false,
+        }
+    }
+}
+
+/// An extension line (`dir: "event"` etc.) to write.
+#[derive(Debug, Serialize)]
+pub struct EventLine<'a> {
+    /// Timestamp, formatted.
+    pub t: String,
+    /// `event`, `command` or `telemetry`.
+    pub dir: Dir,
+    /// The kind, e.g. `reel.stderr`.
+    pub kind: &'a str,
+    /// For `reel.nonjson`: which pipe the line came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side: Option<Dir>,
+    /// UTF-8 payload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<&'a str>,
+    /// Non-UTF-8 payload, base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<String>,
+    /// A JSON payload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<&'a RawValue>,
+    /// Other members.
+    #[serde(flatten)]
+    pub fields: serde_json::Map<String, serde_json::Value>,
+}
+
+impl<'a> EventLine<'a> {
+    /// An event of `kind` at `t` with no payload yet.
+    pub fn new(t: Timestamp, kind: &'a str) -> Self {
+        EventLine {
+            t: t.to_iso().as_str().to_owned(),
+            dir: Dir::Event,
+            kind,
+            side: None,
+            text: None,
+            bytes: None,
+            raw: None,
+            fields: serde_json::Map::new(),
+        }
+    }
+
+    /// Sets the payload from bytes: `text` when UTF-8, else base64 `bytes` (lossless).
+    pub fn with_payload(mut self, payload: &'a [u8]) -> Self {
+        match std::str::from_utf8(payload) {
+            Ok(s) => self.text = Some(s),
+            Err(_) => {
+                use base64::Engine as _;
+                self.bytes = Some(base64::engine::general_purpose::STANDARD.encode(payload));
+            }
+        }
+        self
+    }
+}
+
+/// How the trace ended.
+#[derive(Debug, Clone)]
+pub enum Ending {
+    /// The wrapped process exited with this code (128+N for signal N, 127 if it never started).
+    ExitCode(i64),
+    /// A producer that wraps no process: `producer_shutdown`, `transport_error`, …
+    Reason(String),
+}
+
+/// Writes trace lines to any `Write`, one `write_all` per line.
+///
+/// Give it an unbuffered sink (a `File`): the writer buffers each line itself and hands
+/// it over whole.
+pub struct TraceWriter<W: Write> {
+    out: W,
+    line: Vec<u8>,
+    started: Timestamp,
+    counts: Counts,
+    bytes_written: u64,
+}
+
+impl<W: Write> TraceWriter<W> {
+    /// A writer whose `end.durationMs` counts from `started`.
+    pub fn new(out: W, started: Timestamp) -> Self {
+        TraceWriter {
+            out,
+            line: Vec::with_capacity(4096),
+            started,
+            counts: Counts::default(),
+            bytes_written: 0,
+        }
+    }
+
+    /// Line counts so far.
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// Bytes written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_written
+    }
+
+    /// Writes the meta line. `startedAt` is filled from the writer's start when absent.
+    pub fn write_meta(&mut self, meta: &Meta) -> io::Result<()> {
+        if meta.started_at.is_some() {
+            return self.write_serialized(meta);
+        }
+        let mut m = meta.clone();
+        m.started_at = Some(self.started.to_iso().as_str().to_owned());
+        self.write_serialized(&m)
+    }
+
+    /// Writes a message line, copying `raw` verbatim.
+    pub fn write_message(&mut self, m: &MessageLine<'_>) -> io::Result<()> {
+        debug_assert!(!m.raw.contains('\n'), "raw must fit on one line");
+        let b = &mut self.line;
+        b.clear();
+        b.extend_from_slice(b"{\"t\":\"");
+        b.extend_from_slice(m.t.to_iso().as_str().as_bytes());
+        b.extend_from_slice(b"\",\"dir\":\"");
+        b.extend_from_slice(m.dir.as_str().as_bytes());
+        b.extend_from_slice(b"\"");
+        if let Some(s) = m.session {
+            b.extend_from_slice(b",\"session\":");
+            push_json_string(b, s);
+        }
+        b.extend_from_slice(b",\"raw\":");
+        b.extend_from_slice(m.raw.as_bytes());
+        if let Some(h) = m.http {
+            b.extend_from_slice(b",\"http\":");
+            b.extend_from_slice(h.get().as_bytes());
+        }
+        if m.crlf {
+            b.extend_from_slice(b",\"eol\":\"crlf\"");
+        }
+        if m.reformatted {
+            b.extend_from_slice(b",\"reformatted\":true");
+        }
+        if let Some(r) = m.raw_b64 {
+            b.extend_from_slice(b",\"raw_b64\":");
+            push_json_string(b, r);
+        }
+        if let Some(o) = m.origin {
+            b.extend_from_slice(b",\"origin\":");
+            push_json_string(b, o);
+        }
+        b.extend_from_slice(b"}\n");
+        match m.dir {
+            Dir::In => self.counts.inbound += 1,
+            Dir::Out => self.counts.outbound += 1,
+            _ => self.counts.events += 1,
+        }
+        if m.is_error {
+            self.counts.errors += 1;
+        }
+        self.flush_line()
+    }
+
+    /// Writes an extension line.
+    pub fn write_event(&mut self, e: &EventLine<'_>) -> io::Result<()> {
+        self.counts.events += 1;
+        self.write_serialized(e)
+    }
+
+    /// Writes a turn record.
+    pub fn write_turn(&mut self, turn: &Turn) -> io::Result<()> {
+        self.counts.turns += 1;
+        self.write_serialized(turn)
+    }
+
+    /// Writes a line given as bytes (a line read from another trace), verbatim.
+    pub fn write_verbatim(&mut self, line: &[u8]) -> io::Result<()> {
+        self.line.clear();
+        self.line.extend_from_slice(line);
+        self.line.push(b'\n');
+        self.flush_line()
+    }
+
+    /// Writes any serialisable line.
+    pub fn write_serialized<T: Serialize>(&mut self, value: &T) -> io::Result<()> {
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, value)?;
+        self.line.push(b'\n');
+        self.flush_line()
+    }
+
+    /// Writes the `end` line with `durationMs` and `counts`, and returns the sink.
+    pub fn finish(mut self, ending: Ending, at: Timestamp) -> io::Result<W> {
+        let mut end = End {
+            t: Some(at.to_iso().as_str().to_owned()),
+            ty: "end".to_owned(),
+            duration_ms: Some((at.0 - self.started.0).max(0) as f64),
+            counts: Some(self.counts),
+            ..End::default()
+        };
+        match ending {
+            Ending::ExitCode(c) => end.exit_code = Some(c),
+            Ending::Reason(r) => end.reason = Some(r),
+        }
+        self.write_serialized(&end)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    fn flush_line(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.line)?;
+        self.bytes_written += self.line.len() as u64;
+        Ok(())
+    }
+}
+
+/// Appends `s` as a JSON string literal.
+pub(crate) fn push_json_string(out: &mut Vec<u8>, s: &str) {
+    // serde_json writes a &str as a correctly escaped string; writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// Creates a new trace file `<dir>/<stamp>-<label>.jsonl`, mode 0600, never overwriting:
+/// when the name is taken (two runs in one millisecond), `-2`, `-3`… is appended.
+pub fn create_trace_file(
+    dir: &Path,
+    started: Timestamp,
+    label: &str,
+) -> io::Result<(File, PathBuf)> {
+    let stem = names::file_stem(started, label);
+    for n in 1..1000 {
+        let name = if n == 1 {
+            format!("{stem}.jsonl")
+        } else {
+            format!("{stem}-{n}.jsonl")
+        };
+        let path = dir.join(name);
+        let mut opts = OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        match opts.open(&path) {
+            Ok(f) => return Ok((f, path)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!(
+            "{}: too many traces with this name in one millisecond",
+            dir.display()
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::line::{Line, parse_line};
+
+    #[test]
+    fn message_lines_embed_raw_verbatim() {
+        let mut w = TraceWriter::new(Vec::new(), Timestamp(0));
+        let raw = r#"{"jsonrpc":"2.0", "id":1 ,"result":{"x":1.50}}"#;
+        let mut m = MessageLine::new(Timestamp(1234), Dir::Out, raw);
+        m.session = Some("s\"1");
+        m.crlf = true;
+        w.write_message(&m).unwrap();
+        let out = w.finish(Ending::ExitCode(0), Timestamp(5000)).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let mut lines = text.lines();
+        let first = lines.next().unwrap();
+        assert_eq!(
+            first,
+            r#"{"t":"1970-01-01T00:00:01.234Z","dir":"out","session":"s\"1","raw":{"jsonrpc":"2.0", "id":1 ,"result":{"x":1.50}},"eol":"crlf"}"#
+        );
+        let Line::Message(v) = parse_line(first.as_bytes()).unwrap() else {
+            panic!()
+        };
+        assert_eq!(v.raw_str(), Some(raw));
+        let Line::End(end) = parse_line(lines.next().unwrap().as_bytes()).unwrap() else {
+            panic!()
+        };
+        assert_eq!(end.exit_code, Some(0));
+        assert_eq!(end.duration_ms, Some(5000.0));
+        assert_eq!(end.counts.unwrap().outbound, 1);
+    }
+
+    #[test]
+    fn events_keep_non_utf8_payloads() {
+        let mut w = TraceWriter::new(Vec::new(), Timestamp(0));
+        w.write_event(&EventLine::new(Timestamp(0), "reel.stderr").with_payload(b"ok\n"))
+            .unwrap();
+        w.write_event(&EventLine::new(Timestamp(0), "reel.nonjson").with_payload(b"\xff\xfe"))
+            .unwrap();
+        let text =
+            String::from_utf8(w.finish(Ending::Reason("x".into()), Timestamp(0)).unwrap()).unwrap();
+        assert!(text.contains(r#""text":"ok\n""#), "{text}");
+        assert!(text.contains(r#""bytes":"//4=""#), "{text}");
+    }
+
+    #[test]
+    fn trace_files_are_private_and_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, a) = create_trace_file(dir.path(), Timestamp(0), "x").unwrap();
+        let (_, b) = create_trace_file(dir.path(), Timestamp(0), "x").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(
+            a.file_name().unwrap().to_str().unwrap(),
+            "1970-01-01T00-00-00-000Z-x.jsonl"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&a).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+}

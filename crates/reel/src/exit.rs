@@ -1,0 +1,106 @@
+//! The exit-code contract, one table for every command (documented in `--help`).
+
+use std::process::ExitCode;
+
+/// Success: clean, identical, every request answered.
+pub const OK: u8 = 0;
+/// Differences of content: output drift, check violations.
+pub const DIFFERENT: u8 = 1;
+/// Structural drift: a call added/removed, a tool gone, a result became an error.
+#[allow(dead_code)]
+pub const STRUCTURAL: u8 = 2;
+/// `play`: requests the tape could not answer.
+#[allow(dead_code)]
+pub const MISSES: u8 = 3;
+/// `play`: the client answered a server→client request differently than recorded.
+#[allow(dead_code)]
+pub const CLIENT_DRIFT: u8 = 4;
+/// Usage error: bad flags or arguments.
+pub const USAGE: u8 = 64;
+/// An input cannot be read (missing, not a trace, unreadable).
+pub const NO_INPUT: u8 = 66;
+/// A live server or upstream cannot be started or reached.
+#[allow(dead_code)]
+pub const UNAVAILABLE: u8 = 69;
+/// Internal error: a bug.
+pub const INTERNAL: u8 = 70;
+/// An output (trace, directory) cannot be created.
+pub const CANT_CREATE: u8 = 73;
+
+/// The table, appended to `reel --help`.
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0    success: clean, identical, every request answered
+  1    differences of content (diff, verify) or violations (check)
+  2    structural drift (diff, verify)
+  3    play: requests the tape could not answer
+  4    play: the client answered a server->client request differently
+  64   usage error
+  66   an input cannot be read
+  69   a live server or upstream cannot be started or reached
+  70   internal error (a bug: please report it)
+  73   an output (trace, directory) cannot be created
+  N    rec: the wrapped server's status (128+N for signal N, 127 if it could not start)";
+
+/// An error that carries its exit code. Commands return it (inside `anyhow::Error`)
+/// for failures a user can act on; anything else is reported as internal (70).
+#[derive(Debug)]
+pub struct Coded {
+    /// The exit code.
+    pub code: u8,
+    /// What went wrong and what to do.
+    pub message: String,
+}
+
+impl std::fmt::Display for Coded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// An error with an exit code.
+pub fn coded(code: u8, message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Coded {
+        code,
+        message: message.into(),
+    })
+}
+
+/// Turns a command's result into the process exit code, printing the error once.
+pub fn finish(result: anyhow::Result<u8>) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::from(OK);
+            }
+            let code = e
+                .chain()
+                .find_map(|c| c.downcast_ref::<Coded>())
+                .map_or(INTERNAL, |c| c.code);
+            eprintln!("reel: {e:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Prints a clap error and maps it: help and version are success, the rest is usage (64).
+pub fn from_clap(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let _ = e.print();
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => ExitCode::from(OK),
+        _ => ExitCode::from(USAGE),
+    }
+}
+
+impl std::error::Error for Coded {}

@@ -1,0 +1,63 @@
+//! `reel`: record, replay, diff and show agent traffic.
+//!
+//! This crate is argument parsing and wiring only; every command's work is done by a
+//! library crate that tests call directly. Each command lives in `cmd/<name>.rs` with its
+//! own clap `Args`.
+
+// Some exit codes and output helpers are used only by commands still being built.
+#![allow(dead_code)]
+
+mod cmd;
+mod exit;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::output::ColorChoice;
+
+/// Record, replay, diff and show MCP and LLM agent traffic (mcp-replay trace format v1).
+#[derive(Parser)]
+#[command(
+    name = "reel",
+    version,
+    about,
+    propagate_version = true,
+    after_long_help = exit::EXIT_CODES_HELP
+)]
+struct Cli {
+    /// When to use colour: auto (a terminal, unless NO_COLOR or TERM=dumb), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Record a stdio MCP server: forward every byte untouched and write a trace.
+    Rec(cmd::rec::Args),
+    /// Validate traces against the mcp-replay trace format v1.
+    Check(cmd::check::Args),
+    /// Per-tool and per-model aggregates (JSON compatible with mcp-tape.stats/1).
+    Stats(cmd::stats::Args),
+    /// List recorded runs, newest first.
+    Ls(cmd::ls::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return exit::from_clap(e),
+    };
+    let out = output::Output::new(cli.color);
+    let result = match cli.command {
+        Command::Rec(args) => cmd::rec::run(args, &out),
+        Command::Check(args) => cmd::check::run(args, &out),
+        Command::Stats(args) => cmd::stats::run(args, &out),
+        Command::Ls(args) => cmd::ls::run(args, &out),
+    };
+    exit::finish(result)
+}

@@ -1,0 +1,5 @@
+//! `cargo xtask test | bench | peers` (in progress).
+
+fn main() -> anyhow::Result<()> {
+    Ok(())
+}
