@@ -1,0 +1,407 @@
+//! Exchanges: a request, its response, and what the other side said in between.
+//!
+//! An exchange is keyed like its pairing (session, request direction, id). Messages that
+//! travel the other way while it is open belong to it:
+//! - `notifications/progress` whose token is the one the request handed out;
+//! - `notifications/cancelled` naming the request (it may come from either side);
+//! - server→client requests (sampling, elicitation, roots) and other notifications sent
+//!   while exactly this exchange, or it as the most recently opened one, is pending in
+//!   that session — the order replay needs to re-send them "before the result they
+//!   preceded".
+//!
+//! Anything that belongs to no open exchange is *unsolicited* (list_changed, logging
+//! between calls) and is kept in arrival order.
+
+use std::collections::HashMap;
+
+use reel_trace::Dir;
+
+use crate::jsonrpc::{
+    Envelope, PairKey, Paired, Pairer, RpcId, RpcKind, cancelled_request_id,
+    notification_progress_token, request_progress_token,
+};
+
+/// Where a message is in the trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MessageRef {
+    /// 0-based index of the message among the messages offered to the builder.
+    pub index: usize,
+    /// 1-based line number in its file (or any caller position).
+    pub line: u64,
+}
+
+/// How an exchange ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// No response (yet).
+    Pending,
+    /// A `result`.
+    Result,
+    /// An `error`, with its code when it is a number.
+    Error(Option<i64>),
+}
+
+/// A message attached to an exchange.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attached {
+    /// Where it is.
+    pub at: MessageRef,
+    /// Its direction.
+    pub dir: Dir,
+    /// Its method, when it has one (notifications and nested requests).
+    pub method: Option<String>,
+    /// True when it is a request (it has its own exchange too).
+    pub is_request: bool,
+}
+
+/// One request with everything that belongs to it.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    /// The session, `None` on single-session traces.
+    pub session: Option<String>,
+    /// Direction of the request.
+    pub request_dir: Dir,
+    /// The request id.
+    pub id: RpcId,
+    /// The request method.
+    pub method: String,
+    /// The request.
+    pub request: MessageRef,
+    /// The response, if any.
+    pub response: Option<MessageRef>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Progress token handed out by the request.
+    pub progress_token: Option<RpcId>,
+    /// Messages of the other side that came while it was open, in order.
+    pub attached: Vec<Attached>,
+    /// True when a `notifications/cancelled` named it.
+    pub cancelled: bool,
+}
+
+/// A message that belongs to no exchange.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsolicited {
+    /// Where it is.
+    pub at: MessageRef,
+    /// Session.
+    pub session: Option<String>,
+    /// Direction.
+    pub dir: Dir,
+    /// Method, when it has one.
+    pub method: Option<String>,
+    /// Its JSON-RPC class (notification, orphan response, invalid, batch).
+    pub kind: RpcKind,
+}
+
+/// Builds exchanges from messages offered in trace order.
+#[derive(Default)]
+pub struct ExchangeBuilder {
+    pairer: Pairer<usize>,
+    exchanges: Vec<Exchange>,
+    /// Open exchanges per (session, request dir), most recent last.
+    open: HashMap<(Option<String>, Dir), Vec<usize>>,
+    progress: HashMap<(Option<String>, RpcId), usize>,
+    unsolicited: Vec<Unsolicited>,
+    offered: usize,
+}
+
+impl ExchangeBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Offers one message line (`dir` in/out) with its `raw` text.
+    pub fn push(&mut self, session: Option<&str>, dir: Dir, raw: &str, line: u64) {
+        let at = MessageRef {
+            index: self.offered,
+            line,
+        };
+        self.offered += 1;
+        let Some(env) = Envelope::parse(raw) else {
+            self.unsolicited(at, session, dir, None, Envelope::kind_of(raw));
+            return;
+        };
+        let kind = env.kind();
+        match kind {
+            RpcKind::Request => self.open_exchange(at, session, dir, &env),
+            RpcKind::Response | RpcKind::Error => self.close_exchange(at, session, dir, &env),
+            RpcKind::Notification => self.notification(at, session, dir, &env),
+            _ => self.unsolicited(at, session, dir, None, kind),
+        }
+    }
+
+    fn open_exchange(
+        &mut self,
+        at: MessageRef,
+        session: Option<&str>,
+        dir: Dir,
+        env: &Envelope<'_>,
+    ) {
+        let idx = self.exchanges.len();
+        let method = env.method.as_deref().unwrap_or_default().to_owned();
+        // A server request while a client request is open is part of that exchange.
+        self.attach_to_open(session, dir, at, Some(&method), true);
+        match self.pairer.offer(session, dir, env, || idx) {
+            Paired::Opened | Paired::DuplicatePending(_) => {}
+            _ => return,
+        }
+        let id = env.rpc_id().unwrap_or(RpcId::Null);
+        let progress_token = request_progress_token(env);
+        if let Some(tok) = &progress_token {
+            self.progress
+                .insert((session.map(str::to_owned), tok.clone()), idx);
+        }
+        self.open
+            .entry((session.map(str::to_owned), dir))
+            .or_default()
+            .push(idx);
+        self.exchanges.push(Exchange {
+            session: session.map(str::to_owned),
+            request_dir: dir,
+            id,
+            method,
+            request: at,
+            response: None,
+            outcome: Outcome::Pending,
+            progress_token,
+            attached: Vec::new(),
+            cancelled: false,
+        });
+    }
+
+    fn close_exchange(
+        &mut self,
+        at: MessageRef,
+        session: Option<&str>,
+        dir: Dir,
+        env: &Envelope<'_>,
+    ) {
+        match self.pairer.offer(session, dir, env, || 0) {
+            Paired::Closed(idx) => {
+                let ex = &mut self.exchanges[idx];
+                ex.response = Some(at);
+                ex.outcome = match env.kind() {
+                    RpcKind::Error => Outcome::Error(env.error_parts().and_then(|(c, _)| c)),
+                    _ => Outcome::Result,
+                };
+                let key = (ex.session.clone(), ex.request_dir);
+                if let Some(open) = self.open.get_mut(&key) {
+                    open.retain(|&i| i != idx);
+                }
+                if let Some(tok) = ex.progress_token.clone() {
+                    self.progress.remove(&(ex.session.clone(), tok));
+                }
+            }
+            _ => self.unsolicited(at, session, dir, None, env.kind()),
+        }
+    }
+
+    fn notification(
+        &mut self,
+        at: MessageRef,
+        session: Option<&str>,
+        dir: Dir,
+        env: &Envelope<'_>,
+    ) {
+        let method = env.method.as_deref().unwrap_or_default();
+        let target = match method {
+            crate::jsonrpc::methods::PROGRESS => notification_progress_token(env).and_then(|tok| {
+                self.progress
+                    .get(&(session.map(str::to_owned), tok))
+                    .copied()
+            }),
+            crate::jsonrpc::methods::CANCELLED => cancelled_request_id(env).and_then(|id| {
+                // The canceller is the requester, so the request travelled the same way.
+                let key = PairKey {
+                    session: session.map(str::to_owned),
+                    request_dir: dir,
+                    id,
+                };
+                self.pairer
+                    .pending()
+                    .find(|(k, _)| **k == key)
+                    .map(|(_, &i)| i)
+            }),
+            _ => None,
+        };
+        if let Some(idx) = target {
+            let ex = &mut self.exchanges[idx];
+            if method == crate::jsonrpc::methods::CANCELLED {
+                ex.cancelled = true;
+            }
+            ex.attached.push(Attached {
+                at,
+                dir,
+                method: Some(method.to_owned()),
+                is_request: false,
+            });
+            return;
+        }
+        if !self.attach_to_open(session, dir, at, Some(method), false) {
+            self.unsolicited(at, session, dir, Some(method), RpcKind::Notification);
+        }
+    }
+
+    /// Attaches a message travelling `dir` to the most recent exchange opened the other
+    /// way in the same session. Returns false when none is open.
+    fn attach_to_open(
+        &mut self,
+        session: Option<&str>,
+        dir: Dir,
+        at: MessageRef,
+        method: Option<&str>,
+        is_request: bool,
+    ) -> bool {
+        let other = match dir {
+            Dir::In => Dir::Out,
+            _ => Dir::In,
+        };
+        let Some(&idx) = self
+            .open
+            .get(&(session.map(str::to_owned), other))
+            .and_then(|v| v.last())
+        else {
+            return false;
+        };
+        self.exchanges[idx].attached.push(Attached {
+            at,
+            dir,
+            method: method.map(str::to_owned),
+            is_request,
+        });
+        true
+    }
+
+    fn unsolicited(
+        &mut self,
+        at: MessageRef,
+        session: Option<&str>,
+        dir: Dir,
+        method: Option<&str>,
+        kind: RpcKind,
+    ) {
+        self.unsolicited.push(Unsolicited {
+            at,
+            session: session.map(str::to_owned),
+            dir,
+            method: method.map(str::to_owned),
+            kind,
+        });
+    }
+
+    /// The exchanges (in order of their requests) and the unsolicited messages.
+    pub fn finish(self) -> (Vec<Exchange>, Vec<Unsolicited>) {
+        (self.exchanges, self.unsolicited)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(lines: &[(Dir, &str)]) -> (Vec<Exchange>, Vec<Unsolicited>) {
+        let mut b = ExchangeBuilder::new();
+        for (i, (dir, raw)) in lines.iter().enumerate() {
+            b.push(None, *dir, raw, i as u64 + 1);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn progress_and_server_requests_attach_to_their_call() {
+        let (ex, un) = build(&[
+            (
+                Dir::In,
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}"#,
+            ),
+            (
+                Dir::In,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fast"}}"#,
+            ),
+            (
+                Dir::Out,
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#,
+            ),
+            (
+                Dir::Out,
+                r#"{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}"#,
+            ),
+            (
+                Dir::In,
+                r#"{"jsonrpc":"2.0","id":0,"result":{"role":"assistant"}}"#,
+            ),
+            (Dir::Out, r#"{"jsonrpc":"2.0","id":2,"result":{}}"#),
+            (
+                Dir::Out,
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"x"}}"#,
+            ),
+            (
+                Dir::Out,
+                r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
+            ),
+        ]);
+        assert_eq!(ex.len(), 3);
+        // The progress belongs to the call that handed out the token, not the latest one.
+        assert_eq!(ex[0].attached.len(), 1);
+        assert_eq!(
+            ex[0].attached[0].method.as_deref(),
+            Some("notifications/progress")
+        );
+        assert_eq!(ex[0].outcome, Outcome::Error(Some(-32000)));
+        // The sampling request came while call 2 was the latest open one.
+        assert!(ex[1].attached.iter().any(|a| a.is_request));
+        assert_eq!(ex[2].method, "sampling/createMessage");
+        assert_eq!(ex[2].request_dir, Dir::Out);
+        assert_eq!(ex[2].response.map(|r| r.line), Some(5));
+        assert_eq!(un.len(), 1);
+        assert_eq!(
+            un[0].method.as_deref(),
+            Some("notifications/tools/list_changed")
+        );
+    }
+
+    #[test]
+    fn cancellation_marks_the_exchange() {
+        let (ex, _) = build(&[
+            (
+                Dir::In,
+                r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}"#,
+            ),
+            (
+                Dir::In,
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}"#,
+            ),
+        ]);
+        assert!(ex[0].cancelled);
+        assert_eq!(ex[0].outcome, Outcome::Pending);
+    }
+
+    #[test]
+    fn sessions_do_not_mix() {
+        let mut b = ExchangeBuilder::new();
+        b.push(
+            Some("A"),
+            Dir::In,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            1,
+        );
+        b.push(
+            Some("B"),
+            Dir::Out,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            2,
+        );
+        b.push(
+            Some("A"),
+            Dir::Out,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            3,
+        );
+        let (ex, un) = b.finish();
+        assert_eq!(ex[0].response.map(|r| r.line), Some(3));
+        assert_eq!(un.len(), 1);
+        assert_eq!(un[0].kind, RpcKind::Response);
+    }
+}
