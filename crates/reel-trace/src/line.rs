@@ -503,14 +503,34 @@ where
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timing {
     /// Time to first token.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ser_millis"
+    )]
     pub ttft_ms: Option<f64>,
     /// Whole duration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ser_millis"
+    )]
     pub duration_ms: Option<f64>,
     /// Members this crate does not know.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// Writes a millisecond count as an integer when it is one (`4200`, not `4200.0`), as
+/// the format's producers do.
+fn ser_millis<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match *v {
+        Some(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => {
+            s.serialize_i64(f as i64)
+        }
+        Some(f) => s.serialize_f64(f),
+        None => s.serialize_none(),
+    }
 }
 
 /// A `turn` record.
@@ -848,7 +868,11 @@ pub struct End {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Milliseconds since `meta.startedAt`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ser_millis"
+    )]
     pub duration_ms: Option<f64>,
     /// reel: line counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -224,6 +224,35 @@ impl<W: Write> TraceWriter<W> {
         self.write_serialized(turn)
     }
 
+    /// Writes a line read from another trace: typed lines (meta, turn, end) from their
+    /// typed form, so edits to them are kept along with every unknown member; all other
+    /// lines as their original bytes.
+    pub fn write_parsed(
+        &mut self,
+        line: &crate::line::Line<'_>,
+        original: &[u8],
+    ) -> io::Result<()> {
+        use crate::line::Line;
+        match line {
+            Line::Meta(m) => self.write_serialized(m),
+            Line::Turn(t) => self.write_turn(t),
+            Line::End(e) => self.write_serialized(e),
+            Line::Message(v) => {
+                match v.dir() {
+                    Some(Dir::In) => self.counts.inbound += 1,
+                    Some(Dir::Out) => self.counts.outbound += 1,
+                    _ => {}
+                }
+                self.write_verbatim(original)
+            }
+            Line::Event(_) => {
+                self.counts.events += 1;
+                self.write_verbatim(original)
+            }
+            Line::Other(_) => self.write_verbatim(original),
+        }
+    }
+
     /// Writes a line given as bytes (a line read from another trace), verbatim.
     pub fn write_verbatim(&mut self, line: &[u8]) -> io::Result<()> {
         self.line.clear();
