@@ -45,6 +45,18 @@ enum Command {
     Stats(cmd::stats::Args),
     /// List recorded runs, newest first.
     Ls(cmd::ls::Args),
+    /// Serve a trace as the MCP server over stdio (offline, deterministic).
+    #[command(hide = true)]
+    Play(cmd::play::Args),
+    /// Play the recorded client against a live server and report drift.
+    #[command(hide = true)]
+    Verify(cmd::verify::Args),
+    /// Where two runs drifted apart.
+    #[command(hide = true)]
+    Diff(cmd::diff::Args),
+    /// The whole loop on a built-in example server: record, replay, drift, diff, stats.
+    #[command(hide = true)]
+    Demo(cmd::demo::Args),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +70,10 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(args, &out),
         Command::Stats(args) => cmd::stats::run(args, &out),
         Command::Ls(args) => cmd::ls::run(args, &out),
+        Command::Play(args) => cmd::play::run(args, &out),
+        Command::Verify(args) => cmd::verify::run(args, &out),
+        Command::Diff(args) => cmd::diff::run(args, &out),
+        Command::Demo(args) => cmd::demo::run(args, &out),
     };
     exit::finish(result)
 }

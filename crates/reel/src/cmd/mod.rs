@@ -2,6 +2,10 @@
 //! stdout/stderr and an exit code.
 
 pub mod check;
+pub mod demo;
+pub mod diff;
 pub mod ls;
+pub mod play;
 pub mod rec;
 pub mod stats;
+pub mod verify;

@@ -1,0 +1,12 @@
+//! `reel play` (in progress).
+
+use crate::output::Output;
+
+/// Arguments of `reel play`.
+#[derive(clap::Args)]
+pub struct Args {}
+
+/// Runs `reel play`.
+pub fn run(_args: Args, _out: &Output) -> anyhow::Result<u8> {
+    Err(crate::exit::coded(crate::exit::INTERNAL, "not built yet"))
+}
