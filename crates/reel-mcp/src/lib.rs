@@ -10,5 +10,6 @@
 
 pub mod exchange;
 pub mod jsonrpc;
+pub mod normalize;
 
 pub use exchange::{Exchange, ExchangeBuilder, Outcome};
