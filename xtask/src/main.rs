@@ -1,5 +1,62 @@
-//! `cargo xtask test | bench | peers` (in progress).
+//! `cargo xtask`: the project's own build, test and benchmark tooling.
+//!
+//! - `peers` installs the independent MCP peers the interop tests drive (npm packages and
+//!   a Python venv, each pinned to one exact version) into `<workspace>/.peers/`, once.
+//! - `test` is the one command that proves the project works: lint, peers,
+//!   `cargo test --workspace`, then the named `shared-fixtures` suite. CI runs it.
+//! - `bench` release-builds reel and measures it against the targets the issues set.
+//!
+//! xtask depends on no crate of the project, so it builds and reports even while one of
+//! them does not compile. Arguments are parsed by hand: there are few, and a clap build
+//! here would only slow down every `cargo xtask` on a two-core machine.
 
-fn main() -> anyhow::Result<()> {
-    Ok(())
+mod bench;
+mod peers;
+mod process;
+mod test;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+cargo xtask: reel's build, test and benchmark tooling
+
+USAGE:
+  cargo xtask peers                       install the MCP peers the tests need into .peers/
+  cargo xtask test [--no-lint] [ARGS…]    fmt + clippy, peers, cargo test --workspace ARGS,
+                                          then the shared-fixtures suite (needs ../shared)
+  cargo xtask bench [--quick] [NAME…]     release-build reel, run benches (all by default),
+                                          print a table, write target/bench/results.json
+
+`test`:  --no-lint skips `cargo fmt --check` and clippy. ARGS go to `cargo test`; the ones
+         after `--` also go to the shared-fixtures run. Tests get REEL_PEERS=<abs .peers>.
+`bench`: --quick runs small inputs on a debug build, to prove the benches run (figures are
+         not meaningful; results go to target/bench/quick/). Benches: reader, rec.
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rest = args.get(1..).unwrap_or_default();
+    let result = match args.first().map(String::as_str) {
+        Some("peers") => peers::cmd(rest),
+        Some("test") => test::cmd(rest),
+        Some("bench") => bench::cmd(rest),
+        Some("-h" | "--help" | "help") => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        None => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+        Some(other) => Err(anyhow::anyhow!(
+            "unknown subcommand `{other}` (expected peers, test or bench; see `cargo xtask --help`)"
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,0 +1,319 @@
+//! The reader bench (issue "Foundation"): how fast and in how little memory reel reads a
+//! large trace, next to the floor any JSONL reader has to pay.
+//!
+//! On a generated 1 GiB message-heavy trace (see `synth`), in the same run, interleaved
+//! round by round so that machine noise hits every subject alike, median of 3 rounds:
+//! - `reel stats --json FILE`: wall time → MB/s (target ≥ 400), and its peak RSS from the
+//!   kernel (`wait4`; target ≤ 64 MiB + 2 × the longest line);
+//! - a serde_json validation pass in this process: 1 MiB reads, lines split with memchr,
+//!   each deserialised into `IgnoredAny` → MB/s, and reel stats as a fraction of it
+//!   (target ≥ 0.5);
+//! - `reel check FILE` → MB/s (reported, no target).
+//!
+//! One full read of the file comes first, so every figure is warm-cache: what is measured
+//! is parsing, not the disk. MB is 10^6 bytes; MiB is 2^20.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+
+use super::{Ctx, Figure, Measured, Target, measure, median, self_max_rss, synth};
+
+const FULL_SIZE: u64 = 1 << 30;
+const QUICK_SIZE: u64 = 16 << 20;
+const ROUNDS: usize = 3;
+const CHUNK: usize = 1 << 20;
+
+/// Targets from the issue.
+const STATS_MBPS: f64 = 400.0;
+const STATS_RATIO: f64 = 0.5;
+const RSS_BASE_MIB: f64 = 64.0;
+
+/// Runs the reader bench.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
+    let size = if ctx.quick { QUICK_SIZE } else { FULL_SIZE };
+    let (path, facts) = synth::ensure(&ctx.work, size)?;
+    let mb = facts.bytes as f64 / 1e6;
+    println!(
+        "trace: {} lines, {:.1} MB, average line {} bytes, longest {} bytes",
+        facts.lines,
+        mb,
+        facts.bytes / facts.lines.max(1),
+        facts.longest
+    );
+
+    let t = Instant::now();
+    warm_up(&path)?;
+    println!(
+        "warm-up read: {:.2} s (figures below are warm-cache)",
+        t.elapsed().as_secs_f64()
+    );
+
+    let mut stats = Subject::new("reel stats --json");
+    let mut check = Subject::new("reel check");
+    let mut validation = Vec::new();
+    let mut longest = 0;
+    for round in 1..=ROUNDS {
+        stats.run(ctx, &["stats", "--json"], &path, &[0])?;
+        let (secs, lines, long) = validate(&path)?;
+        if lines != facts.lines {
+            bail!(
+                "validation pass saw {lines} lines, the generator wrote {}",
+                facts.lines
+            );
+        }
+        longest = long;
+        validation.push(secs);
+        // Exit 1 is `check` finding violations: still a full read, timed, and noted.
+        check.run(ctx, &["check"], &path, &[0, 1])?;
+        println!(
+            "round {round}: stats {}, validation {:.0} MB/s, check {}",
+            stats.last_text(mb),
+            mb / secs,
+            check.last_text(mb)
+        );
+    }
+
+    let rounds_note =
+        format!("median of {ROUNDS} interleaved rounds, warm cache, {mb:.0} MB trace");
+    let valid_mbps = median(&validation).map(|s| mb / s);
+    let mut figs = Vec::new();
+
+    let stats_mbps = stats.median_secs().map(|s| mb / s);
+    figs.push(
+        match stats_mbps {
+            Some(v) => Figure::new("reel stats --json", v, "MB/s")
+                .note(&rounds_note)
+                .note(stats.cpu_text()),
+            None => Figure::missing("reel stats --json", "MB/s", stats.failure_text()),
+        }
+        .target(Target::AtLeast(STATS_MBPS)),
+    );
+
+    figs.push(match valid_mbps {
+        Some(v) => Figure::new("serde_json validation (IgnoredAny)", v, "MB/s")
+            .note("in-process: 1 MiB reads, memchr line split, one IgnoredAny per line"),
+        None => Figure::missing("serde_json validation (IgnoredAny)", "MB/s", "no round ran"),
+    });
+
+    figs.push(
+        match (stats_mbps, valid_mbps) {
+            (Some(s), Some(v)) => Figure::new("reel stats / validation", s / v, "ratio"),
+            _ => Figure::missing(
+                "reel stats / validation",
+                "ratio",
+                "reel stats was not measured",
+            ),
+        }
+        .target(Target::AtLeast(STATS_RATIO)),
+    );
+
+    let longest_mib = longest as f64 / (1u64 << 20) as f64;
+    let rss_target = RSS_BASE_MIB + 2.0 * longest_mib;
+    figs.push(match stats.peak_rss() {
+        Some(rss) => Figure::new("reel stats peak RSS", rss as f64 / (1u64 << 20) as f64, "MiB").note(format!(
+            "ru_maxrss via wait4, highest of {ROUNDS} rounds; an upper bound: Linux also counts the \
+             pre-exec image, at most xtask's own {:.1} MiB",
+            self_max_rss() as f64 / (1u64 << 20) as f64
+        )),
+        None => Figure::missing("reel stats peak RSS", "MiB", stats.failure_text()),
+    }
+    .target(Target::AtMost(rss_target)));
+
+    figs.push(
+        Figure::new("longest line", longest as f64, "bytes").note(format!(
+            "RSS target = {RSS_BASE_MIB} MiB + 2 x longest line = {rss_target:.2} MiB"
+        )),
+    );
+
+    figs.push(match check.median_secs() {
+        Some(s) => {
+            let f = Figure::new("reel check", mb / s, "MB/s").note(&rounds_note);
+            match check.nonzero_exit {
+                Some(code) => f.note(format!(
+                    "check exited {code} on the generated trace (see {})",
+                    ctx.work.join("check.out").display()
+                )),
+                None => f,
+            }
+        }
+        None => Figure::missing("reel check", "MB/s", check.failure_text()),
+    });
+    Ok(figs)
+}
+
+/// One reel command measured over the rounds.
+struct Subject {
+    name: &'static str,
+    secs: Vec<f64>,
+    rss: Vec<u64>,
+    cpu: Vec<f64>,
+    failed: Option<String>,
+    nonzero_exit: Option<i32>,
+}
+
+impl Subject {
+    fn new(name: &'static str) -> Self {
+        Subject {
+            name,
+            secs: Vec::new(),
+            rss: Vec::new(),
+            cpu: Vec::new(),
+            failed: None,
+            nonzero_exit: None,
+        }
+    }
+
+    /// Runs `reel ARGS FILE` once; a failure is remembered and later rounds skip it.
+    fn run(
+        &mut self,
+        ctx: &Ctx,
+        args: &[&str],
+        path: &Path,
+        ok_codes: &[i32],
+    ) -> anyhow::Result<()> {
+        if self.failed.is_some() {
+            return Ok(());
+        }
+        let out_name = format!("{}.out", args[0]);
+        let err_name = format!("{}.err", args[0]);
+        let stdout = File::create(ctx.work.join(&out_name))?;
+        let stderr = File::create(ctx.work.join(&err_name))?;
+        let mut cmd = Command::new(&ctx.reel);
+        cmd.args(args)
+            .arg(path)
+            .stdout(Stdio::from(stdout))
+            .stderr(Stdio::from(stderr))
+            .env("NO_COLOR", "1");
+        let m: Measured = measure(&mut cmd)?;
+        match m.code {
+            Some(c) if ok_codes.contains(&c) => {
+                if c != 0 {
+                    self.nonzero_exit = Some(c);
+                }
+                self.secs.push(m.wall.as_secs_f64());
+                self.rss.push(m.max_rss);
+                self.cpu.push(m.cpu.as_secs_f64());
+            }
+            _ => {
+                let err = std::fs::read_to_string(ctx.work.join(&err_name)).unwrap_or_default();
+                let first = err.lines().next().unwrap_or("").trim();
+                self.failed = Some(format!(
+                    "{} failed ({}): {first}",
+                    self.name,
+                    m.status_text()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn last_text(&self, mb: f64) -> String {
+        match (&self.failed, self.secs.last()) {
+            (Some(_), _) => "FAILED".into(),
+            (None, Some(s)) => format!("{:.0} MB/s", mb / s),
+            (None, None) => "-".into(),
+        }
+    }
+
+    fn median_secs(&self) -> Option<f64> {
+        if self.failed.is_some() {
+            return None;
+        }
+        median(&self.secs)
+    }
+
+    fn peak_rss(&self) -> Option<u64> {
+        if self.failed.is_some() {
+            return None;
+        }
+        self.rss.iter().copied().max()
+    }
+
+    /// CPU time against wall time: shows whether the command used more than one core.
+    fn cpu_text(&self) -> String {
+        match (median(&self.cpu), median(&self.secs)) {
+            (Some(c), Some(w)) => format!("CPU (user+sys) {c:.2} s for {w:.2} s wall"),
+            _ => String::new(),
+        }
+    }
+
+    fn failure_text(&self) -> String {
+        self.failed.clone().unwrap_or_else(|| "no round ran".into())
+    }
+}
+
+/// Reads the whole file once so that every measured run finds it in the page cache.
+fn warm_up(path: &Path) -> anyhow::Result<()> {
+    let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut buf = vec![0u8; CHUNK];
+    while f.read(&mut buf)? > 0 {}
+    Ok(())
+}
+
+/// The validation pass: what parsing every line as JSON costs at least. Returns
+/// (seconds, lines, longest line).
+fn validate(path: &Path) -> anyhow::Result<(f64, u64, usize)> {
+    let start = Instant::now();
+    let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut buf = vec![0u8; CHUNK];
+    // The start of a line that continues into the next chunk.
+    let mut carry: Vec<u8> = Vec::new();
+    let mut lines = 0u64;
+    let mut longest = 0usize;
+    let mut check = |line: &[u8], lines: &mut u64| -> anyhow::Result<()> {
+        *lines += 1;
+        longest = longest.max(line.len());
+        serde_json::from_slice::<serde::de::IgnoredAny>(line)
+            .with_context(|| format!("{}:{lines}: not JSON", path.display()))?;
+        Ok(())
+    };
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        let chunk = &buf[..n];
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', chunk) {
+            if carry.is_empty() {
+                check(&chunk[start..nl], &mut lines)?;
+            } else {
+                carry.extend_from_slice(&chunk[start..nl]);
+                check(&carry, &mut lines)?;
+                carry.clear();
+            }
+            start = nl + 1;
+        }
+        carry.extend_from_slice(&chunk[start..]);
+    }
+    if !carry.is_empty() {
+        check(&carry, &mut lines)?;
+    }
+    Ok((start.elapsed().as_secs_f64(), lines, longest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_counts_lines_across_chunks_and_rejects_bad_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let mut text = String::new();
+        let long = "x".repeat(CHUNK + 10);
+        text.push_str(&format!("{{\"a\":\"{long}\"}}\n{{\"b\":1}}\n[1,2]"));
+        std::fs::write(&p, &text).unwrap();
+        let (_, lines, longest) = validate(&p).unwrap();
+        assert_eq!(lines, 3);
+        assert_eq!(longest, long.len() + 8);
+        std::fs::write(&p, "{\"a\":1}\n{\"a\":\n").unwrap();
+        let e = validate(&p).unwrap_err();
+        assert!(format!("{e:#}").contains(":2: not JSON"), "{e:#}");
+    }
+}

@@ -1,0 +1,242 @@
+//! `cargo xtask peers`: installs the independent MCP peers that interop tests drive, into
+//! `<workspace>/.peers/` (gitignored), from nothing but the npm registry and PyPI.
+//!
+//! Every peer is pinned to one exact version ([`NPM`], [`PYPI`]): a test that passes today
+//! must pass on a fresh CI machine tomorrow. A stamp file (`.peers/stamp.json`) records
+//! what was installed and with which node and python; it is written only after every
+//! install succeeded, so an interrupted run is redone, and a repeated run that finds the
+//! stamp current and the packages in place does nothing (well under a second).
+//!
+//! Layout tests rely on (they find it through `REEL_PEERS`):
+//! - `.peers/node_modules/<package>/…` for each npm package (run with the machine's `node`);
+//! - `.peers/venv/bin/python` with the Python packages.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+
+use crate::process::{self, output_of, run, short};
+
+/// npm packages, exact versions (what the MCP peers harness in `../shared/peers/` verified).
+pub const NPM: &[(&str, &str)] = &[
+    ("@modelcontextprotocol/server-everything", "2026.8.31"),
+    ("@modelcontextprotocol/server-filesystem", "2026.8.31"),
+    ("@modelcontextprotocol/inspector-cli", "1.0.3"),
+    ("@modelcontextprotocol/sdk", "1.32.2"),
+    ("mcporter", "0.9.0"),
+];
+
+/// PyPI packages for `.peers/venv`, exact versions.
+pub const PYPI: &[(&str, &str)] = &[("mcp", "2.3.0")];
+
+const STAMP: &str = "stamp.json";
+/// Bumped when the install steps change in a way an old `.peers/` would not reflect.
+const LAYOUT_VERSION: u64 = 1;
+
+/// `cargo xtask peers`.
+pub fn cmd(args: &[String]) -> anyhow::Result<()> {
+    if let Some(a) = args.first() {
+        bail!("`cargo xtask peers` takes no arguments (got `{a}`)");
+    }
+    ensure(&process::workspace_root())?;
+    Ok(())
+}
+
+/// Where the peers go.
+pub fn dir(root: &Path) -> PathBuf {
+    root.join(".peers")
+}
+
+/// Installs what is missing and returns the (absolute) peers directory.
+pub fn ensure(root: &Path) -> anyhow::Result<PathBuf> {
+    let dir = dir(root);
+    let wanted = wanted_stamp()?;
+    let stamp_path = dir.join(STAMP);
+    let current: Option<Value> = fs::read(&stamp_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    if current.as_ref() == Some(&wanted) && missing(&dir).is_empty() {
+        println!("peers: up to date ({})", stamp_path.display());
+        print_where(&dir, root);
+        return Ok(dir);
+    }
+    if current.is_some() {
+        println!("peers: stamp out of date or packages missing; installing");
+    }
+
+    fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // Gone until every step below has succeeded.
+    let _ = fs::remove_file(&stamp_path);
+
+    // A venv points at the interpreter it was made with: a new python needs a new venv.
+    let python_changed = current
+        .as_ref()
+        .and_then(|c| c.get("python"))
+        .is_some_and(|p| Some(p) != wanted.get("python"));
+    install_npm(&dir)?;
+    install_python(&dir, python_changed)?;
+
+    let still_missing = missing(&dir);
+    if !still_missing.is_empty() {
+        bail!(
+            "installed, but these are still not in place: {}",
+            still_missing.join(", ")
+        );
+    }
+    let text = serde_json::to_string_pretty(&wanted)?;
+    fs::write(&stamp_path, text + "\n")
+        .with_context(|| format!("cannot write {}", stamp_path.display()))?;
+    print_where(&dir, root);
+    Ok(dir)
+}
+
+/// What the stamp must say for `.peers/` to be current.
+fn wanted_stamp() -> anyhow::Result<Value> {
+    let node = output_of(Command::new("node").arg("--version")).context(
+        "`node --version` failed: the peers need Node.js 20+ with npm on PATH (Debian: apt-get install nodejs npm)",
+    )?;
+    let python = output_of(Command::new("python3").arg("--version")).context(
+        "`python3 --version` failed: the peers need Python 3.10+ with venv and pip on PATH",
+    )?;
+    let spec = |list: &[(&str, &str)], sep: &str| -> Vec<String> {
+        list.iter().map(|(n, v)| format!("{n}{sep}{v}")).collect()
+    };
+    Ok(json!({
+        "layout": LAYOUT_VERSION,
+        "node": node,
+        "python": python,
+        "npm": spec(NPM, "@"),
+        "pypi": spec(PYPI, "=="),
+    }))
+}
+
+fn install_npm(dir: &Path) -> anyhow::Result<()> {
+    let manifest = dir.join("package.json");
+    if !manifest.exists() {
+        // Our own manifest, so npm never walks up into a parent directory's package.json.
+        let text = serde_json::to_string_pretty(&json!({
+            "name": "reel-peers",
+            "private": true,
+            "description": "MCP peers for reel's interop tests (cargo xtask peers)",
+        }))?;
+        fs::write(&manifest, text + "\n")
+            .with_context(|| format!("cannot write {}", manifest.display()))?;
+    }
+    let mut npm = Command::new("npm");
+    npm.arg("install")
+        .arg("--prefix")
+        .arg(dir)
+        .args(["--no-audit", "--no-fund", "--save-exact"])
+        .args(NPM.iter().map(|(n, v)| format!("{n}@{v}")));
+    run(&mut npm).context("npm install of the peers failed (is the npm registry reachable?)")
+}
+
+fn install_python(dir: &Path, recreate: bool) -> anyhow::Result<()> {
+    let venv = dir.join("venv");
+    let python = venv.join("bin/python");
+    if recreate || !python.exists() {
+        run(Command::new("python3")
+            .args(["-m", "venv", "--clear"])
+            .arg(&venv))
+        .context(
+            "cannot create the Python venv (Debian's python3 needs the python3-venv package)",
+        )?;
+    }
+    let mut pip = Command::new(&python);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ])
+    .args(PYPI.iter().map(|(n, v)| format!("{n}=={v}")));
+    run(&mut pip).context("pip install of the Python peers failed (is PyPI reachable?)")
+}
+
+/// What is not installed at the pinned version, as `name@version` strings.
+fn missing(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, version) in NPM {
+        if npm_version(dir, name).as_deref() != Some(*version) {
+            out.push(format!("{name}@{version}"));
+        }
+    }
+    let venv = dir.join("venv");
+    if !venv.join("bin/python").exists() {
+        out.push("venv/bin/python".to_owned());
+    }
+    for (name, version) in PYPI {
+        if !has_dist_info(&venv, name, version) {
+            out.push(format!("{name}=={version}"));
+        }
+    }
+    out
+}
+
+fn npm_version(dir: &Path, name: &str) -> Option<String> {
+    let manifest = fs::read(dir.join("node_modules").join(name).join("package.json")).ok()?;
+    let v: Value = serde_json::from_slice(&manifest).ok()?;
+    v.get("version")?.as_str().map(str::to_owned)
+}
+
+/// pip leaves `<name>-<version>.dist-info` (name normalised to `_`) in site-packages.
+fn has_dist_info(venv: &Path, name: &str, version: &str) -> bool {
+    let want = format!("{}-{version}.dist-info", name.replace('-', "_")).to_lowercase();
+    let Ok(libs) = fs::read_dir(venv.join("lib")) else {
+        return false;
+    };
+    libs.flatten()
+        .any(|lib| lib.path().join("site-packages").join(&want).is_dir())
+}
+
+fn print_where(dir: &Path, root: &Path) {
+    println!("peers in {} (tests find it as REEL_PEERS):", dir.display());
+    for (name, version) in NPM {
+        let pkg = dir.join("node_modules").join(name);
+        let bins: Vec<String> = npm_bins(&pkg).iter().map(|b| short(b, root)).collect();
+        let run = if bins.is_empty() {
+            String::new()
+        } else {
+            format!("  (node {})", bins.join(" | node "))
+        };
+        println!("  {name}@{version}  {}{run}", short(&pkg, root));
+    }
+    let python = dir.join("venv/bin/python");
+    let pypi: Vec<String> = PYPI.iter().map(|(n, v)| format!("{n}=={v}")).collect();
+    println!(
+        "  python venv ({})  {}",
+        pypi.join(", "),
+        short(&python, root)
+    );
+    println!(
+        "  to run single tests without xtask: export REEL_PEERS={}",
+        dir.display()
+    );
+}
+
+/// The JavaScript entry points a package declares in `bin`.
+fn npm_bins(pkg: &Path) -> Vec<PathBuf> {
+    let Ok(bytes) = fs::read(pkg.join("package.json")) else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+        return Vec::new();
+    };
+    let rel: Vec<&str> = match v.get("bin") {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Object(m)) => {
+            let mut v: Vec<&str> = m.values().filter_map(Value::as_str).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        }
+        _ => Vec::new(),
+    };
+    rel.into_iter()
+        .map(|r| pkg.join(r.trim_start_matches("./")))
+        .collect()
+}

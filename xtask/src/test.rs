@@ -1,0 +1,420 @@
+//! `cargo xtask test`: the one command that says whether the project works, on a
+//! developer's machine and in CI alike (`.ci/run` runs exactly this).
+//!
+//! Steps, in order: `cargo fmt --check` and clippy (skipped with `--no-lint`), `peers`,
+//! `cargo test --workspace` with `REEL_PEERS` set, `reel check` and `reel stats` on the
+//! README's example trace, then the `shared-fixtures` suite run again by name, so the log
+//! shows plainly that the other tools' real files were read.
+//! Every step runs even when an earlier one failed (a lint slip should not hide a test
+//! failure); any failure makes the exit status non-zero. Test counts are read from the
+//! test harness's `test result:` lines as they stream by, and a run that executed no
+//! test at all is a failure, never a silent pass.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+
+use crate::peers;
+use crate::process::{self, cargo, display};
+
+/// The trace the README's first command summarises.
+const README_EXAMPLE: &str = "examples/everything-demo.jsonl";
+
+/// The shared-fixtures suite: `crates/reel/tests/shared_fixtures.rs`.
+const SHARED_SUITE: &str = "shared_fixtures";
+
+/// `cargo xtask test [--no-lint] [ARGS…]`.
+pub fn cmd(args: &[String]) -> anyhow::Result<()> {
+    let mut lint = true;
+    let mut cargo_args = Vec::new();
+    let mut after_dashdash = false;
+    for a in args {
+        if a == "--" {
+            after_dashdash = true;
+        }
+        if a == "--no-lint" && !after_dashdash {
+            lint = false;
+        } else {
+            cargo_args.push(a.clone());
+        }
+    }
+    // Harness arguments (after `--`) also go to the named suite; package selection does not.
+    let harness_args: Vec<String> = cargo_args
+        .iter()
+        .skip_while(|a| *a != "--")
+        .cloned()
+        .collect();
+
+    let root = process::workspace_root();
+    let shared = root.join("../shared");
+    let mut report = Report::default();
+
+    if !shared.is_dir() {
+        eprintln!(
+            "xtask: error: {} is missing. The shared-fixtures suite reads the other tools' real \
+             files from the shared/ directory beside the workspace (CI always lays it there).",
+            shared.display()
+        );
+        report.fail("shared dir", format!("{} is missing", shared.display()));
+    }
+
+    if lint {
+        let mut fmt = cargo();
+        fmt.current_dir(&root)
+            .args(["fmt", "--all", "--", "--check"]);
+        report.step("fmt", &fmt, |c| process::run(c).map(|()| String::new()));
+        let mut clippy = cargo();
+        clippy.current_dir(&root).args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]);
+        report.step("clippy", &clippy, |c| {
+            process::run(c).map(|()| String::new())
+        });
+    } else {
+        println!("xtask: --no-lint: skipping cargo fmt --check and clippy");
+    }
+
+    header("peers");
+    let peers_dir = peers::dir(&root);
+    match peers::ensure(&root) {
+        Ok(dir) => report.ok("peers", dir.display().to_string()),
+        Err(e) => report.fail("peers", format!("{e:#}")),
+    }
+
+    let mut all = cargo();
+    all.current_dir(&root)
+        .arg("test")
+        .env("REEL_PEERS", &peers_dir);
+    if !cargo_args
+        .iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "-p" || a.starts_with("--package"))
+    {
+        all.arg("--workspace");
+    }
+    all.args(&cargo_args);
+    let workspace_tally = report.step("cargo test", &all, |c| cargo_test(c, false));
+
+    // The README's first command, on a debug build (the one the tests just built).
+    let mut example = cargo();
+    example
+        .current_dir(&root)
+        .args(["run", "-q", "-p", "reel", "--", "stats", README_EXAMPLE]);
+    report.step("readme example", &example, |c| {
+        let mut check = cargo();
+        check
+            .current_dir(&root)
+            .args(["run", "-q", "-p", "reel", "--", "check", README_EXAMPLE]);
+        process::run(&mut check)?;
+        process::run(c).map(|()| format!("reel check + stats {README_EXAMPLE}"))
+    });
+
+    let mut named = cargo();
+    named
+        .current_dir(&root)
+        .args(["test", "-p", "reel", "--test", SHARED_SUITE])
+        .args(&harness_args)
+        .env("REEL_PEERS", &peers_dir);
+    let shared_abs = shared.canonicalize().unwrap_or(shared.clone());
+    println!(
+        "xtask: running the named suite `shared-fixtures` (crates/reel/tests/{SHARED_SUITE}.rs): \
+         the other tools' real files in {}",
+        shared_abs.display()
+    );
+    report.step("shared-fixtures", &named, |c| {
+        if !shared.is_dir() {
+            bail!("{} is missing", shared.display());
+        }
+        cargo_test(c, true)
+    });
+
+    report.finish(workspace_tally)
+}
+
+/// Outcome of one step.
+struct StepResult {
+    name: &'static str,
+    ok: bool,
+    detail: String,
+}
+
+#[derive(Default)]
+struct Report {
+    steps: Vec<StepResult>,
+}
+
+impl Report {
+    fn ok(&mut self, name: &'static str, detail: String) {
+        self.steps.push(StepResult {
+            name,
+            ok: true,
+            detail,
+        });
+    }
+
+    fn fail(&mut self, name: &'static str, detail: String) {
+        self.steps.push(StepResult {
+            name,
+            ok: false,
+            detail,
+        });
+    }
+
+    /// Runs one step; returns the test tally when the step produced one.
+    fn step<F, T>(&mut self, name: &'static str, cmd: &Command, f: F) -> Option<Tally>
+    where
+        F: FnOnce(&mut Command) -> anyhow::Result<T>,
+        T: Into<StepOutcome>,
+    {
+        header(name);
+        let mut cmd = clone(cmd);
+        match f(&mut cmd).map(Into::into) {
+            Ok(StepOutcome { tally, detail }) => {
+                let shown = display(&cmd);
+                let detail = match &tally {
+                    Some(t) => format!("{shown}: {}", t.line()),
+                    None if detail.is_empty() => shown,
+                    None => detail,
+                };
+                self.ok(name, detail);
+                tally
+            }
+            Err(e) => {
+                self.fail(name, format!("{e:#}"));
+                None
+            }
+        }
+    }
+
+    fn finish(self, tally: Option<Tally>) -> anyhow::Result<()> {
+        println!("\nxtask test summary:");
+        for s in &self.steps {
+            let mark = if s.ok { "ok    " } else { "FAILED" };
+            println!("  {mark}  {:<16} {}", s.name, s.detail);
+        }
+        let failed: Vec<&str> = self
+            .steps
+            .iter()
+            .filter(|s| !s.ok)
+            .map(|s| s.name)
+            .collect();
+        if let Some(t) = tally {
+            println!("xtask: {}", t.line());
+        }
+        if !failed.is_empty() {
+            bail!(
+                "{} of {} steps failed: {}",
+                failed.len(),
+                self.steps.len(),
+                failed.join(", ")
+            );
+        }
+        Ok(())
+    }
+}
+
+struct StepOutcome {
+    tally: Option<Tally>,
+    detail: String,
+}
+
+impl From<String> for StepOutcome {
+    fn from(detail: String) -> Self {
+        StepOutcome {
+            tally: None,
+            detail,
+        }
+    }
+}
+
+impl From<Tally> for StepOutcome {
+    fn from(t: Tally) -> Self {
+        StepOutcome {
+            tally: Some(t),
+            detail: String::new(),
+        }
+    }
+}
+
+fn header(name: &str) {
+    println!("\n==> xtask test: {name}");
+}
+
+/// `Command` is not `Clone`; steps are described once and run from a copy.
+fn clone(cmd: &Command) -> Command {
+    let mut c = Command::new(cmd.get_program());
+    c.args(cmd.get_args());
+    if let Some(d) = cmd.get_current_dir() {
+        c.current_dir(d);
+    }
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    c
+}
+
+/// Counts from the test harness's `test result:` lines.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+    ignored: u64,
+}
+
+impl Tally {
+    fn line(&self) -> String {
+        format!(
+            "{} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.ignored
+        )
+    }
+
+    /// Adds one `test result: ok. 3 passed; 0 failed; 1 ignored; …` line; other lines
+    /// are ignored.
+    fn add_line(&mut self, line: &str) {
+        let Some(rest) = line.trim_start().strip_prefix("test result:") else {
+            return;
+        };
+        let rest = rest.split_once('.').map_or(rest, |(_, r)| r);
+        for part in rest.split(';') {
+            let mut words = part.split_whitespace();
+            let (Some(n), Some(what)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let Ok(n) = n.parse::<u64>() else { continue };
+            match what {
+                "passed" => self.passed += n,
+                "failed" => self.failed += n,
+                "ignored" => self.ignored += n,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Runs a `cargo test` command, echoing its output while counting tests.
+fn cargo_test(cmd: &mut Command, need_tests: bool) -> anyhow::Result<Tally> {
+    let shown = display(cmd);
+    println!("$ {shown}");
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start `{shown}`"))?;
+    let mut tally = Tally::default();
+    if let Some(out) = child.stdout.take() {
+        let mut reader = BufReader::new(out);
+        let mut line = Vec::new();
+        let stdout = std::io::stdout();
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            let mut lock = stdout.lock();
+            lock.write_all(&line)?;
+            lock.flush()?;
+            tally.add_line(&String::from_utf8_lossy(&line));
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("`{shown}` failed ({status}): {}", tally.line());
+    }
+    if tally.passed + tally.failed == 0 && (need_tests || !has_filter(cmd)) {
+        bail!("`{shown}` ran no test");
+    }
+    Ok(tally)
+}
+
+/// True when the user narrowed the run (a test-name filter), where zero tests may be right.
+fn has_filter(cmd: &Command) -> bool {
+    let args: Vec<String> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let before = args.iter().take_while(|a| *a != "--");
+    let after = args.iter().skip_while(|a| *a != "--").skip(1);
+    // `cargo test NAME`: a bare word after `test` that is not a flag or a flag's value.
+    let mut prev_flag = false;
+    let mut bare = false;
+    for a in before.skip(1) {
+        if a.starts_with('-') {
+            prev_flag = !a.contains('=') && takes_value(a);
+        } else if !prev_flag {
+            bare = true;
+        } else {
+            prev_flag = false;
+        }
+    }
+    bare || after.clone().any(|a| !a.starts_with('-'))
+}
+
+fn takes_value(flag: &str) -> bool {
+    matches!(
+        flag,
+        "-p" | "--package"
+            | "--test"
+            | "--bin"
+            | "--example"
+            | "--bench"
+            | "--features"
+            | "-F"
+            | "-j"
+            | "--jobs"
+            | "--target"
+            | "--target-dir"
+            | "--profile"
+            | "--manifest-path"
+            | "--exclude"
+            | "--color"
+            | "--message-format"
+            | "--config"
+            | "-Z"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tally_reads_harness_summaries() {
+        let mut t = Tally::default();
+        t.add_line("test result: ok. 12 passed; 0 failed; 3 ignored; 0 measured; 0 filtered out; finished in 0.01s\n");
+        t.add_line("test result: FAILED. 4 passed; 2 failed; 0 ignored; 0 measured; 1 filtered out; finished in 1.00s");
+        t.add_line("test something ... ok");
+        t.add_line("running 12 tests");
+        assert_eq!(
+            t,
+            Tally {
+                passed: 16,
+                failed: 2,
+                ignored: 3
+            }
+        );
+        assert_eq!(t.line(), "16 passed, 2 failed, 3 skipped");
+    }
+
+    #[test]
+    fn filters_are_told_from_flags() {
+        let cmd = |args: &[&str]| {
+            let mut c = Command::new("cargo");
+            c.args(args);
+            has_filter(&c)
+        };
+        assert!(!cmd(&["test", "--workspace"]));
+        assert!(!cmd(&["test", "-p", "reel", "--test", "ls"]));
+        assert!(cmd(&["test", "--workspace", "ordering"]));
+        assert!(cmd(&["test", "--", "ordering"]));
+        assert!(!cmd(&["test", "--", "--nocapture"]));
+    }
+}
