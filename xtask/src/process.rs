@@ -42,10 +42,9 @@ pub fn display(cmd: &Command) -> String {
     };
     let mut parts = vec![quote(cmd.get_program())];
     parts.extend(cmd.get_args().map(quote));
-    let prog = Path::new(cmd.get_program());
-    if let Some(name) = prog.file_name().filter(|_| prog.is_absolute()) {
-        // `cargo` from $CARGO is an absolute path into the toolchain; show its name.
-        parts[0] = quote(name);
+    // `cargo` from $CARGO is an absolute path into the toolchain; show its name.
+    if std::env::var_os("CARGO").is_some_and(|c| c == cmd.get_program()) {
+        parts[0] = "cargo".to_owned();
     }
     parts.join(" ")
 }
