@@ -102,6 +102,8 @@ pub struct Run {
     /// `meta.startedAt`, as written.
     pub started_at: Option<String>,
     /// `end.durationMs`; for an interrupted run, from the start to the last line's `t`.
+    /// Written as an integer when whole, as the format writes it.
+    #[serde(serialize_with = "millis")]
     pub duration_ms: Option<f64>,
     /// True when the run has no `end` line (the producer was stopped or is still running).
     pub interrupted: bool,
@@ -121,6 +123,17 @@ impl Run {
     /// The start as a timestamp, when `startedAt` parses.
     pub fn started(&self) -> Option<Timestamp> {
         self.started_at.as_deref().and_then(Timestamp::parse)
+    }
+}
+
+fn millis<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match *v {
+        // Below 2^53 every whole f64 is an exact integer.
+        Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+            s.serialize_i64(f as i64)
+        }
+        Some(f) => s.serialize_f64(f),
+        None => s.serialize_none(),
     }
 }
 

@@ -119,7 +119,7 @@ fn runs_are_listed_newest_first_whatever_their_file_names() {
     assert_eq!(r[1]["counts"]["errors"], 1);
     assert_eq!(r[2]["exitCode"], Value::Null);
     assert_eq!(r[2]["reason"], "producer_shutdown");
-    assert_eq!(r[2]["durationMs"], 2000.0);
+    assert_eq!(r[2]["durationMs"], 2000);
 }
 
 #[test]
@@ -155,7 +155,7 @@ fn json_has_every_documented_field() {
             "kind": "mcp",
             "source": "reel@test",
             "startedAt": "2026-05-12T23:00:00.000Z",
-            "durationMs": 30000.0,
+            "durationMs": 30000,
             "interrupted": false,
             "exitCode": 0,
             "reason": null,
@@ -188,7 +188,7 @@ fn an_interrupted_small_run_is_counted_by_reading_it() {
         json!({"in": 4, "out": 4, "events": 0, "turns": 0, "errors": 1})
     );
     // Up to the last complete line: the 4th response, 450 ms after the start.
-    assert_eq!(r["durationMs"], 450.0);
+    assert_eq!(r["durationMs"], 450);
 
     let out = reel(&["ls", dir.path().to_str().unwrap()], None);
     let table = String::from_utf8(out.stdout).unwrap();
@@ -225,7 +225,7 @@ fn a_large_interrupted_run_has_unknown_counts() {
     assert_eq!(r["interrupted"], true);
     assert_eq!(r["counts"], Value::Null);
     assert_eq!(r["countsFrom"], Value::Null);
-    assert_eq!(r["durationMs"], i as f64);
+    assert_eq!(r["durationMs"], i);
     assert!(r["bytes"].as_u64().unwrap() > reel_trace::runs::SCAN_LIMIT);
 
     let out = reel(&["ls", dir.path().to_str().unwrap()], None);
@@ -278,7 +278,7 @@ fn rotated_companions_are_one_run() {
         + fs::metadata(dir.path().join("x.jsonl.1")).unwrap().len();
     assert_eq!(r["bytes"], total);
     assert_eq!(r["exitCode"], 0);
-    assert_eq!(r["durationMs"], 2000.0);
+    assert_eq!(r["durationMs"], 2000);
 }
 
 #[test]
