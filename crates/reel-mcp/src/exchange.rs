@@ -94,6 +94,20 @@ pub struct Unsolicited {
     pub kind: RpcKind,
 }
 
+/// What offering one message to [`ExchangeBuilder::push`] did, so that a caller can
+/// follow the exchanges as they form (replay indexes a tape while it is still reading it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pushed {
+    /// The exchange this message opened (it is a request).
+    pub opened: Option<usize>,
+    /// The exchange this message closed (it is that exchange's response).
+    pub closed: Option<usize>,
+    /// The exchange this message was attached to (it came while that one was open).
+    pub attached_to: Option<usize>,
+    /// True when it belongs to no exchange (it was added to the unsolicited list).
+    pub unsolicited: bool,
+}
+
 /// Builds exchanges from messages offered in trace order.
 #[derive(Default)]
 pub struct ExchangeBuilder {
@@ -112,24 +126,48 @@ impl ExchangeBuilder {
         Self::default()
     }
 
-    /// Offers one message line (`dir` in/out) with its `raw` text.
-    pub fn push(&mut self, session: Option<&str>, dir: Dir, raw: &str, line: u64) {
+    /// Offers one message line (`dir` in/out) with its `raw` text, and says what it did.
+    pub fn push(&mut self, session: Option<&str>, dir: Dir, raw: &str, line: u64) -> Pushed {
         let at = MessageRef {
             index: self.offered,
             line,
         };
         self.offered += 1;
-        let Some(env) = Envelope::parse(raw) else {
-            self.unsolicited(at, session, dir, None, Envelope::kind_of(raw));
-            return;
-        };
-        let kind = env.kind();
-        match kind {
-            RpcKind::Request => self.open_exchange(at, session, dir, &env),
-            RpcKind::Response | RpcKind::Error => self.close_exchange(at, session, dir, &env),
-            RpcKind::Notification => self.notification(at, session, dir, &env),
-            _ => self.unsolicited(at, session, dir, None, kind),
+        let (exchanges, unsolicited) = (self.exchanges.len(), self.unsolicited.len());
+        let mut pushed = Pushed::default();
+        match Envelope::parse(raw) {
+            None => self.unsolicited(at, session, dir, None, Envelope::kind_of(raw)),
+            Some(env) => {
+                let kind = env.kind();
+                match kind {
+                    RpcKind::Request => {
+                        pushed.attached_to = self.open_exchange(at, session, dir, &env);
+                    }
+                    RpcKind::Response | RpcKind::Error => {
+                        pushed.closed = self.close_exchange(at, session, dir, &env);
+                    }
+                    RpcKind::Notification => {
+                        pushed.attached_to = self.notification(at, session, dir, &env);
+                    }
+                    _ => self.unsolicited(at, session, dir, None, kind),
+                }
+            }
         }
+        if self.exchanges.len() > exchanges {
+            pushed.opened = Some(exchanges);
+        }
+        pushed.unsolicited = self.unsolicited.len() > unsolicited;
+        pushed
+    }
+
+    /// The exchanges formed so far, in order of their requests.
+    pub fn exchanges(&self) -> &[Exchange] {
+        &self.exchanges
+    }
+
+    /// The unsolicited messages so far, in arrival order.
+    pub fn unsolicited_messages(&self) -> &[Unsolicited] {
+        &self.unsolicited
     }
 
     fn open_exchange(
@@ -138,14 +176,14 @@ impl ExchangeBuilder {
         session: Option<&str>,
         dir: Dir,
         env: &Envelope<'_>,
-    ) {
+    ) -> Option<usize> {
         let idx = self.exchanges.len();
         let method = env.method.as_deref().unwrap_or_default().to_owned();
         // A server request while a client request is open is part of that exchange.
-        self.attach_to_open(session, dir, at, Some(&method), true);
+        let parent = self.attach_to_open(session, dir, at, Some(&method), true);
         match self.pairer.offer(session, dir, env, || idx) {
             Paired::Opened | Paired::DuplicatePending(_) => {}
-            _ => return,
+            _ => return parent,
         }
         let id = env.rpc_id().unwrap_or(RpcId::Null);
         let progress_token = request_progress_token(env);
@@ -169,6 +207,7 @@ impl ExchangeBuilder {
             attached: Vec::new(),
             cancelled: false,
         });
+        parent
     }
 
     fn close_exchange(
@@ -177,7 +216,7 @@ impl ExchangeBuilder {
         session: Option<&str>,
         dir: Dir,
         env: &Envelope<'_>,
-    ) {
+    ) -> Option<usize> {
         match self.pairer.offer(session, dir, env, || 0) {
             Paired::Closed(idx) => {
                 let ex = &mut self.exchanges[idx];
@@ -193,8 +232,12 @@ impl ExchangeBuilder {
                 if let Some(tok) = ex.progress_token.clone() {
                     self.progress.remove(&(ex.session.clone(), tok));
                 }
+                Some(idx)
             }
-            _ => self.unsolicited(at, session, dir, None, env.kind()),
+            _ => {
+                self.unsolicited(at, session, dir, None, env.kind());
+                None
+            }
         }
     }
 
@@ -204,7 +247,7 @@ impl ExchangeBuilder {
         session: Option<&str>,
         dir: Dir,
         env: &Envelope<'_>,
-    ) {
+    ) -> Option<usize> {
         let method = env.method.as_deref().unwrap_or_default();
         let target = match method {
             crate::jsonrpc::methods::PROGRESS => notification_progress_token(env).and_then(|tok| {
@@ -237,15 +280,17 @@ impl ExchangeBuilder {
                 method: Some(method.to_owned()),
                 is_request: false,
             });
-            return;
+            return Some(idx);
         }
-        if !self.attach_to_open(session, dir, at, Some(method), false) {
+        let parent = self.attach_to_open(session, dir, at, Some(method), false);
+        if parent.is_none() {
             self.unsolicited(at, session, dir, Some(method), RpcKind::Notification);
         }
+        parent
     }
 
     /// Attaches a message travelling `dir` to the most recent exchange opened the other
-    /// way in the same session. Returns false when none is open.
+    /// way in the same session and returns it; `None` when none is open.
     fn attach_to_open(
         &mut self,
         session: Option<&str>,
@@ -253,25 +298,22 @@ impl ExchangeBuilder {
         at: MessageRef,
         method: Option<&str>,
         is_request: bool,
-    ) -> bool {
+    ) -> Option<usize> {
         let other = match dir {
             Dir::In => Dir::Out,
             _ => Dir::In,
         };
-        let Some(&idx) = self
+        let &idx = self
             .open
             .get(&(session.map(str::to_owned), other))
-            .and_then(|v| v.last())
-        else {
-            return false;
-        };
+            .and_then(|v| v.last())?;
         self.exchanges[idx].attached.push(Attached {
             at,
             dir,
             method: method.map(str::to_owned),
             is_request,
         });
-        true
+        Some(idx)
     }
 
     fn unsolicited(
@@ -403,5 +445,39 @@ mod tests {
         assert_eq!(ex[0].response.map(|r| r.line), Some(3));
         assert_eq!(un.len(), 1);
         assert_eq!(un[0].kind, RpcKind::Response);
+    }
+
+    #[test]
+    fn push_says_what_each_message_did() {
+        let mut b = ExchangeBuilder::new();
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1}}}"#;
+        let opened = b.push(None, Dir::In, call, 1);
+        assert_eq!(opened.opened, Some(0));
+        assert_eq!(opened.attached_to, None);
+        let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#;
+        assert_eq!(b.push(None, Dir::Out, progress, 2).attached_to, Some(0));
+        let sampling = r#"{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage"}"#;
+        let nested = b.push(None, Dir::Out, sampling, 3);
+        assert_eq!((nested.opened, nested.attached_to), (Some(1), Some(0)));
+        assert_eq!(
+            b.push(None, Dir::In, r#"{"jsonrpc":"2.0","id":0,"result":{}}"#, 4)
+                .closed,
+            Some(1)
+        );
+        assert_eq!(
+            b.push(None, Dir::Out, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, 5)
+                .closed,
+            Some(0)
+        );
+        let later = b.push(
+            None,
+            Dir::Out,
+            r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
+            6,
+        );
+        assert!(later.unsolicited);
+        assert_eq!(later.attached_to, None);
+        assert_eq!(b.exchanges().len(), 2);
+        assert_eq!(b.unsolicited_messages().len(), 1);
     }
 }
