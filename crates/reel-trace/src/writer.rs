@@ -269,6 +269,12 @@ impl<W: Write> TraceWriter<W> {
         self.flush_line()
     }
 
+    /// Flushes the sink. A sink that batches whole lines (the recorder writes each batch
+    /// of queued lines with one system call) hands everything it holds to the file.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
     /// Writes the `end` line with `durationMs` and `counts`, and returns the sink.
     pub fn finish(mut self, ending: Ending, at: Timestamp) -> io::Result<W> {
         let mut end = End {

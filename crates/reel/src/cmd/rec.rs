@@ -1,12 +1,207 @@
-//! `reel rec` (in progress).
+//! `reel rec -- CMD…`: wiring of the stdio recording proxy (`reel_record::stdio`) to
+//! the command line: flags to a configuration, the trace directory, one `reel:` line on
+//! stderr saying where the trace goes, notices while it runs, and the exit status.
 
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use reel_record::{ChildEnd, ClientIo, StdioConfig, StdioRecorder, WhenBehind};
+use reel_trace::names;
+use reel_trace::redact::{RedactError, RedactionConfig, Redactor};
+
+use crate::exit::{self, coded};
 use crate::output::Output;
+
+/// `reel rec --help`, after the flags: the recorded line kinds, places, limits, exit
+/// status, and the redaction rules.
+fn after_help() -> String {
+    format!("{AFTER_HELP}\n\n{}", Redactor::rules_help().trim_end())
+}
+
+const AFTER_HELP: &str = "\
+What the trace holds (one JSON line each, mcp-replay trace format v1):
+  meta            first line: label, command (redacted), transport \"stdio\", redaction rules
+  dir \"in\"/\"out\"  a line that is one JSON value (a JSON-RPC message or batch; any JSON
+                  value counts), client->server (in) or server->client (out); raw = the
+                  exact bytes after redaction; eol \"crlf\" when the line ended so
+  reel.nonjson    a line that is not JSON (blank, text, broken JSON, not UTF-8), with
+                  side \"in\"/\"out\" and text, or base64 bytes when it is not UTF-8
+  reel.stderr     a line the server wrote to stderr (unless --no-stderr); lines over 1 MiB
+                  become several events
+  reel.gap        lines dropped with --drop-when-behind: how many lines and bytes
+  end             exitCode, durationMs, counts {in, out, events, turns, errors}
+
+The forwarded bytes are never changed: redaction applies to the trace only. Lines of any
+length are forwarded and recorded; reel's memory is about 8 MiB of queue plus four times
+the largest message. After the server exits, reel waits for its output to close, giving up
+after 5 s without a byte (a process the server started may hold it open).
+
+The trace goes to --dir, else $REEL_DIR, else the per-user data directory (created with
+mode 0700; files are mode 0600). MCP clients start servers from arbitrary directories with
+a reduced environment, so give an absolute --dir in their configuration, e.g.
+  \"command\": \"reel\", \"args\": [\"rec\", \"--dir\", \"/home/me/traces\", \"--\", \"npx\", \"-y\", \"server\"]
+
+Exit status:
+  N       the server's exit status
+  128+N   the server was killed by signal N (SIGINT, SIGTERM and SIGHUP sent to reel are
+          forwarded to the server)
+  127     the server could not be started (the trace is complete, with exitCode 127)
+  73      the trace directory or file cannot be created (the server is not started)
+  64      usage error
+  70      internal error (a bug: please report it)";
 
 /// Arguments of `reel rec`.
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(after_long_help = after_help())]
+pub struct Args {
+    /// Name of the run: the trace's label and file-name suffix [default: derived from the
+    /// command, e.g. `server-everything`].
+    #[arg(long, visible_alias = "label", value_name = "NAME")]
+    name: Option<String>,
+
+    /// Directory for the trace (created if missing) [default: $REEL_DIR, else the per-user
+    /// data directory, e.g. ~/.local/share/reel/traces].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+
+    /// Also redact what this regular expression matches in any string (repeatable).
+    #[arg(long = "redact", value_name = "REGEX")]
+    redact: Vec<String>,
+
+    /// Read redaction rules from a file (JSONPath-like paths and patterns).
+    #[arg(long, value_name = "PATH")]
+    redact_file: Option<PathBuf>,
+
+    /// Do not apply the built-in redaction rules (only --redact and --redact-file).
+    #[arg(long)]
+    no_redact_defaults: bool,
+
+    /// Record everything unredacted: secrets the peers exchange end up in the trace.
+    #[arg(long, conflicts_with_all = ["redact", "redact_file", "no_redact_defaults"])]
+    no_redact: bool,
+
+    /// Do not record the server's stderr; it goes straight to reel's stderr.
+    #[arg(long)]
+    no_stderr: bool,
+
+    /// When the trace cannot keep up, drop lines (counted in reel.gap events) instead of
+    /// slowing the traffic down.
+    #[arg(long)]
+    drop_when_behind: bool,
+
+    /// Bytes the trace queue holds before backpressure (testing knob).
+    #[arg(long, hide = true, value_name = "BYTES")]
+    queue_bytes: Option<usize>,
+
+    /// The server command and its arguments (after `--`, or after reel's own flags).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    command: Vec<OsString>,
+}
 
 /// Runs `reel rec`.
-pub fn run(_args: Args, _out: &Output) -> anyhow::Result<u8> {
-    Err(crate::exit::coded(crate::exit::INTERNAL, "not built yet"))
+pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
+    let redactor = redactor(&args)?;
+    let dir = match args.dir.clone().or_else(names::default_trace_dir) {
+        Some(d) => std::path::absolute(&d).unwrap_or(d),
+        None => {
+            return Err(coded(
+                exit::CANT_CREATE,
+                "no place for the trace: HOME is not set; give --dir DIR or set REEL_DIR",
+            ));
+        }
+    };
+    let mut config = StdioConfig::new(args.command);
+    config.name = args.name;
+    config.redactor = redactor;
+    config.record_stderr = !args.no_stderr;
+    config.forward_signals = true;
+    if args.drop_when_behind {
+        config.when_behind = WhenBehind::Drop;
+    }
+    if let Some(q) = args.queue_bytes {
+        config.queue_bytes = q;
+    }
+    let recorder = StdioRecorder::new(config);
+    // Messages show the command as the trace has it: redacted, since MCP clients keep
+    // server stderr in their logs.
+    let shown = shell_words(recorder.command());
+    let trace = recorder
+        .create_trace(&dir)
+        .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
+    if let Some(p) = trace.path() {
+        eprintln!("reel: recording `{}` to {}", recorder.label(), p.display());
+    }
+    let outcome = recorder
+        .run(trace, ClientIo::inherit(), |n| eprintln!("reel: {n}"))
+        .map_err(|e| {
+            let code = if e.is_output() {
+                exit::CANT_CREATE
+            } else {
+                exit::INTERNAL
+            };
+            coded(code, e.to_string())
+        })?;
+    if let ChildEnd::NotStarted(e) = &outcome.child {
+        eprintln!("reel: cannot start `{shown}`: {e}");
+    }
+    if let Some(e) = &outcome.trace_error {
+        if let Some(p) = &outcome.path {
+            eprintln!(
+                "reel: the trace {} is incomplete: {e}; it is readable up to its last complete line",
+                p.display()
+            );
+        }
+    }
+    if outcome.dropped.0 > 0 {
+        eprintln!(
+            "reel: {} lines ({} bytes) were not recorded (--drop-when-behind); see the reel.gap events",
+            outcome.dropped.0, outcome.dropped.1
+        );
+    }
+    Ok(outcome.exit_code)
+}
+
+/// The redaction rules the flags ask for.
+fn redactor(args: &Args) -> anyhow::Result<Redactor> {
+    if args.no_redact {
+        eprintln!(
+            "reel: WARNING: --no-redact: nothing is redacted; the trace will hold every secret the client and server exchange"
+        );
+        return Ok(Redactor::disabled());
+    }
+    let config = RedactionConfig {
+        defaults: !args.no_redact_defaults,
+        patterns: args.redact.clone(),
+        rule_file: args.redact_file.clone(),
+    };
+    Redactor::new(&config).map_err(|e| {
+        let code = match e {
+            RedactError::RuleFileRead { .. } => exit::NO_INPUT,
+            _ => exit::USAGE,
+        };
+        coded(code, e.to_string())
+    })
+}
+
+/// The command as one would type it, for messages.
+fn shell_words(command: &[String]) -> String {
+    command
+        .iter()
+        .map(|s| {
+            if !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@,+".contains(&b))
+            {
+                s.clone()
+            } else {
+                format!("'{}'", s.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

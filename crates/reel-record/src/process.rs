@@ -1,0 +1,219 @@
+//! Everything that touches processes, file descriptors and signals, for unix (Linux and
+//! macOS). It is the only module with `unsafe` and `libc`; a Windows port replaces this
+//! file and leaves the rest of the crate alone.
+//!
+//! Invariants:
+//! - the wrapped server inherits reel's environment and working directory; only its
+//!   three standard streams change;
+//! - a signal is forwarded only to a child that has not been reaped, so a recycled pid
+//!   can never receive it (the exit is observed with `WNOWAIT` first, and the reap happens
+//!   under the same lock the forwarder takes);
+//! - reel's own standard streams are used through duplicated descriptors, and a
+//!   descriptor a parent left non-blocking is waited on with `poll` instead of failing
+//!   with `EAGAIN`.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use signal_hook::consts::signal::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::{Handle, Signals};
+
+/// The signals reel forwards to the server instead of dying of them.
+pub(crate) const FORWARDED: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
+
+/// Starts `command` with piped stdin and stdout, and stderr piped or inherited.
+pub(crate) fn spawn(command: &[OsString], pipe_stderr: bool) -> io::Result<Child> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(if pipe_stderr {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
+        .spawn()
+}
+
+/// A running child that signals may be sent to until it is reaped.
+pub(crate) struct ChildHandle {
+    pid: libc::pid_t,
+    reaped: Mutex<bool>,
+}
+
+impl ChildHandle {
+    pub fn new(child: &Child) -> Self {
+        ChildHandle {
+            pid: child.id() as libc::pid_t,
+            reaped: Mutex::new(false),
+        }
+    }
+
+    /// Sends `signal` unless the child was already reaped.
+    pub fn signal(&self, signal: i32) {
+        let reaped = self.reaped.lock().unwrap_or_else(|p| p.into_inner());
+        if !*reaped {
+            // SAFETY: kill has no memory effects; the pid is our unreaped child (see the
+            // module invariant), so it cannot name another process.
+            unsafe {
+                libc::kill(self.pid, signal);
+            }
+        }
+    }
+
+    /// Waits for the child to exit and reaps it.
+    pub fn wait(&self, child: &mut Child) -> io::Result<ExitStatus> {
+        loop {
+            // SAFETY: siginfo_t is plain data, zero is a valid value.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: valid out-pointer; WNOWAIT leaves the child a zombie, so its pid
+            // stays reserved until the reap below.
+            let r = unsafe {
+                libc::waitid(
+                    libc::P_PID,
+                    self.pid as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOWAIT,
+                )
+            };
+            if r == 0 {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        let mut reaped = self.reaped.lock().unwrap_or_else(|p| p.into_inner());
+        *reaped = true;
+        child.wait()
+    }
+}
+
+/// The exit code reel reports for a child's status: its code, or 128+N for signal N.
+pub(crate) fn exit_code(status: ExitStatus) -> (i32, Option<i32>) {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => (c, None),
+        (None, Some(s)) => (128 + s, Some(s)),
+        // Stopped or continued: not an exit; report a generic failure.
+        (None, None) => (1, None),
+    }
+}
+
+/// Signal handlers installed before the child starts, so that a Ctrl-C during start-up
+/// is not lost: it is forwarded as soon as the child exists.
+pub(crate) struct SignalForwarder {
+    signals: Signals,
+}
+
+/// The thread that forwards signals; stop it when the child is gone.
+pub(crate) struct Forwarding {
+    handle: Handle,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl SignalForwarder {
+    pub fn install() -> io::Result<Self> {
+        Ok(SignalForwarder {
+            signals: Signals::new(FORWARDED)?,
+        })
+    }
+
+    /// Forwards every signal received from now on (and any that arrived since
+    /// [`SignalForwarder::install`]) to `child`.
+    pub fn start(self, child: Arc<ChildHandle>) -> io::Result<Forwarding> {
+        let mut signals = self.signals;
+        let handle = signals.handle();
+        let thread = std::thread::Builder::new()
+            .name("reel-signals".into())
+            .spawn(move || {
+                for sig in signals.forever() {
+                    child.signal(sig);
+                }
+            })?;
+        Ok(Forwarding {
+            handle,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Forwarding {
+    /// Stops forwarding.
+    pub fn stop(mut self) {
+        self.handle.close();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// One of reel's own standard streams, through a duplicated descriptor.
+pub(crate) struct StdFd {
+    file: File,
+}
+
+impl StdFd {
+    /// Duplicates `fd` (0, 1 or 2); `None` when it is not open.
+    pub fn dup(fd: RawFd) -> Option<StdFd> {
+        // SAFETY: dup has no memory effects; a negative result is checked.
+        let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+        if new < 0 {
+            return None;
+        }
+        // SAFETY: `new` is a fresh descriptor that nothing else owns.
+        Some(StdFd {
+            file: unsafe { File::from_raw_fd(new) },
+        })
+    }
+
+    fn wait_for(&self, events: libc::c_short) {
+        let mut p = libc::pollfd {
+            fd: self.file.as_raw_fd(),
+            events,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd. The result does not matter: the retried read or
+        // write reports any real error.
+        unsafe {
+            libc::poll(&mut p, 1, -1);
+        }
+    }
+}
+
+impl Read for StdFd {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.file.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait_for(libc::POLLIN),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                r => return r,
+            }
+        }
+    }
+}
+
+impl Write for StdFd {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        loop {
+            match self.file.write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait_for(libc::POLLOUT),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                r => return r,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,455 @@
+//! The one bounded queue between the forwarding threads and the trace writer.
+//!
+//! Order in the trace is the order in which reel observed the lines, and that order must
+//! respect cause and effect: when the server's request reaches the client and the client
+//! answers at once, the answer must not be recorded before the request, although the
+//! thread that forwarded the request records it only *after* forwarding it. So a
+//! forwarding thread takes a [`Ticket`] right after a read, before it forwards anything,
+//! and pushes the lines that read completed under that ticket; the writer gets lines in
+//! ticket order. Anything the other side sends in reaction to those bytes is read later,
+//! so it gets a later ticket.
+//!
+//! The queue is bounded in *bytes*, not lines, so memory stays bounded whatever the line
+//! sizes: lines are admitted while the bytes queued or still being written stay within
+//! the budget, or when nothing at all is in flight, or when they are the very next ones
+//! the writer needs (so one line larger than the budget still goes through, and a ticket
+//! holder is never kept out by lines that wait for it). When the writer falls behind, a
+//! push either waits ([`WhenBehind::Wait`], the default: backpressure slows the traffic,
+//! nothing is lost) or drops the lines and counts them ([`WhenBehind::Drop`]); the count
+//! reaches the trace as a [`Gap`] placed where lines went missing.
+//!
+//! Wake-ups cost a system call each, so the queue only signals a thread that is actually
+//! waiting.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use reel_trace::Timestamp;
+
+/// Fixed cost counted per queued line, on top of its bytes (the record itself).
+const LINE_OVERHEAD: usize = 64;
+
+/// What a forwarding thread does when the trace writer cannot keep up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WhenBehind {
+    /// Wait for the writer: the traffic slows down, no line is ever lost (the default).
+    #[default]
+    Wait,
+    /// Drop the lines and record a `reel.gap` event saying how many lines and bytes were
+    /// lost (`--drop-when-behind`).
+    Drop,
+}
+
+/// Which pipe a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stream {
+    /// The client's stdin, forwarded to the server (`dir: "in"`).
+    ClientToServer,
+    /// The server's stdout, forwarded to the client (`dir: "out"`).
+    ServerToClient,
+    /// The server's stderr.
+    ServerStderr,
+}
+
+/// A line observed on a pipe.
+#[derive(Debug)]
+pub(crate) struct LineRecord {
+    pub stream: Stream,
+    /// When the line was complete (after it was forwarded).
+    pub t: Timestamp,
+    pub bytes: Vec<u8>,
+    pub crlf: bool,
+}
+
+/// Lines dropped while the writer was behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Gap {
+    /// When the first of them was dropped.
+    pub since: Timestamp,
+    pub lines: u64,
+    pub bytes: u64,
+}
+
+/// What the writer takes out of the queue.
+#[derive(Debug)]
+pub(crate) enum Item {
+    Line(LineRecord),
+    Gap(Gap),
+}
+
+/// A place in the trace's order, taken before the bytes it covers are forwarded. Every
+/// ticket taken must be pushed (with no lines, if need be), or later lines wait for it
+/// until the queue is closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Ticket(u64);
+
+/// What became of pushed lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// Queued.
+    Queued,
+    /// Dropped (drop mode, writer behind).
+    Dropped,
+    /// The queue is closed: the session is over and the lines are not recorded.
+    Closed,
+}
+
+/// What a push tells the caller to report, at most once per session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FirstBehind {
+    /// First time a push had to wait.
+    Waiting,
+    /// First time lines were dropped.
+    Dropping,
+}
+
+struct State {
+    /// Lines whose turn has come, in order.
+    ready: VecDeque<Item>,
+    /// Admitted lines waiting for an earlier ticket.
+    waiting: BTreeMap<Ticket, Vec<LineRecord>>,
+    /// The ticket whose lines go next.
+    next: Ticket,
+    /// Bytes (plus per-line overhead) admitted and not yet written.
+    in_flight: usize,
+    closed: bool,
+    writer_waiting: bool,
+    producers_waiting: usize,
+    gap: Option<Gap>,
+    dropped_lines: u64,
+    dropped_bytes: u64,
+    reported_behind: bool,
+}
+
+impl State {
+    /// Moves the lines of `ticket` (and of every ticket after it that is complete) to
+    /// `ready`. Returns whether anything became ready.
+    fn complete(&mut self, ticket: Ticket, lines: Vec<LineRecord>) -> bool {
+        if ticket != self.next {
+            self.waiting.insert(ticket, lines);
+            return false;
+        }
+        let mut any = self.make_ready(lines);
+        self.next = Ticket(self.next.0 + 1);
+        while let Some(lines) = self.waiting.remove(&self.next) {
+            any |= self.make_ready(lines);
+            self.next = Ticket(self.next.0 + 1);
+        }
+        any
+    }
+
+    fn make_ready(&mut self, lines: Vec<LineRecord>) -> bool {
+        if lines.is_empty() {
+            return false;
+        }
+        if let Some(gap) = self.gap.take() {
+            self.ready.push_back(Item::Gap(gap));
+        }
+        self.ready.extend(lines.into_iter().map(Item::Line));
+        true
+    }
+}
+
+/// The bounded queue.
+pub(crate) struct Queue {
+    tickets: AtomicU64,
+    state: Mutex<State>,
+    /// The writer waits here for lines.
+    readable: Condvar,
+    /// Producers wait here for room.
+    writable: Condvar,
+    budget: usize,
+    when_behind: WhenBehind,
+}
+
+impl Queue {
+    /// A queue holding at most `budget` bytes in flight (see the module doc for the
+    /// exceptions that keep lines moving).
+    pub fn new(budget: usize, when_behind: WhenBehind) -> Self {
+        Queue {
+            tickets: AtomicU64::new(0),
+            state: Mutex::new(State {
+                ready: VecDeque::new(),
+                waiting: BTreeMap::new(),
+                next: Ticket(0),
+                in_flight: 0,
+                closed: false,
+                writer_waiting: false,
+                producers_waiting: 0,
+                gap: None,
+                dropped_lines: 0,
+                dropped_bytes: 0,
+                reported_behind: false,
+            }),
+            readable: Condvar::new(),
+            writable: Condvar::new(),
+            budget,
+            when_behind,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panicking holder leaves consistent state behind (every update is a few plain
+        // assignments), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes the next place in the trace's order.
+    pub fn ticket(&self) -> Ticket {
+        Ticket(self.tickets.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Pushes the lines observed under `ticket` (possibly none). Returns what became of
+    /// them, and whether this push is the first to find the writer behind (so the caller
+    /// says so once).
+    pub fn push(
+        &self,
+        ticket: Ticket,
+        mut lines: Vec<LineRecord>,
+    ) -> (Pushed, Option<FirstBehind>) {
+        let cost: usize = lines.iter().map(|l| l.bytes.len() + LINE_OVERHEAD).sum();
+        let mut first = None;
+        let mut outcome = Pushed::Queued;
+        let mut st = self.lock();
+        loop {
+            if st.closed {
+                return (Pushed::Closed, first);
+            }
+            if cost == 0
+                || ticket == st.next
+                || st.in_flight == 0
+                || st.in_flight + cost <= self.budget
+            {
+                break;
+            }
+            if !st.reported_behind {
+                st.reported_behind = true;
+                first = Some(match self.when_behind {
+                    WhenBehind::Wait => FirstBehind::Waiting,
+                    WhenBehind::Drop => FirstBehind::Dropping,
+                });
+            }
+            if self.when_behind == WhenBehind::Drop {
+                let bytes: u64 = lines.iter().map(|l| l.bytes.len() as u64).sum();
+                let since = lines.first().map_or(Timestamp(0), |l| l.t);
+                let gap = st.gap.get_or_insert(Gap {
+                    since,
+                    lines: 0,
+                    bytes: 0,
+                });
+                gap.lines += lines.len() as u64;
+                gap.bytes += bytes;
+                st.dropped_lines += lines.len() as u64;
+                st.dropped_bytes += bytes;
+                lines = Vec::new();
+                outcome = Pushed::Dropped;
+                break;
+            }
+            st.producers_waiting += 1;
+            st = self.writable.wait(st).unwrap_or_else(|p| p.into_inner());
+            st.producers_waiting -= 1;
+        }
+        if outcome == Pushed::Queued {
+            st.in_flight += cost;
+        }
+        if st.complete(ticket, lines) && st.writer_waiting {
+            st.writer_waiting = false;
+            self.readable.notify_one();
+        }
+        (outcome, first)
+    }
+
+    /// Moves every line whose turn has come into `out`, waiting while there is none.
+    /// Returns false once the queue is closed and empty: the writer's work is done.
+    pub fn take_all(&self, out: &mut Vec<Item>) -> bool {
+        let mut st = self.lock();
+        while st.ready.is_empty() && !st.closed {
+            st.writer_waiting = true;
+            st = self.readable.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        if st.ready.is_empty() {
+            return false;
+        }
+        out.extend(st.ready.drain(..));
+        true
+    }
+
+    /// The writer has written items worth `cost` (as returned by [`Queue::cost_of`]).
+    pub fn written(&self, cost: usize) {
+        let mut st = self.lock();
+        st.in_flight = st.in_flight.saturating_sub(cost);
+        if st.producers_waiting > 0 {
+            self.writable.notify_all();
+        }
+    }
+
+    /// What an item counts against the budget.
+    pub fn cost_of(item: &Item) -> usize {
+        match item {
+            Item::Line(l) => l.bytes.len() + LINE_OVERHEAD,
+            Item::Gap(_) => 0,
+        }
+    }
+
+    /// Ends the session: later pushes are refused, waiting producers are released, lines
+    /// still waiting for a ticket that will never come are released in order, a gap not
+    /// yet recorded is queued, and the writer stops once the queue is empty.
+    pub fn close(&self) {
+        let mut st = self.lock();
+        st.closed = true;
+        let waiting = std::mem::take(&mut st.waiting);
+        for (_, lines) in waiting {
+            st.make_ready(lines);
+        }
+        if let Some(gap) = st.gap.take() {
+            st.ready.push_back(Item::Gap(gap));
+        }
+        self.readable.notify_all();
+        self.writable.notify_all();
+    }
+
+    /// Lines and bytes dropped so far.
+    pub fn dropped(&self) -> (u64, u64) {
+        let st = self.lock();
+        (st.dropped_lines, st.dropped_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn line(n: usize) -> LineRecord {
+        LineRecord {
+            stream: Stream::ClientToServer,
+            t: Timestamp(n as i64),
+            bytes: vec![b'x'; n],
+            crlf: false,
+        }
+    }
+
+    fn lens(items: &[Item]) -> Vec<usize> {
+        items
+            .iter()
+            .map(|i| match i {
+                Item::Line(l) => l.bytes.len(),
+                Item::Gap(_) => usize::MAX,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lines_come_out_in_ticket_order_whatever_the_push_order() {
+        let q = Queue::new(1 << 20, WhenBehind::Wait);
+        let (a, b, c) = (q.ticket(), q.ticket(), q.ticket());
+        // The answer (b) and a later line (c) are pushed before the request (a).
+        q.push(c, vec![line(3)]);
+        q.push(b, vec![line(2)]);
+        let mut items = Vec::new();
+        q.push(a, vec![line(1), line(11)]);
+        assert!(q.take_all(&mut items));
+        assert_eq!(lens(&items), [1, 11, 2, 3]);
+    }
+
+    #[test]
+    fn drop_mode_counts_what_it_drops_and_places_the_gap_before_the_next_lines() {
+        let q = Queue::new(100, WhenBehind::Drop);
+        assert_eq!(q.push(q.ticket(), vec![line(10)]), (Pushed::Queued, None));
+        // 74 + 74 > 100 and the writer has not written the first line yet. A ticket
+        // that is the next one due is always admitted, so take one ahead.
+        let _held = q.ticket();
+        assert_eq!(
+            q.push(q.ticket(), vec![line(10)]),
+            (Pushed::Dropped, Some(FirstBehind::Dropping))
+        );
+        assert_eq!(q.push(q.ticket(), vec![line(20)]), (Pushed::Dropped, None));
+        assert_eq!(q.dropped(), (2, 30));
+        q.push(_held, Vec::new());
+        let mut items = Vec::new();
+        assert!(q.take_all(&mut items));
+        assert_eq!(lens(&items), [10]);
+        q.written(items.iter().map(Queue::cost_of).sum());
+        items.clear();
+        assert_eq!(q.push(q.ticket(), vec![line(5)]).0, Pushed::Queued);
+        assert!(q.take_all(&mut items));
+        match &items[..] {
+            [Item::Gap(g), Item::Line(l)] => {
+                assert_eq!((g.lines, g.bytes, g.since), (2, 30, Timestamp(10)));
+                assert_eq!(l.bytes.len(), 5);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_line_larger_than_the_budget_goes_through_alone() {
+        let q = Queue::new(10, WhenBehind::Drop);
+        let _held = q.ticket();
+        assert_eq!(q.push(q.ticket(), vec![line(1000)]).0, Pushed::Queued);
+        assert_eq!(q.push(q.ticket(), vec![line(1)]).0, Pushed::Dropped);
+    }
+
+    #[test]
+    fn wait_mode_blocks_until_the_writer_catches_up_and_loses_nothing() {
+        let q = Arc::new(Queue::new(1, WhenBehind::Wait));
+        let producers: Vec<_> = (0..2)
+            .map(|p| {
+                let q = Arc::clone(&q);
+                std::thread::spawn(move || {
+                    let mut firsts = Vec::new();
+                    for n in 0..500 {
+                        let (pushed, first) = q.push(q.ticket(), vec![line(n * 2 + p)]);
+                        assert_eq!(pushed, Pushed::Queued);
+                        firsts.extend(first);
+                    }
+                    firsts
+                })
+            })
+            .collect();
+        let closer = {
+            let q = Arc::clone(&q);
+            std::thread::spawn(move || {
+                let firsts: Vec<_> = producers
+                    .into_iter()
+                    .flat_map(|p| p.join().unwrap())
+                    .collect();
+                q.close();
+                firsts
+            })
+        };
+        let mut seen = Vec::new();
+        let mut items = Vec::new();
+        while q.take_all(&mut items) {
+            let cost = items.iter().map(Queue::cost_of).sum();
+            seen.extend(lens(&items));
+            items.clear();
+            q.written(cost);
+        }
+        let mut want: Vec<usize> = (0..1000).collect();
+        seen.sort();
+        want.sort();
+        assert_eq!(seen, want);
+        assert!(closer.join().unwrap().len() <= 1);
+    }
+
+    #[test]
+    fn close_releases_waiting_producers_and_lines_waiting_for_a_lost_ticket() {
+        let q = Arc::new(Queue::new(1, WhenBehind::Wait));
+        let lost = q.ticket();
+        assert_eq!(q.push(q.ticket(), vec![line(10)]).0, Pushed::Queued);
+        let blocked = {
+            let q = Arc::clone(&q);
+            std::thread::spawn(move || q.push(q.ticket(), vec![line(20)]).0)
+        };
+        q.close();
+        assert_eq!(blocked.join().unwrap(), Pushed::Closed);
+        let _ = lost;
+        let mut items = Vec::new();
+        assert!(q.take_all(&mut items));
+        assert_eq!(lens(&items), [10]);
+        items.clear();
+        assert!(!q.take_all(&mut items));
+    }
+}

@@ -1,0 +1,650 @@
+//! The stdio recording proxy: `reel rec -- CMD…`.
+//!
+//! reel starts the server, sits between its standard streams and the client's, and
+//! writes the session as a trace. Plain OS threads, no async runtime, one per pipe:
+//! - client stdin → server stdin (`dir: "in"`),
+//! - server stdout → client stdout (`dir: "out"`),
+//! - server stderr → reel's stderr (`reel.stderr` events, unless stderr is not recorded),
+//!
+//! plus one thread that writes the trace (`recorder`) and one that forwards SIGINT,
+//! SIGTERM and SIGHUP to the server (`process`).
+//!
+//! Each forwarding thread reads a chunk (64 KiB at most), writes it onward byte for byte
+//! *first*, and only then splits it into lines for the trace. Lines go into one bounded
+//! queue (`queue`) under a ticket taken before the forward, so the trace has them in the
+//! order reel observed them — an answer is never recorded before the request it
+//! answers — and the traffic is never held up by anything but a full queue
+//! (backpressure) — or, with [`WhenBehind::Drop`], never at all.
+//!
+//! Lifecycle: the client closing reel's stdin closes the server's stdin; the server
+//! exiting ends the session even if reel's stdin is still open: reel drains the server's
+//! stdout and stderr (giving up after [`DRAIN_LIMIT`] without a byte, in case a
+//! grandchild holds them open),
+//! writes `end` with the exit code, and reports the server's status (128+N for signal N).
+//! A server that cannot start gives a complete trace ending with exit code 127.
+//!
+//! Limits: lines of any length are assembled (memory grows with the longest line: about
+//! the queue budget plus four times the largest message); stderr lines are cut into
+//! events of [`STDERR_MAX_LINE`] bytes; the queue holds [`DEFAULT_QUEUE_BYTES`] by
+//! default.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use reel_trace::line::{Meta, REEL_VOCABULARY_VERSION};
+use reel_trace::redact::Redactor;
+use reel_trace::writer::create_trace_file;
+use reel_trace::{Counts, Ending, REEL_VERSION, Timestamp, TraceWriter, names};
+
+use crate::lines::{Line, LineSplitter};
+use crate::queue::{FirstBehind, LineRecord, Queue, Stream, WhenBehind};
+use crate::recorder::{BatchSink, Recorder};
+
+/// Bytes a forwarding thread reads at once.
+pub const CHUNK: usize = 64 * 1024;
+/// Default budget of the trace queue, in bytes of lines not yet written.
+pub const DEFAULT_QUEUE_BYTES: usize = 8 * 1024 * 1024;
+/// A stderr line longer than this is recorded as several `reel.stderr` events.
+pub const STDERR_MAX_LINE: usize = 1024 * 1024;
+/// How long reel waits, after the server exited, for its stdout and stderr to close
+/// while nothing arrives on them.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
+
+/// What to record and how.
+#[derive(Debug, Clone)]
+pub struct StdioConfig {
+    /// The server command and its arguments.
+    pub command: Vec<OsString>,
+    /// The run's name (`meta.label`, file-name suffix); derived from the command if `None`.
+    pub name: Option<String>,
+    /// Redaction applied to the trace (never to forwarded bytes).
+    pub redactor: Redactor,
+    /// Pipe the server's stderr through reel and record it; `false` lets the server
+    /// write to reel's stderr directly.
+    pub record_stderr: bool,
+    /// Wait (default) or drop lines when the trace writer falls behind.
+    pub when_behind: WhenBehind,
+    /// Queue budget in bytes.
+    pub queue_bytes: usize,
+    /// Forward SIGINT, SIGTERM and SIGHUP to the server (the CLI does; a library caller
+    /// that handles signals itself may not want process-wide handlers).
+    pub forward_signals: bool,
+    /// How long to wait for the server's output to close after it exited.
+    pub drain_limit: Duration,
+}
+
+impl StdioConfig {
+    /// The defaults for `command`: built-in redaction, stderr recorded, never drop.
+    pub fn new(command: Vec<OsString>) -> Self {
+        StdioConfig {
+            command,
+            name: None,
+            redactor: Redactor::builtin(),
+            record_stderr: true,
+            when_behind: WhenBehind::Wait,
+            queue_bytes: DEFAULT_QUEUE_BYTES,
+            forward_signals: false,
+            drain_limit: DRAIN_LIMIT,
+        }
+    }
+}
+
+/// Why a recording could not be made at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// The trace directory cannot be created.
+    #[error("cannot create the trace directory {}: {source} (choose another with --dir or REEL_DIR)", dir.display())]
+    CreateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The trace file cannot be created.
+    #[error("cannot create a trace file in {}: {source} (choose another directory with --dir or REEL_DIR)", dir.display())]
+    CreateTrace {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The trace's first line cannot be written.
+    #[error("cannot write the trace {trace}: {source}")]
+    WriteTrace {
+        /// The trace (its path, or `trace` for a caller's writer).
+        trace: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// A thread or signal handler could not be set up.
+    #[error("cannot set up the proxy ({what}): {source}")]
+    Setup {
+        /// What failed.
+        what: &'static str,
+        /// Why.
+        source: io::Error,
+    },
+    /// The server's exit could not be observed.
+    #[error("cannot wait for the server: {0}")]
+    Wait(io::Error),
+    /// A bug: a thread of the proxy panicked.
+    #[error("internal error: the {0} thread panicked")]
+    Panicked(&'static str),
+}
+
+impl RecordError {
+    /// True when the error is about creating or writing the trace (exit code 73).
+    pub fn is_output(&self) -> bool {
+        matches!(
+            self,
+            RecordError::CreateDir { .. }
+                | RecordError::CreateTrace { .. }
+                | RecordError::WriteTrace { .. }
+        )
+    }
+}
+
+/// Something the user should hear about while the session runs. The CLI prints each
+/// one as a `reel:` line on stderr; each is reported at most once per session.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Notice {
+    /// The trace writer fell behind: traffic is being slowed (or, when `dropping`,
+    /// lines are being dropped and counted in `reel.gap` events).
+    Behind {
+        /// Lines are dropped rather than waited for.
+        dropping: bool,
+    },
+    /// The trace cannot be written any more; traffic goes on unrecorded.
+    TraceFailed {
+        /// The I/O error.
+        error: String,
+    },
+    /// The client stopped reading reel's stdout; the server's output is still recorded.
+    ClientGone,
+    /// The server stopped reading its stdin; what the client sends is still recorded.
+    ServerStdinClosed,
+    /// The server exited but its stdout or stderr stayed open (a process it started
+    /// still holds them); the session ends without waiting for them.
+    DrainTimedOut,
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::Behind { dropping: false } => {
+                f.write_str("the trace disk is behind; slowing traffic")
+            }
+            Notice::Behind { dropping: true } => f.write_str(
+                "the trace disk is behind; dropping lines (--drop-when-behind), counted in reel.gap events",
+            ),
+            Notice::TraceFailed { error } => write!(
+                f,
+                "cannot write the trace any more ({error}); traffic goes on unrecorded"
+            ),
+            Notice::ClientGone => f.write_str(
+                "the client stopped reading; the server's output is still recorded",
+            ),
+            Notice::ServerStdinClosed => f.write_str(
+                "the server stopped reading its stdin; the client's messages are still recorded",
+            ),
+            Notice::DrainTimedOut => write!(
+                f,
+                "the server exited but its output stayed open, silent, for {} s (a process it started holds it?); ending the trace",
+                DRAIN_LIMIT.as_secs()
+            ),
+        }
+    }
+}
+
+/// How the server ended.
+#[derive(Debug)]
+pub enum ChildEnd {
+    /// It exited with this code.
+    Exited(i32),
+    /// It was killed by this signal.
+    Signaled(i32),
+    /// It could not be started.
+    NotStarted(io::Error),
+}
+
+/// The result of a session.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The status to exit with: the server's code, 128+N for signal N, 127 if it could
+    /// not start.
+    pub exit_code: u8,
+    /// How the server ended.
+    pub child: ChildEnd,
+    /// The trace file, when it is one.
+    pub path: Option<PathBuf>,
+    /// Lines written, as in `end.counts`.
+    pub counts: Counts,
+    /// Lines and bytes dropped with [`WhenBehind::Drop`].
+    pub dropped: (u64, u64),
+    /// The error that stopped the trace early, if any (the traffic was unaffected).
+    pub trace_error: Option<io::Error>,
+}
+
+/// Where the trace goes: a new file, or any writer.
+pub struct TraceTarget {
+    sink: Box<dyn Write + Send>,
+    path: Option<PathBuf>,
+    started: Timestamp,
+}
+
+impl TraceTarget {
+    /// Creates `<dir>/<stamp>-<label>.jsonl` (mode 0600), creating `dir` and its parents
+    /// (mode 0700) when missing.
+    pub fn create(dir: &Path, label: &str) -> Result<TraceTarget, RecordError> {
+        names::ensure_dir(dir).map_err(|source| RecordError::CreateDir {
+            dir: dir.to_owned(),
+            source,
+        })?;
+        let started = Timestamp::now();
+        let (file, path) =
+            create_trace_file(dir, started, label).map_err(|source| RecordError::CreateTrace {
+                dir: dir.to_owned(),
+                source,
+            })?;
+        Ok(TraceTarget {
+            sink: Box::new(file),
+            path: Some(path),
+            started,
+        })
+    }
+
+    /// A trace written to `sink` (tests, other front ends). Give it an unbuffered sink:
+    /// the recorder batches whole lines itself.
+    pub fn from_writer(sink: impl Write + Send + 'static, started: Timestamp) -> TraceTarget {
+        TraceTarget {
+            sink: Box::new(sink),
+            path: None,
+            started,
+        }
+    }
+
+    /// The trace file, when it is one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    fn name(&self) -> String {
+        self.path
+            .as_ref()
+            .map_or_else(|| "trace".to_owned(), |p| p.display().to_string())
+    }
+}
+
+/// The client's side of the proxy: where client messages come from and where the
+/// server's stdout and stderr go.
+pub struct ClientIo {
+    /// The client's messages (reel's stdin).
+    pub input: Box<dyn Read + Send>,
+    /// The server's messages go here (reel's stdout).
+    pub output: Box<dyn Write + Send>,
+    /// The server's stderr goes here (reel's stderr).
+    pub errors: Box<dyn Write + Send>,
+}
+
+impl ClientIo {
+    /// reel's own stdin, stdout and stderr (unbuffered).
+    #[cfg(unix)]
+    pub fn inherit() -> ClientIo {
+        use crate::process::StdFd;
+        fn boxed_in(fd: Option<StdFd>) -> Box<dyn Read + Send> {
+            match fd {
+                Some(f) => Box::new(f),
+                None => Box::new(io::empty()),
+            }
+        }
+        fn boxed_out(fd: Option<StdFd>) -> Box<dyn Write + Send> {
+            match fd {
+                Some(f) => Box::new(f),
+                None => Box::new(io::sink()),
+            }
+        }
+        ClientIo {
+            input: boxed_in(StdFd::dup(0)),
+            output: boxed_out(StdFd::dup(1)),
+            errors: boxed_out(StdFd::dup(2)),
+        }
+    }
+}
+
+/// A configured recording, before it starts.
+pub struct StdioRecorder {
+    config: StdioConfig,
+    command: Vec<String>,
+    label: String,
+}
+
+type NoticeFn = Arc<dyn Fn(Notice) + Send + Sync>;
+
+impl StdioRecorder {
+    /// Redacts the command and settles the label.
+    pub fn new(config: StdioConfig) -> StdioRecorder {
+        let argv: Vec<String> = config
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let command = config.redactor.redact_command(&argv);
+        let label = config
+            .name
+            .clone()
+            .unwrap_or_else(|| names::derive_label(&command));
+        StdioRecorder {
+            config,
+            command,
+            label,
+        }
+    }
+
+    /// The run's label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The command as written to the trace (redacted).
+    pub fn command(&self) -> &[String] {
+        &self.command
+    }
+
+    /// Creates the trace file in `dir`.
+    pub fn create_trace(&self, dir: &Path) -> Result<TraceTarget, RecordError> {
+        TraceTarget::create(dir, &self.label)
+    }
+
+    /// The `meta` line.
+    pub fn meta(&self) -> Meta {
+        Meta {
+            v: Some(1.into()),
+            ty: "meta".to_owned(),
+            label: Some(self.label.clone()),
+            command: Some(self.command.clone().into()),
+            kind: Some("mcp".to_owned()),
+            source: Some(format!("reel@{REEL_VERSION}")),
+            producer: Some(serde_json::json!({ "name": "reel", "version": REEL_VERSION })),
+            reel: Some(REEL_VOCABULARY_VERSION),
+            transport: Some("stdio".to_owned()),
+            redaction: Some(self.config.redactor.describe()),
+            ..Meta::default()
+        }
+    }
+
+    /// Runs the session to its end: starts the server, forwards and records until the
+    /// server exits, writes `end`. `notices` hears about trouble worth telling the user.
+    ///
+    /// The thread reading `client.input` may still be blocked in a read when this
+    /// returns (the server exited while the client kept its end open); it ends when that
+    /// read does, or with the process.
+    #[cfg(unix)]
+    pub fn run(
+        self,
+        trace: TraceTarget,
+        client: ClientIo,
+        notices: impl Fn(Notice) + Send + Sync + 'static,
+    ) -> Result<Outcome, RecordError> {
+        use crate::process::{self, ChildHandle, SignalForwarder};
+
+        let notices: NoticeFn = Arc::new(notices);
+        let trace_name = trace.name();
+        let path = trace.path.clone();
+        let mut writer = TraceWriter::new(BatchSink::new(trace.sink), trace.started);
+        writer
+            .write_meta(&self.meta())
+            .and_then(|()| writer.flush())
+            .map_err(|source| RecordError::WriteTrace {
+                trace: trace_name.clone(),
+                source,
+            })?;
+
+        let forwarder = if self.config.forward_signals {
+            Some(
+                SignalForwarder::install().map_err(|source| RecordError::Setup {
+                    what: "signal handlers",
+                    source,
+                })?,
+            )
+        } else {
+            None
+        };
+        let mut child = match process::spawn(&self.config.command, self.config.record_stderr) {
+            Ok(c) => c,
+            Err(e) => {
+                drop(forwarder);
+                let counts = writer.counts();
+                let trace_error = writer.finish(Ending::ExitCode(127), Timestamp::now()).err();
+                return Ok(Outcome {
+                    exit_code: 127,
+                    child: ChildEnd::NotStarted(e),
+                    path,
+                    counts,
+                    dropped: (0, 0),
+                    trace_error,
+                });
+            }
+        };
+        let handle = Arc::new(ChildHandle::new(&child));
+        let setup = |what: &'static str| move |source| RecordError::Setup { what, source };
+        let forwarding = match forwarder {
+            Some(f) => Some(
+                f.start(Arc::clone(&handle))
+                    .map_err(setup("signal thread"))?,
+            ),
+            None => None,
+        };
+
+        let queue = Arc::new(Queue::new(self.config.queue_bytes, self.config.when_behind));
+        let writer_thread = {
+            let queue = Arc::clone(&queue);
+            let notices = Arc::clone(&notices);
+            let mut recorder = Recorder::new(writer, self.config.redactor.clone());
+            std::thread::Builder::new()
+                .name("reel-trace".into())
+                .spawn(move || {
+                    recorder.run(&queue, &|e| {
+                        notices(Notice::TraceFailed {
+                            error: e.to_string(),
+                        })
+                    });
+                    recorder
+                })
+                .map_err(setup("trace thread"))?
+        };
+
+        // The server's output pumps say when their pipe reached EOF: waiting for that is
+        // limited (a grandchild may hold the pipe), waiting for them to record what they
+        // read is not (the writer always makes progress).
+        let (eof_tx, eof_rx) = mpsc::channel::<()>();
+        let progress = Arc::new(AtomicU64::new(0));
+        let mut drained = Vec::new();
+        let spawn_pump = |name: &str,
+                          src: Box<dyn Read + Send>,
+                          dst: Box<dyn Write + Send>,
+                          stream: Stream,
+                          eof: Option<mpsc::Sender<()>>|
+         -> Result<std::thread::JoinHandle<()>, RecordError> {
+            let queue = Arc::clone(&queue);
+            let notices = Arc::clone(&notices);
+            let progress = Arc::clone(&progress);
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || pump(src, dst, stream, &queue, &*notices, &progress, eof))
+                .map_err(setup("forwarding thread"))
+        };
+        if let (Some(to_server), Some(from_server)) = (child.stdin.take(), child.stdout.take()) {
+            spawn_pump(
+                "reel-in",
+                client.input,
+                Box::new(to_server),
+                Stream::ClientToServer,
+                None,
+            )?;
+            drained.push(spawn_pump(
+                "reel-out",
+                Box::new(from_server),
+                client.output,
+                Stream::ServerToClient,
+                Some(eof_tx.clone()),
+            )?);
+        }
+        if let Some(err) = child.stderr.take() {
+            drained.push(spawn_pump(
+                "reel-err",
+                Box::new(err),
+                client.errors,
+                Stream::ServerStderr,
+                Some(eof_tx.clone()),
+            )?);
+        }
+        drop(eof_tx);
+
+        let status = handle.wait(&mut child).map_err(RecordError::Wait)?;
+        let all_closed = wait_for_eof(&eof_rx, drained.len(), &progress, self.config.drain_limit);
+        if !all_closed {
+            notices(Notice::DrainTimedOut);
+        }
+        if all_closed {
+            for pump in drained {
+                pump.join()
+                    .map_err(|_| RecordError::Panicked("forwarding"))?;
+            }
+        }
+        if let Some(f) = forwarding {
+            f.stop();
+        }
+        queue.close();
+        let recorder = writer_thread
+            .join()
+            .map_err(|_| RecordError::Panicked("trace"))?;
+        let (code, signal) = process::exit_code(status);
+        let counts = recorder.counts();
+        let trace_error = recorder.finish(Ending::ExitCode(i64::from(code)), Timestamp::now());
+        Ok(Outcome {
+            exit_code: u8::try_from(code).unwrap_or(1),
+            child: match signal {
+                Some(s) => ChildEnd::Signaled(s),
+                None => ChildEnd::Exited(code),
+            },
+            path,
+            counts,
+            dropped: queue.dropped(),
+            trace_error,
+        })
+    }
+}
+
+/// Waits until `n` pumps reached EOF; gives up when none of them made progress (read
+/// or recorded anything) for `idle_limit`. Returns whether all reached EOF.
+fn wait_for_eof(
+    eof: &mpsc::Receiver<()>,
+    n: usize,
+    progress: &AtomicU64,
+    idle_limit: Duration,
+) -> bool {
+    let mut closed = 0;
+    let mut seen = progress.load(Ordering::Relaxed);
+    let mut idle_since = Instant::now();
+    while closed < n {
+        match eof.recv_timeout(Duration::from_millis(100)) {
+            Ok(()) => closed += 1,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return false,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let now = progress.load(Ordering::Relaxed);
+                if now != seen {
+                    seen = now;
+                    idle_since = Instant::now();
+                } else if idle_since.elapsed() >= idle_limit {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Forwards `src` to `dst` chunk by chunk, then records the chunk's lines; says on
+/// `eof` when `src` ended.
+///
+/// When `dst` stops accepting bytes (the reader went away), reading and recording go
+/// on: the trace still shows what was sent. `dst` is dropped at EOF of `src`, before the
+/// last line is recorded, so that closing the client's stdin reaches the server at once.
+fn pump(
+    mut src: Box<dyn Read + Send>,
+    dst: Box<dyn Write + Send>,
+    stream: Stream,
+    queue: &Queue,
+    notices: &dyn Fn(Notice),
+    progress: &AtomicU64,
+    eof: Option<mpsc::Sender<()>>,
+) {
+    let mut dst = Some(dst);
+    let mut splitter = match stream {
+        Stream::ServerStderr => LineSplitter::with_max_line(STDERR_MAX_LINE),
+        _ => LineSplitter::new(),
+    };
+    let line_record = |line: Line| LineRecord {
+        stream,
+        t: Timestamp::now(),
+        bytes: line.bytes,
+        crlf: line.crlf,
+    };
+    let push = |ticket, lines| {
+        let (_, first) = queue.push(ticket, lines);
+        progress.fetch_add(1, Ordering::Relaxed);
+        if let Some(first) = first {
+            notices(Notice::Behind {
+                dropping: first == FirstBehind::Dropping,
+            });
+        }
+    };
+    let mut buf = vec![0u8; CHUNK];
+    let mut lines = Vec::new();
+    loop {
+        let n = match src.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        progress.fetch_add(1, Ordering::Relaxed);
+        // The place in the trace is taken before the bytes are forwarded (see `queue`);
+        // only a chunk that ends a line needs one.
+        let ticket = memchr::memchr(b'\n', &buf[..n]).map(|_| queue.ticket());
+        if let Some(d) = dst.as_mut() {
+            if d.write_all(&buf[..n]).and_then(|()| d.flush()).is_err() {
+                dst = None;
+                match stream {
+                    Stream::ClientToServer => notices(Notice::ServerStdinClosed),
+                    Stream::ServerToClient => notices(Notice::ClientGone),
+                    // reel's own stderr is gone: there is no one left to tell.
+                    Stream::ServerStderr => {}
+                }
+            }
+        }
+        splitter.feed(&buf[..n], |l| lines.push(line_record(l)));
+        match ticket {
+            Some(t) => push(t, std::mem::take(&mut lines)),
+            // A stderr line cut at its length limit.
+            None if !lines.is_empty() => push(queue.ticket(), std::mem::take(&mut lines)),
+            None => {}
+        }
+    }
+    drop(dst);
+    if let Some(eof) = eof {
+        let _ = eof.send(());
+    }
+    splitter.finish(|l| lines.push(line_record(l)));
+    if !lines.is_empty() {
+        push(queue.ticket(), lines);
+    }
+}

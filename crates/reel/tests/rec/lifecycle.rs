@@ -1,0 +1,274 @@
+//! The session's life: who closes what, which status reel exits with, and what the
+//! trace says when things go wrong.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::support::{Entry, Session, Trace, eventually, reel, run, start, wait_limited};
+
+#[test]
+fn closing_reels_stdin_closes_the_servers_stdin() {
+    let s = Session::new();
+    // The server reads until EOF, then says so and exits 5.
+    let cmd = s.command(&[], &["sh", "-c", "cat >/dev/null; echo got-eof; exit 5"]);
+    let out = run(cmd, b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n".to_vec());
+    assert_eq!(out.stdout, b"got-eof\n");
+    assert_eq!(out.code(), Some(5));
+    let trace = s.trace();
+    assert_eq!(trace.end().exit_code, Some(5));
+    assert_eq!(trace.raws("in").len(), 1);
+}
+
+#[test]
+fn the_server_exiting_ends_the_session_while_reels_stdin_is_still_open() {
+    let s = Session::new();
+    let script = r#"echo '{"jsonrpc":"2.0","method":"notifications/bye"}'; echo 'bye' >&2; exit 3"#;
+    let mut r = start(s.command(&[], &["sh", "-c", script]));
+    // Keep reel's stdin open: reel must not wait for it.
+    let _stdin = r.stdin.take();
+    let out = r.wait();
+    assert_eq!(out.code(), Some(3), "{}", out.stderr_text());
+    assert_eq!(
+        out.stdout,
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/bye\"}\n"
+    );
+    let trace = s.trace();
+    let end = trace.end();
+    assert_eq!(end.exit_code, Some(3));
+    assert!(end.duration_ms.is_some());
+    let counts = end.counts.expect("counts");
+    assert_eq!((counts.inbound, counts.outbound, counts.events), (0, 1, 1));
+    // The server's stderr was drained and recorded before `end`.
+    assert!(matches!(
+        trace.events("reel.stderr")[..],
+        [Entry::Event { text: Some(t), .. }] if t == "bye"
+    ));
+}
+
+#[test]
+fn a_server_killed_by_signal_n_gives_128_plus_n() {
+    for (sig, code) in [("KILL", 137), ("SEGV", 139)] {
+        let s = Session::new();
+        let out = run(
+            s.command(&[], &["sh", "-c", &format!("kill -{sig} $$")]),
+            Vec::new(),
+        );
+        assert_eq!(out.code(), Some(code), "SIG{sig}: {}", out.stderr_text());
+        assert_eq!(s.trace().end().exit_code, Some(i64::from(code)));
+    }
+}
+
+#[test]
+fn sigint_sigterm_and_sighup_to_reel_are_forwarded_to_the_server() {
+    for (sig, code) in [("INT", 41), ("TERM", 42), ("HUP", 43)] {
+        let s = Session::new();
+        // The server traps the signal and exits with its own code: if reel had died of
+        // the signal instead, its status would be 128+N and the server's word missing.
+        let script = format!(
+            "trap 'echo got-{sig}; exit {code}' {sig}; echo ready; while :; do sleep 0.05; done"
+        );
+        let r = start(s.command(&[], &["sh", "-c", &script]));
+        let pid = r.child.id().to_string();
+        let trace_dir = s.dir();
+        // The trace shows `ready` once the server runs with its trap set.
+        let ready = eventually(Duration::from_secs(30), || {
+            std::fs::read_dir(&trace_dir)
+                .ok()
+                .and_then(|mut d| d.next())
+                .and_then(|e| e.ok())
+                .and_then(|e| std::fs::read_to_string(e.path()).ok())
+                .is_some_and(|t| t.contains("\"text\":\"ready\""))
+        });
+        assert!(ready, "the server never said ready");
+        let killed = Command::new("kill")
+            .args([&format!("-{sig}"), &pid])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = r.wait();
+        assert_eq!(out.code(), Some(code), "SIG{sig}: {}", out.stderr_text());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("ready\ngot-{sig}\n")
+        );
+        assert_eq!(s.trace().end().exit_code, Some(i64::from(code)));
+    }
+}
+
+#[test]
+fn a_command_that_cannot_start_gives_127_a_message_and_a_complete_trace() {
+    let s = Session::new();
+    let out = run(
+        s.command(&[], &["/nonexistent/mcp-server", "--port", "1"]),
+        Vec::new(),
+    );
+    assert_eq!(out.code(), Some(127));
+    let err = out.stderr_text();
+    assert!(
+        err.contains("cannot start `/nonexistent/mcp-server --port 1`")
+            && err.contains("No such file or directory"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    let trace = s.trace();
+    assert_eq!(
+        trace.meta().command,
+        Some(serde_json::json!([
+            "/nonexistent/mcp-server",
+            "--port",
+            "1"
+        ]))
+    );
+    assert_eq!(trace.end().exit_code, Some(127));
+    assert_eq!(trace.lines.len(), 2);
+}
+
+#[test]
+fn a_trace_that_cannot_be_created_gives_73_and_the_server_never_runs() {
+    let s = Session::new();
+    let file = s.tmp.path().join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let marker = s.tmp.path().join("server-ran");
+    let mut cmd = reel();
+    cmd.arg("rec").arg("--dir").arg(file.join("traces")).args([
+        "--",
+        "sh",
+        "-c",
+        &format!("touch '{}'", marker.display()),
+    ]);
+    let out = run(cmd, Vec::new());
+    assert_eq!(out.code(), Some(73), "{}", out.stderr_text());
+    assert!(
+        out.stderr_text()
+            .contains("cannot create the trace directory"),
+        "{}",
+        out.stderr_text()
+    );
+    assert!(!marker.exists(), "the server was started");
+}
+
+#[test]
+fn stderr_is_passed_through_and_recorded_unless_no_stderr() {
+    let script = "echo 'Starting server...' >&2; printf 'no newline' >&2";
+    let s = Session::new();
+    let out = run(s.command(&[], &["sh", "-c", script]), Vec::new());
+    assert_eq!(out.code(), Some(0));
+    assert!(
+        out.stderr_text().contains("Starting server...\nno newline"),
+        "{}",
+        out.stderr_text()
+    );
+    let texts: Vec<String> = s
+        .trace()
+        .events("reel.stderr")
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Event { text, .. } => text.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["Starting server...", "no newline"]);
+
+    let s = Session::new();
+    let out = run(
+        s.command(&["--no-stderr"], &["sh", "-c", script]),
+        Vec::new(),
+    );
+    assert!(out.stderr_text().contains("Starting server...\nno newline"));
+    assert!(s.trace().events("reel.stderr").is_empty());
+}
+
+#[test]
+fn kill_9_of_reel_leaves_a_trace_readable_to_its_last_complete_line() {
+    let s = Session::new();
+    let mut child = s
+        .command(&[], &["cat"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // Stream messages until reel is gone.
+    let writer = std::thread::spawn(move || {
+        let pad = "x".repeat(900);
+        for i in 0.. {
+            let line = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"pad\":\"{pad}\"}}}}\n"
+            );
+            if stdin.write_all(line.as_bytes()).is_err() {
+                break;
+            }
+        }
+    });
+    let reader = std::thread::spawn(move || {
+        let mut n = 0u64;
+        for line in BufReader::new(stdout).split(b'\n') {
+            if line.is_err() {
+                break;
+            }
+            n += 1;
+        }
+        n
+    });
+    let s_dir = s.dir();
+    let busy = eventually(Duration::from_secs(60), || {
+        std::fs::read_dir(&s_dir)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| std::fs::metadata(e.path()).ok())
+            .is_some_and(|m| m.len() > 4 * 1024 * 1024)
+    });
+    assert!(busy, "the trace never grew");
+    child.kill().unwrap(); // SIGKILL, mid-stream
+    let status = wait_limited(&mut child, Duration::from_secs(30)).expect("reel died");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+    let _ = writer.join();
+    let echoed = reader.join().unwrap();
+
+    let trace = Trace::read(&s.trace_path());
+    // Every complete line parses; only a torn last line may not.
+    match (&trace.unparsed[..], trace.torn_tail) {
+        ([], _) => {}
+        ([_], true) => {}
+        (bad, torn) => panic!("unparsable lines {bad:?} (torn tail: {torn})"),
+    }
+    assert!(matches!(trace.lines.first(), Some(Entry::Meta(_))));
+    assert!(
+        !trace.lines.iter().any(|l| matches!(l, Entry::End(_))),
+        "no end line after kill -9"
+    );
+    let ins = trace.raws("in");
+    assert!(ins.len() > 1000, "{} messages recorded", ins.len());
+    // Recorded in order, none skipped.
+    for (i, raw) in ins.iter().enumerate() {
+        assert!(
+            raw.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},")),
+            "line {i}: {}",
+            &raw[..40]
+        );
+    }
+    assert!(echoed > 0);
+    check_says_interrupted(&s.trace_path());
+}
+
+/// `reel check` on an interrupted trace: it warns, and says the recording was cut.
+fn check_says_interrupted(path: &std::path::Path) {
+    let out = reel().arg("check").arg(path).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    if text.contains("not built yet") {
+        // `reel check` is not there yet: the reader assertions above stand alone.
+        return;
+    }
+    assert!(
+        text.to_lowercase().contains("interrupted"),
+        "reel check said: {text}"
+    );
+}
