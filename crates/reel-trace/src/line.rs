@@ -171,13 +171,23 @@ pub fn parse_line_str(text: &str) -> Result<Line<'_>, LineError> {
     if !text.trim_start().starts_with('{') {
         return Err(not_an_object(text));
     }
-    let head: Head<'_> = serde_json::from_str(text).map_err(|e| LineError::NotJson {
-        message: e.to_string(),
+    // One pass for the common lines (messages, events): the view carries `type` too, and
+    // only the rarer typed lines (meta, turn, end) are parsed a second time.
+    let view: MessageView<'_> = serde_json::from_str(text).map_err(|e| {
+        use serde_json::error::Category;
+        match e.classify() {
+            Category::Data => LineError::BadMember {
+                message: e.to_string(),
+            },
+            _ => LineError::NotJson {
+                message: e.to_string(),
+            },
+        }
     })?;
     let bad = |e: serde_json::Error| LineError::BadMember {
         message: e.to_string(),
     };
-    match head.ty.as_deref() {
+    match view.ty.as_deref() {
         Some("meta") => Ok(Line::Meta(Box::new(
             serde_json::from_str(text).map_err(bad)?,
         ))),
@@ -187,15 +197,12 @@ pub fn parse_line_str(text: &str) -> Result<Line<'_>, LineError> {
         Some("end") => Ok(Line::End(Box::new(
             serde_json::from_str(text).map_err(bad)?,
         ))),
-        Some(_) => Ok(Line::Other(serde_json::from_str(text).map_err(bad)?)),
-        None => {
-            let view: MessageView<'_> = serde_json::from_str(text).map_err(bad)?;
-            Ok(match view.dir() {
-                Some(d) if d.is_message() => Line::Message(view),
-                Some(_) => Line::Event(view),
-                None => Line::Other(view),
-            })
-        }
+        Some(_) => Ok(Line::Other(view)),
+        None => Ok(match view.dir() {
+            Some(d) if d.is_message() => Line::Message(view),
+            Some(_) => Line::Event(view),
+            None => Line::Other(view),
+        }),
     }
 }
 
@@ -231,19 +238,15 @@ fn not_an_object(text: &str) -> LineError {
     LineError::NotObject { found }
 }
 
-/// The two members that decide a line's class.
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(rename = "type", borrow, default, deserialize_with = "lenient_str")]
-    ty: Option<Cow<'a, str>>,
-}
-
 /// A message, extension or unknown line, borrowed from the input.
 ///
 /// Only the members reel reads are named; all others stay in the line's bytes, which a
 /// rewrite copies verbatim.
 #[derive(Debug, Default, Deserialize)]
 pub struct MessageView<'a> {
+    /// `type`, present on meta/turn/end lines and on line types this crate does not know.
+    #[serde(rename = "type", borrow, default, deserialize_with = "lenient_str")]
+    pub ty: Option<Cow<'a, str>>,
     /// `t`.
     #[serde(borrow, default, deserialize_with = "lenient_str")]
     pub t: Option<Cow<'a, str>>,
@@ -272,7 +275,7 @@ pub struct MessageView<'a> {
     #[serde(borrow, default, deserialize_with = "lenient_str")]
     pub origin: Option<Cow<'a, str>>,
     /// reel: `raw` had line breaks outside strings that were removed.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_bool")]
     pub reformatted: Option<bool>,
     /// reel: `reel.nonjson` / `reel.stderr` text (UTF-8 payloads).
     #[serde(borrow, default, deserialize_with = "lenient_str")]
@@ -323,6 +326,17 @@ where
     Ok(match MaybeStr::deserialize(d)? {
         MaybeStr::Str(s) => Some(s),
         MaybeStr::Other(_) => None,
+    })
+}
+
+/// A boolean member; any other JSON type reads as absent.
+fn lenient_bool<'de, D>(d: D) -> Result<Option<bool>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Ok(match serde_json::Value::deserialize(d)? {
+        Value::Bool(b) => Some(b),
+        _ => None,
     })
 }
 
