@@ -1,0 +1,766 @@
+//! What `reel stats` reads from a line, and nothing more.
+//!
+//! Every line is first read once into [`Head`]: the members that classify it (`type`,
+//! `dir`), its `t`, reel's `session`, `kind`, and `raw` read *straight into* a JSON-RPC
+//! summary ([`Rpc`]): method, id (as its original text), `params.name`, the few
+//! `result` members that say whether a call failed or asked for input, and `error` as
+//! its original text. Everything else is skipped with `IgnoredAny`; strings borrow from
+//! the line. So a message line — nearly every line of a busy trace — is parsed exactly
+//! once and allocates nothing unless a string had escapes.
+//!
+//! The rare lines (`meta`, `turn`, `end`, `llm.error` events) are read a second time
+//! into their own lenient records ([`MetaRec`], [`TurnRec`], [`EndRec`], [`LlmErrorRec`]).
+//! All records are lenient: a member of the wrong JSON type reads as absent.
+
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::lenient::{LNum, LStr, LTrue, NotNull, Obj, Seq, is_null, present_raw};
+
+/// The members of any line that decide what it is, plus `raw` summarised as JSON-RPC.
+///
+/// Filled in place by [`read_head`]: a visitor writes each member into the caller's
+/// struct, so nothing larger than a string slice is returned through serde's layers
+/// (moving this struct through them cost more than a tenth of the scan).
+#[derive(Debug, Default)]
+pub(crate) struct Head<'a> {
+    pub ty: LStr<'a>,
+    pub t: LStr<'a>,
+    pub dir: LStr<'a>,
+    /// reel: the MCP session a message belongs to.
+    pub session: LStr<'a>,
+    pub kind: LStr<'a>,
+    /// What `raw` is; [`Head::rpc`] holds its members when it is an object.
+    pub raw: RawKind,
+    pub rpc: Rpc<'a>,
+}
+
+/// What `raw` is, as far as stats cares.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RawKind {
+    /// No `raw` member.
+    #[default]
+    Absent,
+    /// An object: summarised as a JSON-RPC message in [`Head::rpc`].
+    Object,
+    /// An array (a JSON-RPC batch) or a scalar: not paired.
+    Other,
+}
+
+/// Reads a line (known to start with `{`) into `head`. A repeated member keeps the last
+/// value, as `JSON.parse` does.
+pub(crate) fn read_head<'a>(text: &'a str, head: &mut Head<'a>) -> Result<(), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de::DeserializeSeed::deserialize(HeadSeed(head), &mut de)?;
+    de.end()
+}
+
+/// The members of a line stats reads.
+enum HeadKey {
+    Type,
+    T,
+    Dir,
+    Session,
+    Kind,
+    Raw,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for HeadKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = HeadKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(match v {
+                    "type" => HeadKey::Type,
+                    "t" => HeadKey::T,
+                    "dir" => HeadKey::Dir,
+                    "session" => HeadKey::Session,
+                    "kind" => HeadKey::Kind,
+                    "raw" => HeadKey::Raw,
+                    _ => HeadKey::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+struct HeadSeed<'h, 'a>(&'h mut Head<'a>);
+
+impl<'de: 'a, 'a> de::DeserializeSeed<'de> for HeadSeed<'_, 'a> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for HeadSeed<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
+        let h = self.0;
+        while let Some(key) = m.next_key::<HeadKey>()? {
+            match key {
+                HeadKey::Type => h.ty = m.next_value()?,
+                HeadKey::T => h.t = m.next_value()?,
+                HeadKey::Dir => h.dir = m.next_value()?,
+                HeadKey::Session => h.session = m.next_value()?,
+                HeadKey::Kind => h.kind = m.next_value()?,
+                HeadKey::Raw => {
+                    h.rpc = Rpc::default();
+                    m.next_value_seed(RawSeed {
+                        kind: &mut h.raw,
+                        rpc: &mut h.rpc,
+                    })?;
+                }
+                HeadKey::Other => {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads `raw` in place: an object's members into an [`Rpc`], anything else skipped.
+struct RawSeed<'h, 'a> {
+    kind: &'h mut RawKind,
+    rpc: &'h mut Rpc<'a>,
+}
+
+impl<'de: 'a, 'a> de::DeserializeSeed<'de> for RawSeed<'_, 'a> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for RawSeed<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
+        *self.kind = RawKind::Object;
+        let rpc = self.rpc;
+        while let Some(key) = m.next_key::<RpcKey>()? {
+            match key {
+                RpcKey::Method => rpc.method = m.next_value()?,
+                RpcKey::Id => rpc.id = Some(m.next_value::<&'de RawValue>()?),
+                RpcKey::Params => {
+                    // Only a tools/call's params are read (progress notifications are a
+                    // large share of busy traces); `params` before `method` is read too.
+                    if rpc.method.get().is_none_or(|method| method == "tools/call") {
+                        rpc.params = m.next_value()?;
+                    } else {
+                        m.next_value::<IgnoredAny>()?;
+                    }
+                }
+                RpcKey::Result => {
+                    let part = m.next_value::<Obj<ResultPart<'de>>>()?;
+                    rpc.result = Some(part.0.unwrap_or_default());
+                }
+                RpcKey::Error => rpc.error = Some(m.next_value::<&'de RawValue>()?),
+                RpcKey::Other => {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
+        while s.next_element::<IgnoredAny>()?.is_some() {}
+        *self.kind = RawKind::Other;
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        *self.kind = RawKind::Other;
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        *self.kind = RawKind::Other;
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        *self.kind = RawKind::Other;
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        *self.kind = RawKind::Other;
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        *self.kind = RawKind::Other;
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        *self.kind = RawKind::Other;
+        Ok(())
+    }
+}
+
+/// A JSON-RPC message summarised for stats.
+#[derive(Debug, Default)]
+pub(crate) struct Rpc<'a> {
+    pub method: LStr<'a>,
+    /// The id as written (its JSON type decides pairing: `"1"` is not `1`).
+    pub id: Option<&'a RawValue>,
+    /// Read only for `tools/call` (or when `params` comes before `method`).
+    pub params: Obj<Params<'a>>,
+    /// `Some` whenever `result` is present, `null` included; its members only when an
+    /// object.
+    pub result: Option<ResultPart<'a>>,
+    /// The error as written; read further only when the message is reported.
+    pub error: Option<&'a RawValue>,
+}
+
+/// The members of a JSON-RPC message stats reads.
+enum RpcKey {
+    Method,
+    Id,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for RpcKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RpcKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(match v {
+                    "method" => RpcKey::Method,
+                    "id" => RpcKey::Id,
+                    "params" => RpcKey::Params,
+                    "result" => RpcKey::Result,
+                    "error" => RpcKey::Error,
+                    _ => RpcKey::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+impl<'a> Rpc<'a> {
+    /// The id when present and not `null`.
+    pub fn live_id(&self) -> Option<&'a RawValue> {
+        self.id.filter(|id| !is_null(id))
+    }
+
+    /// The error when present and not `null`.
+    pub fn live_error(&self) -> Option<&'a RawValue> {
+        self.error.filter(|e| !is_null(e))
+    }
+}
+
+/// `params` of a request: only the tool name.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Params<'a> {
+    #[serde(borrow)]
+    pub name: LStr<'a>,
+}
+
+/// The members of a `tools/call` result that decide its outcome.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ResultPart<'a> {
+    /// `isError: true`: the tool ran and failed (an execution error).
+    #[serde(rename = "isError")]
+    pub is_error: LTrue,
+    /// `content`, as written; its texts are read only for a failed call.
+    #[serde(borrow, deserialize_with = "present_raw")]
+    pub content: Option<&'a RawValue>,
+    /// MRTR markers: the server asks for more input instead of executing.
+    pub input_required: NotNull,
+    pub status: InputRequiredTag,
+    /// MCP 2026-07-28 spells the marker `resultType: "input_required"`.
+    #[serde(rename = "resultType")]
+    pub result_type: InputRequiredTag,
+    #[serde(rename = "requestState")]
+    pub request_state: NotNull,
+}
+
+/// Whether a member is the string `"input_required"` (kept as one flag, not the text:
+/// the result summary stays small).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(crate) struct InputRequiredTag(pub bool);
+
+impl<'de> Deserialize<'de> for InputRequiredTag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = LStr::deserialize(d)?;
+        Ok(InputRequiredTag(s.get() == Some("input_required")))
+    }
+}
+
+impl ResultPart<'_> {
+    /// True for a multi-round-trip "input required" round (not an execution). A result
+    /// flagged `isError` is an execution that failed, whatever else it carries.
+    pub fn is_input_required(&self) -> bool {
+        !self.is_error.0
+            && (self.input_required.0
+                || self.status.0
+                || self.result_type.0
+                || self.request_state.0)
+    }
+}
+
+/// The texts of a content array (`[{type:"text", text}]`), for error messages.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct TextPart<'a> {
+    #[serde(borrow)]
+    pub text: LStr<'a>,
+}
+
+/// One element of a content array: a bare string or a part with `text`.
+#[derive(Debug, Default)]
+pub(crate) struct ContentItem<'a>(pub Option<std::borrow::Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for ContentItem<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = ContentItem<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(ContentItem(Some(v.into())))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(ContentItem(Some(v.to_owned().into())))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<Self::Value, A::Error> {
+                let part = TextPart::deserialize(MapAccessDeserializer::new(m))?;
+                Ok(ContentItem(part.text.0))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ContentItem(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ContentItem(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ContentItem(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ContentItem(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ContentItem(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ContentItem(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// The texts of a content value, joined with `sep`: a string is itself; an array
+/// contributes its string elements and the `text` of its parts; empty texts are dropped.
+/// `None` when the value holds no text (or is not JSON). At most `limit` bytes (and one
+/// more character) are copied, so that a huge failed result is never copied whole.
+pub(crate) fn content_text(raw: &RawValue, sep: &str, limit: usize) -> Option<String> {
+    let text = raw.get().trim_start();
+    if text.starts_with('"') {
+        let s = serde_json::from_str::<std::borrow::Cow<'_, str>>(text).ok()?;
+        return (!s.is_empty()).then(|| capped(&[&s], sep, limit));
+    }
+    let items: Seq<ContentItem<'_>> = serde_json::from_str(text).ok()?;
+    let parts: Vec<&str> = items
+        .items()
+        .iter()
+        .filter_map(|i| i.0.as_deref())
+        .filter(|s| !s.is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| capped(&parts, sep, limit))
+}
+
+/// `parts` joined with `sep`, stopping one character past `limit` bytes.
+fn capped(parts: &[&str], sep: &str, limit: usize) -> String {
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        for piece in [if i > 0 { sep } else { "" }, part] {
+            if out.len() + piece.len() <= limit {
+                out.push_str(piece);
+                continue;
+            }
+            let mut end = limit.saturating_sub(out.len()) + 1;
+            while end < piece.len() && !piece.is_char_boundary(end) {
+                end += 1;
+            }
+            out.push_str(&piece[..end.min(piece.len())]);
+            return out;
+        }
+    }
+    out
+}
+
+/// A `meta` line.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct MetaRec<'a> {
+    #[serde(rename = "startedAt", borrow)]
+    pub started_at: LStr<'a>,
+    #[serde(borrow)]
+    pub label: LStr<'a>,
+    #[serde(borrow)]
+    pub command: Seq<LStr<'a>>,
+    #[serde(borrow)]
+    pub kind: LStr<'a>,
+    #[serde(borrow)]
+    pub source: LStr<'a>,
+    #[serde(borrow)]
+    pub producer: ProducerPart<'a>,
+    #[serde(rename = "mcpTapVersion", borrow)]
+    pub mcp_tap_version: LStr<'a>,
+}
+
+impl MetaRec<'_> {
+    /// Producer label, in the reference consumer's order: `source`, else `producer`
+    /// (a string, or `name@version`), else `mcp-tape@<mcpTapVersion>`.
+    pub fn producer_label(&self) -> Option<String> {
+        if let Some(s) = self.source.non_empty() {
+            return Some(s.to_owned());
+        }
+        match &self.producer {
+            ProducerPart::Str(s) => return s.non_empty().map(str::to_owned),
+            ProducerPart::Obj(p) => {
+                if let Some(name) = p.name.non_empty() {
+                    return Some(match p.version.non_empty() {
+                        Some(v) => format!("{name}@{v}"),
+                        None => name.to_owned(),
+                    });
+                }
+            }
+            ProducerPart::Absent => {}
+        }
+        self.mcp_tap_version
+            .non_empty()
+            .map(|v| format!("mcp-tape@{v}"))
+    }
+
+    /// `command` when it is an array: its strings, `None` when none are left.
+    pub fn command(&self) -> Option<Vec<String>> {
+        let args: Vec<String> = self
+            .command
+            .0
+            .as_ref()?
+            .iter()
+            .filter_map(|s| s.get().map(str::to_owned))
+            .collect();
+        (!args.is_empty()).then_some(args)
+    }
+}
+
+/// `meta.producer`: a string or `{name, version}`.
+#[derive(Debug, Default)]
+pub(crate) enum ProducerPart<'a> {
+    #[default]
+    Absent,
+    Str(LStr<'a>),
+    Obj(ProducerObj<'a>),
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ProducerObj<'a> {
+    #[serde(borrow)]
+    pub name: LStr<'a>,
+    #[serde(borrow)]
+    pub version: LStr<'a>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ProducerPart<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = ProducerPart<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(ProducerPart::Str(LStr(Some(v.into()))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(ProducerPart::Str(LStr(Some(v.to_owned().into()))))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<Self::Value, A::Error> {
+                ProducerObj::deserialize(MapAccessDeserializer::new(m)).map(ProducerPart::Obj)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ProducerPart::Absent)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ProducerPart::Absent)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ProducerPart::Absent)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ProducerPart::Absent)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ProducerPart::Absent)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ProducerPart::Absent)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// An `end` line.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct EndRec<'a> {
+    #[serde(borrow)]
+    pub t: LStr<'a>,
+    #[serde(borrow)]
+    pub reason: LStr<'a>,
+    #[serde(rename = "exitCode")]
+    pub exit_code: LNum,
+    #[serde(rename = "durationMs")]
+    pub duration_ms: LNum,
+}
+
+/// A `turn` record.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct TurnRec<'a> {
+    #[serde(borrow)]
+    pub t: LStr<'a>,
+    #[serde(borrow)]
+    pub role: LStr<'a>,
+    #[serde(borrow)]
+    pub model: LStr<'a>,
+    pub echoed: LTrue,
+    pub usage: Obj<UsageRec>,
+    pub timing: Obj<TimingRec>,
+    #[serde(borrow)]
+    pub blocks: Seq<Obj<BlockRec<'a>>>,
+}
+
+/// `turn.usage`, each member a finite number or absent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct UsageRec {
+    pub input_tokens: LNum,
+    pub output_tokens: LNum,
+    pub cache_read_input_tokens: LNum,
+    pub cache_creation_input_tokens: LNum,
+    pub thinking_tokens: LNum,
+}
+
+/// `turn.timing`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct TimingRec {
+    pub ttft_ms: LNum,
+    pub duration_ms: LNum,
+}
+
+/// A content block of a turn, as far as stats reads it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct BlockRec<'a> {
+    #[serde(rename = "type", borrow)]
+    pub ty: LStr<'a>,
+    /// `thinking` text; only its length is used.
+    #[serde(borrow)]
+    pub thinking: LStr<'a>,
+    #[serde(borrow)]
+    pub id: LStr<'a>,
+    #[serde(borrow)]
+    pub name: LStr<'a>,
+    #[serde(borrow)]
+    pub tool_use_id: LStr<'a>,
+    pub is_error: LTrue,
+    #[serde(borrow, deserialize_with = "present_raw")]
+    pub content: Option<&'a RawValue>,
+}
+
+/// An `llm.error` event line: `raw` (or `data`, which mcp-tape also reads).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct LlmErrorRec<'a> {
+    #[serde(borrow)]
+    pub raw: Obj<LlmErrorRaw<'a>>,
+    #[serde(borrow)]
+    pub data: Obj<LlmErrorRaw<'a>>,
+}
+
+/// The payload of an `llm.error` event.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct LlmErrorRaw<'a> {
+    #[serde(borrow)]
+    pub endpoint: LStr<'a>,
+    #[serde(borrow)]
+    pub url: LStr<'a>,
+    #[serde(borrow, deserialize_with = "present_raw")]
+    pub error: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "present_raw")]
+    pub status: Option<&'a RawValue>,
+}
+
+/// How mcp-tape words a JSON-RPC (or `llm.error`) error: a string is itself; an object
+/// with a `message` is `message (code C)`; any other object is its JSON text; anything
+/// else its text.
+pub(crate) fn error_message(raw: &RawValue) -> String {
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct ErrObj<'a> {
+        #[serde(borrow)]
+        message: LStr<'a>,
+        #[serde(borrow, deserialize_with = "present_raw")]
+        code: Option<&'a RawValue>,
+    }
+    let text = raw.get().trim();
+    match text.as_bytes().first() {
+        Some(b'"') => serde_json::from_str::<String>(text).unwrap_or_else(|_| text.to_owned()),
+        Some(b'{') => match serde_json::from_str::<ErrObj<'_>>(text) {
+            Ok(e) => match e.message.non_empty() {
+                Some(m) => match e.code.filter(|c| !is_null(c)) {
+                    Some(code) => format!("{m} (code {})", scalar_text(code)),
+                    None => m.to_owned(),
+                },
+                None => text.to_owned(),
+            },
+            Err(_) => text.to_owned(),
+        },
+        _ => text.to_owned(),
+    }
+}
+
+/// A scalar as JavaScript's `String(x)` would show it (strings without quotes).
+pub(crate) fn scalar_text(raw: &RawValue) -> String {
+    let text = raw.get().trim();
+    if text.starts_with('"') {
+        serde_json::from_str::<String>(text).unwrap_or_else(|_| text.to_owned())
+    } else {
+        text.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tools_call_line_is_summarised_in_one_pass() {
+        let line = r#"{"t":"2026-01-01T00:00:00.000Z","dir":"in","raw":{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{"name":"echo","arguments":{"x":[1,2,{"y":null}]},"_meta":{"progressToken":1}}},"zz":{"a":1}}"#;
+        let mut h = Head::default();
+        read_head(line, &mut h).unwrap();
+        assert_eq!(h.dir.get(), Some("in"));
+        assert_eq!(h.raw, RawKind::Object);
+        let rpc = h.rpc;
+        assert_eq!(rpc.method.get(), Some("tools/call"));
+        assert_eq!(rpc.live_id().unwrap().get(), r#""7""#);
+        assert_eq!(rpc.params.0.unwrap().name.get(), Some("echo"));
+        assert!(rpc.result.is_none());
+        // params of other methods are skipped; a repeated member keeps the last value.
+        let line = r#"{"dir":"out","raw":{"method":"notifications/progress","params":{"name":"x"},"id":1,"id":"2"}}"#;
+        let mut h = Head::default();
+        read_head(line, &mut h).unwrap();
+        let rpc = h.rpc;
+        assert!(rpc.params.0.is_none());
+        assert_eq!(rpc.id.unwrap().get(), r#""2""#);
+        for (line, kind) in [
+            (r#"{"raw":[1]}"#, RawKind::Other),
+            (r#"{"raw":null}"#, RawKind::Other),
+            ("{}", RawKind::Absent),
+        ] {
+            let mut h = Head::default();
+            read_head(line, &mut h).unwrap();
+            assert_eq!(h.raw, kind, "{line}");
+        }
+        assert!(read_head("[1]", &mut Head::default()).is_err());
+    }
+
+    #[test]
+    fn results_say_error_and_input_required() {
+        let r = |s: &str| -> ResultPart<'static> {
+            let line: &'static str = format!(r#"{{"raw":{s}}}"#).leak();
+            let mut h = Head::default();
+            read_head(line, &mut h).unwrap();
+            h.rpc.result.unwrap()
+        };
+        let e =
+            r(r#"{"id":1,"result":{"content":[{"type":"text","text":"boom"}],"isError":true}}"#);
+        assert!(e.is_error.0);
+        assert_eq!(
+            content_text(e.content.unwrap(), " ", 100).as_deref(),
+            Some("boom")
+        );
+        assert!(
+            r(r#"{"id":1,"result":{"resultType":"input_required","requestState":"x"}}"#)
+                .is_input_required()
+        );
+        assert!(r(r#"{"id":1,"result":{"input_required":{}}}"#).is_input_required());
+        assert!(r(r#"{"id":1,"result":{"status":"input_required"}}"#).is_input_required());
+        assert!(!r(r#"{"id":1,"result":{"requestState":"x","isError":true}}"#).is_input_required());
+        assert!(!r(r#"{"id":1,"result":null}"#).is_input_required());
+    }
+
+    #[test]
+    fn error_messages_follow_the_reference_wording() {
+        let m = |s: &str| error_message(&serde_json::from_str::<Box<RawValue>>(s).unwrap());
+        assert_eq!(
+            m(r#"{"code":-32601,"message":"nope"}"#),
+            "nope (code -32601)"
+        );
+        assert_eq!(m(r#"{"message":"nope"}"#), "nope");
+        assert_eq!(m(r#""plain""#), "plain");
+        assert_eq!(m(r#"{"code":1}"#), r#"{"code":1}"#);
+        assert_eq!(m("42"), "42");
+    }
+
+    #[test]
+    fn content_text_joins_strings_and_parts() {
+        let c = |s: &str| {
+            content_text(
+                &serde_json::from_str::<Box<RawValue>>(s).unwrap(),
+                "\n",
+                100,
+            )
+        };
+        assert_eq!(
+            c(r#"["a",{"type":"text","text":"b"},{"type":"image"},""]"#).as_deref(),
+            Some("a\nb")
+        );
+        assert_eq!(c(r#""x""#).as_deref(), Some("x"));
+        assert_eq!(c(r#"[]"#), None);
+        assert_eq!(c(r#"{"a":1}"#), None);
+        let long = |s: &str, limit| {
+            content_text(
+                &serde_json::from_str::<Box<RawValue>>(s).unwrap(),
+                "+",
+                limit,
+            )
+        };
+        assert_eq!(long(r#"["abc","déf"]"#, 2).as_deref(), Some("abc"));
+        assert_eq!(long(r#"["abc","déf"]"#, 5).as_deref(), Some("abc+dé"));
+        assert_eq!(long(r#""abcdef""#, 3).as_deref(), Some("abcd"));
+    }
+}
