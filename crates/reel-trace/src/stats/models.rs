@@ -11,9 +11,9 @@
 use std::collections::HashMap;
 
 use super::prices::PriceTable;
+use super::records::TurnRec;
 use super::report::{Cost, ModelRow, ModelSummary, Models};
 use super::samples::Samples;
-use super::wire::TurnRec;
 
 /// The model key of a turn without one.
 pub const NO_MODEL: &str = "(no model)";
