@@ -11,8 +11,8 @@
 //!
 //! The queue is bounded in *bytes*, not lines, so memory stays bounded whatever the line
 //! sizes: lines are admitted while the bytes queued or still being written stay within
-//! the budget, or when nothing at all is in flight, or when they are the very next ones
-//! the writer needs (so one line larger than the budget still goes through, and a ticket
+//! the budget, or when nothing at all is in flight (so one line larger than the budget
+//! still goes through), or when everything in flight waits for their ticket (so a ticket
 //! holder is never kept out by lines that wait for it). When the writer falls behind, a
 //! push either waits ([`WhenBehind::Wait`], the default: backpressure slows the traffic,
 //! nothing is lost) or drops the lines and counts them ([`WhenBehind::Drop`]); the count
@@ -113,6 +113,8 @@ struct State {
     next: Ticket,
     /// Bytes (plus per-line overhead) admitted and not yet written.
     in_flight: usize,
+    /// The part of `in_flight` that sits in `waiting`.
+    waiting_bytes: usize,
     closed: bool,
     writer_waiting: bool,
     producers_waiting: usize,
@@ -127,12 +129,14 @@ impl State {
     /// `ready`. Returns whether anything became ready.
     fn complete(&mut self, ticket: Ticket, lines: Vec<LineRecord>) -> bool {
         if ticket != self.next {
+            self.waiting_bytes += cost(&lines);
             self.waiting.insert(ticket, lines);
             return false;
         }
         let mut any = self.make_ready(lines);
         self.next = Ticket(self.next.0 + 1);
         while let Some(lines) = self.waiting.remove(&self.next) {
+            self.waiting_bytes -= cost(&lines);
             any |= self.make_ready(lines);
             self.next = Ticket(self.next.0 + 1);
         }
@@ -149,6 +153,11 @@ impl State {
         self.ready.extend(lines.into_iter().map(Item::Line));
         true
     }
+}
+
+/// What lines count against the budget.
+fn cost(lines: &[LineRecord]) -> usize {
+    lines.iter().map(|l| l.bytes.len() + LINE_OVERHEAD).sum()
 }
 
 /// The bounded queue.
@@ -174,6 +183,7 @@ impl Queue {
                 waiting: BTreeMap::new(),
                 next: Ticket(0),
                 in_flight: 0,
+                waiting_bytes: 0,
                 closed: false,
                 writer_waiting: false,
                 producers_waiting: 0,
@@ -200,35 +210,41 @@ impl Queue {
         Ticket(self.tickets.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Pushes the lines observed under `ticket` (possibly none). Returns what became of
-    /// them, and whether this push is the first to find the writer behind (so the caller
-    /// says so once).
+    /// Pushes the lines observed under `ticket` (possibly none) and returns what became
+    /// of them. The first push of the session that finds the writer behind calls
+    /// `behind` first, before it waits or drops, so the user hears it while it happens.
     pub fn push(
         &self,
         ticket: Ticket,
         mut lines: Vec<LineRecord>,
-    ) -> (Pushed, Option<FirstBehind>) {
-        let cost: usize = lines.iter().map(|l| l.bytes.len() + LINE_OVERHEAD).sum();
-        let mut first = None;
+        behind: &dyn Fn(FirstBehind),
+    ) -> Pushed {
+        let cost = cost(&lines);
         let mut outcome = Pushed::Queued;
         let mut st = self.lock();
         loop {
             if st.closed {
-                return (Pushed::Closed, first);
+                return Pushed::Closed;
             }
+            // The next ticket due is let in when everything in flight waits for it:
+            // keeping it out could never end.
+            let only_waiting_for_us = ticket == st.next && st.in_flight == st.waiting_bytes;
             if cost == 0
-                || ticket == st.next
                 || st.in_flight == 0
                 || st.in_flight + cost <= self.budget
+                || only_waiting_for_us
             {
                 break;
             }
             if !st.reported_behind {
                 st.reported_behind = true;
-                first = Some(match self.when_behind {
+                drop(st);
+                behind(match self.when_behind {
                     WhenBehind::Wait => FirstBehind::Waiting,
                     WhenBehind::Drop => FirstBehind::Dropping,
                 });
+                st = self.lock();
+                continue;
             }
             if self.when_behind == WhenBehind::Drop {
                 let bytes: u64 = lines.iter().map(|l| l.bytes.len() as u64).sum();
@@ -257,7 +273,7 @@ impl Queue {
             st.writer_waiting = false;
             self.readable.notify_one();
         }
-        (outcome, first)
+        outcome
     }
 
     /// Moves every line whose turn has come into `out`, waiting while there is none.
@@ -299,6 +315,7 @@ impl Queue {
         let mut st = self.lock();
         st.closed = true;
         let waiting = std::mem::take(&mut st.waiting);
+        st.waiting_bytes = 0;
         for (_, lines) in waiting {
             st.make_ready(lines);
         }
@@ -320,6 +337,14 @@ impl Queue {
 mod tests {
     use super::*;
     use std::sync::Arc;
+    use std::sync::Mutex as StdMutex;
+
+    /// Pushes, returning what became of the lines and whether `behind` was called.
+    fn push(q: &Queue, t: Ticket, lines: Vec<LineRecord>) -> (Pushed, Option<FirstBehind>) {
+        let said = StdMutex::new(None);
+        let p = q.push(t, lines, &|f| *said.lock().unwrap() = Some(f));
+        (p, said.into_inner().unwrap())
+    }
 
     fn line(n: usize) -> LineRecord {
         LineRecord {
@@ -345,10 +370,10 @@ mod tests {
         let q = Queue::new(1 << 20, WhenBehind::Wait);
         let (a, b, c) = (q.ticket(), q.ticket(), q.ticket());
         // The answer (b) and a later line (c) are pushed before the request (a).
-        q.push(c, vec![line(3)]);
-        q.push(b, vec![line(2)]);
+        push(&q, c, vec![line(3)]);
+        push(&q, b, vec![line(2)]);
         let mut items = Vec::new();
-        q.push(a, vec![line(1), line(11)]);
+        push(&q, a, vec![line(1), line(11)]);
         assert!(q.take_all(&mut items));
         assert_eq!(lens(&items), [1, 11, 2, 3]);
     }
@@ -356,23 +381,26 @@ mod tests {
     #[test]
     fn drop_mode_counts_what_it_drops_and_places_the_gap_before_the_next_lines() {
         let q = Queue::new(100, WhenBehind::Drop);
-        assert_eq!(q.push(q.ticket(), vec![line(10)]), (Pushed::Queued, None));
+        assert_eq!(push(&q, q.ticket(), vec![line(10)]), (Pushed::Queued, None));
         // 74 + 74 > 100 and the writer has not written the first line yet. A ticket
         // that is the next one due is always admitted, so take one ahead.
         let _held = q.ticket();
         assert_eq!(
-            q.push(q.ticket(), vec![line(10)]),
+            push(&q, q.ticket(), vec![line(10)]),
             (Pushed::Dropped, Some(FirstBehind::Dropping))
         );
-        assert_eq!(q.push(q.ticket(), vec![line(20)]), (Pushed::Dropped, None));
+        assert_eq!(
+            push(&q, q.ticket(), vec![line(20)]),
+            (Pushed::Dropped, None)
+        );
         assert_eq!(q.dropped(), (2, 30));
-        q.push(_held, Vec::new());
+        push(&q, _held, Vec::new());
         let mut items = Vec::new();
         assert!(q.take_all(&mut items));
         assert_eq!(lens(&items), [10]);
         q.written(items.iter().map(Queue::cost_of).sum());
         items.clear();
-        assert_eq!(q.push(q.ticket(), vec![line(5)]).0, Pushed::Queued);
+        assert_eq!(push(&q, q.ticket(), vec![line(5)]).0, Pushed::Queued);
         assert!(q.take_all(&mut items));
         match &items[..] {
             [Item::Gap(g), Item::Line(l)] => {
@@ -384,11 +412,21 @@ mod tests {
     }
 
     #[test]
+    fn lines_in_ticket_order_are_held_back_while_the_writer_is_behind() {
+        let q = Queue::new(100, WhenBehind::Drop);
+        assert_eq!(push(&q, q.ticket(), vec![line(10)]).0, Pushed::Queued);
+        let mut items = Vec::new();
+        assert!(q.take_all(&mut items));
+        // The writer holds the first line; the next ticket due is still kept out.
+        assert_eq!(push(&q, q.ticket(), vec![line(50)]).0, Pushed::Dropped);
+    }
+
+    #[test]
     fn a_line_larger_than_the_budget_goes_through_alone() {
         let q = Queue::new(10, WhenBehind::Drop);
         let _held = q.ticket();
-        assert_eq!(q.push(q.ticket(), vec![line(1000)]).0, Pushed::Queued);
-        assert_eq!(q.push(q.ticket(), vec![line(1)]).0, Pushed::Dropped);
+        assert_eq!(push(&q, q.ticket(), vec![line(1000)]).0, Pushed::Queued);
+        assert_eq!(push(&q, q.ticket(), vec![line(1)]).0, Pushed::Dropped);
     }
 
     #[test]
@@ -400,7 +438,7 @@ mod tests {
                 std::thread::spawn(move || {
                     let mut firsts = Vec::new();
                     for n in 0..500 {
-                        let (pushed, first) = q.push(q.ticket(), vec![line(n * 2 + p)]);
+                        let (pushed, first) = push(&q, q.ticket(), vec![line(n * 2 + p)]);
                         assert_eq!(pushed, Pushed::Queued);
                         firsts.extend(first);
                     }
@@ -438,10 +476,10 @@ mod tests {
     fn close_releases_waiting_producers_and_lines_waiting_for_a_lost_ticket() {
         let q = Arc::new(Queue::new(1, WhenBehind::Wait));
         let lost = q.ticket();
-        assert_eq!(q.push(q.ticket(), vec![line(10)]).0, Pushed::Queued);
+        assert_eq!(push(&q, q.ticket(), vec![line(10)]).0, Pushed::Queued);
         let blocked = {
             let q = Arc::clone(&q);
-            std::thread::spawn(move || q.push(q.ticket(), vec![line(20)]).0)
+            std::thread::spawn(move || push(&q, q.ticket(), vec![line(20)]).0)
         };
         q.close();
         assert_eq!(blocked.join().unwrap(), Pushed::Closed);

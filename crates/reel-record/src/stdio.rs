@@ -598,14 +598,14 @@ fn pump(
         bytes: line.bytes,
         crlf: line.crlf,
     };
+    let behind = |first| {
+        notices(Notice::Behind {
+            dropping: first == FirstBehind::Dropping,
+        })
+    };
     let push = |ticket, lines| {
-        let (_, first) = queue.push(ticket, lines);
+        queue.push(ticket, lines, &behind);
         progress.fetch_add(1, Ordering::Relaxed);
-        if let Some(first) = first {
-            notices(Notice::Behind {
-                dropping: first == FirstBehind::Dropping,
-            });
-        }
     };
     let mut buf = vec![0u8; CHUNK];
     let mut lines = Vec::new();

@@ -405,3 +405,28 @@ impl Peers {
             .join(name)
     }
 }
+
+/// `reel check --json` on one trace: the rule ids it reported, and its exit code.
+pub fn check(path: &Path) -> (Option<i32>, Vec<String>) {
+    let out = reel()
+        .args(["check", "--json"])
+        .arg(path)
+        .output()
+        .expect("run reel check");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "reel check --json printed no JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let rules = doc["files"][0]["problems"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| p["rule"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    (out.status.code(), rules)
+}
