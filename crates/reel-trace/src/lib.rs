@@ -1,7 +1,7 @@
 //! # reel-trace
 //!
 //! The mcp-replay trace format v1, as reel reads and writes it: the line kinds
-//! ([`line`]), a streaming reader over any size of file in bounded memory ([`reader`]),
+//! ([`line`](mod@line)), a streaming reader over any size of file in bounded memory ([`reader`]),
 //! a writer that never leaves half a line behind ([`writer`]), validation ([`check`]),
 //! aggregates ([`stats`]), the listing of recorded runs ([`runs`]), redaction
 //! ([`redact`]) and the `history_elided` rolling hash ([`hash`]).

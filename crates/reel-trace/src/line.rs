@@ -8,7 +8,7 @@
 //!
 //! Classification follows the reference consumer: `type` decides meta/turn/end, then `dir`
 //! decides message (`in`/`out`) or extension line (`event`/`command`/`telemetry`); anything
-//! else is [`Line::Unknown`], kept and counted, never fatal (spec §"Tolerance rules").
+//! else is [`Line::Other`], kept and counted, never fatal (spec §"Tolerance rules").
 
 use std::borrow::Cow;
 
