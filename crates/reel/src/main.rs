@@ -51,12 +51,13 @@ enum Command {
     /// Play the recorded client against a live server and report drift.
     #[command(hide = true)]
     Verify(cmd::verify::Args),
-    /// Where two runs drifted apart.
-    #[command(hide = true)]
+    /// Where two runs drifted apart: content-aligned, value-aware.
     Diff(cmd::diff::Args),
     /// The whole loop on a built-in example server: record, replay, drift, diff, stats.
-    #[command(hide = true)]
     Demo(cmd::demo::Args),
+    /// reel's example MCP server and client (used by `reel demo`).
+    #[command(hide = true)]
+    Example(cmd::demo::ExampleArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,6 +75,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => cmd::verify::run(args, &out),
         Command::Diff(args) => cmd::diff::run(args, &out),
         Command::Demo(args) => cmd::demo::run(args, &out),
+        Command::Example(args) => cmd::demo::run_example(args, &out),
     };
     exit::finish(result)
 }

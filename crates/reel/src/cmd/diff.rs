@@ -1,12 +1,306 @@
-//! `reel diff` (in progress).
+//! `reel diff A B`: where two runs drifted apart.
+//!
+//! Wiring only: arguments → [`reel_diff::DiffOptions`], the two traces (paths or run
+//! names) → [`reel_diff::diff`], the report → text, JSON or GitHub annotations on
+//! stdout, and the verdict → the exit code. A progress bar goes to stderr while the
+//! traces are read, only when stderr is a terminal.
 
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use reel_diff::render::{self, TextOptions};
+use reel_diff::{DiffError, DiffOptions, Progress};
+use reel_mcp::normalize::{Pointer, rules_help};
+use reel_trace::names;
+
+use crate::exit::{self, NO_INPUT, USAGE, coded};
 use crate::output::Output;
+
+/// `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For people: the first drift in full, then one line per drift.
+    Text,
+    /// One JSON document (schema reel.diff/1).
+    Json,
+    /// GitHub Actions annotation lines (::error / ::warning).
+    Github,
+}
 
 /// Arguments of `reel diff`.
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(
+    after_help = "`reel diff --help` lists what counts as drift, the rules for honest differences, the JSON shape and the exit codes.",
+    after_long_help = long_help()
+)]
+pub struct Args {
+    /// The reference run: a trace file, or a run name (the newest run recorded with that
+    /// --name in the trace directory).
+    #[arg(value_name = "A")]
+    a: String,
+
+    /// The run compared with it (a path or a run name).
+    #[arg(value_name = "B")]
+    b: String,
+
+    /// Where run names are looked up (default: $REEL_DIR, else the per-user trace
+    /// directory, e.g. ~/.local/share/reel/traces).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+
+    /// Show every drift in full, not only the first.
+    #[arg(long)]
+    all: bool,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
+
+    /// Ignore this JSON pointer into every message (repeatable), e.g.
+    /// /result/contents/0/text; a `*` segment matches every member or element.
+    #[arg(long = "ignore", value_name = "POINTER", value_parser = parse_pointer)]
+    ignore: Vec<Pointer>,
+
+    /// Read --ignore pointers from a file: one per line; blank lines and lines starting
+    /// with # are skipped.
+    #[arg(long, value_name = "FILE")]
+    ignore_file: Vec<PathBuf>,
+
+    /// Compare notifications outside a call's progress in place, by content, instead of
+    /// as counts per method.
+    #[arg(long)]
+    strict_notifications: bool,
+
+    /// Count a turn's model, usage, timing and stop-reason differences as output drift.
+    #[arg(long)]
+    strict_usage: bool,
+}
+
+fn parse_pointer(s: &str) -> Result<Pointer, String> {
+    Pointer::parse(s).map_err(|e| e.to_string())
+}
+
+fn long_help() -> String {
+    format!(
+        "\
+Alignment: exchanges (a request with its response and its progress) pair by direction,
+method and params after normalisation, the earliest unpaired of A with the earliest
+unpaired of B: repeated identical calls pair in order, reordered and concurrent calls
+pair freely. Unpaired exchanges were added (only in B) or removed (only in A). Turns of
+LLM traces pair by role and order; tool_use blocks compare by name and input,
+tool_result blocks by content.
+
+Drift classes:
+  structural  a call added or removed, a method or tool unknown (-32601, -32602 naming
+              the tool), a result became an error (or isError: true), answered in A but
+              not in B, tools or prompts added/removed or an inputSchema, outputSchema or
+              prompt arguments changed, a turn added/removed or using other tools
+  output      same call, different result or error; different progress notifications;
+              cancelled in one run only; unsolicited notifications differing in number;
+              tool descriptions, resources; a turn's text, tool input or tool result
+A list answer (tools/list, prompts/list, resources/list, resources/templates/list) is
+shown as a changelog: items added, removed, changed, with the JSON pointers that changed.
+
+Honest differences (not drift):
+{honest}
+Normalisation (the one normaliser shared with play and verify), in order:
+{rules}
+The traces' meta.redaction rules: when A and B were redacted differently, each side's
+messages also get the other's rules before comparing.
+
+Output: text shows the first drift in full (the exchanges before it, every differing
+JSON pointer, a unified diff of the two payloads pretty-printed after normalisation),
+then one line per drift, the notes and the verdict; --all shows every drift in full.
+--format json (or --json) writes one document, schema \"reel.diff/1\": verdict,
+exitCode, a and b (path, files, bytes, lines, messages, exchanges, turns, echoedTurns,
+sessions, skippedLines), counts (paired, identical, added, removed, turnsPaired, output,
+structural), ignored, drifts [{{class, kind, subject, a, b (each {{file, line,
+responseLine}} or null), summary, pointers, changelog, context, differences [{{pointer,
+a, b}}]}}], omittedDrifts, notes, warnings. --format github writes one ::error
+(structural) or ::warning (output) annotation per drift on B's file and line.
+
+Limits: a drift lists its first 8 pointers in one-line form; text shows 20 differences and
+200 diff lines per drift; JSON lists differences for the first 1000 drifts; 100000 drifts
+are kept, the rest counted. Memory is the exchanges still open plus those waiting for a
+partner (each about 200 bytes), not the size of the traces; payloads are re-read from the
+files only where the two sides differ.
+
+Exit codes:
+  0    identical
+  1    output drift only
+  2    structural drift
+  64   usage error (a bad pointer, an unreadable --ignore-file)
+  66   a trace cannot be read (missing, a directory, empty, its first line is not a
+       JSON object), or no run has that name
+  70   internal error (a bug: please report it)",
+        honest = reel_diff::honest_rules_help().trim_end(),
+        rules = rules_help().trim_end()
+    )
+}
 
 /// Runs `reel diff`.
-pub fn run(_args: Args, _out: &Output) -> anyhow::Result<u8> {
-    Err(crate::exit::coded(crate::exit::INTERNAL, "not built yet"))
+pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
+    let mut ignore = args.ignore.clone();
+    for file in &args.ignore_file {
+        ignore.extend(read_ignore_file(file)?);
+    }
+    let a = resolve(&args.a, args.dir.as_deref())?;
+    let b = resolve(&args.b, args.dir.as_deref())?;
+    let opts = DiffOptions {
+        ignore,
+        strict_notifications: args.strict_notifications,
+        strict_usage: args.strict_usage,
+    };
+    let mut bar = Bar::new(std::io::stderr().is_terminal());
+    let report = reel_diff::diff(&a, &b, &opts, &mut |p| bar.show(p));
+    bar.clear();
+    let report = report.map_err(|e| match e {
+        DiffError::Open { .. } | DiffError::Empty { .. } | DiffError::NotATrace { .. } => coded(
+            NO_INPUT,
+            format!("{e} (give a trace file or a run name; `reel ls` lists the runs)"),
+        ),
+        DiffError::Reread { .. } => coded(NO_INPUT, e.to_string()),
+        _ => coded(exit::INTERNAL, e.to_string()),
+    })?;
+    let format = if args.json { Format::Json } else { args.format };
+    let mut stdout = std::io::stdout().lock();
+    match format {
+        Format::Text => render::text(
+            &report,
+            TextOptions {
+                all: args.all,
+                color: out.color(),
+            },
+            &mut stdout,
+        )?,
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut stdout, &render::json(&report))?;
+            stdout.write_all(b"\n")?;
+        }
+        Format::Github => render::github(&report, &mut stdout)?,
+    }
+    stdout.flush()?;
+    Ok(report.exit_code())
+}
+
+fn read_ignore_file(path: &Path) -> anyhow::Result<Vec<Pointer>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| coded(USAGE, format!("--ignore-file {}: {e}", path.display())))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let p = Pointer::parse(line).map_err(|e| {
+            coded(
+                USAGE,
+                format!("--ignore-file {}:{}: {e}", path.display(), i + 1),
+            )
+        })?;
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// The trace `arg` names: the path itself when something is there (or it looks like a
+/// path), else the newest run in `dir` whose label is `arg`.
+fn resolve(arg: &str, dir: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let path = Path::new(arg);
+    if path.exists() || arg.contains(std::path::MAIN_SEPARATOR) || arg.ends_with(".jsonl") {
+        return Ok(path.to_owned());
+    }
+    let dir = match dir {
+        Some(d) => d.to_owned(),
+        None => names::default_trace_dir().ok_or_else(|| {
+            coded(NO_INPUT, format!("{arg}: no such file, and no trace directory to look for a run of that name in (set --dir or REEL_DIR)"))
+        })?,
+    };
+    let wanted = names::file_name_part(arg);
+    let found = reel_trace::runs::list_runs(&dir).ok().and_then(|listing| {
+        listing
+            .runs
+            .into_iter()
+            .find(|r| {
+                r.label
+                    .as_deref()
+                    .is_some_and(|l| l == arg || names::file_name_part(l) == wanted)
+            })
+            .map(|r| r.path)
+    });
+    found.ok_or_else(|| {
+        coded(
+            NO_INPUT,
+            format!(
+                "{arg}: no such file, and no run named `{arg}` in {} (`reel ls {}` lists the runs; --dir picks another directory)",
+                dir.display(),
+                dir.display()
+            ),
+        )
+    })
+}
+
+/// A one-line progress bar on stderr, redrawn at most ten times a second, shown only
+/// when stderr is a terminal and the diff takes longer than half a second.
+struct Bar {
+    on: bool,
+    start: Instant,
+    last: Option<Instant>,
+    drawn: bool,
+}
+
+impl Bar {
+    fn new(on: bool) -> Bar {
+        Bar {
+            on,
+            start: Instant::now(),
+            last: None,
+            drawn: false,
+        }
+    }
+
+    fn show(&mut self, p: Progress) {
+        if !self.on || self.start.elapsed() < Duration::from_millis(500) {
+            return;
+        }
+        if self
+            .last
+            .is_some_and(|l| l.elapsed() < Duration::from_millis(100))
+        {
+            return;
+        }
+        self.last = Some(Instant::now());
+        let frac = if p.total == 0 {
+            1.0
+        } else {
+            (p.done as f64 / p.total as f64).min(1.0)
+        };
+        let width = 30;
+        let filled = (frac * width as f64) as usize;
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r\x1b[2Kreel diff [{}{}] {:>3.0}%  {} / {} MB",
+            "#".repeat(filled),
+            "-".repeat(width - filled),
+            frac * 100.0,
+            p.done / 1_000_000,
+            p.total / 1_000_000
+        );
+        let _ = err.flush();
+        self.drawn = true;
+    }
+
+    fn clear(&mut self) {
+        if self.drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+        }
+    }
 }

@@ -1,0 +1,665 @@
+//! Comparing what the aligner paired: two exchanges, two turns, two loose
+//! notifications; and reporting what stayed unpaired.
+//!
+//! Every comparison starts from the fingerprints the sides computed while reading; only
+//! when they differ are the payloads re-read and compared exactly, as normalised values
+//! ([`json_eq`]). So the verdict is always the exact one, and the cost of re-reading is
+//! paid only where the runs differ.
+
+use std::collections::BTreeMap;
+
+use reel_mcp::normalize::{Difference, diff, json_eq};
+use serde_json::{Value, json};
+
+use crate::DiffError;
+use crate::drift::{Class, ContextLine, Drift, Kind, MAX_POINTERS, Note, Place, Refs};
+use crate::schema;
+use crate::side::{
+    Answer, ExRec, Loc, LooseRec, Payloads, TurnRec, progress_value, turn_value, usage_value,
+};
+
+/// Drifts kept in full; past this they are counted, not listed (a limit on memory when
+/// two unrelated traces are compared).
+pub const MAX_KEPT_DRIFTS: usize = 100_000;
+
+/// Everything found so far.
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
+    pub drifts: Vec<Drift>,
+    pub omitted: u64,
+    pub output: u64,
+    pub structural: u64,
+    pub paired: u64,
+    pub identical: u64,
+    pub added: u64,
+    pub removed: u64,
+    pub turns_paired: u64,
+    pub notes: BTreeMap<(String, String), Note>,
+}
+
+impl Findings {
+    pub(crate) fn push(&mut self, d: Drift) {
+        match d.class {
+            Class::Output => self.output += 1,
+            Class::Structural => self.structural += 1,
+        }
+        if self.drifts.len() < MAX_KEPT_DRIFTS {
+            self.drifts.push(d);
+        } else {
+            self.omitted += 1;
+        }
+    }
+
+    fn note(
+        &mut self,
+        kind: &str,
+        subject: &str,
+        summary: String,
+        a: Option<Place>,
+        b: Option<Place>,
+    ) {
+        self.notes
+            .entry((kind.to_owned(), subject.to_owned()))
+            .and_modify(|n| {
+                n.count += 1;
+                if n.a.is_none() {
+                    n.a = a.clone();
+                }
+                if n.b.is_none() {
+                    n.b = b.clone();
+                }
+            })
+            .or_insert(Note {
+                kind: kind.to_owned(),
+                subject: subject.to_owned(),
+                summary,
+                count: 1,
+                a,
+                b,
+            });
+    }
+}
+
+/// Options that change what counts.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Strictness {
+    pub usage: bool,
+}
+
+pub(crate) fn place(p: &Payloads, loc: Loc, response: Option<Loc>) -> Place {
+    Place {
+        file: p.path(loc).to_owned(),
+        line: loc.line,
+        response_line: response.map(|r| r.line),
+    }
+}
+
+fn context(p: &Payloads, ctx: &[(std::sync::Arc<str>, Loc)]) -> Vec<ContextLine> {
+    ctx.iter()
+        .map(|(label, loc)| ContextLine {
+            place: place(p, *loc, None),
+            subject: label.to_string(),
+        })
+        .collect()
+}
+
+fn pointers(diffs: &[Difference]) -> Vec<String> {
+    diffs
+        .iter()
+        .take(MAX_POINTERS)
+        .map(|d| d.pointer.clone())
+        .collect()
+}
+
+fn at_text(diffs: &[Difference]) -> String {
+    match diffs {
+        [] => String::new(),
+        [one] => format!(" at {}", show_pointer(&one.pointer)),
+        [first, rest @ ..] => format!(
+            " at {} and {} more",
+            show_pointer(&first.pointer),
+            rest.len()
+        ),
+    }
+}
+
+fn show_pointer(p: &str) -> &str {
+    if p.is_empty() { "(the whole value)" } else { p }
+}
+
+/// Compares two paired exchanges.
+pub(crate) fn exchanges(
+    a: &ExRec,
+    b: &ExRec,
+    pl: &mut [Payloads; 2],
+    out: &mut Findings,
+) -> Result<(), DiffError> {
+    out.paired += 1;
+    let before = out.output + out.structural;
+    let drift =
+        |class, kind, summary: String, diffs: &[Difference], refs: Refs, pl: &[Payloads; 2]| {
+            Drift {
+                class,
+                kind,
+                subject: a.label.to_string(),
+                a: Some(place(&pl[0], a.request, a.response)),
+                b: Some(place(&pl[1], b.request, b.response)),
+                summary,
+                pointers: pointers(diffs),
+                changelog: None,
+                context: context(&pl[0], &a.context),
+                refs,
+            }
+        };
+    let answers = Refs::Messages {
+        a: a.response.into_iter().collect(),
+        b: b.response.into_iter().collect(),
+        progress: false,
+    };
+    if let Some((class, kind, summary)) = answer_change(a, b) {
+        let diffs = match (a.response, b.response) {
+            (Some(x), Some(y)) => diff(&pl[0].message(x)?, &pl[1].message(y)?),
+            _ => Vec::new(),
+        };
+        let d = drift(class, kind, summary, &diffs, answers, pl);
+        out.push(d);
+    } else if a.answer_fp != b.answer_fp
+        && let (Some(x), Some(y)) = (a.response, b.response)
+    {
+        let (va, vb) = (pl[0].message(x)?, pl[1].message(y)?);
+        if !json_eq(&va, &vb) {
+            let diffs = diff(&va, &vb);
+            let is_error = matches!(a.answer, Answer::Error { .. });
+            let mut d = match schema::changelog(&a.method, &va, &vb) {
+                Some((log, structural)) => {
+                    let (class, kind) = if structural {
+                        (Class::Structural, Kind::SchemaChanged)
+                    } else {
+                        (Class::Output, Kind::ListChanged)
+                    };
+                    let summary = changelog_summary(&log);
+                    let mut d = drift(class, kind, summary, &diffs, answers, pl);
+                    d.changelog = Some(log);
+                    d
+                }
+                None if is_error => {
+                    let s = format!("the error changed{}", at_text(&diffs));
+                    drift(Class::Output, Kind::ErrorChanged, s, &diffs, answers, pl)
+                }
+                None => {
+                    let s = format!("the result changed{}", at_text(&diffs));
+                    drift(Class::Output, Kind::ResultChanged, s, &diffs, answers, pl)
+                }
+            };
+            d.pointers = pointers(&diffs);
+            out.push(d);
+        }
+    }
+    if a.progress.len() != b.progress.len() || a.progress_fp.finish() != b.progress_fp.finish() {
+        let va = notification_list(&mut pl[0], &a.progress, true)?;
+        let vb = notification_list(&mut pl[1], &b.progress, true)?;
+        if !json_eq(&va, &vb) {
+            let diffs = diff(&va, &vb);
+            let summary = format!(
+                "progress notifications differ ({} in A, {} in B){}",
+                a.progress.len(),
+                b.progress.len(),
+                at_text(&diffs)
+            );
+            let refs = Refs::Messages {
+                a: a.progress.clone(),
+                b: b.progress.clone(),
+                progress: true,
+            };
+            let d = drift(
+                Class::Output,
+                Kind::NotificationsChanged,
+                summary,
+                &diffs,
+                refs,
+                pl,
+            );
+            out.push(d);
+        }
+    }
+    if a.others.len() != b.others.len() || a.others_fp.finish() != b.others_fp.finish() {
+        let va = notification_list(&mut pl[0], &a.others, false)?;
+        let vb = notification_list(&mut pl[1], &b.others, false)?;
+        if !json_eq(&va, &vb) {
+            let diffs = diff(&va, &vb);
+            let summary = format!(
+                "notifications while it was open differ ({} in A, {} in B){}",
+                a.others.len(),
+                b.others.len(),
+                at_text(&diffs)
+            );
+            let refs = Refs::Messages {
+                a: a.others.clone(),
+                b: b.others.clone(),
+                progress: false,
+            };
+            let d = drift(
+                Class::Output,
+                Kind::NotificationsChanged,
+                summary,
+                &diffs,
+                refs,
+                pl,
+            );
+            out.push(d);
+        }
+    }
+    if a.cancelled != b.cancelled {
+        let summary = if a.cancelled {
+            "cancelled in A, not in B"
+        } else {
+            "cancelled in B, not in A"
+        };
+        let d = drift(
+            Class::Output,
+            Kind::CancellationChanged,
+            summary.to_owned(),
+            &[],
+            Refs::None,
+            pl,
+        );
+        out.push(d);
+    }
+    if out.output + out.structural == before {
+        out.identical += 1;
+    }
+    Ok(())
+}
+
+/// A change of the answer's class (result, error, none), if any.
+fn answer_change(a: &ExRec, b: &ExRec) -> Option<(Class, Kind, String)> {
+    use Answer::*;
+    let error_text = |code: &Option<i64>, message: &Option<Box<str>>| match (code, message) {
+        (Some(c), Some(m)) => format!("{c} {m}"),
+        (Some(c), None) => c.to_string(),
+        (None, Some(m)) => m.to_string(),
+        (None, None) => "an error".to_owned(),
+    };
+    Some(match (&a.answer, &b.answer) {
+        (Pending, Pending) => return None,
+        (Pending, _) => (
+            Class::Output,
+            Kind::NowAnswered,
+            "unanswered in A, answered in B".to_owned(),
+        ),
+        (_, Pending) => (
+            Class::Structural,
+            Kind::Unanswered,
+            "answered in A, unanswered in B".to_owned(),
+        ),
+        (
+            Result { is_error: false } | Error { .. },
+            Error {
+                code: Some(-32601),
+                message,
+            },
+        ) if !matches!(
+            a.answer,
+            Error {
+                code: Some(-32601),
+                ..
+            }
+        ) =>
+        {
+            (
+                Class::Structural,
+                Kind::MethodUnknown,
+                format!(
+                    "B does not know the method: {}",
+                    error_text(&Some(-32601), message)
+                ),
+            )
+        }
+        (Result { .. }, Error { code, message })
+            if &*a.method == "tools/call" && says_unknown_tool(*code, message.as_deref()) =>
+        {
+            (
+                Class::Structural,
+                Kind::ToolUnknown,
+                format!("B does not know the tool: {}", error_text(code, message)),
+            )
+        }
+        (Result { is_error: false }, Error { code, message }) => (
+            Class::Structural,
+            Kind::BecameError,
+            format!("the result became an error: {}", error_text(code, message)),
+        ),
+        (Result { is_error: false }, Result { is_error: true }) => (
+            Class::Structural,
+            Kind::BecameError,
+            "the result became an error (isError: true)".to_owned(),
+        ),
+        (Error { code, message }, Result { is_error: false }) => (
+            Class::Output,
+            Kind::ErrorBecameResult,
+            format!(
+                "an error in A ({}) became a result",
+                error_text(code, message)
+            ),
+        ),
+        (Result { is_error: true }, Error { code, message }) => (
+            Class::Output,
+            Kind::ErrorChanged,
+            format!(
+                "a tool error became a JSON-RPC error: {}",
+                error_text(code, message)
+            ),
+        ),
+        (Error { .. }, Result { is_error: true }) => (
+            Class::Output,
+            Kind::ErrorChanged,
+            "a JSON-RPC error became a tool error (isError: true)".to_owned(),
+        ),
+        (Result { is_error: true }, Result { is_error: false }) => (
+            Class::Output,
+            Kind::ErrorBecameResult,
+            "a tool error (isError: true) became a result".to_owned(),
+        ),
+        _ => return None,
+    })
+}
+
+/// -32602 (or -32601) with a message naming an unknown tool, as the SDKs word it.
+fn says_unknown_tool(code: Option<i64>, message: Option<&str>) -> bool {
+    let m = message.unwrap_or_default().to_lowercase();
+    matches!(code, Some(-32602 | -32601))
+        && m.contains("tool")
+        && (m.contains("unknown") || m.contains("not found") || m.contains("no such"))
+}
+
+fn changelog_summary(log: &crate::drift::Changelog) -> String {
+    use crate::drift::Change;
+    let n = |c: Change| log.entries.iter().filter(|e| e.change == c).count();
+    let (added, removed, changed) = (n(Change::Added), n(Change::Removed), n(Change::Changed));
+    let mut parts = Vec::new();
+    for (count, what) in [(added, "added"), (removed, "removed"), (changed, "changed")] {
+        if count > 0 {
+            parts.push(format!("{count} {what}"));
+        }
+    }
+    if !log.other_pointers.is_empty() {
+        parts.push(format!("{} other difference(s)", log.other_pointers.len()));
+    }
+    format!("{} changed: {}", log.list, parts.join(", "))
+}
+
+/// A list of notifications as one comparable value `{"notifications": [...]}` (progress
+/// without its token).
+pub(crate) fn notification_list(
+    p: &mut Payloads,
+    locs: &[Loc],
+    progress: bool,
+) -> Result<Value, DiffError> {
+    let mut list = Vec::with_capacity(locs.len());
+    for &loc in locs {
+        let v = p.message(loc)?;
+        list.push(if progress { progress_value(v) } else { v });
+    }
+    let key = if progress {
+        "progress"
+    } else {
+        "notifications"
+    };
+    Ok(json!({ key: list }))
+}
+
+/// An exchange on one side only.
+pub(crate) fn unpaired(side: usize, r: &ExRec, pl: &[Payloads; 2], out: &mut Findings) {
+    let here = Some(place(&pl[side], r.request, r.response));
+    let (a, b) = if side == 0 {
+        (here, None)
+    } else {
+        (None, here)
+    };
+    if &*r.method == "ping" {
+        let subject = format!("ping ({})", crate::side::DirKey::of(r.dir).text());
+        let summary = "pings without a partner (keepalives run on timers)".to_owned();
+        out.note("ping-unpaired", &subject, summary, a, b);
+        return;
+    }
+    let (kind, summary) = if side == 0 {
+        out.removed += 1;
+        (Kind::Removed, "only in A: the call is gone in B")
+    } else {
+        out.added += 1;
+        (Kind::Added, "only in B: a new call")
+    };
+    out.push(Drift {
+        class: Class::Structural,
+        kind,
+        subject: r.label.to_string(),
+        a,
+        b,
+        summary: summary.to_owned(),
+        pointers: Vec::new(),
+        changelog: None,
+        context: context(&pl[side], &r.context),
+        refs: Refs::Exchange {
+            side,
+            request: r.request,
+            response: r.response,
+        },
+    });
+}
+
+/// Compares two paired turns.
+pub(crate) fn turns(
+    a: &TurnRec,
+    b: &TurnRec,
+    pl: &mut [Payloads; 2],
+    strict: Strictness,
+    out: &mut Findings,
+) -> Result<(), DiffError> {
+    out.turns_paired += 1;
+    let pa = Some(place(&pl[0], a.loc, None));
+    let pb = Some(place(&pl[1], b.loc, None));
+    let mk = |class, kind, summary, diffs: &[Difference], usage, pl: &[Payloads; 2]| Drift {
+        class,
+        kind,
+        subject: a.label.to_string(),
+        a: pa.clone(),
+        b: pb.clone(),
+        summary,
+        pointers: pointers(diffs),
+        changelog: None,
+        context: context(&pl[0], &a.context),
+        refs: Refs::Turns {
+            a: Some(a.loc),
+            b: Some(b.loc),
+            usage,
+        },
+    };
+    if a.shape_fp != b.shape_fp || a.blocks_fp != b.blocks_fp {
+        let ta = pl[0].turn(a.loc)?;
+        let tb = pl[1].turn(b.loc)?;
+        let va = turn_value(&ta, &pl[0].prep.normalizer);
+        let vb = turn_value(&tb, &pl[1].prep.normalizer);
+        if !json_eq(&va, &vb) {
+            let diffs = diff(&va, &vb);
+            let d = if a.shape_fp != b.shape_fp {
+                let s = format!("the turn used tools differently{}", at_text(&diffs));
+                mk(
+                    Class::Structural,
+                    Kind::ToolUseChanged,
+                    s,
+                    &diffs,
+                    false,
+                    pl,
+                )
+            } else {
+                let s = format!("the turn's content changed{}", at_text(&diffs));
+                mk(Class::Output, Kind::TurnChanged, s, &diffs, false, pl)
+            };
+            out.push(d);
+        }
+    }
+    if a.usage_fp != b.usage_fp {
+        let ua = usage_value(&pl[0].turn(a.loc)?);
+        let ub = usage_value(&pl[1].turn(b.loc)?);
+        let diffs = diff(&ua, &ub);
+        if diffs.is_empty() {
+            return Ok(());
+        }
+        if strict.usage {
+            let s = format!("model, usage or timing changed{}", at_text(&diffs));
+            let d = mk(Class::Output, Kind::UsageChanged, s, &diffs, true, pl);
+            out.push(d);
+        } else {
+            let mut fields: Vec<&str> = diffs
+                .iter()
+                .filter_map(|d| d.pointer.split('/').nth(1))
+                .collect();
+            fields.dedup();
+            for field in fields {
+                let first = diffs
+                    .iter()
+                    .find(|d| d.pointer.split('/').nth(1) == Some(field))
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                let kind = field.replace('_', "-");
+                out.note(
+                    &kind,
+                    "turns",
+                    format!("first: {first}"),
+                    pa.clone(),
+                    pb.clone(),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A turn on one side only.
+pub(crate) fn unpaired_turn(side: usize, t: &TurnRec, pl: &[Payloads; 2], out: &mut Findings) {
+    let here = Some(place(&pl[side], t.loc, None));
+    let (a, b) = if side == 0 {
+        (here, None)
+    } else {
+        (None, here)
+    };
+    let (kind, summary) = if side == 0 {
+        (Kind::TurnRemoved, "only in A: the turn is gone in B")
+    } else {
+        (Kind::TurnAdded, "only in B: a new turn")
+    };
+    out.push(Drift {
+        class: Class::Structural,
+        kind,
+        subject: t.label.to_string(),
+        a,
+        b,
+        summary: summary.to_owned(),
+        pointers: Vec::new(),
+        changelog: None,
+        context: context(&pl[side], &t.context),
+        refs: Refs::Turns {
+            a: (side == 0).then_some(t.loc),
+            b: (side == 1).then_some(t.loc),
+            usage: false,
+        },
+    });
+}
+
+/// With --strict-notifications: two loose notifications at the same position.
+pub(crate) fn loose(
+    a: &LooseRec,
+    b: &LooseRec,
+    pl: &mut [Payloads; 2],
+    out: &mut Findings,
+) -> Result<(), DiffError> {
+    if a.method == b.method && a.fp == b.fp {
+        return Ok(());
+    }
+    let va = pl[0].message(a.loc)?;
+    let vb = pl[1].message(b.loc)?;
+    if json_eq(&va, &vb) {
+        return Ok(());
+    }
+    let diffs = diff(&va, &vb);
+    out.push(Drift {
+        class: Class::Output,
+        kind: Kind::NotificationsChanged,
+        subject: format!("{} ({})", a.method, crate::side::DirKey::of(a.dir).text()),
+        a: Some(place(&pl[0], a.loc, None)),
+        b: Some(place(&pl[1], b.loc, None)),
+        summary: format!(
+            "the notification in this position differs{} (--strict-notifications)",
+            at_text(&diffs)
+        ),
+        pointers: pointers(&diffs),
+        changelog: None,
+        context: Vec::new(),
+        refs: Refs::Messages {
+            a: vec![a.loc],
+            b: vec![b.loc],
+            progress: false,
+        },
+    });
+    Ok(())
+}
+
+/// With --strict-notifications: a loose notification with no counterpart.
+pub(crate) fn unpaired_loose(side: usize, r: &LooseRec, pl: &[Payloads; 2], out: &mut Findings) {
+    let here = Some(place(&pl[side], r.loc, None));
+    let (a, b) = if side == 0 {
+        (here, None)
+    } else {
+        (None, here)
+    };
+    out.push(Drift {
+        class: Class::Output,
+        kind: Kind::NotificationCount,
+        subject: format!("{} ({})", r.method, crate::side::DirKey::of(r.dir).text()),
+        a,
+        b,
+        summary: format!(
+            "only in {} (--strict-notifications)",
+            if side == 0 { "A" } else { "B" }
+        ),
+        pointers: Vec::new(),
+        changelog: None,
+        context: Vec::new(),
+        refs: Refs::Messages {
+            a: if side == 0 { vec![r.loc] } else { Vec::new() },
+            b: if side == 1 { vec![r.loc] } else { Vec::new() },
+            progress: false,
+        },
+    });
+}
+
+/// Unsolicited messages compared as counts per (direction, method).
+pub(crate) fn counts(
+    a: &BTreeMap<(crate::side::DirKey, String), crate::side::Count>,
+    b: &BTreeMap<(crate::side::DirKey, String), crate::side::Count>,
+    pl: &[Payloads; 2],
+    out: &mut Findings,
+) {
+    let mut keys: Vec<_> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        let (ca, cb) = (a.get(key), b.get(key));
+        let (na, nb) = (ca.map_or(0, |c| c.n), cb.map_or(0, |c| c.n));
+        if na == nb {
+            continue;
+        }
+        out.push(Drift {
+            class: Class::Output,
+            kind: Kind::NotificationCount,
+            subject: format!("{} ({})", key.1, key.0.text()),
+            a: ca.map(|c| place(&pl[0], c.first, None)),
+            b: cb.map(|c| place(&pl[1], c.first, None)),
+            summary: format!("{na} in A, {nb} in B (compared as counts)"),
+            pointers: Vec::new(),
+            changelog: None,
+            context: Vec::new(),
+            refs: Refs::None,
+        });
+    }
+}

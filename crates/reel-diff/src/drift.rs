@@ -1,0 +1,314 @@
+//! What a diff finds: drifts (each with a class and a kind), notes (differences that are
+//! not drift), and the rules that decide which is which.
+//!
+//! Two classes, as the exit codes have them: **output** drift is the same call answered
+//! differently (content, error, the notifications around it); **structural** drift is a
+//! change of shape (a call added or removed, a method or tool unknown, a schema changed,
+//! a result became an error). A pair of exchanges gives at most one drift per subject
+//! (its answer, its progress, its cancellation, its other notifications).
+//!
+//! What two honest runs may differ in is never drift: those rules are data
+//! ([`honest_rules`]), listed by `reel diff --help`, together with the shared
+//! normaliser's rules.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::side::Loc;
+
+/// The two classes of drift, in increasing severity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    /// Same call, different answer (exit 1).
+    Output,
+    /// A change of shape (exit 2).
+    Structural,
+}
+
+impl Class {
+    /// `output` / `structural`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Output => "output",
+            Class::Structural => "structural",
+        }
+    }
+}
+
+/// What kind of drift it is. Names (kebab-case) are stable: they are in the JSON output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Kind {
+    /// An exchange only in B (structural).
+    Added,
+    /// An exchange only in A (structural).
+    Removed,
+    /// A result in A, an error in B (a JSON-RPC error, or a tool result with
+    /// `isError: true`) (structural).
+    BecameError,
+    /// B answered "method not found" (-32601) where A did not (structural).
+    MethodUnknown,
+    /// B said the tool does not exist (-32602 naming an unknown tool) (structural).
+    ToolUnknown,
+    /// A `tools/list` or `prompts/list` changed: tools or prompts added or removed, or
+    /// an input/output schema or prompt arguments changed (structural).
+    SchemaChanged,
+    /// Answered in A, unanswered in B (structural).
+    Unanswered,
+    /// A turn only in B (structural).
+    TurnAdded,
+    /// A turn only in A (structural).
+    TurnRemoved,
+    /// A turn used other tools, or a tool result became an error (structural).
+    ToolUseChanged,
+    /// Same call, a different result (output).
+    ResultChanged,
+    /// Same call, a different error (output).
+    ErrorChanged,
+    /// An error in A, a result in B (output).
+    ErrorBecameResult,
+    /// Unanswered in A, answered in B (output).
+    NowAnswered,
+    /// A list changed in content only: descriptions, titles, resources (output).
+    ListChanged,
+    /// The progress (or, with --strict-notifications, other) notifications around the
+    /// call differ (output).
+    NotificationsChanged,
+    /// Unsolicited messages of one method and direction differ in number (output).
+    NotificationCount,
+    /// The call was cancelled in one run only (output).
+    CancellationChanged,
+    /// A turn's content differs (text, tool input, tool result) (output).
+    TurnChanged,
+    /// With --strict-usage: a turn's model, usage, timing or stop reason differs (output).
+    UsageChanged,
+}
+
+impl Kind {
+    /// The stable kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Added => "added",
+            Kind::Removed => "removed",
+            Kind::BecameError => "became-error",
+            Kind::MethodUnknown => "method-unknown",
+            Kind::ToolUnknown => "tool-unknown",
+            Kind::SchemaChanged => "schema-changed",
+            Kind::Unanswered => "unanswered",
+            Kind::TurnAdded => "turn-added",
+            Kind::TurnRemoved => "turn-removed",
+            Kind::ToolUseChanged => "tool-use-changed",
+            Kind::ResultChanged => "result-changed",
+            Kind::ErrorChanged => "error-changed",
+            Kind::ErrorBecameResult => "error-became-result",
+            Kind::NowAnswered => "now-answered",
+            Kind::ListChanged => "list-changed",
+            Kind::NotificationsChanged => "notifications-changed",
+            Kind::NotificationCount => "notification-count",
+            Kind::CancellationChanged => "cancellation-changed",
+            Kind::TurnChanged => "turn-changed",
+            Kind::UsageChanged => "usage-changed",
+        }
+    }
+}
+
+/// A place in one trace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Place {
+    /// The file (a trace's rotated companions are separate files).
+    pub file: PathBuf,
+    /// 1-based line of the request (or the turn, or the first message counted).
+    pub line: u64,
+    /// 1-based line of the response, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_line: Option<u64>,
+}
+
+/// One exchange or turn shown as context before a drift.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ContextLine {
+    /// Where it is.
+    pub place: Place,
+    /// What it is, e.g. `tools/call add`.
+    pub subject: String,
+}
+
+/// A list (`tools/list`, …) shown as a changelog.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Changelog {
+    /// The list member: `tools`, `prompts`, `resources`, `resourceTemplates`.
+    pub list: String,
+    /// One entry per item added, removed or changed, by name.
+    pub entries: Vec<ChangeEntry>,
+    /// Differences outside the items (e.g. `/result/nextCursor`).
+    pub other_pointers: Vec<String>,
+}
+
+/// What happened to one item of a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// Only in B.
+    Added,
+    /// Only in A.
+    Removed,
+    /// In both, different.
+    Changed,
+}
+
+/// One item of a changelog.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ChangeEntry {
+    /// What happened.
+    pub change: Change,
+    /// The item's name (or URI).
+    pub name: String,
+    /// For `changed`: JSON pointers into the item that differ.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pointers: Vec<String>,
+    /// True when this entry alone makes the drift structural.
+    pub structural: bool,
+}
+
+/// One drift.
+#[derive(Clone, Debug, Serialize)]
+pub struct Drift {
+    /// Output or structural.
+    pub class: Class,
+    /// What kind.
+    pub kind: Kind,
+    /// What drifted, e.g. `tools/call weather`, `turn 3 (assistant)`.
+    pub subject: String,
+    /// Where in A, when it is in A.
+    pub a: Option<Place>,
+    /// Where in B, when it is in B.
+    pub b: Option<Place>,
+    /// One line saying what changed.
+    pub summary: String,
+    /// The first JSON pointers that differ (at most [`MAX_POINTERS`]).
+    pub pointers: Vec<String>,
+    /// For list methods: what was added, removed, changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changelog: Option<Changelog>,
+    /// The exchanges (or turns) just before it, in A when it is in A, else in B.
+    pub context: Vec<ContextLine>,
+    #[serde(skip)]
+    pub(crate) refs: Refs,
+}
+
+/// Pointers kept per drift for one-line summaries (the detail view lists them all).
+pub const MAX_POINTERS: usize = 8;
+
+/// What to re-read to show a drift in full.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum Refs {
+    #[default]
+    None,
+    /// Responses (one each) or notification lists, compared as values.
+    Messages {
+        a: Vec<Loc>,
+        b: Vec<Loc>,
+        progress: bool,
+    },
+    /// An exchange on one side only: its request and response.
+    Exchange {
+        side: usize,
+        request: Loc,
+        response: Option<Loc>,
+    },
+    /// Turns (either may be absent).
+    Turns {
+        a: Option<Loc>,
+        b: Option<Loc>,
+        usage: bool,
+    },
+}
+
+/// A difference reported but not counted as drift.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Note {
+    /// What kind of difference (`ping-unpaired`, `model`, `usage`, `timing`,
+    /// `stop-reason`).
+    pub kind: String,
+    /// What it concerns.
+    pub subject: String,
+    /// One line.
+    pub summary: String,
+    /// How many times it was seen.
+    pub count: u64,
+    /// The first place in A.
+    pub a: Option<Place>,
+    /// The first place in B.
+    pub b: Option<Place>,
+}
+
+/// A rule that keeps honest differences between two runs from counting as drift.
+#[derive(Clone, Copy, Debug)]
+pub struct HonestRule {
+    /// Short stable name.
+    pub name: &'static str,
+    /// What it does, one line.
+    pub description: &'static str,
+}
+
+static HONEST: [HonestRule; 10] = [
+    HonestRule {
+        name: "content-alignment",
+        description: "exchanges pair by direction, method and normalised params, the earliest unpaired first: order, pipelining and concurrency are not drift",
+    },
+    HonestRule {
+        name: "line-timestamps",
+        description: "the `t` of lines, meta.startedAt and the end line never count",
+    },
+    HonestRule {
+        name: "ids-and-sessions",
+        description: "JSON-RPC ids and session ids never count (answers pair through their requests)",
+    },
+    HonestRule {
+        name: "server-requests",
+        description: "server->client requests (sampling, elicitation, roots) are exchanges of their own, aligned by content: when a timer sent them is not drift",
+    },
+    HonestRule {
+        name: "progress-token",
+        description: "progress notifications compare per call, in order, without their progressToken",
+    },
+    HonestRule {
+        name: "notification-counts",
+        description: "other notifications (logging, list_changed, ones that arrived while a call was open) compare as counts per method and direction (--strict-notifications: in place, by content)",
+    },
+    HonestRule {
+        name: "ping",
+        description: "a ping (either direction) with no partner is a note, not drift: keepalives run on timers",
+    },
+    HonestRule {
+        name: "turn-usage",
+        description: "a turn's model, usage, timing and stop reason are notes, not drift (--strict-usage: output drift)",
+    },
+    HonestRule {
+        name: "echoed-turns",
+        description: "echoed turns (context re-sent in a request, not a generation) are skipped",
+    },
+    HonestRule {
+        name: "events",
+        description: "extension lines (stderr, gaps, commands) are not compared; stdout lines that are not JSON count per side",
+    },
+];
+
+/// The rules, in the order `--help` lists them.
+pub fn honest_rules() -> &'static [HonestRule] {
+    &HONEST
+}
+
+/// The rules as `--help` text, one `  name  description` line each.
+pub fn honest_rules_help() -> String {
+    let width = HONEST.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    HONEST
+        .iter()
+        .map(|r| format!("  {:<width$}  {}\n", r.name, r.description))
+        .collect()
+}

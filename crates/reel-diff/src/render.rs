@@ -1,0 +1,423 @@
+//! The three renderings of a [`Report`]: text for people, one JSON document for
+//! programs, GitHub annotation lines for CI.
+//!
+//! Text shows the first drift in full (its context, every differing JSON pointer, a
+//! unified diff of the two payloads pretty-printed), then one line per drift, the notes
+//! (differences that are not drift) and the verdict; `all` shows every drift in full.
+//!
+//! # JSON (`reel.diff/1`)
+//!
+//! One document, camelCase members:
+//! - `schema`: `"reel.diff/1"`; `verdict`: `"identical" | "output" | "structural"`;
+//!   `exitCode`: 0, 1 or 2;
+//! - `a`, `b`: `{path, files, bytes, lines, messages, exchanges, turns, echoedTurns,
+//!   sessions, skippedLines}`;
+//! - `counts`: `{paired, identical, added, removed, turnsPaired, output, structural}`;
+//! - `ignored`: the `--ignore` pointers;
+//! - `drifts`: in A's order, each `{class, kind, subject, a, b, summary, pointers,
+//!   changelog?, context, differences?}` where `a`/`b` are `{file, line, responseLine?}`
+//!   or null when the drift is on one side only, `kind` is one of the [`Kind`] names,
+//!   `changelog` (list methods) is `{list, entries: [{change, name, pointers?,
+//!   structural}], otherPointers}`, `context` is `[{place, subject}]`, and
+//!   `differences` is `[{pointer, a?, b?}]` (a side's value is absent when the member is
+//!   absent there) for the first [`JSON_DETAILED`] drifts;
+//! - `omittedDrifts`: drifts counted but not listed (past `MAX_KEPT_DRIFTS`);
+//! - `notes`: `[{kind, subject, summary, count, a, b}]`; `warnings`: strings.
+//!
+//! Members may be added in a later `reel.diff/1` document; a change of meaning gets a
+//! new schema name.
+//!
+//! # GitHub
+//!
+//! One `::error` (structural) or `::warning` (output) line per drift, on B's file and
+//! line (A's when only A has it), then one plain summary line.
+//!
+//! [`Kind`]: crate::Kind
+
+use std::io::{self, Write};
+
+use serde_json::{Map, Value, json};
+
+use crate::drift::{Change, Class, Drift, Place};
+use crate::linediff::{HunkLine, unified};
+use crate::{Detail, Report, Verdict};
+
+/// Drifts whose `differences` the JSON document lists (each one re-reads payloads).
+pub const JSON_DETAILED: usize = 1000;
+/// Differing pointers listed per drift in text.
+pub const TEXT_POINTERS: usize = 20;
+/// Lines of unified diff shown per drift in text.
+pub const TEXT_DIFF_LINES: usize = 200;
+/// Unchanged lines around each change in the unified diff.
+pub const DIFF_CONTEXT: usize = 3;
+
+/// How to render text.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TextOptions {
+    /// Every drift in full, not only the first.
+    pub all: bool,
+    /// ANSI colour.
+    pub color: bool,
+}
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn p(&self, sgr: &str, s: &str) -> String {
+        if self.on {
+            format!("\x1b[{sgr}m{s}\x1b[0m")
+        } else {
+            s.to_owned()
+        }
+    }
+
+    fn class(&self, c: Class) -> String {
+        match c {
+            Class::Structural => self.p("1;31", "structural drift"),
+            Class::Output => self.p("1;33", "output drift"),
+        }
+    }
+}
+
+fn short(p: &Option<Place>) -> String {
+    p.as_ref()
+        .map_or_else(|| "—".to_owned(), |p| p.line.to_string())
+}
+
+fn at(p: &Place) -> String {
+    match p.response_line {
+        Some(r) => format!("{}:{} (answer :{r})", p.file.display(), p.line),
+        None => format!("{}:{}", p.file.display(), p.line),
+    }
+}
+
+/// Writes the text rendering.
+pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> {
+    let paint = Paint { on: opts.color };
+    for (name, s) in [("A", &r.a), ("B", &r.b)] {
+        let turns = if s.turns > 0 {
+            format!(", {} turns", s.turns)
+        } else {
+            String::new()
+        };
+        writeln!(
+            w,
+            "{}  {}  ({} messages, {} exchanges{turns})",
+            paint.p("1", name),
+            s.path.display(),
+            s.messages,
+            s.exchanges
+        )?;
+    }
+    for warning in &r.warnings {
+        writeln!(w, "{} {warning}", paint.p("33", "warning:"))?;
+    }
+    let shown = if opts.all {
+        r.drifts.len()
+    } else {
+        r.drifts.len().min(1)
+    };
+    for (i, d) in r.drifts.iter().take(shown).enumerate() {
+        writeln!(w)?;
+        let title = if i == 0 && !opts.all {
+            "first drift"
+        } else {
+            "drift"
+        };
+        full_drift(r, d, title, &paint, w)?;
+    }
+    if !r.drifts.is_empty() {
+        writeln!(w)?;
+        let total = r.drifts.len() as u64 + r.omitted_drifts;
+        writeln!(w, "{}", paint.p("1", &format!("drifts ({total}):")))?;
+        let width = r
+            .drifts
+            .iter()
+            .map(|d| d.subject.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(48);
+        for d in &r.drifts {
+            let class = match d.class {
+                Class::Structural => paint.p("31", "structural"),
+                Class::Output => paint.p("33", "output    "),
+            };
+            writeln!(
+                w,
+                "  {class}  {:<22} {:<width$}  A:{:<6} B:{:<6} {}",
+                d.kind.name(),
+                d.subject,
+                short(&d.a),
+                short(&d.b),
+                d.summary
+            )?;
+        }
+        if r.omitted_drifts > 0 {
+            writeln!(
+                w,
+                "  … and {} more (only the first {} are kept)",
+                r.omitted_drifts,
+                crate::MAX_KEPT_DRIFTS
+            )?;
+        }
+    }
+    if !r.notes.is_empty() {
+        writeln!(w)?;
+        writeln!(w, "{}", paint.p("1", "notes (not drift):"))?;
+        for n in &r.notes {
+            let times = if n.count > 1 {
+                format!(" ×{}", n.count)
+            } else {
+                String::new()
+            };
+            writeln!(w, "  {:<14} {}{times}: {}", n.kind, n.subject, n.summary)?;
+        }
+    }
+    writeln!(w)?;
+    writeln!(w, "{}", verdict_line(r, &paint))
+}
+
+fn verdict_line(r: &Report, paint: &Paint) -> String {
+    let c = &r.counts;
+    let head = match r.verdict() {
+        Verdict::Identical => paint.p("1;32", "identical"),
+        Verdict::Output => paint.p("1;33", "output drift"),
+        Verdict::Structural => paint.p("1;31", "structural drift"),
+    };
+    let mut parts = vec![format!(
+        "{} exchanges paired, {} identical",
+        c.paired, c.identical
+    )];
+    if c.added + c.removed > 0 {
+        parts.push(format!("{} added, {} removed", c.added, c.removed));
+    }
+    if c.turns_paired > 0 {
+        parts.push(format!("{} turns paired", c.turns_paired));
+    }
+    parts.push(format!(
+        "{} output drift, {} structural",
+        c.output, c.structural
+    ));
+    format!("{head} (exit {}): {}", r.exit_code(), parts.join("; "))
+}
+
+fn full_drift(
+    r: &Report,
+    d: &Drift,
+    title: &str,
+    paint: &Paint,
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    writeln!(
+        w,
+        "{} — {}: {}  ({})",
+        paint.p("1", title),
+        paint.class(d.class),
+        paint.p("1", &d.subject),
+        d.kind.name()
+    )?;
+    if let Some(a) = &d.a {
+        writeln!(w, "  A  {}", at(a))?;
+    }
+    if let Some(b) = &d.b {
+        writeln!(w, "  B  {}", at(b))?;
+    }
+    writeln!(w, "  {}", d.summary)?;
+    if !d.context.is_empty() {
+        let side = if d.a.is_some() { "A" } else { "B" };
+        writeln!(w, "  before it in {side}:")?;
+        for c in &d.context {
+            writeln!(w, "    {:<8} {}", format!(":{}", c.place.line), c.subject)?;
+        }
+    }
+    if let Some(log) = &d.changelog {
+        writeln!(w, "  {} changelog:", log.list)?;
+        for e in &log.entries {
+            let (mark, colour) = match e.change {
+                Change::Added => ("+", "32"),
+                Change::Removed => ("-", "31"),
+                Change::Changed => ("~", "33"),
+            };
+            let tag = if e.structural { " (structural)" } else { "" };
+            let pointers = if e.pointers.is_empty() {
+                String::new()
+            } else {
+                format!("  {}", e.pointers.join(", "))
+            };
+            writeln!(w, "    {} {}{pointers}{tag}", paint.p(colour, mark), e.name)?;
+        }
+        for p in &log.other_pointers {
+            writeln!(w, "    ~ {p}")?;
+        }
+    }
+    let detail = match r.detail(d) {
+        Ok(Some(detail)) => detail,
+        Ok(None) => return Ok(()),
+        Err(e) => {
+            writeln!(w, "  (cannot show the payloads: {e})")?;
+            return Ok(());
+        }
+    };
+    // A changelog already says what changed by name; positional pointers into a
+    // list whose items moved would only repeat it noisily.
+    show_detail(&detail, d.changelog.is_none(), paint, w)
+}
+
+fn show_detail(
+    detail: &Detail,
+    pointers: bool,
+    paint: &Paint,
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    let listed = if pointers { TEXT_POINTERS } else { 0 };
+    for diff in detail.differences.iter().take(listed) {
+        writeln!(w, "  {diff}")?;
+    }
+    if pointers && detail.differences.len() > TEXT_POINTERS {
+        writeln!(
+            w,
+            "  … and {} more differences",
+            detail.differences.len() - TEXT_POINTERS
+        )?;
+    }
+    let lines: Vec<String> = match (&detail.left, &detail.right) {
+        (Some(l), Some(r)) => {
+            let mut out = vec![
+                paint.p("31", &format!("--- A {} (normalised)", detail.what)),
+                paint.p("32", &format!("+++ B {} (normalised)", detail.what)),
+            ];
+            for h in unified(l, r, DIFF_CONTEXT) {
+                out.push(match h {
+                    HunkLine::Header(s) => paint.p("36", &s),
+                    HunkLine::Same(s) => format!(" {s}"),
+                    HunkLine::Left(s) => paint.p("31", &format!("-{s}")),
+                    HunkLine::Right(s) => paint.p("32", &format!("+{s}")),
+                });
+            }
+            if out.len() == 2 {
+                out.clear();
+            }
+            out
+        }
+        (Some(l), None) => one_side("A", '-', "31", &detail.what, l, paint),
+        (None, Some(r)) => one_side("B", '+', "32", &detail.what, r, paint),
+        (None, None) => Vec::new(),
+    };
+    for line in lines.iter().take(TEXT_DIFF_LINES) {
+        writeln!(w, "  {line}")?;
+    }
+    if lines.len() > TEXT_DIFF_LINES {
+        writeln!(w, "  … {} more lines", lines.len() - TEXT_DIFF_LINES)?;
+    }
+    Ok(())
+}
+
+fn one_side(
+    side: &str,
+    mark: char,
+    sgr: &str,
+    what: &str,
+    text: &str,
+    paint: &Paint,
+) -> Vec<String> {
+    let mut out = vec![paint.p(
+        sgr,
+        &format!("{mark}{mark}{mark} {side} {what} (normalised)"),
+    )];
+    out.extend(text.lines().map(|l| paint.p(sgr, &format!("{mark}{l}"))));
+    out
+}
+
+/// The JSON document (`reel.diff/1`, see the module docs).
+pub fn json(r: &Report) -> Value {
+    let drifts: Vec<Value> = r
+        .drifts
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let mut v = serde_json::to_value(d).unwrap_or(Value::Null);
+            if i < JSON_DETAILED
+                && let Ok(Some(detail)) = r.detail(d)
+                && let Some(o) = v.as_object_mut()
+            {
+                let diffs: Vec<Value> = detail
+                    .differences
+                    .iter()
+                    .map(|x| {
+                        let mut m = Map::new();
+                        m.insert("pointer".into(), Value::String(x.pointer.clone()));
+                        if let Some(a) = &x.left {
+                            m.insert("a".into(), a.clone());
+                        }
+                        if let Some(b) = &x.right {
+                            m.insert("b".into(), b.clone());
+                        }
+                        Value::Object(m)
+                    })
+                    .collect();
+                o.insert("differences".into(), Value::Array(diffs));
+            }
+            v
+        })
+        .collect();
+    json!({
+        "schema": "reel.diff/1",
+        "verdict": r.verdict(),
+        "exitCode": r.exit_code(),
+        "a": r.a,
+        "b": r.b,
+        "counts": r.counts,
+        "ignored": r.ignored,
+        "drifts": drifts,
+        "omittedDrifts": r.omitted_drifts,
+        "notes": r.notes,
+        "warnings": r.warnings,
+    })
+}
+
+/// Escapes a GitHub workflow-command value (`%`, CR, LF; plus `:` and `,` in
+/// properties).
+fn escape(s: &str, property: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            ':' if property => out.push_str("%3A"),
+            ',' if property => out.push_str("%2C"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Writes GitHub annotation lines.
+pub fn github(r: &Report, w: &mut dyn Write) -> io::Result<()> {
+    for d in &r.drifts {
+        let level = match d.class {
+            Class::Structural => "error",
+            Class::Output => "warning",
+        };
+        let place = d.b.as_ref().or(d.a.as_ref());
+        let loc = place.map_or_else(String::new, |p| {
+            format!(
+                "file={},line={},",
+                escape(&p.file.display().to_string(), true),
+                p.line
+            )
+        });
+        let title = escape(
+            &format!("reel diff: {} drift ({})", d.class.name(), d.kind.name()),
+            true,
+        );
+        writeln!(
+            w,
+            "::{level} {loc}title={title}::{}",
+            escape(&format!("{}: {}", d.subject, d.summary), false)
+        )?;
+    }
+    writeln!(w, "reel diff: {}", verdict_line(r, &Paint { on: false }))
+}

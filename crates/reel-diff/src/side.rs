@@ -1,0 +1,821 @@
+//! One side of a diff: a trace read once, front to back, into compact records.
+//!
+//! Each side runs on its own thread and sends the aligner batches of [`Event`]s: an
+//! exchange's match key when its request is read (so pairing follows request order), the
+//! finished [`ExRec`] when its response is read, LLM turns as [`TurnRec`]s. A record
+//! holds keys, fingerprints and file positions ([`Loc`]), never payloads: the aligner
+//! re-reads the few payloads whose fingerprints differ ([`Payloads`]). Memory is
+//! therefore the exchanges still open plus the records the aligner has not paired yet,
+//! not the size of the trace.
+//!
+//! Exchanges are formed by the shared [`ExchangeBuilder`] (a request, its response, the
+//! progress and cancellation that belong to it). The builder keeps every exchange it
+//! formed, so this reader starts a fresh builder whenever no exchange is open and
+//! [`RESET_AFTER`] exchanges have accumulated, and at each new session (`meta` line).
+//! Limit: a trace that never has a moment without an open exchange keeps its builder
+//! (about 250 bytes per exchange) for the whole read.
+//!
+//! Invariants: a [`Loc`] names the exact bytes of its line (the re-read line is the line
+//! read here); an `Open` event always precedes the `Done` of the same exchange, and every
+//! opened exchange is eventually `Done` (unanswered ones when the trace or its session
+//! ends).
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::SyncSender;
+
+use reel_mcp::exchange::{ExchangeBuilder, Outcome};
+use reel_mcp::jsonrpc::{Envelope, RpcKind, methods};
+use reel_mcp::normalize::{MatchKey, Normalizer, canonical};
+use reel_trace::line::kinds;
+use reel_trace::line::parse_line;
+use reel_trace::redact::Redactor;
+use reel_trace::{Dir, Line, MessageView, TraceReader, Turn};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::DiffError;
+use crate::fingerprint::{self, Fingerprint};
+
+/// A fresh exchange builder is started when none is open and this many have formed.
+pub const RESET_AFTER: usize = 4096;
+/// Lines per batch sent to the aligner (both sides advance by the same line count).
+pub const BATCH_LINES: usize = 4096;
+/// Distinct method/tool labels interned per side; past this each label is its own copy.
+pub const INTERNED_LABELS: usize = 65_536;
+/// Longest name kept in a label (tool names, URIs), in characters.
+pub const LABEL_NAME_CHARS: usize = 80;
+/// Exchanges named as context before a drift.
+pub const CONTEXT: usize = 3;
+
+/// Where a line is: its file (index into the side's files), 1-based line number, and
+/// byte range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct Loc {
+    pub file: u16,
+    pub line: u64,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// How an exchange ended, as far as drift is concerned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// No response in the trace.
+    Pending,
+    /// A `result`; `is_error` is `result.isError == true` (tool errors).
+    Result { is_error: bool },
+    /// A JSON-RPC `error`.
+    Error {
+        code: Option<i64>,
+        message: Option<Box<str>>,
+    },
+}
+
+/// One exchange, compactly.
+#[derive(Debug)]
+pub(crate) struct ExRec {
+    pub seq: u64,
+    pub dir: Dir,
+    pub method: Arc<str>,
+    pub label: Arc<str>,
+    pub request: Loc,
+    pub response: Option<Loc>,
+    pub answer: Answer,
+    /// Fingerprint of the `result` / `error` bytes.
+    pub answer_fp: u128,
+    /// Progress notifications of this exchange, in order.
+    pub progress: Vec<Loc>,
+    pub progress_fp: Fingerprint,
+    /// With --strict-notifications: the other notifications that came while it was open.
+    pub others: Vec<Loc>,
+    pub others_fp: Fingerprint,
+    pub cancelled: bool,
+    /// The exchanges opened just before it on this side (label, line).
+    pub context: Vec<(Arc<str>, Loc)>,
+}
+
+/// One LLM turn, compactly.
+#[derive(Debug)]
+pub(crate) struct TurnRec {
+    pub role: Arc<str>,
+    pub label: Arc<str>,
+    pub loc: Loc,
+    pub blocks_fp: u128,
+    pub shape_fp: u128,
+    pub usage_fp: u128,
+    pub context: Vec<(Arc<str>, Loc)>,
+}
+
+/// With --strict-notifications: a notification outside any exchange's progress.
+#[derive(Debug)]
+pub(crate) struct LooseRec {
+    pub dir: Dir,
+    pub method: Arc<str>,
+    pub fp: u128,
+    pub loc: Loc,
+}
+
+/// What a side tells the aligner.
+#[derive(Debug)]
+pub(crate) enum Event {
+    Open { seq: u64, dir: Dir, key: MatchKey },
+    Done(Box<ExRec>),
+    Turn(Box<TurnRec>),
+    Loose(Box<LooseRec>),
+}
+
+/// Events of up to [`BATCH_LINES`] lines, and the bytes read so far.
+pub(crate) struct Batch {
+    pub events: Vec<Event>,
+    pub bytes: u64,
+}
+
+/// A count of messages compared by number, not position, with the first of them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Count {
+    pub n: u64,
+    pub first: Loc,
+}
+
+/// What one side found besides its records.
+#[derive(Debug, Default)]
+pub(crate) struct SideTotals {
+    pub files: Vec<PathBuf>,
+    pub bytes: u64,
+    pub lines: u64,
+    pub messages: u64,
+    pub exchanges: u64,
+    pub turns: u64,
+    pub echoed_turns: u64,
+    pub sessions: u64,
+    pub skipped: u64,
+    pub first_skipped: Option<(Loc, String)>,
+    /// Unsolicited messages per (direction, method or kind).
+    pub counts: BTreeMap<(DirKey, String), Count>,
+}
+
+/// A direction as a sortable key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum DirKey {
+    In,
+    Out,
+}
+
+impl DirKey {
+    pub(crate) fn of(dir: Dir) -> DirKey {
+        if dir == Dir::In {
+            DirKey::In
+        } else {
+            DirKey::Out
+        }
+    }
+
+    /// "client→server" / "server→client".
+    pub(crate) fn text(self) -> &'static str {
+        match self {
+            DirKey::In => "client→server",
+            DirKey::Out => "server→client",
+        }
+    }
+}
+
+/// How a side turns payload text into comparable values: the other side's redaction
+/// rules (when the two traces were redacted differently), then the shared normaliser.
+#[derive(Clone, Debug)]
+pub(crate) struct Prep {
+    pub normalizer: Normalizer,
+    pub cross: Option<Redactor>,
+}
+
+impl Prep {
+    pub(crate) fn new(ignore: Normalizer, cross: Option<Redactor>) -> Prep {
+        let normalizer = match &cross {
+            Some(r) => ignore.with_redactor(r.clone()),
+            None => ignore,
+        };
+        Prep { normalizer, cross }
+    }
+
+    fn redact<'a>(&self, raw: &'a str) -> Cow<'a, str> {
+        match &self.cross {
+            Some(r) => r.redact_json(raw),
+            None => Cow::Borrowed(raw),
+        }
+    }
+
+    /// A message's normalised value.
+    pub(crate) fn value(&self, raw: &str) -> Option<Value> {
+        let v = if self.cross.is_some() {
+            self.normalizer.normalize_live(raw)
+        } else {
+            self.normalizer.normalize_recorded(raw)
+        };
+        v.ok()
+    }
+}
+
+/// Reads one side and sends its events; returns what it counted.
+pub(crate) fn read_side(
+    path: &Path,
+    prep: Prep,
+    strict_notifications: bool,
+    tx: SyncSender<Batch>,
+) -> Result<SideTotals, DiffError> {
+    let mut reader = TraceReader::open(path).map_err(|source| DiffError::Open { source })?;
+    let files = reader.files().to_vec();
+    let mut side = SideReader {
+        prep,
+        strict_notifications,
+        builder: ExchangeBuilder::new(),
+        slots: Vec::new(),
+        open: 0,
+        seq: 0,
+        roles: HashMap::new(),
+        labels: HashMap::new(),
+        ring: Vec::new(),
+        events: Vec::new(),
+        totals: SideTotals {
+            files: files.clone(),
+            bytes: reader.total_bytes(),
+            ..SideTotals::default()
+        },
+    };
+    let mut file: i64 = -1;
+    let mut offset = 0u64;
+    let mut read = 0u64;
+    let mut in_batch = 0;
+    while let Some(l) = reader.next_line() {
+        let l = l.map_err(|source| DiffError::Open { source })?;
+        if l.raw.number == 1 {
+            file += 1;
+            offset = files.get(file as usize).map_or(0, |f| bom_len(f));
+        }
+        let len = l.raw.bytes.len() as u64;
+        let loc = Loc {
+            file: u16::try_from(file).unwrap_or(u16::MAX),
+            line: l.raw.number,
+            offset,
+            len,
+        };
+        let step = len + u64::from(l.raw.crlf) + u64::from(l.raw.terminated);
+        offset += step;
+        read += step;
+        side.line(l.raw.bytes, loc);
+        in_batch += 1;
+        if in_batch >= BATCH_LINES {
+            in_batch = 0;
+            side.send(&tx, read)?;
+        }
+    }
+    side.end_session();
+    side.send(&tx, read)?;
+    Ok(side.totals)
+}
+
+/// The length of a UTF-8 BOM at the start of `path` (the reader strips it).
+fn bom_len(path: &Path) -> u64 {
+    let mut head = [0u8; 3];
+    match File::open(path).and_then(|mut f| f.read_exact(&mut head)) {
+        Ok(()) if head == *b"\xEF\xBB\xBF" => 3,
+        _ => 0,
+    }
+}
+
+struct SideReader {
+    prep: Prep,
+    strict_notifications: bool,
+    builder: ExchangeBuilder,
+    /// The records of the current builder's exchanges, by its index; `None` once done.
+    slots: Vec<Option<Box<ExRec>>>,
+    open: usize,
+    seq: u64,
+    roles: HashMap<Arc<str>, u64>,
+    labels: HashMap<String, Arc<str>>,
+    ring: Vec<(Arc<str>, Loc)>,
+    events: Vec<Event>,
+    totals: SideTotals,
+}
+
+impl SideReader {
+    fn send(&mut self, tx: &SyncSender<Batch>, bytes: u64) -> Result<(), DiffError> {
+        let events = std::mem::take(&mut self.events);
+        // The aligner hung up only when it failed; its error is the one reported.
+        tx.send(Batch { events, bytes })
+            .map_err(|_| DiffError::Aborted)
+    }
+
+    fn intern(&mut self, s: String) -> Arc<str> {
+        if let Some(a) = self.labels.get(&s) {
+            return a.clone();
+        }
+        let a: Arc<str> = Arc::from(s.as_str());
+        if self.labels.len() < INTERNED_LABELS {
+            self.labels.insert(s, a.clone());
+        }
+        a
+    }
+
+    fn remember(&mut self, label: Arc<str>, loc: Loc) -> Vec<(Arc<str>, Loc)> {
+        let before = self.ring.clone();
+        if self.ring.len() == CONTEXT {
+            self.ring.remove(0);
+        }
+        self.ring.push((label, loc));
+        before
+    }
+
+    fn count(&mut self, dir: Dir, what: &str, loc: Loc) {
+        let key = (DirKey::of(dir), what.to_owned());
+        self.totals
+            .counts
+            .entry(key)
+            .and_modify(|c| c.n += 1)
+            .or_insert(Count { n: 1, first: loc });
+    }
+
+    fn line(&mut self, bytes: &[u8], loc: Loc) {
+        self.totals.lines += 1;
+        match parse_line(bytes) {
+            Err(e) => {
+                self.totals.skipped += 1;
+                if self.totals.first_skipped.is_none() {
+                    self.totals.first_skipped = Some((loc, e.to_string()));
+                }
+            }
+            Ok(Line::Meta(_)) => {
+                if self.totals.sessions > 0 {
+                    self.end_session();
+                }
+                self.totals.sessions += 1;
+            }
+            Ok(Line::Message(v)) => self.message(&v, loc),
+            Ok(Line::Event(v)) => {
+                if v.kind.as_deref() == Some(kinds::NONJSON) {
+                    let dir = if v.side.as_deref() == Some("in") {
+                        Dir::In
+                    } else {
+                        Dir::Out
+                    };
+                    self.count(dir, "(a line that is not JSON)", loc);
+                }
+            }
+            Ok(Line::Turn(t)) => self.turn(&t, loc),
+            Ok(Line::End(_) | Line::Other(_)) => {}
+        }
+    }
+
+    fn message(&mut self, v: &MessageView<'_>, loc: Loc) {
+        let (Some(dir), Some(raw)) = (v.dir(), v.raw_str()) else {
+            return;
+        };
+        self.totals.messages += 1;
+        let raw = self.prep.redact(raw);
+        let pushed = self.builder.push(v.session.as_deref(), dir, &raw, loc.line);
+        if let Some(idx) = pushed.opened {
+            self.open_exchange(idx, dir, &raw, loc);
+        } else if let Some(idx) = pushed.attached_to {
+            self.attach(idx, dir, &raw, loc);
+        }
+        if let Some(idx) = pushed.closed {
+            self.close_exchange(idx, &raw, loc);
+        }
+        if pushed.unsolicited {
+            self.unsolicited(&raw, loc);
+        }
+    }
+
+    fn open_exchange(&mut self, idx: usize, dir: Dir, raw: &str, loc: Loc) {
+        let (key, method, name) = match serde_json::from_str::<Value>(raw) {
+            Ok(mut v) => {
+                self.prep.normalizer.normalize_value(&mut v);
+                let method = v
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let name = label_name(&method, &v);
+                (MatchKey::of(&v), method, name)
+            }
+            // The builder opened it, so it parsed; keep going on the bytes if not.
+            Err(_) => (
+                MatchKey(fingerprint::of(raw.as_bytes())),
+                String::new(),
+                None,
+            ),
+        };
+        let label = match &name {
+            Some(n) => format!("{method} {n}"),
+            None => method.clone(),
+        };
+        let method = self.intern(method);
+        let label = self.intern(label);
+        let context = self.remember(label.clone(), loc);
+        let seq = self.seq;
+        self.seq += 1;
+        self.totals.exchanges += 1;
+        let rec = ExRec {
+            seq,
+            dir,
+            method,
+            label,
+            request: loc,
+            response: None,
+            answer: Answer::Pending,
+            answer_fp: 0,
+            progress: Vec::new(),
+            progress_fp: Fingerprint::new(),
+            others: Vec::new(),
+            others_fp: Fingerprint::new(),
+            cancelled: false,
+            context,
+        };
+        self.events.push(Event::Open { seq, dir, key });
+        if self.slots.len() <= idx {
+            self.slots.resize_with(idx + 1, || None);
+        }
+        self.slots[idx] = Some(Box::new(rec));
+        self.open += 1;
+    }
+
+    fn attach(&mut self, idx: usize, dir: Dir, raw: &str, loc: Loc) {
+        let Some(att) = self
+            .builder
+            .exchanges()
+            .get(idx)
+            .and_then(|e| e.attached.last())
+        else {
+            return;
+        };
+        if att.is_request {
+            // A request the pairer refused (its id is in use): compared by count.
+            self.count(dir, "(request reusing a pending id)", loc);
+            return;
+        }
+        let method = att.method.clone().unwrap_or_default();
+        let strict = self.strict_notifications;
+        let Some(rec) = self.slots.get_mut(idx).and_then(Option::as_mut) else {
+            self.count(dir, &method, loc);
+            return;
+        };
+        match method.as_str() {
+            methods::PROGRESS => {
+                rec.progress.push(loc);
+                progress_fingerprint(raw, &mut rec.progress_fp);
+            }
+            methods::CANCELLED => rec.cancelled = true,
+            _ if strict => {
+                rec.others.push(loc);
+                rec.others_fp.write_str(raw);
+            }
+            _ => self.count(dir, &method, loc),
+        }
+    }
+
+    fn close_exchange(&mut self, idx: usize, raw: &str, loc: Loc) {
+        let Some(mut rec) = self.slots.get_mut(idx).and_then(Option::take) else {
+            return;
+        };
+        self.open = self.open.saturating_sub(1);
+        let ex = &self.builder.exchanges()[idx];
+        rec.cancelled |= ex.cancelled;
+        rec.response = Some(loc);
+        let env = Envelope::parse(raw).unwrap_or_default();
+        match &ex.outcome {
+            Outcome::Error(code) => {
+                let message = env
+                    .error_parts()
+                    .and_then(|(_, m)| m)
+                    .map(|m| reel_mcp::normalize::shorten(&m, 200).into_boxed_str());
+                rec.answer = Answer::Error {
+                    code: *code,
+                    message,
+                };
+                let mut f = Fingerprint::new();
+                f.write(b"error");
+                f.write_str(env.error.map_or("", RawValue::get));
+                rec.answer_fp = f.finish();
+            }
+            _ => {
+                let result = env.result.map_or("", RawValue::get);
+                let is_error = &*rec.method == methods::TOOLS_CALL && tool_is_error(result);
+                rec.answer = Answer::Result { is_error };
+                let mut f = Fingerprint::new();
+                f.write(b"result");
+                f.write_str(result);
+                rec.answer_fp = f.finish();
+            }
+        }
+        self.events.push(Event::Done(rec));
+        if self.open == 0 && self.slots.len() >= RESET_AFTER {
+            self.builder = ExchangeBuilder::new();
+            self.slots.clear();
+        }
+    }
+
+    fn unsolicited(&mut self, raw: &str, loc: Loc) {
+        let Some(u) = self.builder.unsolicited_messages().last() else {
+            return;
+        };
+        let dir = u.dir;
+        let what = match (&u.method, u.kind) {
+            (Some(m), _) => m.clone(),
+            (None, RpcKind::Response | RpcKind::Error) => "(a response to no request)".to_owned(),
+            (None, RpcKind::Batch) => "(a batch)".to_owned(),
+            (None, _) => "(not a JSON-RPC message)".to_owned(),
+        };
+        if self.strict_notifications && u.kind == RpcKind::Notification {
+            let method = self.intern(what);
+            self.events.push(Event::Loose(Box::new(LooseRec {
+                dir,
+                method,
+                fp: fingerprint::of(raw.as_bytes()),
+                loc,
+            })));
+            return;
+        }
+        self.count(dir, &what, loc);
+    }
+
+    /// Everything still open becomes `Done` (unanswered); a new session starts afresh.
+    fn end_session(&mut self) {
+        for (idx, slot) in self.slots.iter_mut().enumerate() {
+            if let Some(mut rec) = slot.take() {
+                rec.cancelled |= self
+                    .builder
+                    .exchanges()
+                    .get(idx)
+                    .is_some_and(|e| e.cancelled);
+                self.events.push(Event::Done(rec));
+            }
+        }
+        self.slots.clear();
+        self.open = 0;
+        self.builder = ExchangeBuilder::new();
+    }
+
+    fn turn(&mut self, t: &Turn, loc: Loc) {
+        if t.is_echoed() {
+            self.totals.echoed_turns += 1;
+            return;
+        }
+        self.totals.turns += 1;
+        let role = self.intern(t.role.clone().unwrap_or_else(|| "(no role)".to_owned()));
+        let n = self.roles.entry(role.clone()).or_insert(0);
+        *n += 1;
+        let tools: Vec<String> = t
+            .blocks()
+            .iter()
+            .filter_map(|b| match b {
+                reel_trace::Block::ToolUse { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        let label = if tools.is_empty() {
+            format!("{role} turn {n}")
+        } else {
+            format!("{role} turn {n} (tool_use {})", tools.join(", "))
+        };
+        let label = self.intern(label);
+        let blocks = turn_value(t, &self.prep.normalizer);
+        let context = self.remember(label.clone(), loc);
+        self.events.push(Event::Turn(Box::new(TurnRec {
+            role,
+            label,
+            loc,
+            blocks_fp: fingerprint::of(canonical(&blocks).as_bytes()),
+            shape_fp: fingerprint::of(turn_shape(t).as_bytes()),
+            usage_fp: fingerprint::of(canonical(&usage_value(t)).as_bytes()),
+            context,
+        })));
+    }
+}
+
+/// The name that makes a request's label useful: the tool, prompt or resource.
+fn label_name(method: &str, v: &Value) -> Option<String> {
+    let p = v.get("params")?;
+    let name = match method {
+        "tools/call" | "prompts/get" => p.get("name")?.as_str()?,
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            p.get("uri")?.as_str()?
+        }
+        "completion/complete" => {
+            let r = p.get("ref")?;
+            r.get("name").or_else(|| r.get("uri"))?.as_str()?
+        }
+        _ => return None,
+    };
+    Some(reel_mcp::normalize::shorten(name, LABEL_NAME_CHARS))
+}
+
+/// `result.isError == true`, read without building the result.
+fn tool_is_error(result: &str) -> bool {
+    #[derive(Deserialize)]
+    struct R {
+        #[serde(rename = "isError")]
+        is_error: Option<Value>,
+    }
+    serde_json::from_str::<R>(result)
+        .ok()
+        .and_then(|r| r.is_error)
+        .is_some_and(|v| v == Value::Bool(true))
+}
+
+/// Adds a progress notification to `f`: its method and params, without the token (the
+/// token is the request's, different on every run).
+fn progress_fingerprint(raw: &str, f: &mut Fingerprint) {
+    #[derive(Deserialize)]
+    struct N<'a> {
+        #[serde(borrow, default)]
+        params: Option<BTreeMap<Cow<'a, str>, &'a RawValue>>,
+    }
+    f.write(b"progress");
+    match serde_json::from_str::<N<'_>>(raw) {
+        Ok(n) => {
+            for (k, v) in n.params.iter().flatten() {
+                if k != "progressToken" {
+                    f.write_str(k);
+                    f.write_str(v.get());
+                }
+            }
+        }
+        Err(_) => f.write_str(raw),
+    }
+}
+
+/// A progress notification as compared: normalised, without `params.progressToken`.
+pub(crate) fn progress_value(mut v: Value) -> Value {
+    if let Some(p) = v.get_mut("params").and_then(Value::as_object_mut) {
+        p.remove("progressToken");
+    }
+    v
+}
+
+/// A turn as compared: `{role, blocks}` with the ids that differ between honest runs
+/// removed (`tool_use.id`, `tool_result.tool_use_id`, a thinking block's `signature`),
+/// then the user's --ignore pointers (which address this value for turns).
+pub(crate) fn turn_value(t: &Turn, normalizer: &Normalizer) -> Value {
+    let blocks: Vec<Value> = t
+        .blocks()
+        .iter()
+        .map(|b| {
+            let mut v = b.to_value();
+            if let Some(o) = v.as_object_mut() {
+                match o.get("type").and_then(Value::as_str) {
+                    Some("tool_use") => {
+                        o.remove("id");
+                    }
+                    Some("tool_result") => {
+                        o.remove("tool_use_id");
+                    }
+                    Some("thinking") => {
+                        o.remove("signature");
+                    }
+                    _ => {}
+                }
+            }
+            v
+        })
+        .collect();
+    let mut m = Map::new();
+    m.insert(
+        "role".into(),
+        t.role.clone().map_or(Value::Null, Value::String),
+    );
+    m.insert("blocks".into(), Value::Array(blocks));
+    let mut v = Value::Object(m);
+    for p in normalizer.ignored() {
+        p.remove_from(&mut v);
+    }
+    v
+}
+
+/// What a turn did, for structural comparison: block types, tool names, error flags.
+pub(crate) fn turn_shape(t: &Turn) -> String {
+    let mut s = String::new();
+    for b in t.blocks() {
+        match b {
+            reel_trace::Block::ToolUse { name, .. } => {
+                s.push_str("tool_use:");
+                s.push_str(name);
+            }
+            reel_trace::Block::ToolResult { is_error, .. } => {
+                s.push_str(if *is_error == Some(true) {
+                    "tool_result:error"
+                } else {
+                    "tool_result"
+                });
+            }
+            other => s.push_str(other.type_name().unwrap_or("?")),
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The facts of a turn that are reported but are not drift by default.
+pub(crate) fn usage_value(t: &Turn) -> Value {
+    let mut m = Map::new();
+    let opt = |v: Option<Value>| v.unwrap_or(Value::Null);
+    m.insert("model".into(), opt(t.model.clone().map(Value::String)));
+    m.insert(
+        "usage".into(),
+        opt(t.usage.as_ref().and_then(|u| serde_json::to_value(u).ok())),
+    );
+    m.insert(
+        "timing".into(),
+        opt(t.timing.as_ref().and_then(|u| serde_json::to_value(u).ok())),
+    );
+    m.insert(
+        "stop_reason".into(),
+        opt(t.stop_reason.clone().map(Value::String)),
+    );
+    Value::Object(m)
+}
+
+/// Re-reads lines of one side by [`Loc`].
+#[derive(Debug)]
+pub(crate) struct Payloads {
+    pub files: Vec<PathBuf>,
+    handles: Vec<Option<File>>,
+    pub prep: Prep,
+}
+
+impl Payloads {
+    pub(crate) fn new(files: Vec<PathBuf>, prep: Prep) -> Payloads {
+        let handles = files.iter().map(|_| None).collect();
+        Payloads {
+            files,
+            handles,
+            prep,
+        }
+    }
+
+    /// The file a location is in.
+    pub(crate) fn path(&self, loc: Loc) -> &Path {
+        self.files
+            .get(usize::from(loc.file))
+            .map_or(Path::new("?"), PathBuf::as_path)
+    }
+
+    fn bytes(&mut self, loc: Loc) -> Result<Vec<u8>, DiffError> {
+        let i = usize::from(loc.file);
+        let path = self.path(loc).to_owned();
+        let reread = |problem: String| DiffError::Reread {
+            path: path.clone(),
+            line: loc.line,
+            problem,
+        };
+        if self.handles.get(i).is_some_and(Option::is_none) {
+            self.handles[i] = Some(File::open(&path).map_err(|e| reread(e.to_string()))?);
+        }
+        let f = self
+            .handles
+            .get_mut(i)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| reread("no such file in the trace".into()))?;
+        let len = usize::try_from(loc.len).map_err(|e| reread(e.to_string()))?;
+        let mut buf = vec![0u8; len];
+        f.seek(SeekFrom::Start(loc.offset))
+            .and_then(|_| f.read_exact(&mut buf))
+            .map_err(|e| reread(e.to_string()))?;
+        Ok(buf)
+    }
+
+    /// The normalised message at `loc`.
+    pub(crate) fn message(&mut self, loc: Loc) -> Result<Value, DiffError> {
+        let bytes = self.bytes(loc)?;
+        let problem = |p: &str| DiffError::Reread {
+            path: self.path(loc).to_owned(),
+            line: loc.line,
+            problem: format!("{p} (was the trace changed while diffing?)"),
+        };
+        match parse_line(&bytes) {
+            Ok(Line::Message(v)) => {
+                let raw = v.raw_str().ok_or_else(|| problem("no raw member"))?;
+                self.prep
+                    .value(raw)
+                    .ok_or_else(|| problem("raw is not JSON"))
+            }
+            _ => Err(problem("not a message line")),
+        }
+    }
+
+    /// The turn at `loc`.
+    pub(crate) fn turn(&mut self, loc: Loc) -> Result<Turn, DiffError> {
+        let bytes = self.bytes(loc)?;
+        match parse_line(&bytes) {
+            Ok(Line::Turn(t)) => Ok(*t),
+            _ => Err(DiffError::Reread {
+                path: self.path(loc).to_owned(),
+                line: loc.line,
+                problem: "not a turn line (was the trace changed while diffing?)".into(),
+            }),
+        }
+    }
+}
