@@ -1,0 +1,270 @@
+//! `reel diff` on real runs: two recordings of `@modelcontextprotocol/server-everything`
+//! made with `reel rec` (driven by a small JSON-RPC client below) diff as identical apart
+//! from the content that really differs — its dynamic resource embeds the time of day —
+//! and `--ignore` on that pointer makes them identical; a recording and its
+//! `reel verify` run diff as identical.
+//!
+//! The peers are installed by `cargo xtask peers` (`$REEL_PEERS`, else
+//! `<workspace>/.peers`); when they are missing the test fails and says so.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+const ANSWER_LIMIT: Duration = Duration::from_secs(60);
+
+fn everything() -> PathBuf {
+    let root = std::env::var_os("REEL_PEERS")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.peers"));
+    let p = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        p.exists(),
+        "peers missing: run `cargo xtask peers` (looked for {})",
+        p.display()
+    );
+    p
+}
+
+/// A line-based JSON-RPC client for a child's stdio; the child is killed on drop.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<String>,
+    next: u64,
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Client {
+    fn start(mut cmd: Command) -> Client {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start reel rec");
+        let out = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Client {
+            stdin: child.stdin.take(),
+            child,
+            rx,
+            next: 1,
+        }
+    }
+
+    fn send(&mut self, v: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{v}").expect("write to the server");
+        stdin.flush().expect("flush");
+    }
+
+    /// Sends a request and returns its result, answering the server's own requests
+    /// (roots, sampling, elicitation, ping) meanwhile.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}));
+        loop {
+            let line = self
+                .rx
+                .recv_timeout(ANSWER_LIMIT)
+                .unwrap_or_else(|e| panic!("{method}: no answer ({e})"));
+            let msg: Value = serde_json::from_str(&line).expect("JSON from the server");
+            match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
+                (Some(m), Some(sid)) => {
+                    let result = match m {
+                        "roots/list" => {
+                            json!({"roots":[{"uri":"file:///srv/reel-diff-test","name":"t"}]})
+                        }
+                        "sampling/createMessage" => {
+                            json!({"role":"assistant","content":{"type":"text","text":"canned"},"model":"test","stopReason":"endTurn"})
+                        }
+                        "elicitation/create" => json!({"action":"decline"}),
+                        _ => json!({}),
+                    };
+                    let reply = json!({"jsonrpc":"2.0","id":sid,"result":result});
+                    self.send(&reply);
+                }
+                (None, Some(rid)) if *rid == json!(id) => {
+                    assert!(msg.get("error").is_none(), "{method}: {msg}");
+                    return msg["result"].clone();
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait for reel rec");
+        assert!(status.success(), "reel rec ended with {status}");
+    }
+}
+
+/// One recorded session against server-everything.
+fn record_everything(dir: &Path, name: &str) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_reel"));
+    cmd.args([
+        "rec",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--name",
+        name,
+        "--",
+        "node",
+    ])
+    .arg(everything())
+    .arg("stdio");
+    let mut c = Client::start(cmd);
+    c.call(
+        "initialize",
+        json!({"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":true},"sampling":{}},
+               "clientInfo":{"name":"reel-diff-test","version":"1"}}),
+    );
+    c.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    c.call("tools/list", json!({}));
+    c.call(
+        "tools/call",
+        json!({"name":"echo","arguments":{"message":"diff me"}}),
+    );
+    c.call(
+        "tools/call",
+        json!({"name":"get-sum","arguments":{"a":40,"b":2}}),
+    );
+    // Takes a second, so the two runs read the dynamic resource in different seconds.
+    c.call(
+        "tools/call",
+        json!({"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":2},
+               "_meta":{"progressToken":"long"}}),
+    );
+    c.call(
+        "resources/read",
+        json!({"uri":"demo://resource/dynamic/text/1"}),
+    );
+    c.call("prompts/list", json!({}));
+    c.call(
+        "tools/call",
+        json!({"name":"trigger-sampling-request","arguments":{"prompt":"hi","maxTokens":8}}),
+    );
+    c.finish();
+}
+
+fn trace_named(dir: &Path, name: &str) -> PathBuf {
+    let suffix = format!("-{name}.jsonl");
+    std::fs::read_dir(dir)
+        .expect("trace dir")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.to_string_lossy().ends_with(&suffix))
+        .unwrap_or_else(|| panic!("no trace named {name} in {}", dir.display()))
+}
+
+fn diff(a: &Path, b: &Path, extra: &[&str]) -> (i32, Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args(["diff", "--json"])
+        .args(extra)
+        .arg(a)
+        .arg(b)
+        .output()
+        .expect("run reel diff");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    (out.status.code().unwrap_or(-1), v)
+}
+
+#[test]
+fn two_runs_of_server_everything_differ_only_in_the_time_its_resource_embeds() {
+    let tmp = tempfile::tempdir().unwrap();
+    record_everything(tmp.path(), "one");
+    record_everything(tmp.path(), "two");
+    let (a, b) = (
+        trace_named(tmp.path(), "one"),
+        trace_named(tmp.path(), "two"),
+    );
+
+    let (code, v) = diff(&a, &b, &[]);
+    assert_eq!(code, 1, "{v:#}");
+    let drifts = v["drifts"].as_array().unwrap();
+    assert_eq!(drifts.len(), 1, "{v:#}");
+    assert_eq!(
+        drifts[0]["subject"],
+        "resources/read demo://resource/dynamic/text/1"
+    );
+    assert_eq!(drifts[0]["kind"], "result-changed");
+    assert_eq!(drifts[0]["pointers"], json!(["/result/contents/0/text"]));
+    let left = drifts[0]["differences"][0]["a"].as_str().unwrap();
+    assert!(left.contains("created at"), "{left}");
+    assert!(v["counts"]["paired"].as_u64().unwrap() >= 9, "{v:#}");
+
+    let (code, v) = diff(&a, &b, &["--ignore", "/result/contents/0/text"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["verdict"], "identical");
+}
+
+#[test]
+fn a_recording_and_its_verify_run_diff_as_identical() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let reel = env!("CARGO_BIN_EXE_reel");
+    let rec = Command::new(reel)
+        .args([
+            "example", "client", "--", reel, "rec", "--dir", dir, "--name", "rec", "--",
+        ])
+        .args([reel, "example", "server"])
+        .output()
+        .unwrap();
+    assert!(
+        rec.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    let verify = |server_flags: &[&str], name: &str| {
+        let out = Command::new(reel)
+            .args([
+                "verify", "--dir", dir, "--name", name, "rec", "--", reel, "example", "server",
+            ])
+            .args(server_flags)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, text) = verify(&[], "live");
+    assert_eq!(code, Some(0), "{text}");
+    let (a, b) = (
+        trace_named(tmp.path(), "rec"),
+        trace_named(tmp.path(), "live"),
+    );
+    let (code, v) = diff(&a, &b, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["counts"]["paired"], 7);
+
+    // The same against the changed server: verify and diff agree on the drift.
+    let (code, text) = verify(&["--changed"], "live-changed");
+    assert_eq!(code, Some(1), "{text}");
+    let c = trace_named(tmp.path(), "live-changed");
+    let (code, v) = diff(&a, &c, &[]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["drifts"][0]["subject"], "tools/call weather");
+}
