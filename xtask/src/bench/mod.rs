@@ -11,6 +11,8 @@
 //! `--quick` is a smoke run (small inputs, debug build) that proves the benches work; its
 //! figures mean nothing and go to `target/bench/quick/`.
 
+pub mod diff;
+pub mod play;
 pub mod reader;
 pub mod rec;
 mod synth;
@@ -145,7 +147,12 @@ impl Figure {
 type BenchFn = fn(&Ctx) -> anyhow::Result<Vec<Figure>>;
 
 /// Every bench, by name, in the order `cargo xtask bench` runs them.
-const BENCHES: &[(&str, BenchFn)] = &[("reader", reader::run), ("rec", rec::run)];
+const BENCHES: &[(&str, BenchFn)] = &[
+    ("reader", reader::run),
+    ("rec", rec::run),
+    ("play", play::run),
+    ("diff", diff::run),
+];
 
 /// `cargo xtask bench`.
 pub fn cmd(args: &[String]) -> anyhow::Result<()> {
@@ -175,6 +182,9 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
     }
 
     let root = process::workspace_root();
+    if !quick && cfg!(debug_assertions) && std::env::var_os(REEXEC_ENV).is_none() {
+        return reexec_optimised(&root, args);
+    }
     let mut work = process::target_dir(&root).join("bench");
     if quick {
         work.push("quick");
@@ -186,6 +196,17 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
         println!(
             "bench: --quick: small inputs on a debug build; the figures prove the benches run, nothing more"
         );
+    }
+
+    let load = load_average();
+    if let Some(l) = load {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        println!("bench: load average {l:.2} on {cpus} cores before the run");
+        if l > 0.5 * cpus as f64 {
+            println!(
+                "bench: warning: the machine is busy; wall-clock figures will be low and noisy (CPU-time figures less so)"
+            );
+        }
     }
 
     let mut results = Vec::new();
@@ -200,7 +221,7 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
 
     print_table(&results);
     let json_path = ctx.work.join("results.json");
-    write_results(&json_path, &ctx, &results)?;
+    write_results(&json_path, &ctx, load, &results)?;
     println!("results: {}", json_path.display());
 
     let failed: Vec<String> = results
@@ -220,18 +241,46 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Set on the optimised xtask that a debug one re-runs, so it runs the benches itself.
+const REEXEC_ENV: &str = "REEL_XTASK_BENCH_OPTIMISED";
+
+/// Builds xtask in release and runs the same bench command with it: the in-process work
+/// (generating the trace, the validation pass) must be measured optimised, and the
+/// optimised xtask stays small, which keeps its share of a child's `ru_maxrss` small.
+fn reexec_optimised(root: &Path, args: &[String]) -> anyhow::Result<()> {
+    use std::os::unix::process::CommandExt;
+    println!("bench: building an optimised xtask to run the benches");
+    let xtask = build_bin(root, "xtask", "xtask", true)?;
+    let mut cmd = Command::new(&xtask);
+    cmd.arg("bench").args(args).env(REEXEC_ENV, "1");
+    println!("$ {}", display(&cmd));
+    let err = cmd.exec();
+    Err(err).with_context(|| format!("cannot run {}", xtask.display()))
+}
+
+/// The one-minute load average (Linux), to tell a reader how busy the machine was.
+fn load_average() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
 /// Builds reel (release; debug with `--quick`) and returns the binary cargo reports.
 fn build_reel(root: &Path, quick: bool) -> anyhow::Result<PathBuf> {
+    build_bin(root, "reel", "reel", !quick)
+}
+
+/// Builds one binary and returns its path as cargo reports it.
+fn build_bin(root: &Path, package: &str, bin: &str, release: bool) -> anyhow::Result<PathBuf> {
     let mut c = cargo();
     c.current_dir(root).args([
         "build",
         "-p",
-        "reel",
+        package,
         "--bin",
-        "reel",
+        bin,
         "--message-format=json-render-diagnostics",
     ]);
-    if !quick {
+    if release {
         c.arg("--release");
     }
     let shown = display(&c);
@@ -248,7 +297,7 @@ fn build_reel(root: &Path, quick: bool) -> anyhow::Result<PathBuf> {
                 continue;
             };
             if msg["reason"] == "compiler-artifact"
-                && msg["target"]["name"] == "reel"
+                && msg["target"]["name"] == bin
                 && let Some(p) = msg["executable"].as_str()
             {
                 exe = Some(PathBuf::from(p));
@@ -259,7 +308,7 @@ fn build_reel(root: &Path, quick: bool) -> anyhow::Result<PathBuf> {
     if !status.success() {
         bail!("`{shown}` failed ({status})");
     }
-    exe.with_context(|| format!("`{shown}` reported no reel executable"))
+    exe.with_context(|| format!("`{shown}` reported no {bin} executable"))
 }
 
 fn print_table(results: &[(&str, anyhow::Result<Vec<Figure>>)]) {
@@ -334,26 +383,55 @@ fn print_table(results: &[(&str, anyhow::Result<Vec<Figure>>)]) {
 fn write_results(
     path: &Path,
     ctx: &Ctx,
+    load: Option<f64>,
     results: &[(&str, anyhow::Result<Vec<Figure>>)],
 ) -> anyhow::Result<()> {
-    let benches: Vec<serde_json::Value> = results
-        .iter()
-        .map(|(name, r)| match r {
-            Ok(figs) => json!({ "name": name, "ok": true, "figures": figs }),
-            Err(e) => {
-                json!({ "name": name, "ok": false, "error": format!("{e:#}"), "figures": [] })
-            }
-        })
-        .collect();
-    let doc = json!({
-        "schema": "reel.bench/1",
-        "quick": ctx.quick,
-        "profile": if ctx.quick { "dev" } else { "release" },
-        "reel": ctx.reel,
-        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-        "page_cache": "warm",
-        "benches": benches,
-    });
+    // Structs rather than `json!`, so the document keeps this field order.
+    #[derive(Serialize)]
+    struct Bench<'a> {
+        name: &'a str,
+        ok: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        figures: &'a [Figure],
+    }
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        schema: &'static str,
+        quick: bool,
+        profile: &'static str,
+        reel: &'a Path,
+        cpus: usize,
+        load_average_before: Option<f64>,
+        page_cache: &'static str,
+        benches: Vec<Bench<'a>>,
+    }
+    let doc = Doc {
+        schema: "reel.bench/1",
+        quick: ctx.quick,
+        profile: if ctx.quick { "dev" } else { "release" },
+        reel: &ctx.reel,
+        cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        load_average_before: load,
+        page_cache: "warm",
+        benches: results
+            .iter()
+            .map(|(name, r)| match r {
+                Ok(figs) => Bench {
+                    name,
+                    ok: true,
+                    error: None,
+                    figures: figs,
+                },
+                Err(e) => Bench {
+                    name,
+                    ok: false,
+                    error: Some(format!("{e:#}")),
+                    figures: &[],
+                },
+            })
+            .collect(),
+    };
     let text = serde_json::to_string_pretty(&doc)?;
     std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
 }
@@ -441,6 +519,17 @@ pub fn measure(cmd: &mut Command) -> anyhow::Result<Measured> {
         max_rss: maxrss_bytes(ru.ru_maxrss),
         cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
     })
+}
+
+/// CPU time this process has used so far (user + system, all threads).
+pub fn self_cpu() -> Duration {
+    // SAFETY: timespec is plain data; the out-pointer is valid.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid clock id and out-pointer.
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 /// This process's own peak RSS, bytes.

@@ -1,10 +1,400 @@
-//! The `reel rec` bench (issue 3): direct vs through `reel rec`, with the project's own
-//! minimal client and server. Not built yet; this module keeps its place and signature.
+//! The `reel rec` bench (issue 3): the stdio recording proxy against no proxy at all.
+//!
+//! The project's own minimal stdio MCP client and server (`crates/reel-record/examples/
+//! echo_client.rs`, `echo_server.rs`; no SDK) run `tools/call echo`:
+//! - `seq-1k`: N sequential calls, 1 KiB text;
+//! - `pipe-1k`: the same with W = 16 calls in flight;
+//! - `seq-1m`: sequential calls with 1 MiB text;
+//!
+//! each once directly and once through `reel rec` (default settings: redaction on, the
+//! trace on the same disk), interleaved round by round so machine noise hits both alike;
+//! ratios are taken per round, then the median of 3 rounds. A last `1 GiB` session
+//! (512 calls × 1 MiB each way) runs only through reel, for its peak RSS.
+//!
+//! What is measured, and how:
+//! - reel's own CPU per forwarded message: the client reaps reel with `wait4`, whose
+//!   account includes the echo server reel reaped; the server reports its own CPU time
+//!   at exit (`--rusage-out`) and is subtracted. Divided by every line reel forwarded
+//!   (N calls × 2 plus the 5 lines of the handshake);
+//! - throughput ratios: calls/s through reel ÷ calls/s direct, same round;
+//! - added latency: median round trip through reel − median direct, sequential 1 KiB;
+//! - reel's peak RSS: `VmHWM` of the reel process, read by the client after the last
+//!   call (reel's own, not its child's);
+//! - zero drops: every trace's `end.counts` must hold every message (N+3 in, N+2 out,
+//!   no event), its line count must agree, and every run's answers must match the direct
+//!   run's byte for byte (checksum). Any miss fails the bench.
 
-use super::{Ctx, Figure};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::{Ctx, Figure, Target, fmt_value, median};
+use crate::process::{cargo, display};
+
+const ROUNDS: usize = 3;
+
+/// Targets from the issue.
+const CPU_PER_MESSAGE_US: f64 = 5.0;
+const THROUGHPUT_RATIO: f64 = 0.9;
+const ADDED_LATENCY_US: f64 = 25.0;
+const RSS_BASE_MIB: f64 = 32.0;
+
+/// One workload.
+#[derive(Clone, Copy)]
+struct Workload {
+    name: &'static str,
+    calls: u64,
+    size: usize,
+    window: usize,
+}
+
+fn workloads(quick: bool) -> [Workload; 3] {
+    let q = |full: u64, small: u64| if quick { small } else { full };
+    [
+        Workload {
+            name: "seq-1k",
+            calls: q(20_000, 300),
+            size: 1024,
+            window: 1,
+        },
+        Workload {
+            name: "pipe-1k",
+            calls: q(50_000, 1_000),
+            size: 1024,
+            window: 16,
+        },
+        Workload {
+            name: "seq-1m",
+            calls: q(100, 5),
+            size: 1 << 20,
+            window: 1,
+        },
+    ]
+}
+
+/// What `echo_client` reported for one run.
+#[derive(Debug, Clone)]
+struct Report {
+    calls_per_s: f64,
+    p50_us: f64,
+    checksum: String,
+    /// reel's own CPU (µs), through reel; the server's, direct.
+    cpu_us: f64,
+    /// Peak RSS of the client's child (reel, or the server), KiB.
+    vmhwm_kb: f64,
+}
+
+struct Tools {
+    client: PathBuf,
+    server: PathBuf,
+}
 
 /// Runs the rec bench.
-pub fn run(_ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
-    println!("rec bench: see issue 3 (not built yet; no figures)");
-    Ok(Vec::new())
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
+    let tools = build_examples(ctx)?;
+    let traces = ctx.work.join("rec-traces");
+    let rounds = if ctx.quick { 1 } else { ROUNDS };
+    let loads = workloads(ctx.quick);
+
+    // Per workload: (direct, through reel) per round.
+    let mut results: Vec<Vec<(Report, Report)>> = vec![Vec::new(); loads.len()];
+    for round in 1..=rounds {
+        for (i, w) in loads.iter().enumerate() {
+            let direct = session(ctx, &tools, w, None)?;
+            let rec = session(ctx, &tools, w, Some(&traces))?;
+            if rec.checksum != direct.checksum {
+                bail!(
+                    "{}: answers through reel differ from direct ({} vs {})",
+                    w.name,
+                    rec.checksum,
+                    direct.checksum
+                );
+            }
+            println!(
+                "round {round} {:8} direct {:>9} calls/s p50 {:>7} µs | reel {:>9} calls/s p50 {:>7} µs, reel CPU {:.2} µs/msg",
+                w.name,
+                fmt_value(direct.calls_per_s),
+                fmt_value(direct.p50_us),
+                fmt_value(rec.calls_per_s),
+                fmt_value(rec.p50_us),
+                rec.cpu_us / messages(w),
+            );
+            results[i].push((direct, rec));
+        }
+    }
+
+    let big = Workload {
+        name: "1 GiB session",
+        calls: if ctx.quick { 16 } else { 512 },
+        size: 1 << 20,
+        window: 1,
+    };
+    let big_run = session(ctx, &tools, &big, Some(&traces))?;
+    let gib = (big.calls as f64) * 2.0 * (big.size as f64) / f64::from(1u32 << 30);
+    println!(
+        "{}: {:.2} GiB forwarded, reel peak RSS {:.1} MiB",
+        big.name,
+        gib,
+        big_run.vmhwm_kb / 1024.0
+    );
+
+    let ratio = |i: usize| {
+        median(
+            &results[i]
+                .iter()
+                .map(|(d, r)| r.calls_per_s / d.calls_per_s)
+                .collect::<Vec<_>>(),
+        )
+    };
+    let cpu = |i: usize| {
+        median(
+            &results[i]
+                .iter()
+                .map(|(_, r)| r.cpu_us / messages(&loads[i]))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let direct_rate = |i: usize| {
+        median(
+            &results[i]
+                .iter()
+                .map(|(d, _)| d.calls_per_s)
+                .collect::<Vec<_>>(),
+        )
+    };
+    let added = median(
+        &results[0]
+            .iter()
+            .map(|(d, r)| r.p50_us - d.p50_us)
+            .collect::<Vec<_>>(),
+    );
+    let value = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    let rounds_note = format!("median of {rounds} interleaved rounds");
+
+    // The largest message is the echo answer: the text plus its JSON envelope.
+    let largest_mib = (big.size as f64 + 100.0) / f64::from(1u32 << 20);
+    let rss_target = RSS_BASE_MIB + 4.0 * largest_mib;
+
+    Ok(vec![
+        Figure::new("reel CPU per forwarded message, 1 KiB sequential", value(cpu(0)), "µs")
+            .target(Target::AtMost(CPU_PER_MESSAGE_US))
+            .note(format!(
+                "wait4(reel) − the echo server's own CPU, ÷ {} lines; {rounds_note}",
+                messages(&loads[0])
+            )),
+        Figure::new("reel CPU per forwarded message, 1 KiB, W=16", value(cpu(1)), "µs")
+            .target(Target::AtMost(CPU_PER_MESSAGE_US))
+            .note(&rounds_note),
+        Figure::new("throughput through reel ÷ direct, 1 KiB, W=16", value(ratio(1)), "ratio")
+            .target(Target::AtLeast(THROUGHPUT_RATIO))
+            .note(format!(
+                "direct {} calls/s; {rounds_note}",
+                fmt_value(value(direct_rate(1)))
+            )),
+        Figure::new("throughput through reel ÷ direct, 1 MiB sequential", value(ratio(2)), "ratio")
+            .target(Target::AtLeast(THROUGHPUT_RATIO))
+            .note(format!(
+                "direct {} calls/s; {rounds_note}",
+                fmt_value(value(direct_rate(2)))
+            )),
+        Figure::new("throughput through reel ÷ direct, 1 KiB sequential", value(ratio(0)), "ratio")
+            .note(format!(
+                "direct {} calls/s; no target; {rounds_note}",
+                fmt_value(value(direct_rate(0)))
+            )),
+        Figure::new("median added latency per round trip, 1 KiB", value(added), "µs")
+            .target(Target::AtMost(ADDED_LATENCY_US))
+            .note(format!("p50 through reel − p50 direct (aim, not a hard target); {rounds_note}")),
+        Figure::new("reel peak RSS, 1 GiB session of 1 MiB messages", big_run.vmhwm_kb / 1024.0, "MiB")
+            .target(Target::AtMost(rss_target))
+            .note(format!(
+                "VmHWM; {} calls, {:.2} GiB forwarded; target 32 MiB + 4 × {:.2} MiB",
+                big.calls, gib, largest_mib
+            )),
+        Figure::new("lines dropped from traces", 0.0, "lines")
+            .target(Target::AtMost(0.0))
+            .note("every trace's end.counts checked against the calls made (the bench fails otherwise)"),
+    ])
+}
+
+/// Lines reel forwards in a session: initialize, initialized and tools/list (3 in,
+/// 2 out), then one request and one answer per call.
+fn messages(w: &Workload) -> f64 {
+    (w.calls * 2 + 5) as f64
+}
+
+/// Builds the echo client and server in the profile of the reel under test.
+fn build_examples(ctx: &Ctx) -> anyhow::Result<Tools> {
+    let mut c = cargo();
+    c.current_dir(crate::process::workspace_root()).args([
+        "build",
+        "-p",
+        "reel-record",
+        "--example",
+        "echo_client",
+        "--example",
+        "echo_server",
+        "--message-format=json-render-diagnostics",
+    ]);
+    if !ctx.quick {
+        c.arg("--release");
+    }
+    let shown = display(&c);
+    println!("$ {shown}");
+    let mut child = c
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start `{shown}`"))?;
+    let (mut client, mut server) = (None, None);
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines() {
+            let Ok(msg) = serde_json::from_str::<Value>(&line?) else {
+                continue;
+            };
+            let exe = msg["executable"].as_str().map(PathBuf::from);
+            match msg["target"]["name"].as_str() {
+                Some("echo_client") => client = exe.or(client),
+                Some("echo_server") => server = exe.or(server),
+                _ => {}
+            }
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("`{shown}` failed ({status})");
+    }
+    Ok(Tools {
+        client: client.context("cargo reported no echo_client executable")?,
+        server: server.context("cargo reported no echo_server executable")?,
+    })
+}
+
+/// One client session, directly (`traces` = None) or through `reel rec --dir traces`.
+fn session(
+    ctx: &Ctx,
+    tools: &Tools,
+    w: &Workload,
+    traces: Option<&Path>,
+) -> anyhow::Result<Report> {
+    let usage_file = ctx.work.join("rec-server-rusage.json");
+    let _ = std::fs::remove_file(&usage_file);
+    let mut c = Command::new(&tools.client);
+    c.args(["--calls", &w.calls.to_string()])
+        .args(["--size", &w.size.to_string()])
+        .args(["--window", &w.window.to_string()])
+        .arg("--server-rusage")
+        .arg(&usage_file)
+        .arg("--");
+    if let Some(dir) = traces {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)
+                .with_context(|| format!("cannot clear {}", dir.display()))?;
+        }
+        c.arg(&ctx.reel)
+            .args(["rec", "--name", "bench", "--dir"])
+            .arg(dir)
+            .arg("--");
+    }
+    c.arg(&tools.server).arg("--rusage-out").arg(&usage_file);
+    let shown = display(&c);
+    let out = c
+        .stderr(Stdio::piped())
+        .output()
+        .with_context(|| format!("cannot start `{shown}`"))?;
+    if !out.status.success() {
+        bail!(
+            "`{shown}` failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "`{shown}` printed no report: {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })?;
+    let num = |k: &str| {
+        v[k].as_f64()
+            .with_context(|| format!("report lacks {k}: {v}"))
+    };
+    if v["mismatches"].as_u64() != Some(0) || v["exit"].as_i64() != Some(0) {
+        bail!("{}: wrong answers or exit status: {v}", w.name);
+    }
+    let child_cpu = num("child_cpu_us")?;
+    let server_cpu = num("server_cpu_us")?;
+    let report = Report {
+        calls_per_s: num("calls_per_s")?,
+        p50_us: num("p50_us")?,
+        checksum: v["checksum"].as_str().unwrap_or_default().to_owned(),
+        cpu_us: if traces.is_some() {
+            child_cpu - server_cpu
+        } else {
+            server_cpu
+        },
+        vmhwm_kb: num("child_vmhwm_kb")?,
+    };
+    if let Some(dir) = traces {
+        verify_trace(dir, w)?;
+        std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))?;
+    }
+    Ok(report)
+}
+
+/// The trace holds every message: `end.counts` and the line count agree with the calls.
+fn verify_trace(dir: &Path, w: &Workload) -> anyhow::Result<()> {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    let [path] = &files[..] else {
+        bail!("expected one trace in {}, found {files:?}", dir.display());
+    };
+    let (lines, last) = count_lines(path)?;
+    let end: Value = serde_json::from_slice(&last)
+        .with_context(|| format!("{}: last line is not JSON", path.display()))?;
+    let counts = &end["counts"];
+    let (want_in, want_out) = (w.calls + 3, w.calls + 2);
+    if end["type"] != "end"
+        || counts["in"].as_u64() != Some(want_in)
+        || counts["out"].as_u64() != Some(want_out)
+        || counts["events"].as_u64() != Some(0)
+        || lines != want_in + want_out + 2
+    {
+        bail!(
+            "{}: the trace misses lines ({lines} lines, end {end}; want {want_in} in, {want_out} out, no events)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Counts the lines of a file and returns its last line (the end line is short: it
+/// is found in the file's last 64 KiB).
+fn count_lines(path: &Path) -> anyhow::Result<(u64, Vec<u8>)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut lines = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+    }
+    let len = f.metadata()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)))?;
+    let mut tail = Vec::new();
+    f.read_to_end(&mut tail)?;
+    let tail = tail.strip_suffix(b"\n").unwrap_or(&tail);
+    let last = match memchr::memrchr(b'\n', tail) {
+        Some(i) => &tail[i + 1..],
+        None => tail,
+    };
+    Ok((lines, last.to_vec()))
 }
