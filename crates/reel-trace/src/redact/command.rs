@@ -1,0 +1,66 @@
+//! `meta.command`: a server's argv, redacted like free text plus one rule free text
+//! cannot see: the value that follows a secret-named flag (`--api-key K`), the most
+//! common way an MCP server gets its credentials on the command line.
+
+use super::protocol;
+use super::{MARKER, Redactor};
+
+/// See [`Redactor::redact_command`].
+pub(super) fn redact_command(
+    redactor: &Redactor,
+    secret_keys: bool,
+    args: &[String],
+) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut value_follows = false;
+    for arg in args {
+        if std::mem::take(&mut value_follows) {
+            // Decide on the redacted text, so a second pass decides the same.
+            let text = redactor.redact_text(arg);
+            if !text.starts_with('-') {
+                out.push(if is_secret_value(&text) {
+                    MARKER.to_owned()
+                } else {
+                    text.into_owned()
+                });
+                continue;
+            }
+        }
+        if secret_keys {
+            if let Some(redacted) = secret_flag(arg, &mut value_follows) {
+                out.push(redacted);
+                continue;
+            }
+        }
+        out.push(redactor.redact_text(arg).into_owned());
+    }
+    out
+}
+
+/// A flag value worth redacting: not empty, not a plain number, not already the marker.
+fn is_secret_value(value: &str) -> bool {
+    !value.is_empty() && value != MARKER && !value.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `--name=value`, `-name=value` or `NAME=value` with a secret name → redacted; a
+/// secret `--name` alone sets `value_follows`.
+fn secret_flag(arg: &str, value_follows: &mut bool) -> Option<String> {
+    if let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
+        return match flag.split_once('=') {
+            Some((name, value)) if protocol::is_secret_key(name) && is_secret_value(value) => {
+                Some(format!("{}={MARKER}", &arg[..arg.len() - value.len() - 1]))
+            }
+            Some(_) => None,
+            None => {
+                *value_follows = protocol::is_secret_key(flag);
+                None
+            }
+        };
+    }
+    let (name, value) = arg.split_once('=')?;
+    let env_name = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    (env_name && protocol::is_secret_key(name) && is_secret_value(value))
+        .then(|| format!("{name}={MARKER}"))
+}

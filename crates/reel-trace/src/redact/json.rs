@@ -1,0 +1,508 @@
+//! The streaming walker: redaction applied to JSON *text*, in one left-to-right pass.
+//!
+//! Why text and not `serde_json::Value`: a trace keeps `raw` as the exact bytes
+//! received. Parsing into a tree and printing it again would reorder nothing but still
+//! change spacing, escapes and number spelling (`1.0`, `1e2`), and would allocate for
+//! every message. The walker instead validates the JSON as it goes, tracks where it is
+//! (member names, array indices, the protocol role of each container, the rule-file
+//! path automaton) and only ever rewrites whole string tokens.
+//!
+//! Invariants:
+//! - Every byte outside a rewritten string token is copied unchanged; when nothing is
+//!   rewritten the caller gets the input back borrowed (no allocation).
+//! - A rewritten string is re-encoded as a valid JSON string, so the output is valid
+//!   JSON whenever the input is; input that is not valid JSON is returned unchanged.
+//! - Numbers, `true`, `false` and `null` are never rewritten.
+//! - No recursion: nesting depth costs heap, not stack, and every byte is looked at a
+//!   bounded number of times (the rules themselves are linear, see `text`).
+
+use std::borrow::Cow;
+
+use super::Compiled;
+use super::path::{Action, Member};
+use super::protocol::{self, Role};
+use super::text::MARKER;
+
+/// What happens to the strings of a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Value rules apply to strings; members are looked at one by one.
+    Normal,
+    /// Under a secret key or a path rule: every string becomes the marker.
+    Secret,
+    /// A replay exemption: nothing below is touched.
+    Verbatim,
+}
+
+/// An open object or array.
+#[derive(Debug)]
+struct Frame {
+    object: bool,
+    mode: Mode,
+    role: Role,
+    /// No member read yet.
+    first: bool,
+    next_index: usize,
+    /// Start of this container's path states on the walker's state stack.
+    states: usize,
+}
+
+/// The input is not JSON; the walker gives up and the input is returned as is.
+#[derive(Debug)]
+struct Invalid;
+
+/// Redacts `src`, one JSON value with optional surrounding white space.
+pub(crate) fn redact<'a>(rules: &Compiled, src: &'a str) -> Cow<'a, str> {
+    let builtin_gate = rules.values.builtin_candidate(src);
+    if rules.skips_whole(src, builtin_gate) {
+        return Cow::Borrowed(src);
+    }
+    let mut walker = Walker {
+        src,
+        b: src.as_bytes(),
+        pos: 0,
+        out: None,
+        copied: 0,
+        rules,
+        frames: Vec::new(),
+        states: Vec::new(),
+        step_buf: Vec::new(),
+        key_buf: String::new(),
+        builtin_gate,
+    };
+    match walker.run() {
+        Ok(()) => match walker.out {
+            Some(mut out) => {
+                out.push_str(&src[walker.copied..]);
+                Cow::Owned(out)
+            }
+            None => Cow::Borrowed(src),
+        },
+        Err(Invalid) => Cow::Borrowed(src),
+    }
+}
+
+struct Walker<'s, 'r> {
+    src: &'s str,
+    b: &'s [u8],
+    pos: usize,
+    /// The output so far; allocated at the first rewrite.
+    out: Option<String>,
+    /// `src[..copied]` is accounted for in `out`.
+    copied: usize,
+    rules: &'r Compiled,
+    frames: Vec<Frame>,
+    /// Path-automaton states of every open container, stacked.
+    states: Vec<u32>,
+    step_buf: Vec<u32>,
+    key_buf: String,
+    /// Whether the built-in value rules can match anywhere in `src`.
+    builtin_gate: bool,
+}
+
+impl Walker<'_, '_> {
+    fn run(&mut self) -> Result<(), Invalid> {
+        self.ws();
+        let mut mode = Mode::Normal;
+        let mut truncate = None;
+        if !self.rules.paths.is_empty() {
+            self.rules.paths.root(&mut self.states);
+            match self.rules.paths.accepted(&self.states) {
+                Some(Action::Redact) => mode = Mode::Secret,
+                Some(Action::Truncate(n)) => truncate = Some(n),
+                None => {}
+            }
+        }
+        let role = protocol::root_role(self.peek()? == b'{');
+        self.value(mode, role, truncate, 0)?;
+        while let Some(top) = self.frames.last_mut() {
+            let (object, first) = (top.object, top.first);
+            top.first = false;
+            self.ws();
+            let c = self.peek()?;
+            if c == if object { b'}' } else { b']' } {
+                self.pos += 1;
+                if let Some(done) = self.frames.pop() {
+                    self.states.truncate(done.states);
+                }
+                continue;
+            }
+            if !first {
+                if c != b',' {
+                    return Err(Invalid);
+                }
+                self.pos += 1;
+                self.ws();
+            }
+            if object {
+                self.member()?;
+            } else {
+                self.element()?;
+            }
+        }
+        self.ws();
+        if self.pos == self.b.len() {
+            Ok(())
+        } else {
+            Err(Invalid)
+        }
+    }
+
+    /// `"key": value` inside an object.
+    fn member(&mut self) -> Result<(), Invalid> {
+        if self.peek()? != b'"' {
+            return Err(Invalid);
+        }
+        let (start, end, escaped) = self.string()?;
+        self.ws();
+        if self.peek()? != b':' {
+            return Err(Invalid);
+        }
+        self.pos += 1;
+        self.ws();
+        let first = self.peek()?;
+        let src = self.src;
+        let mut key_buf = std::mem::take(&mut self.key_buf);
+        let key = if escaped {
+            key_buf.clear();
+            decode_into(&src[start..end], &mut key_buf);
+            key_buf.as_str()
+        } else {
+            &src[start..end]
+        };
+        let (mode, role, truncate, states) = self.child(Member::Key(key), first);
+        self.key_buf = key_buf;
+        self.value(mode, role, truncate, states)
+    }
+
+    /// One element of an array.
+    fn element(&mut self) -> Result<(), Invalid> {
+        let index = match self.frames.last_mut() {
+            Some(top) => {
+                top.next_index += 1;
+                top.next_index - 1
+            }
+            None => return Err(Invalid),
+        };
+        let first = self.peek()?;
+        let (mode, role, truncate, states) = self.child(Member::Index(index), first);
+        self.value(mode, role, truncate, states)
+    }
+
+    /// Decides how the value at `member` of the innermost container is treated;
+    /// `first` is the value's first byte. Pushes the value's path states.
+    fn child(&mut self, member: Member<'_>, first: u8) -> (Mode, Role, Option<usize>, usize) {
+        let start = self.states.len();
+        let Some(top) = self.frames.last() else {
+            return (Mode::Normal, Role::Other, None, start);
+        };
+        let key = match member {
+            Member::Key(k) => Some(k),
+            Member::Index(_) => None,
+        };
+        let container = first == b'{' || first == b'[';
+        let role = if container {
+            protocol::child_role(top.role, key, first == b'{')
+        } else {
+            Role::Other
+        };
+        let mut mode = match top.mode {
+            Mode::Verbatim => Mode::Verbatim,
+            _ if key.is_some_and(|k| protocol::is_verbatim(top.role, k)) => Mode::Verbatim,
+            Mode::Secret => Mode::Secret,
+            Mode::Normal if self.rules.secret_keys && key.is_some_and(protocol::is_secret_key) => {
+                Mode::Secret
+            }
+            Mode::Normal => Mode::Normal,
+        };
+        let mut truncate = None;
+        if mode == Mode::Normal && !self.rules.paths.is_empty() {
+            self.step_buf.clear();
+            let from = &self.states[top.states..start];
+            self.rules.paths.step(from, member, &mut self.step_buf);
+            self.states.extend_from_slice(&self.step_buf);
+            match self.rules.paths.accepted(&self.states[start..]) {
+                Some(Action::Redact) => mode = Mode::Secret,
+                Some(Action::Truncate(n)) => truncate = Some(n),
+                None => {}
+            }
+        }
+        (mode, role, truncate, start)
+    }
+
+    /// Reads one value; a container is opened (its members are read by `run`).
+    fn value(
+        &mut self,
+        mode: Mode,
+        role: Role,
+        truncate: Option<usize>,
+        states: usize,
+    ) -> Result<(), Invalid> {
+        match self.peek()? {
+            c @ (b'{' | b'[') => {
+                self.frames.push(Frame {
+                    object: c == b'{',
+                    mode,
+                    role,
+                    first: true,
+                    next_index: 0,
+                    states,
+                });
+                self.pos += 1;
+                return Ok(());
+            }
+            b'"' => {
+                let (start, end, escaped) = self.string()?;
+                self.string_value(mode, truncate, start, end, escaped);
+            }
+            b't' => self.literal(b"true")?,
+            b'f' => self.literal(b"false")?,
+            b'n' => self.literal(b"null")?,
+            b'-' | b'0'..=b'9' => self.number()?,
+            _ => return Err(Invalid),
+        }
+        self.states.truncate(states);
+        Ok(())
+    }
+
+    /// Applies the rules to the string token whose contents are `start..end`.
+    fn string_value(
+        &mut self,
+        mode: Mode,
+        truncate: Option<usize>,
+        start: usize,
+        end: usize,
+        escaped: bool,
+    ) {
+        let raw = &self.src[start..end];
+        let text: Cow<'_, str> = if escaped {
+            let mut s = String::with_capacity(raw.len());
+            decode_into(raw, &mut s);
+            Cow::Owned(s)
+        } else {
+            Cow::Borrowed(raw)
+        };
+        let replacement = match mode {
+            Mode::Verbatim => None,
+            Mode::Secret => (text != MARKER).then(|| MARKER.to_owned()),
+            Mode::Normal => self
+                .rules
+                .string(&text, truncate, self.builtin_gate || escaped),
+        };
+        if let Some(new) = replacement {
+            let quoted = quote(&new);
+            self.replace(start - 1, end + 1, &quoted);
+        }
+    }
+
+    fn replace(&mut self, start: usize, end: usize, with: &str) {
+        let out = self
+            .out
+            .get_or_insert_with(|| String::with_capacity(self.src.len() + 16));
+        out.push_str(&self.src[self.copied..start]);
+        out.push_str(with);
+        self.copied = end;
+    }
+
+    fn peek(&self) -> Result<u8, Invalid> {
+        self.b.get(self.pos).copied().ok_or(Invalid)
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// Reads a string token at `pos` (an opening quote); returns the contents' range
+    /// and whether it holds escapes. Validates escapes and rejects raw control bytes.
+    fn string(&mut self) -> Result<(usize, usize, bool), Invalid> {
+        let b = self.b;
+        let start = self.pos + 1;
+        let mut i = start;
+        let mut escaped = false;
+        loop {
+            // The hot loop of the whole module: find the next quote or backslash with
+            // SIMD, then check the skipped span for raw control bytes in a form the
+            // compiler vectorises (no early exit).
+            let next = memchr::memchr2(b'"', b'\\', &b[i..]).map_or(b.len(), |p| i + p);
+            if b[i..next].iter().fold(false, |bad, &c| bad | (c < 0x20)) {
+                return Err(Invalid);
+            }
+            i = next;
+            match b.get(i) {
+                Some(b'"') => break,
+                Some(b'\\') => {
+                    escaped = true;
+                    match b.get(i + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                        Some(b'u') => {
+                            let hex = b.get(i + 2..i + 6).ok_or(Invalid)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return Err(Invalid);
+                            }
+                            i += 6;
+                        }
+                        _ => return Err(Invalid),
+                    }
+                }
+                _ => return Err(Invalid),
+            }
+        }
+        self.pos = i + 1;
+        Ok((start, i, escaped))
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), Invalid> {
+        if self.b[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(Invalid)
+        }
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
+    fn number(&mut self) -> Result<(), Invalid> {
+        let b = self.b;
+        let mut i = self.pos;
+        let digits = |mut i: usize| {
+            let from = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            (i, i > from)
+        };
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => i = digits(i).0,
+            _ => return Err(Invalid),
+        }
+        if b.get(i) == Some(&b'.') {
+            let (next, any) = digits(i + 1);
+            if !any {
+                return Err(Invalid);
+            }
+            i = next;
+        }
+        if let Some(b'e' | b'E') = b.get(i) {
+            i += 1;
+            if let Some(b'+' | b'-') = b.get(i) {
+                i += 1;
+            }
+            let (next, any) = digits(i);
+            if !any {
+                return Err(Invalid);
+            }
+            i = next;
+        }
+        self.pos = i;
+        Ok(())
+    }
+}
+
+/// Decodes the contents of a validated JSON string token. A lone surrogate escape
+/// (valid JSON, not a Unicode scalar) decodes to U+FFFD; it only matters if the string
+/// is then rewritten.
+fn decode_into(raw: &str, out: &mut String) {
+    let mut chars = raw.char_indices();
+    let b = raw.as_bytes();
+    let hex = |at: usize| -> u32 {
+        raw.get(at..at + 4)
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .unwrap_or(0xFFFD)
+    };
+    while let Some((at, c)) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some((_, e)) = chars.next() else { break };
+        match e {
+            'b' => out.push('\u{08}'),
+            'f' => out.push('\u{0C}'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'u' => {
+                let hi = hex(at + 2);
+                for _ in 0..4 {
+                    chars.next();
+                }
+                let pair = (0xD800..0xDC00).contains(&hi)
+                    && b.get(at + 6) == Some(&b'\\')
+                    && b.get(at + 7) == Some(&b'u');
+                let lo = if pair { hex(at + 8) } else { 0 };
+                let code = if pair && (0xDC00..0xE000).contains(&lo) {
+                    for _ in 0..6 {
+                        chars.next();
+                    }
+                    0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                } else {
+                    hi
+                };
+                out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
+            }
+            other => out.push(other),
+        }
+    }
+}
+
+/// `s` as a JSON string token: quotes, backslashes and control characters escaped,
+/// everything else as is.
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(raw: &str) -> String {
+        let mut s = String::new();
+        decode_into(raw, &mut s);
+        s
+    }
+
+    #[test]
+    fn decodes_like_serde_json() {
+        for raw in [
+            r#"plain"#,
+            r#"a\"b\\c\/d\b\f\n\r\t"#,
+            r#"\u00e9\u0041"#,
+            r#"\ud83d\ude00 smile"#,
+            r#"é ü 😀"#,
+        ] {
+            let via_serde: String = serde_json::from_str(&format!("\"{raw}\""))
+                .unwrap_or_else(|e| panic!("{raw}: {e}"));
+            assert_eq!(decoded(raw), via_serde, "{raw}");
+        }
+        assert_eq!(decoded(r#"\ud800x"#), "\u{FFFD}x");
+        assert_eq!(decoded(r#"\udc00"#), "\u{FFFD}");
+    }
+
+    #[test]
+    fn quote_round_trips() {
+        for s in ["", "a\"b", "\\", "\u{1}\u{1f}\n", "é😀", "[REDACTED]"] {
+            let back: String = serde_json::from_str(&quote(s)).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(back, s);
+        }
+    }
+}
