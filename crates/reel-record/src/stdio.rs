@@ -52,6 +52,10 @@ pub const CHUNK: usize = 64 * 1024;
 pub const DEFAULT_QUEUE_BYTES: usize = 8 * 1024 * 1024;
 /// A stderr line longer than this is recorded as several `reel.stderr` events.
 pub const STDERR_MAX_LINE: usize = 1024 * 1024;
+/// How long the trace writer, once it has lines, waits for more before writing: under
+/// load one wake-up and one `write` serve many lines. A line reaches the file this long
+/// (plus the time to write what came before it) after it was forwarded.
+pub const TRACE_LINGER: Duration = Duration::from_millis(1);
 /// How long reel waits, after the server exited, for its stdout and stderr to close
 /// while nothing arrives on them.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
@@ -443,7 +447,11 @@ impl StdioRecorder {
             None => None,
         };
 
-        let queue = Arc::new(Queue::new(self.config.queue_bytes, self.config.when_behind));
+        let queue = Arc::new(Queue::new(
+            self.config.queue_bytes,
+            self.config.when_behind,
+            TRACE_LINGER,
+        ));
         let writer_thread = {
             let queue = Arc::clone(&queue);
             let notices = Arc::clone(&notices);
