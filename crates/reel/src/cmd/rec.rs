@@ -47,7 +47,8 @@ Exit status:
           forwarded to the server)
   127     the server could not be started (the trace is complete, with exitCode 127)
   73      the trace directory or file cannot be created (the server is not started)
-  64      usage error
+  64      usage error (bad flags, a --redact pattern that does not compile, a bad rule file)
+  66      the --redact-file cannot be read
   70      internal error (a bug: please report it)";
 
 /// Arguments of `reel rec`.
