@@ -41,6 +41,30 @@ pub(crate) fn spawn(command: &[OsString], pipe_stderr: bool) -> io::Result<Child
             Stdio::inherit()
         })
         .spawn()
+        .inspect(|child| {
+            if let Some(p) = &child.stdin {
+                widen_pipe(p.as_raw_fd());
+            }
+            if let Some(p) = &child.stdout {
+                widen_pipe(p.as_raw_fd());
+            }
+        })
+}
+
+/// Pipe capacity asked for on the server's stdin and stdout (Linux; the default is
+/// 64 KiB). A large message then crosses reel in a few reads and writes instead of one
+/// per 64 KiB, each of which costs a wake-up on both ends. Best effort: an unprivileged
+/// process gets at most `/proc/sys/fs/pipe-max-size` (1 MiB by default).
+pub(crate) const PIPE_CAPACITY: i32 = 1024 * 1024;
+
+fn widen_pipe(fd: RawFd) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: fcntl on a descriptor we own; failure leaves the pipe as it was.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_CAPACITY);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
 }
 
 /// A running child that signals may be sent to until it is reaped.

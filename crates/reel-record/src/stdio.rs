@@ -9,7 +9,7 @@
 //! plus one thread that writes the trace (`recorder`) and one that forwards SIGINT,
 //! SIGTERM and SIGHUP to the server (`process`).
 //!
-//! Each forwarding thread reads a chunk (64 KiB at most), writes it onward byte for byte
+//! Each forwarding thread reads a chunk (1 MiB at most), writes it onward byte for byte
 //! *first*, and only then splits it into lines for the trace. Lines go into one bounded
 //! queue (`queue`) under a ticket taken before the forward, so the trace has them in the
 //! order reel observed them — an answer is never recorded before the request it
@@ -46,8 +46,8 @@ use crate::lines::{Line, LineSplitter};
 use crate::queue::{FirstBehind, LineRecord, Queue, Stream, WhenBehind};
 use crate::recorder::{BatchSink, Recorder};
 
-/// Bytes a forwarding thread reads at once.
-pub const CHUNK: usize = 64 * 1024;
+/// Bytes a forwarding thread reads at once (as much as a widened pipe holds).
+pub const CHUNK: usize = 1024 * 1024;
 /// Default budget of the trace queue, in bytes of lines not yet written.
 pub const DEFAULT_QUEUE_BYTES: usize = 8 * 1024 * 1024;
 /// A stderr line longer than this is recorded as several `reel.stderr` events.
