@@ -5,6 +5,7 @@
 //!
 //! [`stdio`] is the stdio proxy behind `reel rec -- CMD…`. Its parts, each reusable by the
 //! HTTP proxy that comes later:
+//! - `forward`: the forwarding threads, one per pipe, bytes onward first, lines after;
 //! - `lines`: splits a byte stream into lines *after* the bytes were forwarded;
 //! - `queue`: the one bounded queue between the forwarding threads and the trace,
 //!   with backpressure (default) or counted drops (`--drop-when-behind`);
@@ -19,6 +20,7 @@
 
 #![deny(missing_docs)]
 
+mod forward;
 mod lines;
 #[cfg(unix)]
 mod process;

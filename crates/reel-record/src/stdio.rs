@@ -1,49 +1,45 @@
 //! The stdio recording proxy: `reel rec -- CMD…`.
 //!
 //! reel starts the server, sits between its standard streams and the client's, and
-//! writes the session as a trace. Plain OS threads, no async runtime, one per pipe:
-//! - client stdin → server stdin (`dir: "in"`),
-//! - server stdout → client stdout (`dir: "out"`),
-//! - server stderr → reel's stderr (`reel.stderr` events, unless stderr is not recorded),
+//! writes the session as a trace. Plain OS threads, no async runtime: one per pipe
+//! (`forward`: client stdin → server stdin as `dir: "in"`, server stdout → client stdout
+//! as `dir: "out"`, server stderr → reel's stderr as `reel.stderr` events unless stderr
+//! is not recorded), one that writes the trace (`recorder`) and one that forwards
+//! SIGINT, SIGTERM and SIGHUP to the server (`process`).
 //!
-//! plus one thread that writes the trace (`recorder`) and one that forwards SIGINT,
-//! SIGTERM and SIGHUP to the server (`process`).
-//!
-//! Each forwarding thread reads a chunk (1 MiB at most), writes it onward byte for byte
-//! *first*, and only then splits it into lines for the trace. Lines go into one bounded
-//! queue (`queue`) under a ticket taken before the forward, so the trace has them in the
-//! order reel observed them — an answer is never recorded before the request it
-//! answers — and the traffic is never held up by anything but a full queue
-//! (backpressure) — or, with [`WhenBehind::Drop`], never at all.
+//! Each forwarding thread reads a chunk ([`CHUNK`] at most), writes it onward byte for
+//! byte *first*, and only then splits it into lines for the trace. Lines go into one
+//! bounded queue (`queue`) under a ticket taken before the forward, so the trace has
+//! them in the order reel observed them — an answer is never recorded before the
+//! request it answers — and the traffic is never held up by anything but a full queue
+//! (backpressure), or with [`WhenBehind::Drop`] not at all.
 //!
 //! Lifecycle: the client closing reel's stdin closes the server's stdin; the server
 //! exiting ends the session even if reel's stdin is still open: reel drains the server's
 //! stdout and stderr (giving up after [`DRAIN_LIMIT`] without a byte, in case a
-//! grandchild holds them open),
-//! writes `end` with the exit code, and reports the server's status (128+N for signal N).
-//! A server that cannot start gives a complete trace ending with exit code 127.
+//! grandchild holds them open), writes `end` with the exit code, and reports the
+//! server's status (128+N for signal N). A server that cannot start gives a complete
+//! trace ending with exit code 127.
 //!
 //! Limits: lines of any length are assembled (memory grows with the longest line: about
 //! the queue budget plus four times the largest message); stderr lines are cut into
 //! events of [`STDERR_MAX_LINE`] bytes; the queue holds [`DEFAULT_QUEUE_BYTES`] by
-//! default.
+//! default; a line reaches the file about [`TRACE_LINGER`] after it was forwarded.
 
 use std::ffi::OsString;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reel_trace::line::{Meta, REEL_VOCABULARY_VERSION};
 use reel_trace::redact::Redactor;
 use reel_trace::writer::create_trace_file;
 use reel_trace::{Counts, Ending, REEL_VERSION, Timestamp, TraceWriter, names};
 
-use crate::lines::{Line, LineSplitter};
-use crate::queue::{FirstBehind, LineRecord, Queue, Stream, WhenBehind};
+use crate::forward::{Drained, Pumps};
+use crate::queue::{Queue, Stream, WhenBehind};
 use crate::recorder::{BatchSink, Recorder};
 
 /// Bytes a forwarding thread reads at once (as much as a widened pipe holds).
@@ -330,7 +326,8 @@ pub struct StdioRecorder {
     label: String,
 }
 
-type NoticeFn = Arc<dyn Fn(Notice) + Send + Sync>;
+/// How the session's threads tell the user about trouble.
+pub(crate) type NoticeFn = Arc<dyn Fn(Notice) + Send + Sync>;
 
 impl StdioRecorder {
     /// Redacts the command and settles the label.
@@ -469,63 +466,21 @@ impl StdioRecorder {
                 .map_err(setup("trace thread"))?
         };
 
-        // The server's output pumps say when their pipe reached EOF: waiting for that is
-        // limited (a grandchild may hold the pipe), waiting for them to record what they
-        // read is not (the writer always makes progress).
-        let (eof_tx, eof_rx) = mpsc::channel::<()>();
-        let progress = Arc::new(AtomicU64::new(0));
-        let mut drained = Vec::new();
-        let spawn_pump = |name: &str,
-                          src: Box<dyn Read + Send>,
-                          dst: Box<dyn Write + Send>,
-                          stream: Stream,
-                          eof: Option<mpsc::Sender<()>>|
-         -> Result<std::thread::JoinHandle<()>, RecordError> {
-            let queue = Arc::clone(&queue);
-            let notices = Arc::clone(&notices);
-            let progress = Arc::clone(&progress);
-            std::thread::Builder::new()
-                .name(name.into())
-                .spawn(move || pump(src, dst, stream, &queue, &*notices, &progress, eof))
-                .map_err(setup("forwarding thread"))
-        };
+        let mut pumps = Pumps::new(Arc::clone(&queue), Arc::clone(&notices));
+        let start = |r: io::Result<()>| r.map_err(setup("forwarding thread"));
         if let (Some(to_server), Some(from_server)) = (child.stdin.take(), child.stdout.take()) {
-            spawn_pump(
-                "reel-in",
-                client.input,
-                Box::new(to_server),
-                Stream::ClientToServer,
-                None,
-            )?;
-            drained.push(spawn_pump(
-                "reel-out",
-                Box::new(from_server),
-                client.output,
-                Stream::ServerToClient,
-                Some(eof_tx.clone()),
-            )?);
+            start(pumps.start(client.input, Box::new(to_server), Stream::ClientToServer))?;
+            start(pumps.start(Box::new(from_server), client.output, Stream::ServerToClient))?;
         }
         if let Some(err) = child.stderr.take() {
-            drained.push(spawn_pump(
-                "reel-err",
-                Box::new(err),
-                client.errors,
-                Stream::ServerStderr,
-                Some(eof_tx.clone()),
-            )?);
+            start(pumps.start(Box::new(err), client.errors, Stream::ServerStderr))?;
         }
-        drop(eof_tx);
 
         let status = handle.wait(&mut child).map_err(RecordError::Wait)?;
-        let all_closed = wait_for_eof(&eof_rx, drained.len(), &progress, self.config.drain_limit);
-        if !all_closed {
-            notices(Notice::DrainTimedOut);
-        }
-        if all_closed {
-            for pump in drained {
-                pump.join()
-                    .map_err(|_| RecordError::Panicked("forwarding"))?;
-            }
+        match pumps.drain(self.config.drain_limit) {
+            Drained::All => {}
+            Drained::TimedOut => notices(Notice::DrainTimedOut),
+            Drained::Panicked => return Err(RecordError::Panicked("forwarding")),
         }
         if let Some(f) = forwarding {
             f.stop();
@@ -548,111 +503,5 @@ impl StdioRecorder {
             dropped: queue.dropped(),
             trace_error,
         })
-    }
-}
-
-/// Waits until `n` pumps reached EOF; gives up when none of them made progress (read
-/// or recorded anything) for `idle_limit`. Returns whether all reached EOF.
-fn wait_for_eof(
-    eof: &mpsc::Receiver<()>,
-    n: usize,
-    progress: &AtomicU64,
-    idle_limit: Duration,
-) -> bool {
-    let mut closed = 0;
-    let mut seen = progress.load(Ordering::Relaxed);
-    let mut idle_since = Instant::now();
-    while closed < n {
-        match eof.recv_timeout(Duration::from_millis(100)) {
-            Ok(()) => closed += 1,
-            Err(mpsc::RecvTimeoutError::Disconnected) => return false,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                let now = progress.load(Ordering::Relaxed);
-                if now != seen {
-                    seen = now;
-                    idle_since = Instant::now();
-                } else if idle_since.elapsed() >= idle_limit {
-                    return false;
-                }
-            }
-        }
-    }
-    true
-}
-
-/// Forwards `src` to `dst` chunk by chunk, then records the chunk's lines; says on
-/// `eof` when `src` ended.
-///
-/// When `dst` stops accepting bytes (the reader went away), reading and recording go
-/// on: the trace still shows what was sent. `dst` is dropped at EOF of `src`, before the
-/// last line is recorded, so that closing the client's stdin reaches the server at once.
-fn pump(
-    mut src: Box<dyn Read + Send>,
-    dst: Box<dyn Write + Send>,
-    stream: Stream,
-    queue: &Queue,
-    notices: &dyn Fn(Notice),
-    progress: &AtomicU64,
-    eof: Option<mpsc::Sender<()>>,
-) {
-    let mut dst = Some(dst);
-    let mut splitter = match stream {
-        Stream::ServerStderr => LineSplitter::with_max_line(STDERR_MAX_LINE),
-        _ => LineSplitter::new(),
-    };
-    let line_record = |line: Line| LineRecord {
-        stream,
-        t: Timestamp::now(),
-        bytes: line.bytes,
-        crlf: line.crlf,
-    };
-    let behind = |first| {
-        notices(Notice::Behind {
-            dropping: first == FirstBehind::Dropping,
-        })
-    };
-    let push = |ticket, lines| {
-        queue.push(ticket, lines, &behind);
-        progress.fetch_add(1, Ordering::Relaxed);
-    };
-    let mut buf = vec![0u8; CHUNK];
-    let mut lines = Vec::new();
-    loop {
-        let n = match src.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        progress.fetch_add(1, Ordering::Relaxed);
-        // The place in the trace is taken before the bytes are forwarded (see `queue`);
-        // only a chunk that ends a line needs one.
-        let ticket = memchr::memchr(b'\n', &buf[..n]).map(|_| queue.ticket());
-        if let Some(d) = dst.as_mut() {
-            if d.write_all(&buf[..n]).and_then(|()| d.flush()).is_err() {
-                dst = None;
-                match stream {
-                    Stream::ClientToServer => notices(Notice::ServerStdinClosed),
-                    Stream::ServerToClient => notices(Notice::ClientGone),
-                    // reel's own stderr is gone: there is no one left to tell.
-                    Stream::ServerStderr => {}
-                }
-            }
-        }
-        splitter.feed(&buf[..n], |l| lines.push(line_record(l)));
-        match ticket {
-            Some(t) => push(t, std::mem::take(&mut lines)),
-            // A stderr line cut at its length limit.
-            None if !lines.is_empty() => push(queue.ticket(), std::mem::take(&mut lines)),
-            None => {}
-        }
-    }
-    drop(dst);
-    if let Some(eof) = eof {
-        let _ = eof.send(());
-    }
-    splitter.finish(|l| lines.push(line_record(l)));
-    if !lines.is_empty() {
-        push(queue.ticket(), lines);
     }
 }

@@ -1,0 +1,216 @@
+//! The forwarding threads, one per pipe: client stdin → server stdin, server stdout →
+//! client stdout, server stderr → reel's stderr.
+//!
+//! Each reads a chunk, takes its place in the trace's order (a ticket, see `queue`),
+//! writes the chunk onward byte for byte, and only then splits it into lines and queues
+//! them for the trace. A destination that stops accepting bytes (its reader went away)
+//! does not stop the thread: it goes on reading and recording, so the trace still shows
+//! what was sent.
+//!
+//! When the server has exited, [`Pumps::drain`] waits for its stdout and stderr threads
+//! to reach EOF and record their last lines, giving up only when nothing at all happens
+//! for the idle limit (a process the server started may hold the pipes open). The thread
+//! reading the client is never waited for: the client may keep its end open.
+
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use reel_trace::Timestamp;
+
+use crate::lines::{Line, LineSplitter};
+use crate::queue::{FirstBehind, LineRecord, Queue, Stream};
+use crate::stdio::{CHUNK, Notice, NoticeFn, STDERR_MAX_LINE};
+
+/// The forwarding threads of a session.
+pub(crate) struct Pumps {
+    queue: Arc<Queue>,
+    notices: NoticeFn,
+    /// Bumped on every read and every queued chunk, by every thread: "something happens".
+    progress: Arc<AtomicU64>,
+    eof_tx: mpsc::Sender<()>,
+    eof_rx: mpsc::Receiver<()>,
+    /// The threads reading the server, which the end of the session waits for.
+    from_server: Vec<JoinHandle<()>>,
+}
+
+/// How [`Pumps::drain`] ended.
+pub(crate) enum Drained {
+    /// The server's output reached EOF and every line read from it was queued.
+    All,
+    /// Nothing happened for the idle limit before EOF.
+    TimedOut,
+    /// A forwarding thread panicked (a bug).
+    Panicked,
+}
+
+impl Pumps {
+    pub fn new(queue: Arc<Queue>, notices: NoticeFn) -> Self {
+        let (eof_tx, eof_rx) = mpsc::channel();
+        Pumps {
+            queue,
+            notices,
+            progress: Arc::new(AtomicU64::new(0)),
+            eof_tx,
+            eof_rx,
+            from_server: Vec::new(),
+        }
+    }
+
+    /// Starts the thread that forwards `src` to `dst` and records it as `stream`.
+    pub fn start(
+        &mut self,
+        src: Box<dyn Read + Send>,
+        dst: Box<dyn Write + Send>,
+        stream: Stream,
+    ) -> io::Result<()> {
+        let (name, eof) = match stream {
+            Stream::ClientToServer => ("reel-in", None),
+            Stream::ServerToClient => ("reel-out", Some(self.eof_tx.clone())),
+            Stream::ServerStderr => ("reel-err", Some(self.eof_tx.clone())),
+        };
+        let waited_for = eof.is_some();
+        let queue = Arc::clone(&self.queue);
+        let notices = Arc::clone(&self.notices);
+        let progress = Arc::clone(&self.progress);
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let pipe = Pipe {
+                    stream,
+                    queue: &queue,
+                    notices: &*notices,
+                    progress: &progress,
+                };
+                pipe.pump(src, dst, eof);
+            })?;
+        if waited_for {
+            self.from_server.push(thread);
+        }
+        Ok(())
+    }
+
+    /// Waits for the server's output to end (see the module doc).
+    pub fn drain(self, idle_limit: Duration) -> Drained {
+        drop(self.eof_tx);
+        let mut closed = 0;
+        let mut seen = self.progress.load(Ordering::Relaxed);
+        let mut idle_since = Instant::now();
+        while closed < self.from_server.len() {
+            match self.eof_rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(()) => closed += 1,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Drained::Panicked,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let now = self.progress.load(Ordering::Relaxed);
+                    if now != seen {
+                        seen = now;
+                        idle_since = Instant::now();
+                    } else if idle_since.elapsed() >= idle_limit {
+                        return Drained::TimedOut;
+                    }
+                }
+            }
+        }
+        // At EOF each thread has at most its last, unterminated line left to queue.
+        for t in self.from_server {
+            if t.join().is_err() {
+                return Drained::Panicked;
+            }
+        }
+        Drained::All
+    }
+}
+
+/// What one forwarding thread works with.
+struct Pipe<'a> {
+    stream: Stream,
+    queue: &'a Queue,
+    notices: &'a dyn Fn(Notice),
+    progress: &'a AtomicU64,
+}
+
+impl Pipe<'_> {
+    /// Forwards `src` to `dst` chunk by chunk, then queues the chunk's lines; says on
+    /// `eof` when `src` ended. `dst` is dropped at EOF of `src`, before the last line is
+    /// queued, so that closing the client's stdin reaches the server at once.
+    fn pump(
+        &self,
+        mut src: Box<dyn Read + Send>,
+        dst: Box<dyn Write + Send>,
+        eof: Option<mpsc::Sender<()>>,
+    ) {
+        let mut dst = Some(dst);
+        let mut splitter = match self.stream {
+            Stream::ServerStderr => LineSplitter::with_max_line(STDERR_MAX_LINE),
+            _ => LineSplitter::new(),
+        };
+        let mut buf = vec![0u8; CHUNK];
+        let mut lines = Vec::new();
+        loop {
+            let n = match src.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            self.progress.fetch_add(1, Ordering::Relaxed);
+            // The place in the trace is taken before the bytes are forwarded; only a
+            // chunk that ends a line needs one.
+            let ticket = memchr::memchr(b'\n', &buf[..n]).map(|_| self.queue.ticket());
+            if let Some(d) = dst.as_mut() {
+                if d.write_all(&buf[..n]).and_then(|()| d.flush()).is_err() {
+                    dst = None;
+                    self.destination_gone();
+                }
+            }
+            splitter.feed(&buf[..n], |l| lines.push(self.record(l)));
+            match ticket {
+                Some(t) => self.push(t, std::mem::take(&mut lines)),
+                // A stderr line cut at its length limit.
+                None if !lines.is_empty() => {
+                    self.push(self.queue.ticket(), std::mem::take(&mut lines))
+                }
+                None => {}
+            }
+        }
+        drop(dst);
+        if let Some(eof) = eof {
+            let _ = eof.send(());
+        }
+        splitter.finish(|l| lines.push(self.record(l)));
+        if !lines.is_empty() {
+            self.push(self.queue.ticket(), lines);
+        }
+    }
+
+    fn record(&self, line: Line) -> LineRecord {
+        LineRecord {
+            stream: self.stream,
+            t: Timestamp::now(),
+            bytes: line.bytes,
+            crlf: line.crlf,
+        }
+    }
+
+    fn push(&self, ticket: crate::queue::Ticket, lines: Vec<LineRecord>) {
+        let behind = |first| {
+            (self.notices)(Notice::Behind {
+                dropping: first == FirstBehind::Dropping,
+            })
+        };
+        self.queue.push(ticket, lines, &behind);
+        self.progress.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn destination_gone(&self) {
+        match self.stream {
+            Stream::ClientToServer => (self.notices)(Notice::ServerStdinClosed),
+            Stream::ServerToClient => (self.notices)(Notice::ClientGone),
+            // reel's own stderr is gone: there is no one left to tell.
+            Stream::ServerStderr => {}
+        }
+    }
+}
