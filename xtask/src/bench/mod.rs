@@ -471,7 +471,8 @@ impl Measured {
 /// accounting for exactly that child (`wait4`), which `std::process::Child` does not give.
 ///
 /// Limit: on Linux a child's `ru_maxrss` also counts the memory image it had before
-/// `exec`, which is this process's; [`self_max_rss`] says how large that can have been.
+/// `exec`, which is this process's (spawned children share it until they exec);
+/// [`self_max_rss`] says how large that can have been.
 pub fn measure(cmd: &mut Command) -> anyhow::Result<Measured> {
     let shown = display(cmd);
     let start = Instant::now();
@@ -525,8 +526,18 @@ pub fn self_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// This process's own peak RSS, bytes.
+/// The peak RSS of this process's current memory image, bytes: what Linux adds to the
+/// `ru_maxrss` of a child spawned now. `/proc/self/status` `VmHWM` on Linux; elsewhere
+/// `getrusage`, which may also count images this process had before its own `exec`.
 pub fn self_max_rss() -> u64 {
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status")
+        && let Some(kib) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    {
+        return kib * 1024;
+    }
     // SAFETY: as in `measure`.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: RUSAGE_SELF with a valid out-pointer.
@@ -593,6 +604,7 @@ mod tests {
         assert_eq!(m.code, Some(3));
         assert_eq!(m.status_text(), "exit 3");
         assert!(m.max_rss > 0);
+        assert!(self_max_rss() > 0);
         let m = measure(Command::new("sh").args(["-c", "kill -9 $$"])).unwrap();
         assert_eq!(m.signal, Some(9));
         assert_eq!(m.status_text(), "signal 9");
