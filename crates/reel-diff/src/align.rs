@@ -16,6 +16,7 @@
 //! their size.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use reel_mcp::normalize::MatchKey;
@@ -26,14 +27,53 @@ use crate::side::{DirKey, Event, ExRec, LooseRec, Payloads, SideTotals, TurnRec}
 
 type Key = (DirKey, MatchKey);
 
+/// The aligner's maps are keyed by match keys (already 128-bit hashes) and sequence
+/// numbers: a multiply-rotate hasher is enough, and much cheaper than SipHash.
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u128(&mut self, n: u128) {
+        self.write_u64(n as u64);
+        self.write_u64((n >> 64) as u64);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Fast = BuildHasherDefault<FastHasher>;
+type FastMap<K, V> = HashMap<K, V, Fast>;
+
+/// The unpaired exchanges of one key, oldest first; one is kept inline (the common
+/// case: most calls are unique).
+enum Waiting {
+    One(u64),
+    Many(VecDeque<u64>),
+}
+
 /// Pairs records from the two sides and compares each pair.
 pub(crate) struct Aligner {
     pub payloads: [Payloads; 2],
     pub findings: Findings,
     strict: Strictness,
-    unmatched: [HashMap<Key, VecDeque<u64>>; 2],
-    partner: [HashMap<u64, u64>; 2],
-    done: [HashMap<u64, Box<ExRec>>; 2],
+    unmatched: [FastMap<Key, Waiting>; 2],
+    partner: [FastMap<u64, u64>; 2],
+    done: [FastMap<u64, Box<ExRec>>; 2],
     turns: [HashMap<Arc<str>, VecDeque<Box<TurnRec>>>; 2],
     loose: [HashMap<DirKey, VecDeque<Box<LooseRec>>>; 2],
 }
@@ -59,13 +99,16 @@ impl Aligner {
             Event::Open { seq, dir, key } => {
                 let key = (DirKey::of(dir), key);
                 let theirs = match self.unmatched[o].get_mut(&key) {
-                    Some(q) => {
+                    Some(Waiting::Many(q)) if q.len() > 1 => q.pop_front(),
+                    Some(Waiting::Many(q)) => {
                         let front = q.pop_front();
-                        if q.is_empty() {
-                            self.unmatched[o].remove(&key);
-                        }
+                        self.unmatched[o].remove(&key);
                         front
                     }
+                    Some(Waiting::One(_)) => match self.unmatched[o].remove(&key) {
+                        Some(Waiting::One(seq)) => Some(seq),
+                        _ => None,
+                    },
                     None => None,
                 };
                 match theirs {
@@ -73,7 +116,17 @@ impl Aligner {
                         self.partner[s].insert(seq, theirs);
                         self.partner[o].insert(theirs, seq);
                     }
-                    None => self.unmatched[s].entry(key).or_default().push_back(seq),
+                    None => match self.unmatched[s].get_mut(&key) {
+                        Some(Waiting::Many(q)) => q.push_back(seq),
+                        Some(w) => {
+                            if let Waiting::One(first) = *w {
+                                *w = Waiting::Many(VecDeque::from([first, seq]));
+                            }
+                        }
+                        None => {
+                            self.unmatched[s].insert(key, Waiting::One(seq));
+                        }
+                    },
                 }
             }
             Event::Done(rec) => {

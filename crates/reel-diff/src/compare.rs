@@ -94,8 +94,9 @@ pub(crate) fn place(p: &Payloads, loc: Loc, response: Option<Loc>) -> Place {
     }
 }
 
-fn context(p: &Payloads, ctx: &[(std::sync::Arc<str>, Loc)]) -> Vec<ContextLine> {
+fn context(p: &Payloads, ctx: &crate::side::Ring) -> Vec<ContextLine> {
     ctx.iter()
+        .flatten()
         .map(|(label, loc)| ContextLine {
             place: place(p, *loc, None),
             subject: label.to_string(),
@@ -156,44 +157,59 @@ pub(crate) fn exchanges(
         b: b.response.into_iter().collect(),
         progress: false,
     };
-    if let Some((class, kind, summary)) = answer_change(a, b) {
-        let diffs = match (a.response, b.response) {
-            (Some(x), Some(y)) => diff(&pl[0].message(x)?, &pl[1].message(y)?),
-            _ => Vec::new(),
+    // The answers are read again only when their bytes (or their classes) differ; a
+    // tool result's isError is read from the values then (equal bytes, equal flags).
+    let same_class = std::mem::discriminant(&a.answer) == std::mem::discriminant(&b.answer);
+    let values = match (a.response, b.response) {
+        (Some(x), Some(y)) if a.answer_fp != b.answer_fp || !same_class => {
+            Some((pl[0].message(x)?, pl[1].message(y)?))
+        }
+        _ => None,
+    };
+    let refine = |answer: &Answer, v: Option<&Value>| match answer {
+        Answer::Result { .. } => Answer::Result {
+            is_error: &*a.method == "tools/call"
+                && v.and_then(|v| v.pointer("/result/isError")) == Some(&Value::Bool(true)),
+        },
+        other => other.clone(),
+    };
+    let answer_a = refine(&a.answer, values.as_ref().map(|v| &v.0));
+    let answer_b = refine(&b.answer, values.as_ref().map(|v| &v.1));
+    if let Some((class, kind, summary)) = answer_change(&a.method, &answer_a, &answer_b) {
+        let diffs = match &values {
+            Some((va, vb)) => diff(va, vb),
+            None => Vec::new(),
         };
         let d = drift(class, kind, summary, &diffs, answers, pl);
         out.push(d);
-    } else if a.answer_fp != b.answer_fp
-        && let (Some(x), Some(y)) = (a.response, b.response)
+    } else if let Some((va, vb)) = &values
+        && !json_eq(va, vb)
     {
-        let (va, vb) = (pl[0].message(x)?, pl[1].message(y)?);
-        if !json_eq(&va, &vb) {
-            let diffs = diff(&va, &vb);
-            let is_error = matches!(a.answer, Answer::Error { .. });
-            let mut d = match schema::changelog(&a.method, &va, &vb) {
-                Some((log, structural)) => {
-                    let (class, kind) = if structural {
-                        (Class::Structural, Kind::SchemaChanged)
-                    } else {
-                        (Class::Output, Kind::ListChanged)
-                    };
-                    let summary = changelog_summary(&log);
-                    let mut d = drift(class, kind, summary, &diffs, answers, pl);
-                    d.changelog = Some(log);
-                    d
-                }
-                None if is_error => {
-                    let s = format!("the error changed{}", at_text(&diffs));
-                    drift(Class::Output, Kind::ErrorChanged, s, &diffs, answers, pl)
-                }
-                None => {
-                    let s = format!("the result changed{}", at_text(&diffs));
-                    drift(Class::Output, Kind::ResultChanged, s, &diffs, answers, pl)
-                }
-            };
-            d.pointers = pointers(&diffs);
-            out.push(d);
-        }
+        let diffs = diff(va, vb);
+        let is_error = matches!(a.answer, Answer::Error { .. });
+        let mut d = match schema::changelog(&a.method, va, vb) {
+            Some((log, structural)) => {
+                let (class, kind) = if structural {
+                    (Class::Structural, Kind::SchemaChanged)
+                } else {
+                    (Class::Output, Kind::ListChanged)
+                };
+                let summary = changelog_summary(&log);
+                let mut d = drift(class, kind, summary, &diffs, answers, pl);
+                d.changelog = Some(log);
+                d
+            }
+            None if is_error => {
+                let s = format!("the error changed{}", at_text(&diffs));
+                drift(Class::Output, Kind::ErrorChanged, s, &diffs, answers, pl)
+            }
+            None => {
+                let s = format!("the result changed{}", at_text(&diffs));
+                drift(Class::Output, Kind::ResultChanged, s, &diffs, answers, pl)
+            }
+        };
+        d.pointers = pointers(&diffs);
+        out.push(d);
     }
     if a.progress.len() != b.progress.len() || a.progress_fp.finish() != b.progress_fp.finish() {
         let va = notification_list(&mut pl[0], &a.progress, true)?;
@@ -272,7 +288,7 @@ pub(crate) fn exchanges(
 }
 
 /// A change of the answer's class (result, error, none), if any.
-fn answer_change(a: &ExRec, b: &ExRec) -> Option<(Class, Kind, String)> {
+fn answer_change(method: &str, a: &Answer, b: &Answer) -> Option<(Class, Kind, String)> {
     use Answer::*;
     let error_text = |code: &Option<i64>, message: &Option<Box<str>>| match (code, message) {
         (Some(c), Some(m)) => format!("{c} {m}"),
@@ -280,7 +296,7 @@ fn answer_change(a: &ExRec, b: &ExRec) -> Option<(Class, Kind, String)> {
         (None, Some(m)) => m.to_string(),
         (None, None) => "an error".to_owned(),
     };
-    Some(match (&a.answer, &b.answer) {
+    Some(match (a, b) {
         (Pending, Pending) => return None,
         (Pending, _) => (
             Class::Output,
@@ -299,7 +315,7 @@ fn answer_change(a: &ExRec, b: &ExRec) -> Option<(Class, Kind, String)> {
                 message,
             },
         ) if !matches!(
-            a.answer,
+            a,
             Error {
                 code: Some(-32601),
                 ..
@@ -316,7 +332,7 @@ fn answer_change(a: &ExRec, b: &ExRec) -> Option<(Class, Kind, String)> {
             )
         }
         (Result { .. }, Error { code, message })
-            if &*a.method == "tools/call" && says_unknown_tool(*code, message.as_deref()) =>
+            if method == "tools/call" && says_unknown_tool(*code, message.as_deref()) =>
         {
             (
                 Class::Structural,
@@ -635,31 +651,36 @@ pub(crate) fn unpaired_loose(side: usize, r: &LooseRec, pl: &[Payloads; 2], out:
 
 /// Unsolicited messages compared as counts per (direction, method).
 pub(crate) fn counts(
-    a: &BTreeMap<(crate::side::DirKey, String), crate::side::Count>,
-    b: &BTreeMap<(crate::side::DirKey, String), crate::side::Count>,
+    a: &[BTreeMap<String, crate::side::Count>; 2],
+    b: &[BTreeMap<String, crate::side::Count>; 2],
     pl: &[Payloads; 2],
     out: &mut Findings,
 ) {
-    let mut keys: Vec<_> = a.keys().chain(b.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    for key in keys {
-        let (ca, cb) = (a.get(key), b.get(key));
-        let (na, nb) = (ca.map_or(0, |c| c.n), cb.map_or(0, |c| c.n));
-        if na == nb {
-            continue;
+    for (d, dir) in [crate::side::DirKey::In, crate::side::DirKey::Out]
+        .into_iter()
+        .enumerate()
+    {
+        let mut keys: Vec<&String> = a[d].keys().chain(b[d].keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for key in keys {
+            let (ca, cb) = (a[d].get(key), b[d].get(key));
+            let (na, nb) = (ca.map_or(0, |c| c.n), cb.map_or(0, |c| c.n));
+            if na == nb {
+                continue;
+            }
+            out.push(Drift {
+                class: Class::Output,
+                kind: Kind::NotificationCount,
+                subject: format!("{key} ({})", dir.text()),
+                a: ca.map(|c| place(&pl[0], c.first, None)),
+                b: cb.map(|c| place(&pl[1], c.first, None)),
+                summary: format!("{na} in A, {nb} in B (compared as counts)"),
+                pointers: Vec::new(),
+                changelog: None,
+                context: Vec::new(),
+                refs: Refs::None,
+            });
         }
-        out.push(Drift {
-            class: Class::Output,
-            kind: Kind::NotificationCount,
-            subject: format!("{} ({})", key.1, key.0.text()),
-            a: ca.map(|c| place(&pl[0], c.first, None)),
-            b: cb.map(|c| place(&pl[1], c.first, None)),
-            summary: format!("{na} in A, {nb} in B (compared as counts)"),
-            pointers: Vec::new(),
-            changelog: None,
-            context: Vec::new(),
-            refs: Refs::None,
-        });
     }
 }

@@ -393,6 +393,8 @@ pub fn diff(
 
     let (tx_a, rx_a) = mpsc::sync_channel::<Batch>(CHANNEL_BATCHES);
     let (tx_b, rx_b) = mpsc::sync_channel::<Batch>(CHANNEL_BATCHES);
+    let (back_a, recycle_a) = mpsc::channel();
+    let (back_b, recycle_b) = mpsc::channel();
     let payloads = [
         Payloads::new(reel_trace::reader::trace_files(a), prep_a.clone()),
         Payloads::new(reel_trace::reader::trace_files(b), prep_b.clone()),
@@ -405,9 +407,15 @@ pub fn diff(
     );
 
     let (res_a, res_b, aligned) = std::thread::scope(|scope| {
-        let ha = scope.spawn(move || side::read_side(a, prep_a, strict, tx_a));
-        let hb = scope.spawn(move || side::read_side(b, prep_b, strict, tx_b));
-        let aligned = lockstep(&mut aligner, [rx_a, rx_b], total, progress);
+        let ha = scope.spawn(move || side::read_side(a, prep_a, strict, tx_a, recycle_a));
+        let hb = scope.spawn(move || side::read_side(b, prep_b, strict, tx_b, recycle_b));
+        let aligned = lockstep(
+            &mut aligner,
+            [rx_a, rx_b],
+            [back_a, back_b],
+            total,
+            progress,
+        );
         let join = |h: std::thread::ScopedJoinHandle<'_, Result<SideTotals, DiffError>>| {
             h.join().unwrap_or(Err(DiffError::Aborted))
         };
@@ -479,6 +487,7 @@ fn order_key(d: &Drift) -> (u8, PathBuf, u64) {
 fn lockstep(
     aligner: &mut align::Aligner,
     rx: [mpsc::Receiver<Batch>; 2],
+    back: [mpsc::Sender<Vec<side::Event>>; 2],
     total: u64,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(), DiffError> {
@@ -490,12 +499,14 @@ fn lockstep(
                 continue;
             }
             match rx[s].recv() {
-                Ok(batch) => {
+                Ok(mut batch) => {
                     read[s] = batch.bytes;
-                    for ev in batch.events {
+                    for ev in batch.events.drain(..) {
                         // Returning drops the receivers, which stops both readers.
                         aligner.event(s, ev)?;
                     }
+                    // The reader may have finished; then the vector is simply dropped.
+                    let _ = back[s].send(batch.events);
                 }
                 Err(_) => open[s] = false,
             }

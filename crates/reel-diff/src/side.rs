@@ -26,7 +26,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::SyncSender;
+use std::sync::mpsc::{Receiver, SyncSender};
 
 use reel_mcp::exchange::{ExchangeBuilder, Outcome};
 use reel_mcp::jsonrpc::{Envelope, RpcKind, methods};
@@ -42,8 +42,9 @@ use serde_json::{Map, Value};
 use crate::DiffError;
 use crate::fingerprint::{self, Fingerprint};
 
-/// A fresh exchange builder is started when none is open and this many have formed.
-pub const RESET_AFTER: usize = 4096;
+/// A fresh exchange builder is started when none is open and this many have formed
+/// (small, so its storage is reused from the heap rather than mapped afresh).
+pub const RESET_AFTER: usize = 256;
 /// Lines per batch sent to the aligner (both sides advance by the same line count).
 pub const BATCH_LINES: usize = 4096;
 /// Distinct method/tool labels interned per side; past this each label is its own copy.
@@ -68,7 +69,8 @@ pub(crate) struct Loc {
 pub(crate) enum Answer {
     /// No response in the trace.
     Pending,
-    /// A `result`; `is_error` is `result.isError == true` (tool errors).
+    /// A `result`; `is_error` is `result.isError == true` (tool errors), known only
+    /// after the comparison re-read the answer (false until then).
     Result { is_error: bool },
     /// A JSON-RPC `error`.
     Error {
@@ -92,13 +94,19 @@ pub(crate) struct ExRec {
     /// Progress notifications of this exchange, in order.
     pub progress: Vec<Loc>,
     pub progress_fp: Fingerprint,
+    /// `"progressToken":<the request's token>` as bytes, to find the token in its
+    /// notifications without parsing them.
+    pub token_needle: Option<Box<[u8]>>,
     /// With --strict-notifications: the other notifications that came while it was open.
     pub others: Vec<Loc>,
     pub others_fp: Fingerprint,
     pub cancelled: bool,
     /// The exchanges opened just before it on this side (label, line).
-    pub context: Vec<(Arc<str>, Loc)>,
+    pub context: Ring,
 }
+
+/// The last [`CONTEXT`] exchanges or turns read on a side, oldest first.
+pub(crate) type Ring = [Option<(Arc<str>, Loc)>; CONTEXT];
 
 /// One LLM turn, compactly.
 #[derive(Debug)]
@@ -109,7 +117,7 @@ pub(crate) struct TurnRec {
     pub blocks_fp: u128,
     pub shape_fp: u128,
     pub usage_fp: u128,
-    pub context: Vec<(Arc<str>, Loc)>,
+    pub context: Ring,
 }
 
 /// With --strict-notifications: a notification outside any exchange's progress.
@@ -156,8 +164,9 @@ pub(crate) struct SideTotals {
     pub sessions: u64,
     pub skipped: u64,
     pub first_skipped: Option<(Loc, String)>,
-    /// Unsolicited messages per (direction, method or kind).
-    pub counts: BTreeMap<(DirKey, String), Count>,
+    /// Unsolicited messages per direction (client→server, server→client), then per
+    /// method or kind.
+    pub counts: [BTreeMap<String, Count>; 2],
 }
 
 /// A direction as a sortable key.
@@ -226,6 +235,7 @@ pub(crate) fn read_side(
     prep: Prep,
     strict_notifications: bool,
     tx: SyncSender<Batch>,
+    recycle: Receiver<Vec<Event>>,
 ) -> Result<SideTotals, DiffError> {
     let mut reader = TraceReader::open(path).map_err(|source| DiffError::Open { source })?;
     let files = reader.files().to_vec();
@@ -238,8 +248,10 @@ pub(crate) fn read_side(
         seq: 0,
         roles: HashMap::new(),
         labels: HashMap::new(),
-        ring: Vec::new(),
-        events: Vec::new(),
+        buf: String::new(),
+        ring: Default::default(),
+        events: Vec::with_capacity(BATCH_LINES),
+        recycle,
         totals: SideTotals {
             files: files.clone(),
             bytes: reader.total_bytes(),
@@ -297,46 +309,54 @@ struct SideReader {
     seq: u64,
     roles: HashMap<Arc<str>, u64>,
     labels: HashMap<String, Arc<str>>,
-    ring: Vec<(Arc<str>, Loc)>,
+    buf: String,
+    ring: Ring,
     events: Vec<Event>,
+    /// Emptied event vectors coming back from the aligner: a batch's storage is reused
+    /// instead of allocated (and paged in) anew.
+    recycle: Receiver<Vec<Event>>,
     totals: SideTotals,
 }
 
 impl SideReader {
     fn send(&mut self, tx: &SyncSender<Batch>, bytes: u64) -> Result<(), DiffError> {
-        let events = std::mem::take(&mut self.events);
+        let fresh = self
+            .recycle
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH_LINES));
+        let events = std::mem::replace(&mut self.events, fresh);
         // The aligner hung up only when it failed; its error is the one reported.
         tx.send(Batch { events, bytes })
             .map_err(|_| DiffError::Aborted)
     }
 
-    fn intern(&mut self, s: String) -> Arc<str> {
-        if let Some(a) = self.labels.get(&s) {
+    fn intern(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.labels.get(s) {
             return a.clone();
         }
-        let a: Arc<str> = Arc::from(s.as_str());
+        let a: Arc<str> = Arc::from(s);
         if self.labels.len() < INTERNED_LABELS {
-            self.labels.insert(s, a.clone());
+            self.labels.insert(s.to_owned(), a.clone());
         }
         a
     }
 
-    fn remember(&mut self, label: Arc<str>, loc: Loc) -> Vec<(Arc<str>, Loc)> {
+    /// The context before this exchange, and this one remembered for the next.
+    fn remember(&mut self, label: Arc<str>, loc: Loc) -> Ring {
         let before = self.ring.clone();
-        if self.ring.len() == CONTEXT {
-            self.ring.remove(0);
-        }
-        self.ring.push((label, loc));
+        self.ring.rotate_left(1);
+        self.ring[CONTEXT - 1] = Some((label, loc));
         before
     }
 
     fn count(&mut self, dir: Dir, what: &str, loc: Loc) {
-        let key = (DirKey::of(dir), what.to_owned());
-        self.totals
-            .counts
-            .entry(key)
-            .and_modify(|c| c.n += 1)
-            .or_insert(Count { n: 1, first: loc });
+        let counts = &mut self.totals.counts[DirKey::of(dir) as usize];
+        match counts.get_mut(what) {
+            Some(c) => c.n += 1,
+            None => {
+                counts.insert(what.to_owned(), Count { n: 1, first: loc });
+            }
+        }
     }
 
     fn line(&mut self, bytes: &[u8], loc: Loc) {
@@ -391,30 +411,37 @@ impl SideReader {
     }
 
     fn open_exchange(&mut self, idx: usize, dir: Dir, raw: &str, loc: Loc) {
-        let (key, method, name) = match serde_json::from_str::<Value>(raw) {
+        let (key, method, label) = match serde_json::from_str::<Value>(raw) {
             Ok(mut v) => {
                 self.prep.normalizer.normalize_value(&mut v);
-                let method = v
-                    .get("method")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let name = label_name(&method, &v);
-                (MatchKey::of(&v), method, name)
+                let m = v.get("method").and_then(Value::as_str).unwrap_or_default();
+                // The label is built in a reused buffer: no allocation once interned.
+                let mut buf = std::mem::take(&mut self.buf);
+                buf.clear();
+                buf.push_str(m);
+                if let Some(n) = label_name(m, &v) {
+                    buf.push(' ');
+                    if n.chars().count() > LABEL_NAME_CHARS {
+                        buf.push_str(&reel_mcp::normalize::shorten(n, LABEL_NAME_CHARS));
+                    } else {
+                        buf.push_str(n);
+                    }
+                }
+                let method = self.intern(m);
+                let label = self.intern(&buf);
+                self.buf = buf;
+                (MatchKey::of(&v), method, label)
             }
             // The builder opened it, so it parsed; keep going on the bytes if not.
-            Err(_) => (
-                MatchKey(fingerprint::of(raw.as_bytes())),
-                String::new(),
-                None,
-            ),
+            Err(_) => {
+                let empty = self.intern("");
+                (
+                    MatchKey(fingerprint::of(raw.as_bytes())),
+                    empty.clone(),
+                    empty,
+                )
+            }
         };
-        let label = match &name {
-            Some(n) => format!("{method} {n}"),
-            None => method.clone(),
-        };
-        let method = self.intern(method);
-        let label = self.intern(label);
         let context = self.remember(label.clone(), loc);
         let seq = self.seq;
         self.seq += 1;
@@ -430,6 +457,16 @@ impl SideReader {
             answer_fp: 0,
             progress: Vec::new(),
             progress_fp: Fingerprint::new(),
+            token_needle: self
+                .builder
+                .exchanges()
+                .get(idx)
+                .and_then(|e| e.progress_token.as_ref())
+                .map(|t| {
+                    format!("\"progressToken\":{}", t.to_json())
+                        .into_bytes()
+                        .into()
+                }),
             others: Vec::new(),
             others_fp: Fingerprint::new(),
             cancelled: false,
@@ -444,36 +481,43 @@ impl SideReader {
     }
 
     fn attach(&mut self, idx: usize, dir: Dir, raw: &str, loc: Loc) {
-        let Some(att) = self
+        enum What {
+            Request,
+            Progress,
+            Cancelled,
+            Other(String),
+        }
+        let what = match self
             .builder
             .exchanges()
             .get(idx)
             .and_then(|e| e.attached.last())
-        else {
-            return;
+        {
+            None => return,
+            Some(att) if att.is_request => What::Request,
+            Some(att) => match att.method.as_deref().unwrap_or_default() {
+                methods::PROGRESS => What::Progress,
+                methods::CANCELLED => What::Cancelled,
+                other => What::Other(other.to_owned()),
+            },
         };
-        if att.is_request {
-            // A request the pairer refused (its id is in use): compared by count.
-            self.count(dir, "(request reusing a pending id)", loc);
-            return;
-        }
-        let method = att.method.clone().unwrap_or_default();
         let strict = self.strict_notifications;
-        let Some(rec) = self.slots.get_mut(idx).and_then(Option::as_mut) else {
-            self.count(dir, &method, loc);
-            return;
-        };
-        match method.as_str() {
-            methods::PROGRESS => {
+        let rec = self.slots.get_mut(idx).and_then(Option::as_mut);
+        match (what, rec) {
+            // A request the pairer refused (its id is in use): compared by count.
+            (What::Request, _) => self.count(dir, "(request reusing a pending id)", loc),
+            (What::Progress, Some(rec)) => {
                 rec.progress.push(loc);
-                progress_fingerprint(raw, &mut rec.progress_fp);
+                progress_fingerprint(raw, rec.token_needle.as_deref(), &mut rec.progress_fp);
             }
-            methods::CANCELLED => rec.cancelled = true,
-            _ if strict => {
+            (What::Cancelled, Some(rec)) => rec.cancelled = true,
+            (What::Other(_), Some(rec)) if strict => {
                 rec.others.push(loc);
                 rec.others_fp.write_str(raw);
             }
-            _ => self.count(dir, &method, loc),
+            (What::Other(m), _) => self.count(dir, &m, loc),
+            (What::Progress, None) => self.count(dir, methods::PROGRESS, loc),
+            (What::Cancelled, None) => self.count(dir, methods::CANCELLED, loc),
         }
     }
 
@@ -503,8 +547,8 @@ impl SideReader {
             }
             _ => {
                 let result = env.result.map_or("", RawValue::get);
-                let is_error = &*rec.method == methods::TOOLS_CALL && tool_is_error(result);
-                rec.answer = Answer::Result { is_error };
+                // isError is read only when two answers' bytes differ (compare.rs).
+                rec.answer = Answer::Result { is_error: false };
                 let mut f = Fingerprint::new();
                 f.write(b"result");
                 f.write_str(result);
@@ -530,7 +574,7 @@ impl SideReader {
             (None, _) => "(not a JSON-RPC message)".to_owned(),
         };
         if self.strict_notifications && u.kind == RpcKind::Notification {
-            let method = self.intern(what);
+            let method = self.intern(&what);
             self.events.push(Event::Loose(Box::new(LooseRec {
                 dir,
                 method,
@@ -565,7 +609,7 @@ impl SideReader {
             return;
         }
         self.totals.turns += 1;
-        let role = self.intern(t.role.clone().unwrap_or_else(|| "(no role)".to_owned()));
+        let role = self.intern(t.role.as_deref().unwrap_or("(no role)"));
         let n = self.roles.entry(role.clone()).or_insert(0);
         *n += 1;
         let tools: Vec<String> = t
@@ -581,7 +625,7 @@ impl SideReader {
         } else {
             format!("{role} turn {n} (tool_use {})", tools.join(", "))
         };
-        let label = self.intern(label);
+        let label = self.intern(&label);
         let blocks = turn_value(t, &self.prep.normalizer);
         let context = self.remember(label.clone(), loc);
         self.events.push(Event::Turn(Box::new(TurnRec {
@@ -597,7 +641,7 @@ impl SideReader {
 }
 
 /// The name that makes a request's label useful: the tool, prompt or resource.
-fn label_name(method: &str, v: &Value) -> Option<String> {
+fn label_name<'v>(method: &str, v: &'v Value) -> Option<&'v str> {
     let p = v.get("params")?;
     let name = match method {
         "tools/call" | "prompts/get" => p.get("name")?.as_str()?,
@@ -610,41 +654,52 @@ fn label_name(method: &str, v: &Value) -> Option<String> {
         }
         _ => return None,
     };
-    Some(reel_mcp::normalize::shorten(name, LABEL_NAME_CHARS))
+    Some(name)
 }
 
-/// `result.isError == true`, read without building the result.
-fn tool_is_error(result: &str) -> bool {
-    #[derive(Deserialize)]
-    struct R {
-        #[serde(rename = "isError")]
-        is_error: Option<Value>,
-    }
-    serde_json::from_str::<R>(result)
-        .ok()
-        .and_then(|r| r.is_error)
-        .is_some_and(|v| v == Value::Bool(true))
-}
-
-/// Adds a progress notification to `f`: its method and params, without the token (the
-/// token is the request's, different on every run).
-fn progress_fingerprint(raw: &str, f: &mut Fingerprint) {
+/// Adds a progress notification to `f`: its bytes without the token's value (the token
+/// is the request's, different on every run). The token is found with `needle` (the
+/// compact spelling `"progressToken":<token>`) when it is there, else by a borrowed parse;
+/// either way nothing is allocated. (Removing a span is safe for a fingerprint: equal
+/// fingerprints still mean equal remaining bytes, and unequal ones are compared exactly.)
+fn progress_fingerprint(raw: &str, needle: Option<&[u8]>, f: &mut Fingerprint) {
     #[derive(Deserialize)]
     struct N<'a> {
         #[serde(borrow, default)]
-        params: Option<BTreeMap<Cow<'a, str>, &'a RawValue>>,
+        params: Option<P<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct P<'a> {
+        #[serde(borrow, default, rename = "progressToken")]
+        token: Option<&'a RawValue>,
     }
     f.write(b"progress");
-    match serde_json::from_str::<N<'_>>(raw) {
-        Ok(n) => {
-            for (k, v) in n.params.iter().flatten() {
-                if k != "progressToken" {
-                    f.write_str(k);
-                    f.write_str(v.get());
-                }
-            }
+    let key = br#""progressToken":"#.len();
+    let found = needle.and_then(|n| {
+        let at = memchr::memmem::find(raw.as_bytes(), n)?;
+        let end = at + n.len();
+        let ends_value = raw
+            .as_bytes()
+            .get(end)
+            .is_none_or(|b| matches!(b, b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n'));
+        ends_value.then_some((at + key, end))
+    });
+    if let Some((start, end)) = found {
+        f.write_str(&raw[..start]);
+        f.write_str(&raw[end..]);
+        return;
+    }
+    let token = serde_json::from_str::<N<'_>>(raw)
+        .ok()
+        .and_then(|n| n.params?.token)
+        .map(RawValue::get);
+    match token {
+        Some(t) => {
+            let start = t.as_ptr() as usize - raw.as_ptr() as usize;
+            f.write_str(&raw[..start]);
+            f.write_str(&raw[start + t.len()..]);
         }
-        Err(_) => f.write_str(raw),
+        None => f.write_str(raw),
     }
 }
 

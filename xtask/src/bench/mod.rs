@@ -11,6 +11,7 @@
 //! `--quick` is a smoke run (small inputs, debug build) that proves the benches work; its
 //! figures mean nothing and go to `target/bench/quick/`.
 
+pub mod diff;
 pub mod reader;
 pub mod rec;
 mod synth;
@@ -145,7 +146,11 @@ impl Figure {
 type BenchFn = fn(&Ctx) -> anyhow::Result<Vec<Figure>>;
 
 /// Every bench, by name, in the order `cargo xtask bench` runs them.
-const BENCHES: &[(&str, BenchFn)] = &[("reader", reader::run), ("rec", rec::run)];
+const BENCHES: &[(&str, BenchFn)] = &[
+    ("reader", reader::run),
+    ("rec", rec::run),
+    ("diff", diff::run),
+];
 
 /// `cargo xtask bench`.
 pub fn cmd(args: &[String]) -> anyhow::Result<()> {
