@@ -7,6 +7,14 @@
 //! does not stop the thread: it goes on reading and recording, so the trace still shows
 //! what was sent.
 //!
+//! A ticket holds up every line queued after it, so none is held while a thread waits
+//! for a slow reader: the server's stdin is written without blocking ([`Sink::Pipe`]),
+//! piece by piece, each delivered piece under its own ticket, and the wait for room in
+//! the pipe holds none. Otherwise a server that stops reading its stdin while it writes
+//! more than the queue holds would wait for reel, and reel for it. (reel's own stdout
+//! cannot be made non-blocking without changing it for the client too; a client that
+//! stops reading while it writes more than the queue holds can still stall itself.)
+//!
 //! When the server has exited, [`Pumps::drain`] waits for its stdout and stderr threads
 //! to reach EOF and record their last lines, giving up only when nothing at all happens
 //! for the idle limit (a process the server started may hold the pipes open). The thread
@@ -64,7 +72,7 @@ impl Pumps {
     pub fn start(
         &mut self,
         src: Box<dyn Read + Send>,
-        dst: Box<dyn Write + Send>,
+        dst: Sink,
         stream: Stream,
     ) -> io::Result<()> {
         let (name, eof) = match stream {
@@ -133,15 +141,11 @@ struct Pipe<'a> {
 }
 
 impl Pipe<'_> {
-    /// Forwards `src` to `dst` chunk by chunk, then queues the chunk's lines; says on
-    /// `eof` when `src` ended. `dst` is dropped at EOF of `src`, before the last line is
-    /// queued, so that closing the client's stdin reaches the server at once.
-    fn pump(
-        &self,
-        mut src: Box<dyn Read + Send>,
-        dst: Box<dyn Write + Send>,
-        eof: Option<mpsc::Sender<()>>,
-    ) {
+    /// Forwards `src` to `dst` chunk by chunk, queuing the lines of each piece that was
+    /// delivered; says on `eof` when `src` ended. `dst` is dropped at EOF of `src`, before
+    /// the last line is queued, so that closing the client's stdin reaches the server at
+    /// once.
+    fn pump(&self, mut src: Box<dyn Read + Send>, dst: Sink, eof: Option<mpsc::Sender<()>>) {
         let mut dst = Some(dst);
         let mut splitter = match self.stream {
             Stream::ServerStderr => LineSplitter::with_max_line(STDERR_MAX_LINE),
@@ -157,23 +161,45 @@ impl Pipe<'_> {
                 Err(_) => break,
             };
             self.progress.fetch_add(1, Ordering::Relaxed);
-            // The place in the trace is taken before the bytes are forwarded; only a
-            // chunk that ends a line needs one.
-            let ticket = memchr::memchr(b'\n', &buf[..n]).map(|_| self.queue.ticket());
-            if let Some(d) = dst.as_mut() {
-                if d.write_all(&buf[..n]).and_then(|()| d.flush()).is_err() {
-                    dst = None;
-                    self.destination_gone();
+            let mut off = 0;
+            while off < n {
+                let piece = &buf[off..n];
+                // The place in the trace is taken before the bytes are delivered; only a
+                // piece that ends a line needs one.
+                let ticket = memchr::memchr(b'\n', piece).map(|_| self.queue.ticket());
+                let sent = match dst.as_mut().map(|d| d.write_some(piece)) {
+                    None => piece.len(),
+                    Some(Ok(k)) if k > 0 => k,
+                    Some(Err(e))
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                        ) =>
+                    {
+                        0
+                    }
+                    Some(_) => {
+                        // The reader went away: record the rest as received.
+                        dst = None;
+                        self.destination_gone();
+                        piece.len()
+                    }
+                };
+                splitter.feed(&piece[..sent], |l| lines.push(self.record(l)));
+                match ticket {
+                    Some(t) => self.push(t, std::mem::take(&mut lines)),
+                    // A stderr line cut at its length limit.
+                    None if !lines.is_empty() => {
+                        self.push(self.queue.ticket(), std::mem::take(&mut lines))
+                    }
+                    None => {}
                 }
-            }
-            splitter.feed(&buf[..n], |l| lines.push(self.record(l)));
-            match ticket {
-                Some(t) => self.push(t, std::mem::take(&mut lines)),
-                // A stderr line cut at its length limit.
-                None if !lines.is_empty() => {
-                    self.push(self.queue.ticket(), std::mem::take(&mut lines))
+                off += sent;
+                if sent == 0 {
+                    if let Some(d) = dst.as_mut() {
+                        d.wait();
+                    }
                 }
-                None => {}
             }
         }
         drop(dst);
@@ -211,6 +237,39 @@ impl Pipe<'_> {
             Stream::ServerToClient => (self.notices)(Notice::ClientGone),
             // reel's own stderr is gone: there is no one left to tell.
             Stream::ServerStderr => {}
+        }
+    }
+}
+
+/// Where a forwarding thread writes.
+pub(crate) enum Sink {
+    /// An ordinary writer: a write returns when it is done.
+    Blocking(Box<dyn Write + Send>),
+    /// A pipe only reel writes to, set non-blocking: a write that finds it full returns.
+    #[cfg(unix)]
+    Pipe(crate::process::NonBlockingPipe),
+}
+
+impl Sink {
+    /// Writes some of `buf`: how much, or `WouldBlock` when nothing fits now.
+    fn write_some(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Blocking(w) => {
+                let n = w.write(buf)?;
+                w.flush()?;
+                Ok(n)
+            }
+            #[cfg(unix)]
+            Sink::Pipe(p) => p.write(buf),
+        }
+    }
+
+    /// Waits until a write can make progress.
+    fn wait(&mut self) {
+        match self {
+            Sink::Blocking(_) => {}
+            #[cfg(unix)]
+            Sink::Pipe(p) => p.wait_writable(),
         }
     }
 }

@@ -241,3 +241,47 @@ impl Write for StdFd {
         Ok(())
     }
 }
+
+/// The server's stdin, written without blocking: a write that finds the pipe full
+/// returns `WouldBlock` instead of waiting (see `forward`). Only reel holds this end of
+/// the pipe, so the flag changes nothing for anyone else.
+pub(crate) struct NonBlockingPipe {
+    file: File,
+}
+
+impl NonBlockingPipe {
+    /// Takes over the write end of the server's stdin. Should the flag not take (it
+    /// always does on a fresh pipe), writes simply block as before.
+    pub fn new(stdin: std::process::ChildStdin) -> NonBlockingPipe {
+        let fd = std::os::fd::OwnedFd::from(stdin);
+        // SAFETY: fcntl on a descriptor we own.
+        unsafe {
+            let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+            }
+        }
+        NonBlockingPipe {
+            file: File::from(fd),
+        }
+    }
+
+    /// Writes what fits now.
+    pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write(buf)
+    }
+
+    /// Waits until the pipe has room (or its reader is gone, which the next write
+    /// reports).
+    pub fn wait_writable(&self) {
+        let mut p = libc::pollfd {
+            fd: self.file.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; the result does not matter (see above).
+        unsafe {
+            libc::poll(&mut p, 1, -1);
+        }
+    }
+}

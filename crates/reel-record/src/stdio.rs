@@ -38,7 +38,7 @@ use reel_trace::redact::Redactor;
 use reel_trace::writer::create_trace_file;
 use reel_trace::{Counts, Ending, REEL_VERSION, Timestamp, TraceWriter, names};
 
-use crate::forward::{Drained, Pumps};
+use crate::forward::{Drained, Pumps, Sink};
 use crate::queue::{Queue, Stream, WhenBehind};
 use crate::recorder::{BatchSink, Recorder};
 
@@ -469,11 +469,20 @@ impl StdioRecorder {
         let mut pumps = Pumps::new(Arc::clone(&queue), Arc::clone(&notices));
         let start = |r: io::Result<()>| r.map_err(setup("forwarding thread"));
         if let (Some(to_server), Some(from_server)) = (child.stdin.take(), child.stdout.take()) {
-            start(pumps.start(client.input, Box::new(to_server), Stream::ClientToServer))?;
-            start(pumps.start(Box::new(from_server), client.output, Stream::ServerToClient))?;
+            let to_server = process::NonBlockingPipe::new(to_server);
+            start(pumps.start(client.input, Sink::Pipe(to_server), Stream::ClientToServer))?;
+            start(pumps.start(
+                Box::new(from_server),
+                Sink::Blocking(client.output),
+                Stream::ServerToClient,
+            ))?;
         }
         if let Some(err) = child.stderr.take() {
-            start(pumps.start(Box::new(err), client.errors, Stream::ServerStderr))?;
+            start(pumps.start(
+                Box::new(err),
+                Sink::Blocking(client.errors),
+                Stream::ServerStderr,
+            ))?;
         }
 
         let status = handle.wait(&mut child).map_err(RecordError::Wait)?;
