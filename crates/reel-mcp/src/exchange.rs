@@ -94,6 +94,20 @@ pub struct Unsolicited {
     pub kind: RpcKind,
 }
 
+/// What the builder needs to know of one message: its envelope (`params` is not read)
+/// and the three tokens that tie messages to exchanges.
+#[derive(Debug)]
+pub struct Facts<'a> {
+    /// The envelope: class, id, method, and `error` for its code.
+    pub env: Envelope<'a>,
+    /// `params._meta.progressToken` of a request.
+    pub request_progress_token: Option<RpcId>,
+    /// `params.progressToken` of a `notifications/progress`.
+    pub notification_progress_token: Option<RpcId>,
+    /// `params.requestId` of a `notifications/cancelled`.
+    pub cancelled_request: Option<RpcId>,
+}
+
 /// What offering one message to [`ExchangeBuilder::push`] did, so that a caller can
 /// follow the exchanges as they form (replay indexes a tape while it is still reading it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -128,6 +142,30 @@ impl ExchangeBuilder {
 
     /// Offers one message line (`dir` in/out) with its `raw` text, and says what it did.
     pub fn push(&mut self, session: Option<&str>, dir: Dir, raw: &str, line: u64) -> Pushed {
+        match Envelope::parse(raw) {
+            None => self.push_facts(session, dir, Err(Envelope::kind_of(raw)), line),
+            Some(env) => {
+                let facts = Facts {
+                    request_progress_token: request_progress_token(&env),
+                    notification_progress_token: notification_progress_token(&env),
+                    cancelled_request: cancelled_request_id(&env),
+                    env,
+                };
+                self.push_facts(session, dir, Ok(&facts), line)
+            }
+        }
+    }
+
+    /// [`ExchangeBuilder::push`] for a caller that has read the message already (replay
+    /// scans each line once for its keys and hands the same facts over); `Err` carries
+    /// the class of a payload that is no JSON-RPC object.
+    pub fn push_facts(
+        &mut self,
+        session: Option<&str>,
+        dir: Dir,
+        facts: Result<&Facts<'_>, RpcKind>,
+        line: u64,
+    ) -> Pushed {
         let at = MessageRef {
             index: self.offered,
             line,
@@ -135,19 +173,19 @@ impl ExchangeBuilder {
         self.offered += 1;
         let (exchanges, unsolicited) = (self.exchanges.len(), self.unsolicited.len());
         let mut pushed = Pushed::default();
-        match Envelope::parse(raw) {
-            None => self.unsolicited(at, session, dir, None, Envelope::kind_of(raw)),
-            Some(env) => {
-                let kind = env.kind();
+        match facts {
+            Err(kind) => self.unsolicited(at, session, dir, None, kind),
+            Ok(f) => {
+                let kind = f.env.kind();
                 match kind {
                     RpcKind::Request => {
-                        pushed.attached_to = self.open_exchange(at, session, dir, &env);
+                        pushed.attached_to = self.open_exchange(at, session, dir, f);
                     }
                     RpcKind::Response | RpcKind::Error => {
-                        pushed.closed = self.close_exchange(at, session, dir, &env);
+                        pushed.closed = self.close_exchange(at, session, dir, &f.env);
                     }
                     RpcKind::Notification => {
-                        pushed.attached_to = self.notification(at, session, dir, &env);
+                        pushed.attached_to = self.notification(at, session, dir, f);
                     }
                     _ => self.unsolicited(at, session, dir, None, kind),
                 }
@@ -175,8 +213,9 @@ impl ExchangeBuilder {
         at: MessageRef,
         session: Option<&str>,
         dir: Dir,
-        env: &Envelope<'_>,
+        facts: &Facts<'_>,
     ) -> Option<usize> {
+        let env = &facts.env;
         let idx = self.exchanges.len();
         let method = env.method.as_deref().unwrap_or_default().to_owned();
         // A server request while a client request is open is part of that exchange.
@@ -186,7 +225,7 @@ impl ExchangeBuilder {
             _ => return parent,
         }
         let id = env.rpc_id().unwrap_or(RpcId::Null);
-        let progress_token = request_progress_token(env);
+        let progress_token = facts.request_progress_token.clone();
         if let Some(tok) = &progress_token {
             self.progress
                 .insert((session.map(str::to_owned), tok.clone()), idx);
@@ -246,16 +285,18 @@ impl ExchangeBuilder {
         at: MessageRef,
         session: Option<&str>,
         dir: Dir,
-        env: &Envelope<'_>,
+        facts: &Facts<'_>,
     ) -> Option<usize> {
-        let method = env.method.as_deref().unwrap_or_default();
+        let method = facts.env.method.as_deref().unwrap_or_default();
         let target = match method {
-            crate::jsonrpc::methods::PROGRESS => notification_progress_token(env).and_then(|tok| {
-                self.progress
-                    .get(&(session.map(str::to_owned), tok))
-                    .copied()
-            }),
-            crate::jsonrpc::methods::CANCELLED => cancelled_request_id(env).and_then(|id| {
+            crate::jsonrpc::methods::PROGRESS => {
+                facts.notification_progress_token.clone().and_then(|tok| {
+                    self.progress
+                        .get(&(session.map(str::to_owned), tok))
+                        .copied()
+                })
+            }
+            crate::jsonrpc::methods::CANCELLED => facts.cancelled_request.clone().and_then(|id| {
                 // The canceller is the requester, so the request travelled the same way.
                 let key = PairKey {
                     session: session.map(str::to_owned),

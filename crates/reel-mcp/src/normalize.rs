@@ -13,16 +13,21 @@
 //! Invariants:
 //! - Equality after normalisation is JSON value equality: object member order is
 //!   irrelevant and numbers compare by value (`1`, `1.0` and `1e0` are equal), see
-//!   [`json_eq`]. [`MatchKey`] hashes exactly the canonical form [`json_eq`] compares, so
-//!   equal values always have equal keys.
+//!   [`json_eq`]. [`MatchKey`] hashes the same equivalence, so equal values always have
+//!   equal keys.
 //! - The rules only remove (or, inside arrays, blank) members; they never invent content.
 
 use std::borrow::Cow;
 use std::fmt;
-use std::hash::{Hash, Hasher};
 
 use reel_trace::redact::Redactor;
 use serde_json::{Map, Value};
+
+mod key;
+mod scan;
+
+pub use self::key::{KeyHasher, MatchKey};
+pub use self::scan::Scanned;
 
 /// When a rule runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -404,39 +409,12 @@ pub enum NormalizeError {
         /// serde_json's description (with its column).
         message: String,
     },
-}
-
-/// What identifies a request for matching: its method and its params after
-/// normalisation, hashed to 128 bits (two independent SipHash-1-3 lanes over the
-/// canonical form). Keys are only compared within one process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct MatchKey(pub u128);
-
-impl MatchKey {
-    /// The key of a normalised message (its `method` and `params`).
-    pub fn of(message: &Value) -> MatchKey {
-        let method = message.get("method").unwrap_or(&Value::Null);
-        let params = message.get("params").unwrap_or(&Value::Null);
-        let mut a = std::hash::DefaultHasher::new();
-        let mut b = std::hash::DefaultHasher::new();
-        // A distinct prefix makes the second lane an independent hash of the same bytes.
-        0x9E37_79B9_7F4A_7C15u64.hash(&mut b);
-        for h in [&mut a, &mut b] {
-            let mut w = HashWriter(h);
-            write_canonical(method, &mut w);
-            w.0.write_u8(0xFF);
-            write_canonical(params, &mut w);
-        }
-        MatchKey(((a.finish() as u128) << 64) | b.finish() as u128)
-    }
-}
-
-struct HashWriter<'a, H: Hasher>(&'a mut H);
-
-impl<H: Hasher> CanonicalSink for HashWriter<'_, H> {
-    fn put(&mut self, s: &str) {
-        self.0.write(s.as_bytes());
-    }
+    /// JSON, but not an object (a JSON-RPC message is one).
+    #[error("JSON, but not an object{}", if *batch { " (a batch array)" } else { "" })]
+    NotObject {
+        /// It is an array (a JSON-RPC batch).
+        batch: bool,
+    },
 }
 
 impl CanonicalSink for String {
@@ -691,6 +669,23 @@ impl Normalizer {
         Ok(v)
     }
 
+    /// Scans a message's text once: its class, the members replay needs verbatim, and
+    /// its match keys under the rules and `--ignore` (no redaction: give it the redacted
+    /// text, [`Normalizer::redact_live`], for a live message). The key equals
+    /// [`MatchKey::of`] of the normalised message.
+    pub fn scan<'a>(&self, raw: &'a str) -> Result<Scanned<'a>, NormalizeError> {
+        scan::scan(raw, &self.ignore)
+    }
+
+    /// Applies the live-side redaction only (identity without a redactor), for callers
+    /// that parse the message once and normalise it with [`Normalizer::normalize_value`].
+    pub fn redact_live<'a>(&self, raw: &'a str) -> Cow<'a, str> {
+        match &self.redactor {
+            Some(r) => r.redact_json(raw),
+            None => Cow::Borrowed(raw),
+        }
+    }
+
     /// Redacts (when a redactor is set), parses and normalises a live message.
     pub fn normalize_live(&self, raw: &str) -> Result<Value, NormalizeError> {
         let redacted = match &self.redactor {
@@ -897,6 +892,25 @@ mod tests {
         assert!(!json_eq(&a, &c));
         assert_ne!(canonical(&a), canonical(&c));
         assert!(!json_eq(&json!("1"), &json!(1)));
+        // Keys follow the same equivalence.
+        assert_eq!(MatchKey::of_value(&a), MatchKey::of_value(&b));
+        assert_ne!(MatchKey::of_value(&a), MatchKey::of_value(&c));
+        assert_ne!(
+            MatchKey::of_value(&json!("1")),
+            MatchKey::of_value(&json!(1))
+        );
+        assert_ne!(
+            MatchKey::of_value(&json!(["ab", "c"])),
+            MatchKey::of_value(&json!(["a", "bc"]))
+        );
+        assert_ne!(
+            MatchKey::of_value(&json!({"a": {"b": 1}})),
+            MatchKey::of_value(&json!({"a": {}, "b": 1}))
+        );
+        assert_eq!(
+            MatchKey::of_value(&serde_json::from_str::<Value>("[0.5, -0.0, 1e2]").unwrap()),
+            MatchKey::of_value(&json!([0.5, 0, 100]))
+        );
         assert!(json_eq(
             &serde_json::from_str::<Value>("18446744073709551615").unwrap(),
             &json!(u64::MAX)

@@ -1,6 +1,30 @@
 //! # reel-replay
 //!
-//! Serves a trace as the MCP server (`reel play`) and plays the recorded client against a
-//! live server (`reel verify`).
+//! Serves a trace as the MCP server (`reel play`): no child process, no network, the
+//! recorded answers to whoever asks.
+//!
+//! - [`tape`]: the index of a trace, built lazily while the server already answers:
+//!   positions and keys, never a copy of the messages.
+//! - [`matcher`]: which recorded exchange answers a live request (content, not position;
+//!   `--strict` for recorded order).
+//! - [`server`]: the stdio tape server: answers with the live ids, re-sends notifications
+//!   and server→client requests at their recorded place, checks the client's answers,
+//!   honours cancellation, reports misses and drift, and can record itself.
+//! - [`splice`]: the byte-level edits an answer needs (id, progress token, version).
+//! - [`runs`]: finding a trace by run name.
+//!
+//! The normalisation every comparison uses lives in `reel_mcp::normalize`, shared with
+//! `verify` and `diff`.
 
 #![deny(missing_docs)]
+
+pub mod live;
+pub mod matcher;
+pub mod report;
+pub mod runs;
+pub mod server;
+pub mod splice;
+pub mod tape;
+
+pub use report::Summary;
+pub use server::{Pace, PlayError, PlayOptions, Subset, play, play_stdio};

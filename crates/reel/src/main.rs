@@ -46,7 +46,6 @@ enum Command {
     /// List recorded runs, newest first.
     Ls(cmd::ls::Args),
     /// Serve a trace as the MCP server over stdio (offline, deterministic).
-    #[command(hide = true)]
     Play(cmd::play::Args),
     /// Play the recorded client against a live server and report drift.
     #[command(hide = true)]

@@ -12,6 +12,7 @@
 //! figures mean nothing and go to `target/bench/quick/`.
 
 pub mod diff;
+pub mod play;
 pub mod reader;
 pub mod rec;
 mod synth;
@@ -149,6 +150,7 @@ type BenchFn = fn(&Ctx) -> anyhow::Result<Vec<Figure>>;
 const BENCHES: &[(&str, BenchFn)] = &[
     ("reader", reader::run),
     ("rec", rec::run),
+    ("play", play::run),
     ("diff", diff::run),
 ];
 

@@ -1,0 +1,152 @@
+//! The live server of `--subset`: a child process the tape server forwards to.
+//!
+//! This is the one place `reel play` starts and stops a process. Its stdout is read line
+//! by line and its stderr in chunks on two threads, each handed to a callback (the
+//! server's event channel). Closing its stdin is the stdio way to ask it to stop; a
+//! child still running [`STOP_GRACE`] later is killed. A `Live` dropped without
+//! [`Live::finish`] kills its child, so no test or error path leaves one behind.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long a live server has to exit after its stdin is closed.
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// What the live server said.
+#[derive(Debug)]
+pub enum LiveOutput {
+    /// One stdout line, without its line break.
+    Line(Vec<u8>),
+    /// A chunk of stderr.
+    Stderr(Vec<u8>),
+    /// Its stdout closed.
+    End,
+}
+
+/// A running live server.
+pub struct Live {
+    child: Option<Child>,
+    stdin: Option<ChildStdin>,
+}
+
+impl Live {
+    /// Starts `command` and hands everything it prints to `sink`.
+    pub fn spawn(
+        command: &[String],
+        sink: impl Fn(LiveOutput) -> bool + Send + Clone + 'static,
+    ) -> io::Result<Live> {
+        let (program, args) = command
+            .split_first()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let stdin = child.stdin.take();
+        if let Some(out) = child.stdout.take() {
+            let sink = sink.clone();
+            thread::spawn(move || {
+                let mut r = BufReader::with_capacity(1 << 16, out);
+                let mut line = Vec::new();
+                loop {
+                    line.clear();
+                    match r.read_until(b'\n', &mut line) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {
+                            if line.last() == Some(&b'\n') {
+                                line.pop();
+                            }
+                            if line.last() == Some(&b'\r') {
+                                line.pop();
+                            }
+                            if !sink(LiveOutput::Line(std::mem::take(&mut line))) {
+                                return;
+                            }
+                        }
+                    }
+                }
+                sink(LiveOutput::End);
+            });
+        }
+        if let Some(mut err) = child.stderr.take() {
+            thread::spawn(move || {
+                let mut buf = vec![0u8; 8192];
+                loop {
+                    match err.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            if !sink(LiveOutput::Stderr(buf[..n].to_vec())) {
+                                break;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        Ok(Live {
+            child: Some(child),
+            stdin,
+        })
+    }
+
+    /// Sends one line (a line break is added).
+    pub fn send(&mut self, line: &[u8]) -> io::Result<()> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(io::ErrorKind::BrokenPipe.into());
+        };
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line);
+        buf.push(b'\n');
+        stdin.write_all(&buf)?;
+        stdin.flush()
+    }
+
+    /// Closes its stdin (the stdio way to say "we are done").
+    pub fn close_input(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Waits for it to exit (killing it after [`STOP_GRACE`]); its exit status as the
+    /// trace's `exitCode` convention: the code, 128+N for signal N.
+    pub fn finish(mut self) -> Option<i64> {
+        self.close_input();
+        let mut child = self.child.take()?;
+        let deadline = Instant::now() + STOP_GRACE;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(s)) => break s,
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
+                _ => {
+                    let _ = child.kill();
+                    match child.wait() {
+                        Ok(s) => break s,
+                        Err(_) => return None,
+                    }
+                }
+            }
+        };
+        if let Some(c) = status.code() {
+            return Some(i64::from(c));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            status.signal().map(|s| 128 + i64::from(s))
+        }
+        #[cfg(not(unix))]
+        None
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

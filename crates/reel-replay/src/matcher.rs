@@ -1,0 +1,429 @@
+//! The matcher: which recorded exchange answers a live request (DESIGN "Replay
+//! semantics").
+//!
+//! - Default: the earliest *unconsumed* recorded client exchange with the same method and
+//!   equal params after normalisation. Identical repeated calls therefore consume their
+//!   recorded answers in order, and reordered or concurrent calls match freely.
+//! - `--strict`: the live request must equal the next unconsumed recorded request in
+//!   recorded order (mcporter's semantics).
+//! - A 2026-07-28 retry (`params.inputResponses`) whose answers differ from the recorded
+//!   retry's still finds it through its second key (params without `inputResponses`):
+//!   that is client drift, not a miss.
+//!
+//! [`Tape`] is fed the index's [`Update`]s as they arrive and only ever holds positions
+//! and keys. While the index is still reading, a request that finds nothing yet is told
+//! to wait ([`Lookup::NotYet`]): the earliest match may be further down the file.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use reel_mcp::normalize::MatchKey;
+use reel_trace::Dir;
+use reel_trace::line::Meta;
+
+use crate::tape::{IndexEnd, Item, LineLoc, Update};
+
+/// A response as indexed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    /// Where it is.
+    pub at: LineLoc,
+    /// Its position among the session's messages.
+    pub seq: u64,
+    /// Recorded time (ms).
+    pub t: i64,
+}
+
+/// One recorded exchange (a request of either side and what belongs to it).
+#[derive(Clone, Debug)]
+pub struct RecExchange {
+    /// `In`: a client request; `Out`: a server→client request.
+    pub dir: Dir,
+    /// Index into [`Tape::method_name`].
+    pub method: u32,
+    /// Match key (client requests).
+    pub key: Option<MatchKey>,
+    /// Match key without `params.inputResponses` (2026-07-28 retries).
+    pub alt_key: Option<MatchKey>,
+    /// The request.
+    pub request: Recorded,
+    /// The response, once indexed.
+    pub response: Option<Recorded>,
+    /// Server messages that came while it was open, in order.
+    pub attached: Vec<Item>,
+    /// The recorded client cancelled it.
+    pub cancelled: bool,
+    /// A live request took it.
+    pub consumed: bool,
+}
+
+/// The answer of [`Tape::find`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// This exchange answers.
+    Found(u32),
+    /// This exchange answers, but the client's `inputResponses` differ from the recorded
+    /// ones (client drift).
+    FoundWithDrift(u32),
+    /// Nothing indexed yet; the rest of the tape may hold it.
+    NotYet,
+    /// The tape cannot answer.
+    None,
+}
+
+/// Match keys are hashes already: the tables use their low bits as they are.
+#[derive(Default)]
+struct KeyBits(u64);
+
+impl Hasher for KeyBits {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 ^= v as u64 ^ (v >> 64) as u64;
+    }
+}
+
+type KeyMap<V> = HashMap<MatchKey, V, BuildHasherDefault<KeyBits>>;
+
+/// The indexed tape, as the server sees it.
+#[derive(Default)]
+pub struct Tape {
+    exchanges: Vec<RecExchange>,
+    methods: Vec<String>,
+    method_ids: HashMap<String, u32>,
+    by_key: KeyMap<VecDeque<u32>>,
+    by_alt: KeyMap<VecDeque<u32>>,
+    by_method: HashMap<u32, Vec<u32>>,
+    order: Vec<u32>,
+    cursor: usize,
+    notifications: KeyMap<VecDeque<u64>>,
+    unsolicited: VecDeque<(Option<u64>, Item)>,
+    meta: Option<Box<Meta>>,
+    end: Option<IndexEnd>,
+    warnings: Vec<String>,
+}
+
+impl Tape {
+    /// An empty tape.
+    pub fn new() -> Tape {
+        Tape::default()
+    }
+
+    /// Applies one update of the index.
+    pub fn apply(&mut self, u: Update) {
+        match u {
+            Update::Meta(m) => self.meta = Some(m),
+            Update::Opened(o) => {
+                debug_assert_eq!(o.exchange as usize, self.exchanges.len());
+                let method = self.intern(&o.method);
+                let idx = self.exchanges.len() as u32;
+                if o.dir == Dir::In {
+                    if let Some(k) = o.key {
+                        self.by_key.entry(k).or_default().push_back(idx);
+                    }
+                    if let Some(k) = o.alt_key {
+                        self.by_alt.entry(k).or_default().push_back(idx);
+                    }
+                    self.by_method.entry(method).or_default().push(idx);
+                    self.order.push(idx);
+                }
+                self.exchanges.push(RecExchange {
+                    dir: o.dir,
+                    method,
+                    key: o.key,
+                    alt_key: o.alt_key,
+                    request: Recorded {
+                        at: o.at,
+                        seq: o.seq,
+                        t: o.t,
+                    },
+                    response: None,
+                    attached: Vec::new(),
+                    cancelled: false,
+                    consumed: false,
+                });
+            }
+            Update::Closed {
+                exchange,
+                at,
+                seq,
+                t,
+            } => {
+                if let Some(e) = self.exchanges.get_mut(exchange as usize) {
+                    e.response = Some(Recorded { at, seq, t });
+                }
+            }
+            Update::Attached { exchange, item } => {
+                if let Some(e) = self.exchanges.get_mut(exchange as usize) {
+                    e.attached.push(item);
+                }
+            }
+            Update::Cancelled { exchange } => {
+                if let Some(e) = self.exchanges.get_mut(exchange as usize) {
+                    e.cancelled = true;
+                }
+            }
+            Update::ClientNotification { seq, key } => {
+                self.notifications.entry(key).or_default().push_back(seq);
+            }
+            Update::Unsolicited { anchor, item } => self.unsolicited.push_back((anchor, item)),
+            Update::Warning(w) => self.warnings.push(w),
+            Update::Done(end) => self.end = Some(end),
+        }
+    }
+
+    fn intern(&mut self, m: &str) -> u32 {
+        if let Some(&i) = self.method_ids.get(m) {
+            return i;
+        }
+        let i = self.methods.len() as u32;
+        self.methods.push(m.to_owned());
+        self.method_ids.insert(m.to_owned(), i);
+        i
+    }
+
+    /// True once the whole tape is indexed.
+    pub fn complete(&self) -> bool {
+        self.end.is_some()
+    }
+
+    /// How the index ended, once it has.
+    pub fn end(&self) -> Option<&IndexEnd> {
+        self.end.as_ref()
+    }
+
+    /// The meta line of the selected session, once read.
+    pub fn meta(&self) -> Option<&Meta> {
+        self.meta.as_deref()
+    }
+
+    /// Warnings of the index not yet taken.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// Exchange `i`.
+    pub fn exchange(&self, i: u32) -> &RecExchange {
+        &self.exchanges[i as usize]
+    }
+
+    /// All exchanges indexed so far.
+    pub fn exchanges(&self) -> &[RecExchange] {
+        &self.exchanges
+    }
+
+    /// A method's name.
+    pub fn method_name(&self, id: u32) -> &str {
+        self.methods.get(id as usize).map_or("", String::as_str)
+    }
+
+    /// True when some recorded client request has this method.
+    pub fn has_method(&self, method: &str) -> bool {
+        self.method_ids
+            .get(method)
+            .is_some_and(|m| self.by_method.contains_key(m))
+    }
+
+    /// The recorded client exchanges with this method, in order.
+    pub fn candidates(&self, method: &str) -> &[u32] {
+        self.method_ids
+            .get(method)
+            .and_then(|m| self.by_method.get(m))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The client exchange that answers a live request with this key, per the matching
+    /// rules; `strict` requires recorded order.
+    pub fn find(&mut self, key: MatchKey, alt_key: Option<MatchKey>, strict: bool) -> Lookup {
+        if strict {
+            return self.find_strict(key, alt_key);
+        }
+        if let Some(i) = front_unconsumed(&mut self.by_key, key, &self.exchanges) {
+            return Lookup::Found(i);
+        }
+        if let Some(alt) = alt_key {
+            if let Some(i) = front_unconsumed(&mut self.by_alt, alt, &self.exchanges) {
+                return Lookup::FoundWithDrift(i);
+            }
+        }
+        if self.complete() {
+            Lookup::None
+        } else {
+            Lookup::NotYet
+        }
+    }
+
+    fn find_strict(&mut self, key: MatchKey, alt_key: Option<MatchKey>) -> Lookup {
+        while self
+            .order
+            .get(self.cursor)
+            .is_some_and(|&i| self.exchanges[i as usize].consumed)
+        {
+            self.cursor += 1;
+        }
+        let Some(&next) = self.order.get(self.cursor) else {
+            return if self.complete() {
+                Lookup::None
+            } else {
+                Lookup::NotYet
+            };
+        };
+        let e = &self.exchanges[next as usize];
+        if e.key == Some(key) {
+            Lookup::Found(next)
+        } else if alt_key.is_some() && e.alt_key == alt_key {
+            Lookup::FoundWithDrift(next)
+        } else {
+            Lookup::None
+        }
+    }
+
+    /// The next recorded client request in order (what `--strict` expects).
+    pub fn next_in_order(&self) -> Option<u32> {
+        self.order[self.cursor.min(self.order.len())..]
+            .iter()
+            .copied()
+            .find(|&i| !self.exchanges[i as usize].consumed)
+    }
+
+    /// Marks an exchange as taken by a live request.
+    pub fn consume(&mut self, i: u32) {
+        if let Some(e) = self.exchanges.get_mut(i as usize) {
+            e.consumed = true;
+        }
+    }
+
+    /// Takes the earliest recorded client notification equal to a live one; returns its
+    /// position (the client has come that far).
+    pub fn match_notification(&mut self, key: MatchKey) -> Option<u64> {
+        self.notifications.get_mut(&key)?.pop_front()
+    }
+
+    /// The next unsolicited server message, if any.
+    pub fn peek_unsolicited(&self) -> Option<&(Option<u64>, Item)> {
+        self.unsolicited.front()
+    }
+
+    /// Removes the next unsolicited message.
+    pub fn pop_unsolicited(&mut self) -> Option<(Option<u64>, Item)> {
+        self.unsolicited.pop_front()
+    }
+
+    /// Unsolicited messages never sent.
+    pub fn unsent_unsolicited(&self) -> usize {
+        self.unsolicited.len()
+    }
+
+    /// Recorded client exchanges no live request took, in order.
+    pub fn unused(&self) -> impl Iterator<Item = u32> + '_ {
+        self.order
+            .iter()
+            .copied()
+            .filter(|&i| !self.exchanges[i as usize].consumed)
+    }
+}
+
+fn front_unconsumed(
+    table: &mut KeyMap<VecDeque<u32>>,
+    key: MatchKey,
+    exchanges: &[RecExchange],
+) -> Option<u32> {
+    let q = table.get_mut(&key)?;
+    while let Some(&i) = q.front() {
+        if exchanges[i as usize].consumed {
+            q.pop_front();
+        } else {
+            return Some(i);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tape::Opened;
+
+    fn loc(line: u64) -> LineLoc {
+        LineLoc {
+            file: 0,
+            len: 1,
+            offset: line,
+            line,
+        }
+    }
+
+    fn open(tape: &mut Tape, method: &str, key: u128, alt: Option<u128>) -> u32 {
+        let n = tape.exchanges().len() as u32;
+        tape.apply(Update::Opened(Opened {
+            exchange: n,
+            dir: Dir::In,
+            method: method.into(),
+            key: Some(MatchKey(key)),
+            alt_key: alt.map(MatchKey),
+            at: loc(n as u64),
+            seq: n as u64,
+            t: 0,
+            parent: None,
+        }));
+        n
+    }
+
+    #[test]
+    fn earliest_unconsumed_and_repeats_in_order() {
+        let mut t = Tape::new();
+        open(&mut t, "tools/call", 1, None);
+        open(&mut t, "tools/call", 2, None);
+        open(&mut t, "tools/call", 1, None);
+        // Out of order: the call recorded second answers first.
+        assert_eq!(t.find(MatchKey(2), None, false), Lookup::Found(1));
+        t.consume(1);
+        // Identical calls take their answers in recorded order.
+        assert_eq!(t.find(MatchKey(1), None, false), Lookup::Found(0));
+        t.consume(0);
+        assert_eq!(t.find(MatchKey(1), None, false), Lookup::Found(2));
+        t.consume(2);
+        // Exhausted while the index is still reading: wait; once complete: a miss.
+        assert_eq!(t.find(MatchKey(1), None, false), Lookup::NotYet);
+        t.apply(Update::Done(IndexEnd::default()));
+        assert_eq!(t.find(MatchKey(1), None, false), Lookup::None);
+        assert_eq!(t.unused().count(), 0);
+    }
+
+    #[test]
+    fn strict_requires_recorded_order() {
+        let mut t = Tape::new();
+        open(&mut t, "a", 1, None);
+        open(&mut t, "b", 2, None);
+        t.apply(Update::Done(IndexEnd::default()));
+        assert_eq!(t.find(MatchKey(2), None, true), Lookup::None);
+        assert_eq!(t.find(MatchKey(1), None, true), Lookup::Found(0));
+        t.consume(0);
+        assert_eq!(t.next_in_order(), Some(1));
+        assert_eq!(t.find(MatchKey(2), None, true), Lookup::Found(1));
+    }
+
+    #[test]
+    fn retries_with_other_answers_are_drift() {
+        let mut t = Tape::new();
+        open(&mut t, "tools/call", 10, None);
+        open(&mut t, "tools/call", 11, Some(12));
+        assert_eq!(
+            t.find(MatchKey(99), Some(MatchKey(12)), false),
+            Lookup::FoundWithDrift(1)
+        );
+        assert_eq!(
+            t.find(MatchKey(11), Some(MatchKey(12)), false),
+            Lookup::Found(1)
+        );
+        assert_eq!(t.candidates("tools/call"), &[0, 1]);
+        assert!(t.has_method("tools/call"));
+        assert!(!t.has_method("ping"));
+    }
+}

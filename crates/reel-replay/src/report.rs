@@ -1,0 +1,289 @@
+//! What `reel play` tells the person running it (stderr) and what a miss tells the
+//! client (a JSON-RPC error). Formatting only: the facts come from the server.
+//!
+//! Limits, named here so `--help` and tests can rely on them: at most
+//! [`NEAREST_SHOWN`] candidates per miss, each with at most [`DIFFERENCES_SHOWN`]
+//! differing pointers, at most [`UNUSED_SHOWN`] unused exchanges in the summary, request
+//! texts cut to [`REQUEST_CHARS`] characters.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use reel_mcp::normalize::{Difference, shorten};
+use serde::Serialize;
+
+/// Candidates shown per miss.
+pub const NEAREST_SHOWN: usize = 3;
+/// Differences shown per candidate.
+pub const DIFFERENCES_SHOWN: usize = 8;
+/// Unused exchanges listed in the summary.
+pub const UNUSED_SHOWN: usize = 20;
+/// Characters of a request shown.
+pub const REQUEST_CHARS: usize = 240;
+
+/// `error.code` of a miss whose method the tape knows (an implementation-defined code of
+/// the JSON-RPC server-error range, -32000…-32019, that no MCP revision uses).
+pub const MISS_CODE: i64 = -32010;
+/// `error.code` of a request whose method the tape never saw (JSON-RPC "method not found").
+pub const UNKNOWN_METHOD_CODE: i64 = -32601;
+/// `error.code` for a line that is not JSON.
+pub const PARSE_ERROR_CODE: i64 = -32700;
+/// `error.code` for JSON that is not a request (batches included).
+pub const INVALID_REQUEST_CODE: i64 = -32600;
+
+/// A recorded request close to one the tape could not answer.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// `file:line` of the recorded request.
+    pub location: String,
+    /// Its line number.
+    pub line: u64,
+    /// A live request already took it.
+    pub consumed: bool,
+    /// Where it differs from the live request (left: recorded, right: live).
+    pub differences: Vec<Difference>,
+}
+
+/// A request the tape could not answer.
+#[derive(Clone, Debug)]
+pub struct Miss {
+    /// The method.
+    pub method: String,
+    /// The live id, as JSON text.
+    pub id: String,
+    /// The request (normalised params), cut for display.
+    pub request: String,
+    /// Why: no such method, nothing equal, all equal ones used, out of order (strict).
+    pub reason: String,
+    /// The nearest recorded requests of the same method, best first.
+    pub nearest: Vec<Candidate>,
+}
+
+impl Miss {
+    /// The text printed on stderr.
+    pub fn to_text(&self) -> String {
+        let mut s = format!(
+            "reel play: miss: {} (id {}): {}\n  request: {}\n",
+            self.method, self.id, self.reason, self.request
+        );
+        for (i, c) in self.nearest.iter().enumerate() {
+            let used = if c.consumed { " (already used)" } else { "" };
+            let label = if i == 0 { "nearest" } else { "also" };
+            let _ = writeln!(
+                s,
+                "  {label}: {}{used}, {} difference{}",
+                c.location,
+                c.differences.len(),
+                if c.differences.len() == 1 { "" } else { "s" }
+            );
+            if i == 0 {
+                for d in c.differences.iter().take(DIFFERENCES_SHOWN) {
+                    let _ = writeln!(s, "    {d}");
+                }
+                if c.differences.len() > DIFFERENCES_SHOWN {
+                    let _ = writeln!(s, "    … {} more", c.differences.len() - DIFFERENCES_SHOWN);
+                }
+            }
+        }
+        s
+    }
+
+    /// The JSON-RPC error object sent to the client. It names the method and the
+    /// differing pointers, never values (they may hold what redaction would remove).
+    pub fn error_object(&self, code: i64) -> serde_json::Value {
+        let mut message = format!(
+            "reel play: no recorded answer for {}: {}",
+            self.method, self.reason
+        );
+        let nearest = self.nearest.first().map(|c| {
+            let pointers: Vec<&str> = c
+                .differences
+                .iter()
+                .take(DIFFERENCES_SHOWN)
+                .map(|d| d.pointer.as_str())
+                .collect();
+            let _ = write!(
+                message,
+                " (nearest recorded: line {}, differs at {})",
+                c.line,
+                if pointers.is_empty() {
+                    "nothing after normalisation".to_owned()
+                } else {
+                    pointers.join(", ")
+                }
+            );
+            serde_json::json!({"line": c.line, "differences": pointers})
+        });
+        serde_json::json!({
+            "code": code,
+            "message": message,
+            "data": {"reel": "miss", "method": self.method, "nearest": nearest},
+        })
+    }
+}
+
+/// A recorded client exchange no live request took.
+#[derive(Clone, Debug, Serialize)]
+pub struct Unused {
+    /// The method.
+    pub method: String,
+    /// `file:line`.
+    pub location: String,
+    /// The params, cut for display.
+    pub params: String,
+}
+
+/// What a replay did, for the summary and the exit code.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    /// Requests answered from the tape (results and recorded errors).
+    pub answered: u64,
+    /// Requests answered generically (`ping`, `logging/setLevel`, a legacy tape's
+    /// refusal of `server/discover`).
+    pub generic: u64,
+    /// Requests forwarded to the live server (`--subset`).
+    pub forwarded: u64,
+    /// Requests the tape could not answer.
+    pub missed: u64,
+    /// Client answers (to server→client requests, or in 2026-07-28 retries) that
+    /// differ from the recorded ones.
+    pub client_drift: u64,
+    /// Requests the client cancelled before their answer.
+    pub cancelled: u64,
+    /// Requests recorded as cancelled that the client never cancelled (left unanswered,
+    /// as live).
+    pub held: u64,
+    /// Input lines that were not JSON-RPC requests, notifications or responses.
+    pub invalid: u64,
+    /// Recorded client exchanges no live request took (count).
+    pub unused_total: u64,
+    /// The first of them.
+    pub unused: Vec<Unused>,
+    /// Unsolicited server messages (list_changed, logging, timer requests) never reached.
+    pub unsent_unsolicited: u64,
+    /// The trace written with `--record` / `--subset`.
+    pub recorded: Option<PathBuf>,
+    /// Exit status of the live server (`--subset`).
+    pub live_exit: Option<i64>,
+}
+
+impl Summary {
+    /// The exit code: 3 with misses (wins over 4), 4 with client drift unless lenient,
+    /// else 0.
+    pub fn exit_code(&self, lenient: bool) -> u8 {
+        if self.missed > 0 {
+            3
+        } else if self.client_drift > 0 && !lenient {
+            4
+        } else {
+            0
+        }
+    }
+
+    /// The text printed on stderr at the end.
+    pub fn to_text(&self) -> String {
+        let mut s = format!(
+            "reel play: {} answered from the tape, {} generic, {} missed, {} client drift",
+            self.answered, self.generic, self.missed, self.client_drift
+        );
+        if self.forwarded > 0 {
+            let _ = write!(s, ", {} forwarded live", self.forwarded);
+        }
+        if self.cancelled > 0 {
+            let _ = write!(s, ", {} cancelled", self.cancelled);
+        }
+        if self.held > 0 {
+            let _ = write!(s, ", {} left unanswered (recorded as cancelled)", self.held);
+        }
+        if self.invalid > 0 {
+            let _ = write!(s, ", {} invalid input lines", self.invalid);
+        }
+        let _ = writeln!(s, "; {} recorded exchanges unused", self.unused_total);
+        for u in &self.unused {
+            let _ = writeln!(s, "  unused: {} {} {}", u.location, u.method, u.params);
+        }
+        if self.unused_total as usize > self.unused.len() {
+            let _ = writeln!(
+                s,
+                "  … {} more unused",
+                self.unused_total as usize - self.unused.len()
+            );
+        }
+        if self.unsent_unsolicited > 0 {
+            let _ = writeln!(
+                s,
+                "  {} unsolicited server messages were not reached",
+                self.unsent_unsolicited
+            );
+        }
+        if let Some(p) = &self.recorded {
+            let _ = writeln!(s, "  replay recorded to {}", p.display());
+        }
+        s
+    }
+}
+
+/// The text of a client-drift report.
+pub fn drift_text(what: &str, location: &str, differences: &[Difference]) -> String {
+    let mut s = format!(
+        "reel play: client drift: {what} differs from the recorded one ({location}); replay goes on\n"
+    );
+    for d in differences.iter().take(DIFFERENCES_SHOWN) {
+        let _ = writeln!(s, "    {d}");
+    }
+    if differences.len() > DIFFERENCES_SHOWN {
+        let _ = writeln!(s, "    … {} more", differences.len() - DIFFERENCES_SHOWN);
+    }
+    s
+}
+
+/// A request cut for display.
+pub fn short(text: &str) -> String {
+    shorten(text, REQUEST_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn exit_codes_misses_win_over_drift() {
+        let mut s = Summary::default();
+        assert_eq!(s.exit_code(false), 0);
+        s.client_drift = 1;
+        assert_eq!(s.exit_code(false), 4);
+        assert_eq!(s.exit_code(true), 0);
+        s.missed = 1;
+        assert_eq!(s.exit_code(false), 3);
+        assert_eq!(s.exit_code(true), 3);
+    }
+
+    #[test]
+    fn miss_errors_name_pointers_not_values() {
+        let m = Miss {
+            method: "tools/call".into(),
+            id: "3".into(),
+            request: "{}".into(),
+            reason: "no recorded request is equal".into(),
+            nearest: vec![Candidate {
+                location: "t.jsonl:5".into(),
+                line: 5,
+                consumed: false,
+                differences: vec![Difference {
+                    pointer: "/params/arguments/key".into(),
+                    left: Some(json!("old-secret")),
+                    right: Some(json!("new-secret")),
+                }],
+            }],
+        };
+        let e = m.error_object(MISS_CODE).to_string();
+        assert!(e.contains("/params/arguments/key"));
+        assert!(!e.contains("secret\""), "{e}");
+        let t = m.to_text();
+        assert!(
+            t.contains("t.jsonl:5") && t.contains("\"old-secret\" -> \"new-secret\""),
+            "{t}"
+        );
+    }
+}

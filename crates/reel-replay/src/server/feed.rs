@@ -1,0 +1,377 @@
+//! Where the server's events come from, and the one platform-specific piece of `play`.
+//!
+//! The index and the live server of `--subset` run on threads and send their events over
+//! a channel. The client's input is read one of two ways:
+//! - [`Feed::threaded`]: a reader thread splits and scans lines and sends them over the
+//!   same channel (any `Read`; used by the library API and off Unix);
+//! - [`Feed::stdin`] (Unix): the server thread itself reads fd 0 when `poll(2)` says it
+//!   is readable, and a self-pipe wakes that `poll` when a thread has sent something.
+//!   This saves a thread hand-off (two context switches) per request, which is most of
+//!   what a replayed call costs beyond its parsing.
+//!
+//! Either way, lines are split by [`LineSplitter`] and scanned ([`parse_live`]) before the
+//! server sees them.
+
+use std::io::{self, Read};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::thread;
+use std::time::Duration;
+
+use reel_mcp::normalize::Normalizer;
+
+use super::incoming::parse_live;
+use super::{Content, Event, InputLine, MAX_LINE};
+
+/// Splits a byte stream into client lines (LF or CRLF), drops blank ones, caps their
+/// length at [`MAX_LINE`], and scans each.
+pub(super) struct LineSplitter {
+    pending: Vec<u8>,
+    oversized: bool,
+    norm: Normalizer,
+}
+
+impl LineSplitter {
+    pub(super) fn new(norm: Normalizer) -> LineSplitter {
+        LineSplitter {
+            pending: Vec::new(),
+            oversized: false,
+            norm,
+        }
+    }
+
+    /// Takes a chunk; complete lines go to `out`.
+    pub(super) fn feed(&mut self, mut chunk: &[u8], out: &mut Vec<InputLine>) {
+        while let Some(i) = memchr::memchr(b'\n', chunk) {
+            if !self.oversized {
+                self.pending.extend_from_slice(&chunk[..i]);
+            }
+            let bytes = std::mem::take(&mut self.pending);
+            out.extend(self.line(bytes));
+            self.oversized = false;
+            chunk = &chunk[i + 1..];
+        }
+        if !self.oversized {
+            self.pending.extend_from_slice(chunk);
+            if self.pending.len() > MAX_LINE {
+                self.oversized = true;
+                self.pending = Vec::new();
+            }
+        }
+    }
+
+    /// The last line, when the input ended without a line break.
+    pub(super) fn finish(&mut self) -> Option<InputLine> {
+        if self.pending.is_empty() && !self.oversized {
+            return None;
+        }
+        let bytes = std::mem::take(&mut self.pending);
+        let line = self.line(bytes);
+        self.oversized = false;
+        line
+    }
+
+    fn line(&self, mut bytes: Vec<u8>) -> Option<InputLine> {
+        let crlf = bytes.last() == Some(&b'\r');
+        if crlf {
+            bytes.pop();
+        }
+        let content = if self.oversized {
+            Content::Oversized
+        } else if bytes.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        } else {
+            match String::from_utf8(bytes) {
+                Ok(text) => {
+                    let parsed = parse_live(&text, &self.norm);
+                    Content::Text(text, parsed)
+                }
+                Err(e) => Content::NotUtf8(e.into_bytes()),
+            }
+        };
+        Some(InputLine { content, crlf })
+    }
+}
+
+/// Sends events to the server and wakes it.
+#[derive(Clone)]
+pub(super) struct Notifier {
+    tx: Sender<Event>,
+    waker: Option<Arc<platform::Waker>>,
+}
+
+impl Notifier {
+    /// Sends; false when the server is gone.
+    pub(super) fn send(&self, ev: Event) -> bool {
+        if self.tx.send(ev).is_err() {
+            return false;
+        }
+        if let Some(w) = &self.waker {
+            w.wake();
+        }
+        true
+    }
+}
+
+/// The server's side.
+pub(super) struct Feed {
+    rx: Receiver<Event>,
+    #[cfg(unix)]
+    direct: Option<platform::Direct>,
+}
+
+/// Events taken from the channel in one go before the server flushes its output.
+const BATCH: usize = 1024;
+
+impl Feed {
+    /// Input read by a thread from any reader.
+    pub(super) fn threaded(
+        input: impl Read + Send + 'static,
+        norm: Normalizer,
+        tx: Sender<Event>,
+        rx: Receiver<Event>,
+    ) -> (Feed, Notifier) {
+        let notifier = Notifier {
+            tx: tx.clone(),
+            waker: None,
+        };
+        spawn_reader(input, tx, norm);
+        (
+            Feed {
+                rx,
+                #[cfg(unix)]
+                direct: None,
+            },
+            notifier,
+        )
+    }
+
+    /// Input read from this process's stdin on the server thread (Unix); elsewhere the
+    /// same as [`Feed::threaded`] on stdin.
+    pub(super) fn stdin(
+        norm: Normalizer,
+        tx: Sender<Event>,
+        rx: Receiver<Event>,
+    ) -> (Feed, Notifier) {
+        #[cfg(unix)]
+        {
+            if let Ok((direct, waker)) = platform::Direct::new(LineSplitter::new(norm.clone())) {
+                let notifier = Notifier {
+                    tx,
+                    waker: Some(Arc::new(waker)),
+                };
+                return (
+                    Feed {
+                        rx,
+                        direct: Some(direct),
+                    },
+                    notifier,
+                );
+            }
+        }
+        Feed::threaded(io::stdin(), norm, tx, rx)
+    }
+
+    /// Waits at most `timeout` (for ever with `None`) for events and appends what is
+    /// ready to `out`. False when no event can ever come again.
+    pub(super) fn wait(&mut self, timeout: Option<Duration>, out: &mut Vec<Event>) -> bool {
+        #[cfg(unix)]
+        if let Some(d) = self.direct.as_mut() {
+            return d.wait(&self.rx, timeout, out);
+        }
+        let first = match timeout {
+            Some(t) => match self.rx.recv_timeout(t) {
+                Ok(ev) => Some(ev),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return false,
+            },
+            None => match self.rx.recv() {
+                Ok(ev) => Some(ev),
+                Err(_) => return false,
+            },
+        };
+        out.extend(first);
+        drain(&self.rx, out);
+        true
+    }
+}
+
+fn drain(rx: &Receiver<Event>, out: &mut Vec<Event>) -> bool {
+    for _ in 0..BATCH {
+        match rx.try_recv() {
+            Ok(ev) => out.push(ev),
+            Err(TryRecvError::Empty) => return true,
+            Err(TryRecvError::Disconnected) => return false,
+        }
+    }
+    true
+}
+
+fn spawn_reader(mut input: impl Read + Send + 'static, tx: Sender<Event>, norm: Normalizer) {
+    thread::Builder::new()
+        .name("reel-play-stdin".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 1 << 16];
+            let mut split = LineSplitter::new(norm);
+            loop {
+                let n = match input.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
+                let mut lines = Vec::new();
+                split.feed(&buf[..n], &mut lines);
+                if !lines.is_empty() && tx.send(Event::Input(lines)).is_err() {
+                    return;
+                }
+            }
+            if let Some(last) = split.finish() {
+                let _ = tx.send(Event::Input(vec![last]));
+            }
+            let _ = tx.send(Event::InputEnd);
+        })
+        .ok();
+}
+
+#[cfg(not(unix))]
+mod platform {
+    /// No self-pipe off Unix: the reader thread sends over the channel, which wakes.
+    pub(in crate::server) struct Waker;
+
+    impl Waker {
+        pub(in crate::server) fn wake(&self) {}
+    }
+}
+
+#[cfg(unix)]
+mod platform {
+    //! `poll(2)` on stdin and a self-pipe.
+
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+    use std::sync::mpsc::Receiver;
+    use std::time::Duration;
+
+    use super::{Event, LineSplitter, drain};
+
+    /// The write end of the self-pipe.
+    pub(in crate::server) struct Waker(OwnedFd);
+
+    impl Waker {
+        pub(in crate::server) fn wake(&self) {
+            // A full pipe already holds a wake-up; nothing else can fail usefully here.
+            // SAFETY: a valid, open, non-blocking descriptor and a one-byte buffer.
+            let _ = unsafe { libc::write(self.0.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        }
+    }
+
+    /// Stdin read on the server thread.
+    pub(in crate::server) struct Direct {
+        wake: OwnedFd,
+        split: LineSplitter,
+        eof: bool,
+        buf: Vec<u8>,
+    }
+
+    const STDIN: RawFd = 0;
+
+    impl Direct {
+        pub(in crate::server) fn new(split: LineSplitter) -> std::io::Result<(Direct, Waker)> {
+            let mut fds = [0 as libc::c_int; 2];
+            // SAFETY: `fds` has room for the two descriptors pipe writes.
+            if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: pipe just returned these two open descriptors; each is owned once.
+            let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+            for fd in [rd.as_raw_fd(), wr.as_raw_fd()] {
+                // SAFETY: fcntl on descriptors we own; non-blocking so a full pipe never
+                // blocks a sender, close-on-exec so the live server does not inherit them.
+                unsafe {
+                    let fl = libc::fcntl(fd, libc::F_GETFL);
+                    libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
+                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                }
+            }
+            Ok((
+                Direct {
+                    wake: rd,
+                    split,
+                    eof: false,
+                    buf: vec![0u8; 1 << 16],
+                },
+                Waker(wr),
+            ))
+        }
+
+        pub(in crate::server) fn wait(
+            &mut self,
+            rx: &Receiver<Event>,
+            timeout: Option<Duration>,
+            out: &mut Vec<Event>,
+        ) -> bool {
+            loop {
+                drain(rx, out);
+                if !out.is_empty() {
+                    return true;
+                }
+                let mut fds = [
+                    libc::pollfd {
+                        fd: self.wake.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    },
+                    libc::pollfd {
+                        fd: if self.eof { -1 } else { STDIN },
+                        events: libc::POLLIN,
+                        revents: 0,
+                    },
+                ];
+                let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+                // SAFETY: two valid pollfd entries (a negative fd is ignored by poll).
+                let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+                if n < 0 {
+                    if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    return false;
+                }
+                if n == 0 {
+                    return true;
+                }
+                if fds[0].revents != 0 {
+                    let mut sink = [0u8; 64];
+                    // SAFETY: reading into a local buffer from our own non-blocking pipe.
+                    while unsafe {
+                        libc::read(self.wake.as_raw_fd(), sink.as_mut_ptr().cast(), sink.len())
+                    } > 0
+                    {}
+                }
+                if fds[1].revents != 0 {
+                    self.read_stdin(out);
+                }
+            }
+        }
+
+        fn read_stdin(&mut self, out: &mut Vec<Event>) {
+            // SAFETY: reading into our own buffer from fd 0, which poll said is ready.
+            let n = unsafe { libc::read(STDIN, self.buf.as_mut_ptr().cast(), self.buf.len()) };
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                return;
+            }
+            if n <= 0 {
+                self.eof = true;
+                if let Some(last) = self.split.finish() {
+                    out.push(Event::Input(vec![last]));
+                }
+                out.push(Event::InputEnd);
+                return;
+            }
+            let mut lines = Vec::new();
+            self.split.feed(&self.buf[..n as usize], &mut lines);
+            if !lines.is_empty() {
+                out.push(Event::Input(lines));
+            }
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! Lines from the client: requests (parsed once into an [`Incoming`]), notifications
+//! (cancellation first), answers to the tape's server→client requests (compared with the
+//! recorded ones: client drift), what is not JSON-RPC at all, and, with `--subset`, the
+//! traffic to and from the live server.
+
+use super::*;
+
+/// A live client request.
+pub(super) struct Incoming {
+    /// The line as received (forwarded as is with `--subset`; normalised again only
+    /// when a miss or drift has to be explained).
+    pub(super) line: String,
+    pub(super) id: RpcId,
+    /// The id as JSON text, for the answer.
+    pub(super) id_raw: String,
+    pub(super) method: String,
+    /// `params._meta.progressToken` as JSON text.
+    pub(super) token_raw: Option<String>,
+    /// `params.protocolVersion` (initialize).
+    pub(super) protocol_version: Option<String>,
+    /// `params.name` (tools/call).
+    pub(super) tool: Option<String>,
+    pub(super) key: MatchKey,
+    pub(super) alt_key: Option<MatchKey>,
+}
+
+/// A live line, scanned once on the reader thread: redacted with the tape's rules,
+/// classified like [`Envelope::kind`], the members replay needs taken out verbatim,
+/// and keyed ([`Normalizer::scan`]: no `Value` is built on this path).
+pub(super) enum Parsed {
+    Request(Box<Incoming>),
+    Notification {
+        method: String,
+        cancelled: Option<RpcId>,
+        key: MatchKey,
+    },
+    Answer {
+        id: Option<RpcId>,
+    },
+    /// JSON, an object, but no request, notification or response.
+    Invalid {
+        id_raw: String,
+    },
+    /// JSON, but not an object (`batch`: an array).
+    NotObject {
+        batch: bool,
+    },
+    /// Not JSON.
+    NotJson(String),
+}
+
+fn string_of(raw: Option<&RawValue>) -> Option<String> {
+    raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+}
+
+pub(super) fn parse_live(line: &str, norm: &Normalizer) -> Parsed {
+    let redacted = norm.redact_live(line);
+    let s = match norm.scan(&redacted) {
+        Ok(s) => s,
+        Err(NormalizeError::NotObject { batch }) => return Parsed::NotObject { batch },
+        Err(e) => return Parsed::NotJson(e.to_string()),
+    };
+    let id = s.id.and_then(RpcId::from_raw);
+    let id_raw = s.id.map(|r| r.get().to_owned());
+    match s.kind {
+        RpcKind::Request => Parsed::Request(Box::new(Incoming {
+            id: id.unwrap_or(RpcId::Null),
+            id_raw: id_raw.unwrap_or_else(|| "null".into()),
+            method: s.method.as_deref().unwrap_or_default().to_owned(),
+            token_raw: s.progress_token.map(|t| t.get().to_owned()),
+            protocol_version: string_of(s.protocol_version),
+            tool: string_of(s.name),
+            key: s.key,
+            alt_key: s.alt_key,
+            line: String::new(),
+        })),
+        RpcKind::Notification => Parsed::Notification {
+            method: s.method.as_deref().unwrap_or_default().to_owned(),
+            cancelled: s.request_id.and_then(RpcId::from_raw),
+            key: s.key,
+        },
+        RpcKind::Response | RpcKind::Error => Parsed::Answer { id },
+        _ => Parsed::Invalid {
+            id_raw: id_raw.unwrap_or_else(|| "null".into()),
+        },
+    }
+}
+
+impl Incoming {
+    /// The request as the matcher compared it (redacted, normalised), for diagnostics.
+    pub(super) fn normalized(&self, norm: &Normalizer) -> Option<Value> {
+        norm.normalize_live(&self.line).ok()
+    }
+
+    pub(super) fn params_text(&self, norm: &Normalizer) -> String {
+        let p = self
+            .normalized(norm)
+            .as_ref()
+            .and_then(|v| v.get("params"))
+            .map_or_else(|| "(no params)".to_owned(), canonical);
+        report::short(&p)
+    }
+}
+
+impl<W: Write> Server<'_, W> {
+    // ---- input -------------------------------------------------------------------
+
+    pub(super) fn input_line(&mut self, l: InputLine) {
+        let (text, parsed) = match l.content {
+            Content::Oversized => {
+                self.summary.invalid += 1;
+                self.say(&format!(
+                    "reel play: input line longer than {MAX_LINE} bytes dropped"
+                ));
+                let e = serde_json::json!({"code": report::INVALID_REQUEST_CODE, "message": "reel play: line too long"});
+                return self.send_error("null", &e);
+            }
+            Content::NotUtf8(bytes) => {
+                if let Some(r) = self.recorder.as_mut() {
+                    r.nonjson(&bytes);
+                }
+                return self.not_json(None, "not UTF-8");
+            }
+            Content::Text(text, parsed) => (text, parsed),
+        };
+        match parsed {
+            Parsed::NotJson(why) => return self.not_json(Some(&text), &why),
+            Parsed::NotObject { batch } => return self.not_an_envelope(&text, batch),
+            _ => {}
+        }
+        if let Some(r) = self.recorder.as_mut() {
+            r.in_line(&text, l.crlf);
+        }
+        match parsed {
+            Parsed::Request(mut inc) => {
+                inc.line = text;
+                self.request(*inc);
+            }
+            Parsed::Notification {
+                method,
+                cancelled,
+                key,
+            } => self.notification(&text, &method, cancelled, key),
+            Parsed::Answer { id } => self.client_answer(&text, id),
+            Parsed::Invalid { id_raw } => {
+                self.summary.invalid += 1;
+                self.say(&format!(
+                    "reel play: not a JSON-RPC request, notification or response: {}",
+                    report::short(&text)
+                ));
+                let e = serde_json::json!({"code": report::INVALID_REQUEST_CODE, "message": "Invalid Request"});
+                self.send_error(&id_raw, &e);
+            }
+            Parsed::NotJson(_) | Parsed::NotObject { .. } => {}
+        }
+    }
+
+    pub(super) fn not_an_envelope(&mut self, text: &str, batch: bool) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.in_line(text, false);
+        }
+        self.summary.invalid += 1;
+        let what = if batch {
+            "a JSON-RPC batch (not supported by MCP over stdio since 2025-06-18; real servers ignore them)"
+        } else {
+            "JSON that is not a JSON-RPC object"
+        };
+        self.say(&format!(
+            "reel play: invalid request, {what}: {}",
+            report::short(text)
+        ));
+        let e =
+            serde_json::json!({"code": report::INVALID_REQUEST_CODE, "message": "Invalid Request"});
+        self.send_error("null", &e);
+    }
+
+    pub(super) fn not_json(&mut self, text: Option<&str>, why: &str) {
+        self.summary.invalid += 1;
+        if let (Some(r), Some(t)) = (self.recorder.as_mut(), text) {
+            r.nonjson(t.as_bytes());
+        }
+        self.say(&format!(
+            "reel play: input line is not JSON ({why}); answered with a parse error: {}",
+            report::short(text.unwrap_or("(not UTF-8)"))
+        ));
+        let e = serde_json::json!({"code": report::PARSE_ERROR_CODE, "message": "Parse error"});
+        self.send_error("null", &e);
+    }
+
+    pub(super) fn input_end(&mut self) {
+        self.drain_backlog();
+        self.input_closed = true;
+        if let Some(l) = self.live.as_mut() {
+            l.close_input();
+        }
+        self.drain_after_input();
+    }
+
+    /// After the client closed its input: answer what can still be answered without it.
+    pub(super) fn drain_after_input(&mut self) {
+        if !self.tape.complete() {
+            return;
+        }
+        self.retry_parked();
+        let ids: Vec<u64> = self.jobs.keys().copied().collect();
+        for id in ids {
+            self.advance(id);
+        }
+    }
+
+    // ---- notifications and answers from the client ---------------------------------
+
+    pub(super) fn notification(
+        &mut self,
+        text: &str,
+        method: &str,
+        cancelled: Option<RpcId>,
+        key: MatchKey,
+    ) {
+        if method == methods::CANCELLED {
+            if let Some(rid) = cancelled {
+                if let Some(id) = self.by_live_id.remove(&rid) {
+                    self.jobs.remove(&id);
+                    self.summary.cancelled += 1;
+                    return;
+                }
+                let before = self.parked.len();
+                self.parked.retain(|p| p.id != rid);
+                if self.parked.len() < before {
+                    self.summary.cancelled += 1;
+                    return;
+                }
+            }
+        }
+        if self.opts.subset.is_some() {
+            return self.forward(text.as_bytes());
+        }
+        if let Some(seq) = self.tape.match_notification(key) {
+            self.reach(seq);
+        }
+    }
+
+    pub(super) fn client_answer(&mut self, text: &str, id: Option<RpcId>) {
+        let Some(sr) = id.as_ref().and_then(|i| self.server_reqs.remove(i)) else {
+            if self.opts.subset.is_some() {
+                return self.forward(text.as_bytes());
+            }
+            self.say(&format!(
+                "reel play: the client answered a request the tape never sent (id {}); ignored",
+                id.map_or_else(|| "null".into(), |i| i.to_json())
+            ));
+            return;
+        };
+        let e = self.tape.exchange(sr.ex);
+        let method = self.tape.method_name(e.method).to_owned();
+        let request_place = self.files.location(e.request.at);
+        match e.response {
+            Some(r) => {
+                self.reach(r.seq);
+                let norm = self.norm.clone();
+                let rec = self.with_raw(r.at, |raw| norm.normalize_recorded(raw));
+                if let (Some(Ok(rec)), Ok(live)) = (rec, self.norm.normalize_live(text)) {
+                    let d = diff(&rec, &live);
+                    if !d.is_empty() {
+                        let place = self.files.location(r.at);
+                        self.drift(&format!("the client's answer to {method}"), &place, &d);
+                    }
+                }
+            }
+            None => {
+                self.summary.client_drift += 1;
+                self.say(&format!(
+                    "reel play: client drift: the client answered {method} ({request_place}), which the recorded client never answered; replay goes on"
+                ));
+            }
+        }
+        if let Some(jid) = sr.job {
+            let id = id.unwrap_or(RpcId::Null);
+            if let Some(job) = self.jobs.get_mut(&jid) {
+                job.awaiting.retain(|(f, _)| *f != id);
+                if job.state == JobState::WaitAnswer {
+                    self.advance(jid);
+                }
+            }
+        }
+    }
+
+    /// Unsolicited recorded server messages whose place the client has reached.
+    pub(super) fn pump_unsolicited(&mut self) {
+        if self.opts.subset.is_some() || self.input_closed || self.client_gone {
+            return;
+        }
+        while let Some(&(anchor, item)) = self.tape.peek_unsolicited() {
+            if anchor.is_some_and(|a| self.hw.is_none_or(|h| h < a)) {
+                return;
+            }
+            // Answers recorded before it go first.
+            let earlier_answer_pending = self.jobs.values().any(|j| {
+                self.tape
+                    .exchange(j.ex)
+                    .response
+                    .is_some_and(|r| r.seq < item.seq)
+            });
+            if earlier_answer_pending {
+                return;
+            }
+            self.tape.pop_unsolicited();
+            self.emit_item(None, item);
+        }
+    }
+
+    // ---- the live server (--subset) ------------------------------------------------
+
+    pub(super) fn forward(&mut self, line: &[u8]) {
+        let Some(live) = self.live.as_mut() else {
+            return;
+        };
+        if live.send(line).is_err() && !self.live_done {
+            self.say("reel play: the live server stopped reading its input");
+            self.live_done = true;
+        }
+    }
+
+    pub(super) fn live_line(&mut self, line: &[u8]) {
+        match std::str::from_utf8(line) {
+            Ok(text) if Envelope::parse(text).is_some() => {
+                let is_error = Envelope::kind_of(text) == RpcKind::Error;
+                self.send(text, "live", is_error);
+            }
+            _ => {
+                // Not JSON-RPC: a real client would see it too; keep it in the trace.
+                if let Some(r) = self.recorder.as_mut() {
+                    r.nonjson_out(line);
+                }
+                if !self.client_gone {
+                    let r = self
+                        .client
+                        .write_all(line)
+                        .and_then(|_| self.client.write_all(b"\n"));
+                    if r.is_err() {
+                        self.client_gone = true;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! Jobs: a live request answered from its recorded exchange, step by step. A job emits
+//! the exchange's recorded server messages in order and the response last; it pauses
+//! while a recorded client answer has not arrived live, for `--pace`, or while the index
+//! has not reached the response, and it ends on `notifications/cancelled`.
+
+use super::*;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum JobState {
+    Running,
+    Timer,
+    WaitAnswer,
+    WaitIndex,
+    Held,
+}
+
+/// A live request being answered from its recorded exchange.
+pub(super) struct Job {
+    pub(super) ex: u32,
+    pub(super) live_id: RpcId,
+    pub(super) id_raw: String,
+    pub(super) token_raw: Option<String>,
+    pub(super) step: usize,
+    /// Fresh ids of server requests sent, with the position of the recorded answer.
+    pub(super) awaiting: Vec<(RpcId, u64)>,
+    pub(super) started: Instant,
+    pub(super) negotiate: Option<String>,
+    pub(super) state: JobState,
+}
+
+pub(super) struct ServerRequest {
+    pub(super) ex: u32,
+    pub(super) job: Option<u64>,
+}
+
+pub(super) enum Next {
+    Item(Item),
+    Response(Recorded),
+    Held,
+    WaitIndex,
+    Unanswerable,
+}
+
+impl<W: Write> Server<'_, W> {
+    // ---- requests ----------------------------------------------------------------
+
+    pub(super) fn served_by_tape(&self, inc: &Incoming) -> bool {
+        match &self.opts.subset {
+            None => true,
+            Some(s) => {
+                inc.method == methods::TOOLS_CALL
+                    && inc.tool.as_ref().is_some_and(|t| s.tools.contains(t))
+            }
+        }
+    }
+
+    pub(super) fn request(&mut self, inc: Incoming) {
+        if !self.served_by_tape(&inc) {
+            self.forward(inc.line.as_bytes());
+            self.summary.forwarded += 1;
+            return;
+        }
+        if self.tape.meta().is_none() && !self.tape.complete() {
+            self.parked.push_back(inc);
+            return;
+        }
+        if let Some(inc) = self.try_answer(inc) {
+            self.parked.push_back(inc);
+        }
+    }
+
+    /// Answers or starts answering; gives the request back when it must wait.
+    pub(super) fn try_answer(&mut self, inc: Incoming) -> Option<Incoming> {
+        let key = inc.key;
+        let strict = self.opts.strict;
+        match self.tape.find(key, inc.alt_key, strict) {
+            Lookup::Found(ex) => self.start_job(inc, ex),
+            Lookup::FoundWithDrift(ex) => {
+                self.retry_drift(&inc, ex);
+                self.start_job(inc, ex);
+            }
+            Lookup::NotYet => {
+                if !strict && self.generic(&inc) {
+                    return None;
+                }
+                return Some(inc);
+            }
+            Lookup::None => {
+                if !strict && self.generic(&inc) {
+                    return None;
+                }
+                let reason = self.miss_reason(&inc);
+                self.miss(inc, reason);
+            }
+        }
+        None
+    }
+
+    /// A generic answer for what any server answers alike; false when there is none.
+    pub(super) fn generic(&mut self, inc: &Incoming) -> bool {
+        if GENERIC_METHODS.contains(&inc.method.as_str()) {
+            let text = splice::response(&inc.id_raw, "result", "{}");
+            self.send(&text, "tape", false);
+            self.summary.generic += 1;
+            return true;
+        }
+        // A tape recorded with a legacy-only client holds `initialize` and no
+        // `server/discover`: refuse the probe the way a legacy server does, so a
+        // dual-era client falls back to `initialize`.
+        if inc.method == methods::SERVER_DISCOVER
+            && !self.tape.has_method(methods::SERVER_DISCOVER)
+            && self.tape.has_method(methods::INITIALIZE)
+        {
+            let e = serde_json::json!({"code": report::UNKNOWN_METHOD_CODE, "message": "Method not found"});
+            self.send_error(&inc.id_raw, &e);
+            self.summary.generic += 1;
+            return true;
+        }
+        false
+    }
+
+    pub(super) fn start_job(&mut self, inc: Incoming, ex: u32) {
+        self.tape.consume(ex);
+        self.reach(self.tape.exchange(ex).request.seq);
+        let id = self.next_job;
+        self.next_job += 1;
+        let negotiate = if inc.method == methods::INITIALIZE {
+            inc.protocol_version.clone()
+        } else {
+            None
+        };
+        self.by_live_id.insert(inc.id.clone(), id);
+        self.jobs.insert(
+            id,
+            Job {
+                ex,
+                live_id: inc.id,
+                id_raw: inc.id_raw,
+                token_raw: inc.token_raw,
+                step: 0,
+                awaiting: Vec::new(),
+                started: Instant::now(),
+                negotiate,
+                state: JobState::Running,
+            },
+        );
+        self.advance(id);
+    }
+
+    /// The client has come as far as recorded position `seq`.
+    pub(super) fn reach(&mut self, seq: u64) {
+        self.hw = Some(self.hw.map_or(seq, |h| h.max(seq)));
+    }
+
+    pub(super) fn next_step(&self, job: &Job) -> Next {
+        let e = self.tape.exchange(job.ex);
+        if let Some(item) = e.attached.get(job.step) {
+            Next::Item(*item)
+        } else if let Some(r) = e.response {
+            Next::Response(r)
+        } else if e.cancelled {
+            Next::Held
+        } else if !self.tape.complete() {
+            Next::WaitIndex
+        } else {
+            Next::Unanswerable
+        }
+    }
+
+    /// Runs a job as far as it can go now.
+    pub(super) fn advance(&mut self, id: u64) {
+        loop {
+            let Some(job) = self.jobs.get(&id) else {
+                return;
+            };
+            let next = self.next_step(job);
+            let (seq, t) = match next {
+                Next::Item(i) => (i.seq, i.t),
+                Next::Response(r) => (r.seq, r.t),
+                Next::Held => return self.set_state(id, JobState::Held),
+                Next::WaitIndex => return self.set_state(id, JobState::WaitIndex),
+                Next::Unanswerable => return self.unanswerable(id),
+            };
+            let waiting_for_client =
+                !self.input_closed && job.awaiting.iter().any(|(_, s)| *s < seq);
+            if waiting_for_client {
+                return self.set_state(id, JobState::WaitAnswer);
+            }
+            if let (Some(p), false) = (self.opts.pace, self.input_closed) {
+                let t0 = self.tape.exchange(job.ex).request.t;
+                let after = Duration::from_secs_f64(((t - t0).max(0) as f64) / 1000.0 / p.speed);
+                let due = job.started + after;
+                if due > Instant::now() && job.state != JobState::Timer {
+                    self.timers.push(Reverse((due, id)));
+                    return self.set_state(id, JobState::Timer);
+                }
+                if due > Instant::now() {
+                    return;
+                }
+            }
+            self.set_state(id, JobState::Running);
+            match next {
+                Next::Item(item) => {
+                    self.emit_item(Some(id), item);
+                    if let Some(j) = self.jobs.get_mut(&id) {
+                        j.step += 1;
+                    }
+                }
+                Next::Response(r) => return self.emit_response(id, r),
+                _ => return,
+            }
+        }
+    }
+
+    pub(super) fn set_state(&mut self, id: u64, state: JobState) {
+        if let Some(j) = self.jobs.get_mut(&id) {
+            j.state = state;
+        }
+    }
+
+    pub(super) fn fire_timers(&mut self) {
+        let now = Instant::now();
+        while let Some(Reverse((due, id))) = self.timers.peek().copied() {
+            if due > now && !self.input_closed {
+                break;
+            }
+            self.timers.pop();
+            if self
+                .jobs
+                .get(&id)
+                .is_some_and(|j| j.state == JobState::Timer)
+            {
+                self.set_state(id, JobState::Running);
+                self.advance(id);
+            }
+        }
+    }
+
+    pub(super) fn finish_job(&mut self, id: u64) {
+        if let Some(job) = self.jobs.remove(&id) {
+            if self.by_live_id.get(&job.live_id) == Some(&id) {
+                self.by_live_id.remove(&job.live_id);
+            }
+        }
+    }
+
+    /// A recorded server message, to the client: notifications verbatim (progress with
+    /// the live token), server requests with a fresh id.
+    pub(super) fn emit_item(&mut self, job: Option<u64>, item: Item) {
+        let token = job
+            .and_then(|j| self.jobs.get(&j))
+            .map(|j| j.token_raw.clone());
+        match item.kind {
+            ItemKind::Notification { progress: true } => {
+                // A client that asked for no progress gets none (strict clients reject
+                // tokens they did not hand out).
+                let Some(Some(token)) = token else { return };
+                if let Some(Some(text)) =
+                    self.with_raw(item.at, |raw| splice::with_progress_token(raw, &token))
+                {
+                    self.send(&text, "tape", false);
+                }
+            }
+            ItemKind::Notification { progress: false } => {
+                if let Some(text) = self.with_raw(item.at, str::to_owned) {
+                    self.send(&text, "tape", false);
+                }
+            }
+            ItemKind::Request { exchange } => {
+                let n = self.next_server_id;
+                self.next_server_id += 1;
+                let (fresh, fresh_raw) = if self.opts.subset.is_some() {
+                    // Keep clear of the live server's own (numeric) ids.
+                    let s = format!("reel-{n}");
+                    (RpcId::String(s.clone()), format!("\"{s}\""))
+                } else {
+                    (RpcId::Number(n.to_string()), n.to_string())
+                };
+                let Some(Some(text)) =
+                    self.with_raw(item.at, |raw| splice::with_id(raw, &fresh_raw))
+                else {
+                    return;
+                };
+                if let (Some(j), Some(r)) = (job, self.tape.exchange(exchange).response) {
+                    if let Some(job) = self.jobs.get_mut(&j) {
+                        job.awaiting.push((fresh.clone(), r.seq));
+                    }
+                }
+                self.server_reqs
+                    .insert(fresh, ServerRequest { ex: exchange, job });
+                self.send(&text, "tape", false);
+            }
+        }
+    }
+
+    /// The recorded response with the live id: its own bytes (member order, spacing
+    /// inside values) with only `id` replaced, and for `initialize` the negotiated
+    /// `protocolVersion`; a client whose ids match the recording gets identical bytes.
+    pub(super) fn emit_response(&mut self, id: u64, r: Recorded) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        let id_raw = job.id_raw.clone();
+        let negotiate = job.negotiate.clone();
+        let raw = self.with_raw(r.at, str::to_owned);
+        self.finish_job(id);
+        let parsed = raw.as_deref().and_then(|raw| {
+            let m = splice::Members::parse(raw)?;
+            (m.get("result").is_some() || m.get("error").is_some()).then_some(m)
+        });
+        let Some(members) = parsed else {
+            self.summary.missed += 1;
+            self.say(&format!(
+                "reel play: the recorded response at {} cannot be read",
+                self.files.location(r.at)
+            ));
+            let e = serde_json::json!({"code": report::MISS_CODE, "message": "reel play: the recorded response cannot be read"});
+            return self.send_error(&id_raw, &e);
+        };
+        let is_error = members.get("result").is_none();
+        let negotiated = match (negotiate, members.get("result")) {
+            (Some(requested), Some(result)) => self.negotiate(&requested, result),
+            _ => None,
+        };
+        let mut replace = vec![("id", id_raw.as_str())];
+        if let Some(n) = &negotiated {
+            replace.push(("result", n.as_str()));
+        }
+        let text = members.join_replacing(&replace);
+        self.send(&text, "tape", is_error);
+        self.summary.answered += 1;
+    }
+
+    /// `initialize`: answer with the client's requested version when the recorded
+    /// server is known to support it (it answered it, listed it in a recorded
+    /// `server/discover` result or in an unsupported-version error), else the recorded one.
+    pub(super) fn negotiate(&mut self, requested: &str, result: &str) -> Option<String> {
+        let members = splice::Members::parse(result)?;
+        let recorded: String = serde_json::from_str(members.get("protocolVersion")?).ok()?;
+        if recorded == requested {
+            return None;
+        }
+        let supported = self.supported_versions();
+        if !supported.iter().any(|v| v == requested) {
+            return None;
+        }
+        let lit = serde_json::to_string(requested).ok()?;
+        Some(members.join_replacing(&[("protocolVersion", &lit)]))
+    }
+
+    pub(super) fn supported_versions(&mut self) -> Vec<String> {
+        if let Some(v) = &self.supported_versions {
+            return v.clone();
+        }
+        let mut out: Vec<String> = Vec::new();
+        let mut locs = Vec::new();
+        for m in [methods::SERVER_DISCOVER, methods::INITIALIZE] {
+            for &i in self.tape.candidates(m) {
+                if let Some(r) = self.tape.exchange(i).response {
+                    locs.push(r.at);
+                }
+            }
+        }
+        for at in locs {
+            let found = self.with_raw(at, |raw| {
+                let v: Value = serde_json::from_str(raw).ok()?;
+                let mut vs = Vec::new();
+                for p in [
+                    "/result/supportedVersions",
+                    "/error/data/supported",
+                    "/result/protocolVersion",
+                ] {
+                    match v.pointer(p) {
+                        Some(Value::Array(a)) => {
+                            vs.extend(a.iter().filter_map(|x| x.as_str().map(str::to_owned)))
+                        }
+                        Some(Value::String(s)) => vs.push(s.clone()),
+                        _ => {}
+                    }
+                }
+                Some(vs)
+            });
+            out.extend(found.flatten().unwrap_or_default());
+        }
+        out.sort();
+        out.dedup();
+        if self.tape.complete() {
+            self.supported_versions = Some(out.clone());
+        }
+        out
+    }
+
+    pub(super) fn unanswerable(&mut self, id: u64) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        let e = self.tape.exchange(job.ex);
+        let method = self.tape.method_name(e.method).to_owned();
+        let place = self.files.location(e.request.at);
+        let id_raw = job.id_raw.clone();
+        self.finish_job(id);
+        self.summary.missed += 1;
+        self.say(&format!(
+            "reel play: miss: {method} (id {id_raw}): the recording ends before the server answered the matching request at {place}"
+        ));
+        let err = serde_json::json!({
+            "code": report::MISS_CODE,
+            "message": format!("reel play: the recording ends before the server answered {method}"),
+            "data": {"reel": "miss", "method": method},
+        });
+        self.send_error(&id_raw, &err);
+    }
+}

@@ -1,0 +1,635 @@
+//! The stdio tape server (`reel play`): a trace answers as the MCP server.
+//!
+//! One thread owns all replay state and reacts to events from three feeders: the client's
+//! stdin (lines), the index of the tape ([`crate::tape::index`], batches of updates) and,
+//! with `--subset`, the live server. Nothing waits on anything else: a request the index
+//! has not reached yet is parked and retried as batches arrive; an exchange whose next
+//! recorded step depends on the client (its answer to a server→client request) or on
+//! time (`--pace`) is a job that resumes when that happens.
+//!
+//! Invariants:
+//! - Answers are the recorded `result`/`error` bytes spliced with the live id
+//!   ([`crate::splice`]); the only edits are ids, progress tokens and a negotiated
+//!   `protocolVersion`.
+//! - A job emits its exchange's recorded messages in recorded order, the response last;
+//!   a message recorded after the client's answer to a server request is emitted after
+//!   the live answer arrived.
+//! - After `notifications/cancelled`, nothing more of that exchange is sent.
+//! - Output lines end in LF; input lines may end in LF or CRLF.
+
+mod feed;
+mod incoming;
+mod jobs;
+mod misses;
+mod record;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use reel_mcp::jsonrpc::{Envelope, RpcId, RpcKind, methods};
+use reel_mcp::normalize::{
+    Difference, MatchKey, NormalizeError, Normalizer, Pointer, canonical, diff,
+};
+use reel_trace::line::{Line, Meta, kinds, parse_line};
+use reel_trace::redact::Redactor;
+use reel_trace::writer::create_trace_file;
+use reel_trace::{Dir, Ending, EventLine, MessageLine, OpenError, Timestamp, TraceWriter};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::live::{Live, LiveOutput};
+use crate::matcher::{Lookup, Recorded, Tape};
+use crate::report::{self, Candidate, Miss, Summary, Unused};
+use crate::splice;
+use crate::tape::{IndexSpec, Item, ItemKind, LineLoc, TapeFiles, Update};
+
+use self::feed::{Feed, Notifier};
+use self::incoming::{Incoming, Parsed};
+use self::jobs::{Job, JobState, ServerRequest};
+use self::record::Recorder;
+
+/// Longest input line accepted from the client; a longer one is answered with an
+/// invalid-request error and dropped.
+pub const MAX_LINE: usize = 64 << 20;
+/// Recorded requests of one method compared with a missed request to find the nearest.
+pub const CANDIDATES_SCANNED: usize = 1000;
+/// Index warnings printed (the rest are counted).
+pub const WARNINGS_SHOWN: usize = 5;
+/// Methods every server answers alike; a generic success when the tape has none.
+pub const GENERIC_METHODS: [&str; 2] = ["ping", "logging/setLevel"];
+
+/// `--pace`: replay the recorded timing, `speed` times faster (1 = as recorded).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pace {
+    /// How much faster than recorded (2 = twice as fast, 0.5 = half as fast).
+    pub speed: f64,
+}
+
+impl FromStr for Pace {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Pace, String> {
+        if s == "recorded" {
+            return Ok(Pace { speed: 1.0 });
+        }
+        let n = s
+            .strip_suffix('x')
+            .or_else(|| s.strip_suffix('×'))
+            .unwrap_or(s);
+        match n.parse::<f64>() {
+            Ok(speed) if speed.is_finite() && speed > 0.0 => Ok(Pace { speed }),
+            _ => Err(format!(
+                "`{s}` is not a pace: use `recorded` or a speed factor like `2x` (twice as fast) or `0.5x`"
+            )),
+        }
+    }
+}
+
+/// `--subset`: these tools' calls come from the tape, everything else from a live server.
+#[derive(Clone, Debug)]
+pub struct Subset {
+    /// Tool names served from the tape.
+    pub tools: Vec<String>,
+    /// The live server's command.
+    pub command: Vec<String>,
+}
+
+/// What `reel play` was asked to do.
+#[derive(Clone, Debug)]
+pub struct PlayOptions {
+    /// The trace file.
+    pub trace: PathBuf,
+    /// Which recorded session answers (1-based).
+    pub session: usize,
+    /// Requests must come in recorded order; no generic answers.
+    pub strict: bool,
+    /// Client drift does not change the exit code.
+    pub lenient: bool,
+    /// The user's volatile fields.
+    pub ignore: Vec<Pointer>,
+    /// Write the replay session as a trace into this directory.
+    pub record: Option<PathBuf>,
+    /// Serve only some tools from the tape.
+    pub subset: Option<Subset>,
+    /// Replay the recorded timing.
+    pub pace: Option<Pace>,
+    /// The command line, for `meta.command` of the recorded replay.
+    pub argv: Vec<String>,
+}
+
+impl PlayOptions {
+    /// Defaults for `trace`: session 1, content matching, nothing recorded.
+    pub fn new(trace: impl Into<PathBuf>) -> PlayOptions {
+        PlayOptions {
+            trace: trace.into(),
+            session: 1,
+            strict: false,
+            lenient: false,
+            ignore: Vec::new(),
+            record: None,
+            subset: None,
+            pace: None,
+            argv: Vec::new(),
+        }
+    }
+}
+
+/// Why a replay could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlayError {
+    /// The trace cannot be read.
+    #[error(transparent)]
+    Trace(#[from] OpenError),
+    /// The recording of the replay cannot be created.
+    #[error("{dir}: cannot create the replay's trace: {source}")]
+    Record {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The live server of `--subset` cannot be started.
+    #[error("cannot start the live server `{command}`: {source}")]
+    Live {
+        /// The command.
+        command: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// Writing to the client failed for another reason than it going away.
+    #[error("writing to the client: {0}")]
+    Output(io::Error),
+}
+
+enum Event {
+    Input(Vec<InputLine>),
+    InputEnd,
+    Index(Vec<Update>),
+    Live(LiveOutput),
+}
+
+/// One line from the client, already parsed, redacted, normalised and keyed on the
+/// reader thread, so this work runs beside the answering on another core.
+struct InputLine {
+    content: Content,
+    crlf: bool,
+}
+
+enum Content {
+    /// Longer than [`MAX_LINE`]: dropped.
+    Oversized,
+    /// Not UTF-8.
+    NotUtf8(Vec<u8>),
+    /// The text and what it is.
+    Text(String, Parsed),
+}
+
+/// Plays the trace as the server: reads the client's messages from `input`, answers on
+/// `output`, reports on `diag`, until `input` ends. The summary is printed on `diag` and
+/// returned.
+pub fn play(
+    opts: PlayOptions,
+    input: impl Read + Send + 'static,
+    output: impl Write,
+    diag: &mut dyn Write,
+) -> Result<Summary, PlayError> {
+    serve(opts, Some(Box::new(input)), output, diag)
+}
+
+/// [`play`] on this process's stdin, read on the serving thread where the platform
+/// allows (see [`feed`]): the fastest way to serve a client over stdio.
+pub fn play_stdio(
+    opts: PlayOptions,
+    output: impl Write,
+    diag: &mut dyn Write,
+) -> Result<Summary, PlayError> {
+    serve(opts, None, output, diag)
+}
+
+fn serve(
+    opts: PlayOptions,
+    input: Option<Box<dyn Read + Send>>,
+    output: impl Write,
+    diag: &mut dyn Write,
+) -> Result<Summary, PlayError> {
+    let files = TapeFiles::open(&opts.trace)?;
+    let head = read_head_meta(&opts.trace);
+    let redactor = redactor_for(head.as_ref(), diag);
+    let norm = Normalizer::new()
+        .with_ignore(opts.ignore.clone())
+        .with_redactor(redactor.clone());
+    let (tx, rx) = mpsc::channel();
+    let (mut feed, notifier) = match input {
+        Some(input) => Feed::threaded(input, norm.clone(), tx, rx),
+        None => Feed::stdin(norm.clone(), tx, rx),
+    };
+    let live = match &opts.subset {
+        Some(sub) => {
+            let ltx = notifier.clone();
+            let live =
+                Live::spawn(&sub.command, move |o| ltx.send(Event::Live(o))).map_err(|source| {
+                    PlayError::Live {
+                        command: sub.command.join(" "),
+                        source,
+                    }
+                })?;
+            Some(live)
+        }
+        None => None,
+    };
+    // The replay's own trace is redacted like the tape, or with the built-in rules when
+    // the tape says nothing (redaction is on by default when recording).
+    let record_redactor = match head.as_ref().and_then(|m| m.redaction.as_ref()) {
+        Some(_) => redactor.clone(),
+        None => Redactor::builtin(),
+    };
+    let record_dir = match (&opts.record, &opts.subset) {
+        (Some(dir), _) => Some(dir.clone()),
+        (None, Some(_)) => reel_trace::names::default_trace_dir(),
+        (None, None) => None,
+    };
+    let recorder = match record_dir {
+        Some(dir) => Some(Recorder::create(
+            &dir,
+            &opts,
+            head.as_ref(),
+            &record_redactor,
+        )?),
+        None => None,
+    };
+    spawn_indexer(&opts, notifier);
+    let mut server = Server {
+        opts,
+        tape: Tape::new(),
+        files,
+        norm,
+        client: BufWriter::with_capacity(1 << 16, output),
+        client_gone: false,
+        recorder,
+        diag,
+        jobs: HashMap::new(),
+        next_job: 0,
+        by_live_id: HashMap::new(),
+        parked: VecDeque::new(),
+        server_reqs: HashMap::new(),
+        next_server_id: 0,
+        hw: None,
+        timers: BinaryHeap::new(),
+        summary: Summary::default(),
+        live,
+        live_done: false,
+        input_closed: false,
+        backlog: VecDeque::new(),
+        warnings_seen: 0,
+        scratch: Vec::new(),
+        supported_versions: None,
+    };
+    server.run(&mut feed)?;
+    Ok(server.finish())
+}
+
+fn spawn_indexer(opts: &PlayOptions, tx: Notifier) {
+    let path = opts.trace.clone();
+    let spec = IndexSpec {
+        session: opts.session,
+        ignore: opts.ignore.clone(),
+    };
+    thread::Builder::new()
+        .name("reel-play-index".into())
+        .spawn(move || {
+            crate::tape::index(&path, &spec, |batch| tx.send(Event::Index(batch)));
+        })
+        .ok();
+}
+
+/// The first meta line of the trace, for its redaction rules and label.
+fn read_head_meta(path: &Path) -> Option<Meta> {
+    let mut r = reel_trace::TraceReader::open(path).ok()?;
+    let line = r.next_line()?.ok()?;
+    match line.parse().ok()? {
+        Line::Meta(m) => Some(*m),
+        _ => None,
+    }
+}
+
+/// The trace's own redaction rules, so a live argument is redacted exactly as the
+/// recorded one was. A trace without `meta.redaction` was not redacted: nothing is.
+fn redactor_for(meta: Option<&Meta>, diag: &mut dyn Write) -> Redactor {
+    let Some(desc) = meta.and_then(|m| m.redaction.as_ref()) else {
+        return Redactor::disabled();
+    };
+    match Redactor::from_description(desc) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(
+                diag,
+                "reel play: warning: the trace's redaction rules cannot be rebuilt ({e}); using the built-in rules, so a redacted argument may not match"
+            );
+            Redactor::builtin()
+        }
+    }
+}
+
+struct Server<'d, W: Write> {
+    opts: PlayOptions,
+    tape: Tape,
+    files: TapeFiles,
+    norm: Normalizer,
+    client: BufWriter<W>,
+    client_gone: bool,
+    recorder: Option<Recorder>,
+    diag: &'d mut dyn Write,
+    jobs: HashMap<u64, Job>,
+    next_job: u64,
+    by_live_id: HashMap<RpcId, u64>,
+    parked: VecDeque<Incoming>,
+    server_reqs: HashMap<RpcId, ServerRequest>,
+    next_server_id: u64,
+    hw: Option<u64>,
+    timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    summary: Summary,
+    live: Option<Live>,
+    live_done: bool,
+    input_closed: bool,
+    backlog: VecDeque<InputLine>,
+    warnings_seen: usize,
+    scratch: Vec<u8>,
+    supported_versions: Option<Vec<String>>,
+}
+
+impl<W: Write> Server<'_, W> {
+    fn run(&mut self, feed: &mut Feed) -> Result<(), PlayError> {
+        let mut events = Vec::new();
+        loop {
+            let timeout = self
+                .timers
+                .peek()
+                .map(|Reverse((due, _))| due.saturating_duration_since(Instant::now()));
+            if !feed.wait(timeout, &mut events) {
+                break;
+            }
+            // Everything that is ready is handled before one flush, so a pipelined
+            // client gets its answers in few writes.
+            for ev in events.drain(..) {
+                self.handle(ev);
+            }
+            self.fire_timers();
+            self.pump_unsolicited();
+            if !self.client_gone {
+                if let Err(e) = self.client.flush() {
+                    self.client_error(e)?;
+                }
+            }
+            if self.done() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn ready(&self) -> bool {
+        self.tape.meta().is_some() || self.tape.complete()
+    }
+
+    fn drain_backlog(&mut self) {
+        while self.ready() {
+            let Some(l) = self.backlog.pop_front() else {
+                break;
+            };
+            self.input_line(l);
+        }
+    }
+
+    fn done(&self) -> bool {
+        let live_done = self.live.is_none() || self.live_done;
+        (self.input_closed || self.client_gone) && self.tape.complete() && live_done
+    }
+
+    fn client_error(&mut self, e: io::Error) -> Result<(), PlayError> {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            self.client_gone = true;
+            self.input_closed = true;
+            if let Some(l) = self.live.as_mut() {
+                l.close_input();
+            }
+            Ok(())
+        } else {
+            Err(PlayError::Output(e))
+        }
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::Input(lines) => {
+                // Until the tape's meta line (its redaction rules) is read, input waits
+                // in arrival order, so nothing overtakes the handshake.
+                if self.backlog.is_empty() && self.ready() {
+                    for l in lines {
+                        self.input_line(l);
+                    }
+                } else {
+                    self.backlog.extend(lines);
+                }
+            }
+            Event::InputEnd => self.input_end(),
+            Event::Index(batch) => self.index_batch(batch),
+            Event::Live(LiveOutput::Line(l)) => self.live_line(&l),
+            Event::Live(LiveOutput::Stderr(b)) => {
+                let _ = self.diag.write_all(&b);
+                if let Some(r) = self.recorder.as_mut() {
+                    r.stderr(&b);
+                }
+            }
+            Event::Live(LiveOutput::End) => self.live_done = true,
+        }
+    }
+
+    // ---- output ------------------------------------------------------------------
+
+    fn send(&mut self, line: &str, origin: &str, is_error: bool) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.out_line(line, origin, is_error);
+        }
+        if self.client_gone {
+            return;
+        }
+        let r = self
+            .client
+            .write_all(line.as_bytes())
+            .and_then(|_| self.client.write_all(b"\n"));
+        if let Err(e) = r {
+            if self.client_error(e).is_err() {
+                self.client_gone = true;
+            }
+        }
+    }
+
+    fn send_error(&mut self, id_raw: &str, error: &Value) {
+        let text = splice::response(id_raw, "error", &error.to_string());
+        self.send(&text, "tape", true);
+    }
+
+    fn say(&mut self, text: &str) {
+        let _ = self.diag.write_all(text.as_bytes());
+        if !text.ends_with('\n') {
+            let _ = self.diag.write_all(b"\n");
+        }
+    }
+
+    /// Reads a recorded line and hands its `raw` to `f`.
+    fn with_raw<T>(&mut self, at: LineLoc, f: impl FnOnce(&str) -> T) -> Option<T> {
+        let mut buf = std::mem::take(&mut self.scratch);
+        let out = match self.files.read(at, &mut buf) {
+            Ok(()) => match parse_line(&buf) {
+                Ok(Line::Message(v)) => v.raw_str().map(f),
+                _ => None,
+            },
+            Err(_) => None,
+        };
+        self.scratch = buf;
+        if out.is_none() {
+            let place = self.files.location(at);
+            self.say(&format!(
+                "reel play: warning: cannot re-read {place} (was the trace changed while playing?)"
+            ));
+        }
+        out
+    }
+
+    // ---- the index ---------------------------------------------------------------
+
+    fn index_batch(&mut self, batch: Vec<Update>) {
+        for u in batch {
+            if let Update::Done(end) = &u {
+                self.index_done(end);
+            }
+            self.tape.apply(u);
+        }
+        for w in self.tape.take_warnings() {
+            self.warnings_seen += 1;
+            if self.warnings_seen <= WARNINGS_SHOWN {
+                self.say(&format!("reel play: tape: {w}"));
+            }
+        }
+        self.drain_backlog();
+        self.retry_parked();
+        let waiting: Vec<u64> = self
+            .jobs
+            .iter()
+            .filter(|(_, j)| j.state == JobState::WaitIndex)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in waiting {
+            self.advance(id);
+        }
+        if self.input_closed {
+            self.drain_after_input();
+        }
+    }
+
+    fn index_done(&mut self, end: &crate::tape::IndexEnd) {
+        if let Some(e) = &end.error {
+            self.say(&format!("reel play: tape: reading stopped early: {e}"));
+        }
+        if self.warnings_seen > WARNINGS_SHOWN {
+            let more = self.warnings_seen - WARNINGS_SHOWN;
+            self.say(&format!("reel play: tape: {more} more lines skipped"));
+        }
+        if !end.found {
+            self.say(&format!(
+                "reel play: the trace holds {} session{}; session {} does not exist (--session)",
+                end.sessions,
+                if end.sessions == 1 { "" } else { "s" },
+                self.opts.session
+            ));
+        }
+    }
+
+    fn retry_parked(&mut self) {
+        let ready = self.tape.meta().is_some() || self.tape.complete();
+        if self.parked.is_empty() || !ready {
+            return;
+        }
+        let mut still = VecDeque::new();
+        while let Some(inc) = self.parked.pop_front() {
+            if self.opts.strict && !still.is_empty() {
+                // Recorded order: nothing overtakes a request that waits.
+                still.push_back(inc);
+                continue;
+            }
+            if let Some(inc) = self.try_answer(inc) {
+                still.push_back(inc);
+            }
+        }
+        self.parked = still;
+    }
+
+    // ---- the end -----------------------------------------------------------------
+
+    fn finish(mut self) -> Summary {
+        let _ = self.client.flush();
+        for (_, job) in std::mem::take(&mut self.jobs) {
+            if job.state == JobState::Held {
+                self.summary.held += 1;
+            }
+        }
+        for inc in std::mem::take(&mut self.parked) {
+            let reason = self.miss_reason(&inc);
+            self.miss(inc, reason);
+        }
+        let unused: Vec<u32> = self.tape.unused().collect();
+        self.summary.unused_total = unused.len() as u64;
+        for i in unused.into_iter().take(report::UNUSED_SHOWN) {
+            let e = self.tape.exchange(i);
+            let (at, method) = (e.request.at, self.tape.method_name(e.method).to_owned());
+            let norm = self.norm.clone();
+            let params = self
+                .with_raw(at, |raw| norm.normalize_recorded(raw).ok())
+                .flatten()
+                .and_then(|v| v.get("params").map(canonical))
+                .unwrap_or_default();
+            self.summary.unused.push(Unused {
+                method,
+                location: self.files.location(at),
+                params: report::short(&params),
+            });
+        }
+        self.summary.unsent_unsolicited = self.tape.unsent_unsolicited() as u64;
+        let live_exit = self.live.take().and_then(Live::finish);
+        self.summary.live_exit = live_exit;
+        if let Some(r) = self.recorder.take() {
+            let ending = match live_exit {
+                Some(c) => Ending::ExitCode(c),
+                None => Ending::Reason("producer_shutdown".into()),
+            };
+            match r.finish(ending) {
+                Ok(p) => self.summary.recorded = Some(p),
+                Err(e) => self.say(&format!("reel play: the replay's trace is incomplete: {e}")),
+            }
+        }
+        let text = self.summary.to_text();
+        self.say(&text);
+        self.summary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pace_values() {
+        assert_eq!("recorded".parse::<Pace>().unwrap().speed, 1.0);
+        assert_eq!("2x".parse::<Pace>().unwrap().speed, 2.0);
+        assert_eq!("0.5×".parse::<Pace>().unwrap().speed, 0.5);
+        assert!("0x".parse::<Pace>().is_err());
+        assert!("fast".parse::<Pace>().is_err());
+    }
+}

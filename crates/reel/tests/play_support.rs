@@ -1,0 +1,358 @@
+//! Harness for the `reel play` tests (included by `play.rs` and `play_peers.rs` with
+//! `#[path]`; built alone it holds no test): traces written with `reel_trace`'s writer
+//! into a private temp dir, and `reel play` driven line by line as a client drives it,
+//! killed on drop so no test leaves a process behind.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use reel_trace::{Dir, Ending, MessageLine, Meta, Timestamp, TraceWriter};
+use serde_json::Value;
+
+/// How long a test waits for one answer before it counts as missing.
+pub const ANSWER_LIMIT: Duration = Duration::from_secs(30);
+/// How long a whole `reel play` run may take.
+pub const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+/// The built `reel`.
+pub fn reel() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_reel"))
+}
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Writes a trace line by line, time advancing 1 ms per line.
+pub struct TapeWriter {
+    w: TraceWriter<File>,
+    t: i64,
+    pub path: PathBuf,
+}
+
+impl TapeWriter {
+    /// A trace at `path` with a meta line carrying `label` and, when given, the
+    /// `redaction` description.
+    pub fn new(path: &Path, label: &str, redaction: Option<Value>) -> TapeWriter {
+        let start = Timestamp::parse("2026-05-01T10:00:00.000Z").expect("timestamp");
+        let f = File::create(path).expect("create trace");
+        let mut w = TraceWriter::new(f, start);
+        let meta = Meta {
+            v: Some(Value::from(1)),
+            ty: "meta".into(),
+            label: Some(label.into()),
+            source: Some("reel@test".into()),
+            transport: Some("stdio".into()),
+            reel: Some(1),
+            redaction,
+            ..Meta::default()
+        };
+        w.write_meta(&meta).expect("meta");
+        TapeWriter {
+            w,
+            t: start.millis(),
+            path: path.to_owned(),
+        }
+    }
+
+    fn line(&mut self, dir: Dir, raw: &str) -> &mut Self {
+        self.t += 1;
+        let m = MessageLine::new(Timestamp(self.t), dir, raw);
+        self.w.write_message(&m).expect("message");
+        self
+    }
+
+    /// A client → server message.
+    pub fn c(&mut self, raw: &str) -> &mut Self {
+        self.line(Dir::In, raw)
+    }
+
+    /// A server → client message.
+    pub fn s(&mut self, raw: &str) -> &mut Self {
+        self.line(Dir::Out, raw)
+    }
+
+    /// Lets `ms` milliseconds pass on the tape.
+    pub fn wait(&mut self, ms: i64) -> &mut Self {
+        self.t += ms;
+        self
+    }
+
+    /// Writes the end line.
+    pub fn end(self) -> PathBuf {
+        self.w
+            .finish(Ending::ExitCode(0), Timestamp(self.t + 1))
+            .expect("end");
+        self.path
+    }
+
+    /// Leaves the trace without an end line (the recorder was killed).
+    pub fn unfinished(self) -> PathBuf {
+        self.path
+    }
+}
+
+/// The usual legacy handshake, recorded: initialize (2025-11-25), its result, and
+/// notifications/initialized.
+pub fn handshake(t: &mut TapeWriter) {
+    t.c(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"recorded-client","version":"1.0"}}}"#)
+        .s(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"taped","version":"1"}}}"#)
+        .c(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+}
+
+/// The live client's handshake, as another client (name, version, capabilities)
+/// sends it.
+pub const LIVE_INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"another-client","version":"9.9"}}}"#;
+/// `notifications/initialized`.
+pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// A private temp dir.
+pub struct Sandbox {
+    pub tmp: tempfile::TempDir,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox::new()
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox {
+            tmp: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    pub fn tape(&self, name: &str) -> TapeWriter {
+        TapeWriter::new(&self.path(name), "taped", None)
+    }
+
+    /// `reel play <args>` started in the sandbox.
+    pub fn play(&self, args: &[&str]) -> Player {
+        let mut c = reel();
+        c.arg("play")
+            .args(args)
+            .current_dir(self.tmp.path())
+            .env("NO_COLOR", "1");
+        Player::start(c)
+    }
+}
+
+/// A running `reel play`, driven like a client.
+pub struct Player {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    stderr: Option<JoinHandle<String>>,
+    /// Every line received so far.
+    pub received: Vec<Value>,
+}
+
+impl Player {
+    pub fn start(mut cmd: Command) -> Player {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start reel play");
+        let out = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut err = child.stderr.take().expect("stderr");
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        Player {
+            stdin: child.stdin.take(),
+            child,
+            lines: rx,
+            stderr: Some(stderr),
+            received: Vec::new(),
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends one line (LF added).
+    pub fn send(&mut self, line: &str) -> &mut Self {
+        self.send_raw(format!("{line}\n").as_bytes())
+    }
+
+    /// Sends bytes as they are.
+    pub fn send_raw(&mut self, bytes: &[u8]) -> &mut Self {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to reel play");
+        stdin.flush().expect("flush");
+        self
+    }
+
+    /// The next line reel play writes, as JSON (a test failure after [`ANSWER_LIMIT`]).
+    pub fn recv(&mut self) -> Value {
+        let line = self.recv_line();
+        let v: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"));
+        self.received.push(v.clone());
+        v
+    }
+
+    /// The next line, as text.
+    pub fn recv_line(&mut self) -> String {
+        match self.lines.recv_timeout(ANSWER_LIMIT) {
+            Ok(l) => l,
+            Err(_) => {
+                let _ = self.child.kill();
+                let err = self.stderr.take().map(|h| h.join().unwrap_or_default());
+                panic!(
+                    "no line from reel play within {ANSWER_LIMIT:?}; got so far: {:?}\nstderr: {}",
+                    self.received,
+                    err.unwrap_or_default()
+                );
+            }
+        }
+    }
+
+    /// Receives until the response with this id arrives; returns it and what came
+    /// before it.
+    pub fn until_response(&mut self, id: &Value) -> (Value, Vec<Value>) {
+        let mut before = Vec::new();
+        loop {
+            let v = self.recv();
+            if v.get("id") == Some(id) && v.get("method").is_none() {
+                return (v, before);
+            }
+            before.push(v);
+        }
+    }
+
+    /// Closes stdin and waits: the exit code, the lines not received yet, stderr.
+    pub fn finish(mut self) -> Outcome {
+        self.stdin = None;
+        let status = wait_limited(&mut self.child, RUN_LIMIT);
+        let mut rest = Vec::new();
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            rest.push(serde_json::from_str(&l).unwrap_or(Value::String(l)));
+        }
+        let stderr = self
+            .stderr
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        let status = status.unwrap_or_else(|| panic!("reel play still running; stderr: {stderr}"));
+        Outcome {
+            code: status.code(),
+            rest,
+            stderr,
+        }
+    }
+}
+
+impl Drop for Player {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct Outcome {
+    pub code: Option<i32>,
+    /// Lines received after stdin was closed.
+    pub rest: Vec<Value>,
+    pub stderr: String,
+}
+
+pub fn wait_limited(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            return Some(s);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Runs `reel play` with all of `input` at once (stdin closed after it) and collects
+/// every line it wrote.
+pub fn play_all(sandbox: &Sandbox, args: &[&str], input: &[&str]) -> Outcome {
+    let mut p = sandbox.play(args);
+    for l in input {
+        p.send(l);
+    }
+    p.finish()
+}
+
+/// The peers the interop tests drive, or a failure saying how to install them.
+pub struct Peers {
+    pub root: PathBuf,
+    pub python: PathBuf,
+    pub node_modules: PathBuf,
+}
+
+impl Peers {
+    pub fn get() -> Peers {
+        let root = std::env::var_os("REEL_PEERS")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace().join(".peers"));
+        let p = Peers {
+            python: root.join("venv/bin/python"),
+            node_modules: root.join("node_modules"),
+            root,
+        };
+        assert!(
+            p.python.exists(),
+            "peers missing: run `cargo xtask peers` (looked for {})",
+            p.python.display()
+        );
+        p
+    }
+
+    /// A file under `node_modules`, which must exist.
+    pub fn node_module(&self, rel: &str) -> PathBuf {
+        let f = self.node_modules.join(rel);
+        assert!(
+            f.exists(),
+            "peer missing: run `cargo xtask peers` (looked for {})",
+            f.display()
+        );
+        f
+    }
+
+    /// A script in `crates/reel/tests/peers/`.
+    pub fn script(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/peers")
+            .join(name)
+    }
+}

@@ -1,0 +1,378 @@
+//! The `reel play` bench (issue 4): replay speed, start-up on a large tape, and memory.
+//!
+//! The load driver is the project's own minimal client (`reel-record`'s
+//! `examples/echo_client`: initialize, tools/list, then N `tools/call echo` with an S-byte
+//! text, W in flight; it checks every echoed text and reports calls/s and its child's
+//! peak RSS). In the same run, interleaved round by round, median of [`ROUNDS`]:
+//! - (a) the client against a minimal live Python server (`play_echo_server.py`,
+//!   standard library only: the kind of server the neighbours were measured with);
+//! - (b) the client against the project's minimal Rust echo server (`echo_server`): the
+//!   fastest server the client can drive, so its figure is the client-bound limit;
+//! - `reel play` of a recording of (b)'s session: replay calls/s. Targets: ≥ 3 × (a) and
+//!   ≥ 0.8 × (b).
+//!
+//! Start-up and memory, on a 50 000-call recording (about 120 MB: 1 KiB texts, both
+//! directions): launch → answer to `initialize`, and launch → answer to the first
+//! `tools/call` (target ≤ 100 ms, median of [`ROUNDS`] cold starts, warm page cache);
+//! then the full 50 000 calls replayed through the client, whose report gives reel
+//! play's peak RSS (`VmHWM` after the last call; target ≤ 0.25 × the trace + 32 MB).
+//! MB is 10^6 bytes.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::{Ctx, Figure, Target, median};
+use crate::process::{self, cargo, display};
+
+const ROUNDS: usize = 3;
+const WINDOW: u64 = 16;
+const SIZE: u64 = 1024;
+const CALLS: u64 = 20_000;
+const QUICK_CALLS: u64 = 400;
+const BIG_CALLS: u64 = 50_000;
+const QUICK_BIG_CALLS: u64 = 2_000;
+
+const VS_PYTHON: f64 = 3.0;
+const VS_RUST: f64 = 0.8;
+const FIRST_ANSWER_MS: f64 = 100.0;
+const RSS_FRACTION: f64 = 0.25;
+const RSS_BASE_MB: f64 = 32.0;
+
+/// Runs the play bench.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
+    let root = process::workspace_root();
+    let (client, server) = build_echo(&root, ctx.quick)?;
+    let python = python(&root);
+    let py_server = root.join("crates/reel/tests/peers/play_echo_server.py");
+    let dir = ctx.work.join("play");
+    std::fs::create_dir_all(&dir)?;
+    let calls = if ctx.quick { QUICK_CALLS } else { CALLS };
+    let big_calls = if ctx.quick {
+        QUICK_BIG_CALLS
+    } else {
+        BIG_CALLS
+    };
+
+    // The tape: the Rust echo session, recorded by reel itself.
+    let tape = record(ctx, &client, &server, &dir, "w16", calls)?;
+    println!("tape: {} ({:.1} MB)", tape.display(), mb(&tape));
+
+    let reel = ctx.reel.display().to_string();
+    let tape_s = tape.display().to_string();
+    let subjects: [(&str, Vec<String>); 3] = [
+        (
+            "python echo server",
+            vec![python.clone(), py_server.display().to_string()],
+        ),
+        ("rust echo server", vec![server.display().to_string()]),
+        ("reel play", vec![reel.clone(), "play".into(), tape_s]),
+    ];
+    let mut rates: [Vec<f64>; 3] = Default::default();
+    for round in 1..=ROUNDS {
+        let mut line = format!("round {round}:");
+        for (i, (name, cmd)) in subjects.iter().enumerate() {
+            let r = drive(&client, calls, cmd)?;
+            line.push_str(&format!(" {name} {:.0}/s", r.calls_per_s));
+            rates[i].push(r.calls_per_s);
+        }
+        println!("{line}");
+    }
+    let [py, rust, play] = rates.map(|r| median(&r));
+    let note = format!(
+        "echo_client, {calls} calls, W={WINDOW}, {SIZE} B texts, median of {ROUNDS} interleaved rounds"
+    );
+    let mut figs = Vec::new();
+    let rate_fig = |name: &str, v: Option<f64>| match v {
+        Some(v) => Figure::new(name, v, "calls/s").note(&note),
+        None => Figure::missing(name, "calls/s", "no round ran"),
+    };
+    figs.push(rate_fig("reel play replay", play));
+    figs.push(rate_fig("(a) live Python echo server", py));
+    figs.push(rate_fig("(b) Rust echo server (client-bound limit)", rust));
+    let ratio = |a: Option<f64>, b: Option<f64>, name: &str, t: f64| {
+        match (a, b) {
+            (Some(a), Some(b)) => Figure::new(name, a / b, "ratio"),
+            _ => Figure::missing(name, "ratio", "a rate is missing"),
+        }
+        .target(Target::AtLeast(t))
+    };
+    figs.push(ratio(play, py, "reel play / (a) Python", VS_PYTHON));
+    figs.push(ratio(play, rust, "reel play / (b) Rust", VS_RUST));
+
+    // Start-up and memory on a large tape.
+    let big = record(ctx, &client, &server, &dir, "big", big_calls)?;
+    let big_mb = mb(&big);
+    println!(
+        "large tape: {} ({big_mb:.1} MB, {big_calls} calls)",
+        big.display()
+    );
+    let mut init_ms = Vec::new();
+    let mut call_ms = Vec::new();
+    for round in 1..=ROUNDS {
+        let (i, c) = first_answers(&ctx.reel, &big)?;
+        println!(
+            "round {round}: initialize answered after {:.1} ms, first tools/call after {:.1} ms",
+            i * 1e3,
+            c * 1e3
+        );
+        init_ms.push(i * 1e3);
+        call_ms.push(c * 1e3);
+    }
+    let startup_note = format!(
+        "launch → answer, {big_calls}-call {big_mb:.0} MB trace, median of {ROUNDS} cold starts, warm page cache"
+    );
+    for (name, v) in [
+        ("time to first answer (initialize)", median(&init_ms)),
+        ("time to first tools/call answer", median(&call_ms)),
+    ] {
+        figs.push(
+            match v {
+                Some(v) => Figure::new(name, v, "ms").note(&startup_note),
+                None => Figure::missing(name, "ms", "no round ran"),
+            }
+            .target(Target::AtMost(FIRST_ANSWER_MS)),
+        );
+    }
+    let full = drive(
+        &client,
+        big_calls,
+        &[reel.clone(), "play".into(), big.display().to_string()],
+    )?;
+    println!(
+        "full replay of the large tape: {:.0} calls/s, reel play peak RSS {:.1} MB",
+        full.calls_per_s,
+        full.vmhwm_kb as f64 * 1024.0 / 1e6
+    );
+    figs.push(
+        Figure::new(
+            "reel play peak RSS, whole large tape replayed",
+            full.vmhwm_kb as f64 * 1024.0 / 1e6,
+            "MB",
+        )
+        .note(format!(
+            "VmHWM after the last of {big_calls} calls; target 0.25 × {big_mb:.0} MB + 32 MB"
+        ))
+        .target(Target::AtMost(RSS_FRACTION * big_mb + RSS_BASE_MB)),
+    );
+    figs.push(
+        Figure::new("reel play replay, large tape", full.calls_per_s, "calls/s").note(format!(
+            "echo_client, {big_calls} calls, W={WINDOW}, one run"
+        )),
+    );
+    Ok(figs)
+}
+
+fn mb(p: &Path) -> f64 {
+    std::fs::metadata(p).map_or(0.0, |m| m.len() as f64 / 1e6)
+}
+
+/// The Python of the peers (`$REEL_PEERS/venv`, else `.peers/venv`), else `python3`.
+fn python(root: &Path) -> String {
+    let peers = std::env::var_os("REEL_PEERS")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".peers"));
+    let venv = peers.join("venv/bin/python");
+    if venv.exists() {
+        venv.display().to_string()
+    } else {
+        "python3".into()
+    }
+}
+
+/// Builds `echo_client` and `echo_server` (release; debug with `--quick`).
+fn build_echo(root: &Path, quick: bool) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let mut c = cargo();
+    c.current_dir(root).args([
+        "build",
+        "-p",
+        "reel-record",
+        "--example",
+        "echo_client",
+        "--example",
+        "echo_server",
+        "--message-format=json-render-diagnostics",
+    ]);
+    if !quick {
+        c.arg("--release");
+    }
+    let shown = display(&c);
+    println!("$ {shown}");
+    let out = c
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("cannot start `{shown}`"))?;
+    if !out.status.success() {
+        bail!("`{shown}` failed ({})", out.status);
+    }
+    let (mut client, mut server) = (None, None);
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if msg["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let exe = msg["executable"].as_str().map(PathBuf::from);
+        match msg["target"]["name"].as_str() {
+            Some("echo_client") => client = exe,
+            Some("echo_server") => server = exe,
+            _ => {}
+        }
+    }
+    match (client, server) {
+        (Some(c), Some(s)) => Ok((c, s)),
+        _ => bail!("`{shown}` reported no echo_client/echo_server executables"),
+    }
+}
+
+/// What `echo_client` reported.
+struct Driven {
+    calls_per_s: f64,
+    vmhwm_kb: u64,
+}
+
+/// Runs `echo_client --calls N --size S --window W -- CMD…` and checks its report.
+fn drive(client: &Path, calls: u64, cmd: &[String]) -> anyhow::Result<Driven> {
+    let mut c = Command::new(client);
+    c.args(["--calls", &calls.to_string(), "--size", &SIZE.to_string()])
+        .args(["--window", &WINDOW.to_string(), "--"])
+        .args(cmd)
+        .stderr(Stdio::null());
+    let shown = display(&c);
+    let out = c
+        .output()
+        .with_context(|| format!("cannot start `{shown}`"))?;
+    if !out.status.success() {
+        bail!("`{shown}` failed ({})", out.status);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(text.trim())
+        .with_context(|| format!("`{shown}` printed no report: {text}"))?;
+    if report["mismatches"].as_u64() != Some(0) {
+        bail!("`{shown}`: answers differ from the texts sent: {report}");
+    }
+    Ok(Driven {
+        calls_per_s: report["calls_per_s"].as_f64().unwrap_or(f64::NAN),
+        vmhwm_kb: report["child_vmhwm_kb"].as_u64().unwrap_or(0),
+    })
+}
+
+/// Records the echo session of `calls` calls through `reel rec` once and keeps it as
+/// `<dir>/<name>-<calls>.jsonl`.
+fn record(
+    ctx: &Ctx,
+    client: &Path,
+    server: &Path,
+    dir: &Path,
+    name: &str,
+    calls: u64,
+) -> anyhow::Result<PathBuf> {
+    let kept = dir.join(format!("{name}-{calls}.jsonl"));
+    if kept.exists() {
+        return Ok(kept);
+    }
+    let scratch = dir.join(format!("rec-{name}"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let cmd = [
+        ctx.reel.display().to_string(),
+        "rec".into(),
+        "--dir".into(),
+        scratch.display().to_string(),
+        "--".into(),
+        server.display().to_string(),
+    ];
+    println!("recording {calls} calls through reel rec");
+    drive(client, calls, &cmd)?;
+    let written = std::fs::read_dir(&scratch)
+        .with_context(|| format!("reel rec wrote nothing in {}", scratch.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .with_context(|| format!("no trace in {}", scratch.display()))?;
+    std::fs::rename(&written, &kept)?;
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(kept)
+}
+
+/// Launch → answer to `initialize`, and launch → answer to the first `tools/call`, in
+/// seconds. The requests are the recorded ones, read from the head of the tape.
+fn first_answers(reel: &Path, tape: &Path) -> anyhow::Result<(f64, f64)> {
+    let (init, initialized, call) = head_requests(tape)?;
+    let call_id = serde_json::from_str::<Value>(&call)?["id"].clone();
+    let start = Instant::now();
+    let mut child = Command::new(reel)
+        .arg("play")
+        .arg(tape)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot start reel play")?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let mut out = BufReader::new(child.stdout.take().context("stdout")?);
+    stdin.write_all(format!("{init}\n").as_bytes())?;
+    let mut line = String::new();
+    out.read_line(&mut line)?;
+    let t_init = start.elapsed();
+    if !line.contains("\"result\"") {
+        bail!("initialize was not answered with a result: {line}");
+    }
+    stdin.write_all(format!("{initialized}\n{call}\n").as_bytes())?;
+    let t_call = loop {
+        line.clear();
+        if out.read_line(&mut line)? == 0 {
+            bail!("reel play closed before answering the first tools/call");
+        }
+        let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        if v.get("id") == Some(&call_id) && v.get("result").is_some() {
+            break start.elapsed();
+        }
+    };
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait()?.is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            bail!("reel play did not exit after its input closed");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok((t_init.as_secs_f64(), t_call.as_secs_f64()))
+}
+
+/// The recorded `initialize`, `notifications/initialized` and first `tools/call`.
+fn head_requests(tape: &Path) -> anyhow::Result<(String, String, String)> {
+    let f = std::fs::File::open(tape)?;
+    let (mut init, mut initialized, mut call) = (None, None, None);
+    for line in BufReader::new(f).lines() {
+        let v: Value = match serde_json::from_str(&line?) {
+            Ok(v) => v,
+            Err(_) => continue,
+        };
+        if v["dir"] != "in" {
+            continue;
+        }
+        let raw = v["raw"].to_string();
+        match v["raw"]["method"].as_str() {
+            Some("initialize") if init.is_none() => init = Some(raw),
+            Some("notifications/initialized") if initialized.is_none() => initialized = Some(raw),
+            Some("tools/call") => {
+                call = Some(raw);
+                break;
+            }
+            _ => {}
+        }
+    }
+    match (init, initialized, call) {
+        (Some(a), Some(b), Some(c)) => Ok((a, b, c)),
+        _ => bail!(
+            "{}: no initialize / initialized / tools/call at its head",
+            tape.display()
+        ),
+    }
+}
