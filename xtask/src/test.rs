@@ -98,6 +98,10 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
     {
         all.arg("--workspace");
     }
+    // Every test binary runs even after one fails, so the counts are the whole suite's.
+    if !cargo_args.iter().any(|a| a == "--no-fail-fast") {
+        all.arg("--no-fail-fast");
+    }
     all.args(&cargo_args);
     let workspace_tally = report.step("cargo test", &all, |c| cargo_test(c, false));
 
