@@ -23,7 +23,8 @@ use reel_mcp::normalize::MatchKey;
 
 use crate::DiffError;
 use crate::compare::{self, Findings, Strictness};
-use crate::side::{DirKey, Event, ExRec, LooseRec, Payloads, SideTotals, TurnRec};
+use crate::payload::Payloads;
+use crate::side::{DirKey, Event, ExRec, LooseRec, SideTotals, TurnRec};
 
 type Key = (DirKey, MatchKey);
 

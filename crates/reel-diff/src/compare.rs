@@ -13,10 +13,9 @@ use serde_json::{Value, json};
 
 use crate::DiffError;
 use crate::drift::{Class, ContextLine, Drift, Kind, MAX_POINTERS, Note, Place, Refs};
+use crate::payload::{Payloads, progress_value, turn_value, usage_value};
 use crate::schema;
-use crate::side::{
-    Answer, ExRec, Loc, LooseRec, Payloads, TurnRec, progress_value, turn_value, usage_value,
-};
+use crate::side::{Answer, ExRec, Loc, LooseRec, TurnRec};
 
 /// Drifts kept in full; past this they are counted, not listed (a limit on memory when
 /// two unrelated traces are compared).

@@ -22,6 +22,7 @@ mod compare;
 pub mod drift;
 mod fingerprint;
 pub mod linediff;
+mod payload;
 pub mod render;
 mod schema;
 mod side;
@@ -45,7 +46,8 @@ pub use drift::{
 pub use side::{BATCH_LINES, CONTEXT, RESET_AFTER};
 
 use crate::drift::Refs;
-use crate::side::{Batch, Payloads, Prep, SideTotals};
+use crate::payload::{Payloads, Prep};
+use crate::side::{Batch, SideTotals};
 
 /// Batches in flight per side: with [`BATCH_LINES`] lines each, the lead one side may
 /// take over the other.
@@ -288,9 +290,9 @@ impl Report {
                         let Some(loc) = loc else { return Ok(None) };
                         let t = pl[s].turn(loc)?;
                         Ok(Some(if *usage {
-                            side::usage_value(&t)
+                            payload::usage_value(&t)
                         } else {
-                            side::turn_value(&t, &pl[s].prep.normalizer)
+                            payload::turn_value(&t, &pl[s].prep.normalizer)
                         }))
                     };
                 let (va, vb) = (value(0, *a)?, value(1, *b)?);

@@ -4,7 +4,8 @@
 //! exchange's match key when its request is read (so pairing follows request order), the
 //! finished [`ExRec`] when its response is read, LLM turns as [`TurnRec`]s. A record
 //! holds keys, fingerprints and file positions ([`Loc`]), never payloads: the aligner
-//! re-reads the few payloads whose fingerprints differ ([`Payloads`]). Memory is
+//! re-reads the few payloads whose fingerprints differ
+//! ([`crate::payload::Payloads`]). Memory is
 //! therefore the exchanges still open plus the records the aligner has not paired yet,
 //! not the size of the trace.
 //!
@@ -23,24 +24,24 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use reel_mcp::exchange::{ExchangeBuilder, Outcome};
 use reel_mcp::jsonrpc::{Envelope, RpcKind, methods};
-use reel_mcp::normalize::{MatchKey, Normalizer, canonical};
+use reel_mcp::normalize::{MatchKey, canonical};
 use reel_trace::line::kinds;
 use reel_trace::line::parse_line;
-use reel_trace::redact::Redactor;
 use reel_trace::{Dir, Line, MessageView, TraceReader, Turn};
 use serde::Deserialize;
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
 use crate::DiffError;
 use crate::fingerprint::{self, Fingerprint};
+use crate::payload::{Prep, turn_shape, turn_value, usage_value};
 
 /// A fresh exchange builder is started when none is open and this many have formed
 /// (small, so its storage is reused from the heap rather than mapped afresh).
@@ -191,41 +192,6 @@ impl DirKey {
             DirKey::In => "client→server",
             DirKey::Out => "server→client",
         }
-    }
-}
-
-/// How a side turns payload text into comparable values: the other side's redaction
-/// rules (when the two traces were redacted differently), then the shared normaliser.
-#[derive(Clone, Debug)]
-pub(crate) struct Prep {
-    pub normalizer: Normalizer,
-    pub cross: Option<Redactor>,
-}
-
-impl Prep {
-    pub(crate) fn new(ignore: Normalizer, cross: Option<Redactor>) -> Prep {
-        let normalizer = match &cross {
-            Some(r) => ignore.with_redactor(r.clone()),
-            None => ignore,
-        };
-        Prep { normalizer, cross }
-    }
-
-    fn redact<'a>(&self, raw: &'a str) -> Cow<'a, str> {
-        match &self.cross {
-            Some(r) => r.redact_json(raw),
-            None => Cow::Borrowed(raw),
-        }
-    }
-
-    /// A message's normalised value.
-    pub(crate) fn value(&self, raw: &str) -> Option<Value> {
-        let v = if self.cross.is_some() {
-            self.normalizer.normalize_live(raw)
-        } else {
-            self.normalizer.normalize_recorded(raw)
-        };
-        v.ok()
     }
 }
 
@@ -411,26 +377,37 @@ impl SideReader {
     }
 
     fn open_exchange(&mut self, idx: usize, dir: Dir, raw: &str, loc: Loc) {
-        let (key, method, label) = match serde_json::from_str::<Value>(raw) {
-            Ok(mut v) => {
-                self.prep.normalizer.normalize_value(&mut v);
-                let m = v.get("method").and_then(Value::as_str).unwrap_or_default();
+        // One pass over the text gives the match key: the shared normaliser's rules and
+        // --ignore pointers applied while scanning, the same key as on a parsed value.
+        let (key, method, label) = match self.prep.normalizer.scan(raw) {
+            Ok(sc) => {
+                let m = sc.method.as_deref().unwrap_or_default();
+                let name: Option<Cow<'_, str>> = match m {
+                    "tools/call" | "prompts/get" => sc.name.and_then(|n| json_str(n.get())),
+                    "resources/read"
+                    | "resources/subscribe"
+                    | "resources/unsubscribe"
+                    | "completion/complete" => serde_json::from_str::<Value>(raw)
+                        .ok()
+                        .and_then(|v| label_name(m, &v).map(|n| Cow::Owned(n.to_owned()))),
+                    _ => None,
+                };
                 // The label is built in a reused buffer: no allocation once interned.
                 let mut buf = std::mem::take(&mut self.buf);
                 buf.clear();
                 buf.push_str(m);
-                if let Some(n) = label_name(m, &v) {
+                if let Some(n) = name {
                     buf.push(' ');
                     if n.chars().count() > LABEL_NAME_CHARS {
-                        buf.push_str(&reel_mcp::normalize::shorten(n, LABEL_NAME_CHARS));
+                        buf.push_str(&reel_mcp::normalize::shorten(&n, LABEL_NAME_CHARS));
                     } else {
-                        buf.push_str(n);
+                        buf.push_str(&n);
                     }
                 }
                 let method = self.intern(m);
                 let label = self.intern(&buf);
                 self.buf = buf;
-                (MatchKey::of(&v), method, label)
+                (sc.key, method, label)
             }
             // The builder opened it, so it parsed; keep going on the bytes if not.
             Err(_) => {
@@ -640,6 +617,14 @@ impl SideReader {
     }
 }
 
+/// A JSON string literal's text, borrowed when it has no escapes.
+fn json_str(literal: &str) -> Option<Cow<'_, str>> {
+    match serde_json::from_str::<&str>(literal) {
+        Ok(s) => Some(Cow::Borrowed(s)),
+        Err(_) => serde_json::from_str::<String>(literal).ok().map(Cow::Owned),
+    }
+}
+
 /// The name that makes a request's label useful: the tool, prompt or resource.
 fn label_name<'v>(method: &str, v: &'v Value) -> Option<&'v str> {
     let p = v.get("params")?;
@@ -700,177 +685,5 @@ fn progress_fingerprint(raw: &str, needle: Option<&[u8]>, f: &mut Fingerprint) {
             f.write_str(&raw[start + t.len()..]);
         }
         None => f.write_str(raw),
-    }
-}
-
-/// A progress notification as compared: normalised, without `params.progressToken`.
-pub(crate) fn progress_value(mut v: Value) -> Value {
-    if let Some(p) = v.get_mut("params").and_then(Value::as_object_mut) {
-        p.remove("progressToken");
-    }
-    v
-}
-
-/// A turn as compared: `{role, blocks}` with the ids that differ between honest runs
-/// removed (`tool_use.id`, `tool_result.tool_use_id`, a thinking block's `signature`),
-/// then the user's --ignore pointers (which address this value for turns).
-pub(crate) fn turn_value(t: &Turn, normalizer: &Normalizer) -> Value {
-    let blocks: Vec<Value> = t
-        .blocks()
-        .iter()
-        .map(|b| {
-            let mut v = b.to_value();
-            if let Some(o) = v.as_object_mut() {
-                match o.get("type").and_then(Value::as_str) {
-                    Some("tool_use") => {
-                        o.remove("id");
-                    }
-                    Some("tool_result") => {
-                        o.remove("tool_use_id");
-                    }
-                    Some("thinking") => {
-                        o.remove("signature");
-                    }
-                    _ => {}
-                }
-            }
-            v
-        })
-        .collect();
-    let mut m = Map::new();
-    m.insert(
-        "role".into(),
-        t.role.clone().map_or(Value::Null, Value::String),
-    );
-    m.insert("blocks".into(), Value::Array(blocks));
-    let mut v = Value::Object(m);
-    for p in normalizer.ignored() {
-        p.remove_from(&mut v);
-    }
-    v
-}
-
-/// What a turn did, for structural comparison: block types, tool names, error flags.
-pub(crate) fn turn_shape(t: &Turn) -> String {
-    let mut s = String::new();
-    for b in t.blocks() {
-        match b {
-            reel_trace::Block::ToolUse { name, .. } => {
-                s.push_str("tool_use:");
-                s.push_str(name);
-            }
-            reel_trace::Block::ToolResult { is_error, .. } => {
-                s.push_str(if *is_error == Some(true) {
-                    "tool_result:error"
-                } else {
-                    "tool_result"
-                });
-            }
-            other => s.push_str(other.type_name().unwrap_or("?")),
-        }
-        s.push('\n');
-    }
-    s
-}
-
-/// The facts of a turn that are reported but are not drift by default.
-pub(crate) fn usage_value(t: &Turn) -> Value {
-    let mut m = Map::new();
-    let opt = |v: Option<Value>| v.unwrap_or(Value::Null);
-    m.insert("model".into(), opt(t.model.clone().map(Value::String)));
-    m.insert(
-        "usage".into(),
-        opt(t.usage.as_ref().and_then(|u| serde_json::to_value(u).ok())),
-    );
-    m.insert(
-        "timing".into(),
-        opt(t.timing.as_ref().and_then(|u| serde_json::to_value(u).ok())),
-    );
-    m.insert(
-        "stop_reason".into(),
-        opt(t.stop_reason.clone().map(Value::String)),
-    );
-    Value::Object(m)
-}
-
-/// Re-reads lines of one side by [`Loc`].
-#[derive(Debug)]
-pub(crate) struct Payloads {
-    pub files: Vec<PathBuf>,
-    handles: Vec<Option<File>>,
-    pub prep: Prep,
-}
-
-impl Payloads {
-    pub(crate) fn new(files: Vec<PathBuf>, prep: Prep) -> Payloads {
-        let handles = files.iter().map(|_| None).collect();
-        Payloads {
-            files,
-            handles,
-            prep,
-        }
-    }
-
-    /// The file a location is in.
-    pub(crate) fn path(&self, loc: Loc) -> &Path {
-        self.files
-            .get(usize::from(loc.file))
-            .map_or(Path::new("?"), PathBuf::as_path)
-    }
-
-    fn bytes(&mut self, loc: Loc) -> Result<Vec<u8>, DiffError> {
-        let i = usize::from(loc.file);
-        let path = self.path(loc).to_owned();
-        let reread = |problem: String| DiffError::Reread {
-            path: path.clone(),
-            line: loc.line,
-            problem,
-        };
-        if self.handles.get(i).is_some_and(Option::is_none) {
-            self.handles[i] = Some(File::open(&path).map_err(|e| reread(e.to_string()))?);
-        }
-        let f = self
-            .handles
-            .get_mut(i)
-            .and_then(Option::as_mut)
-            .ok_or_else(|| reread("no such file in the trace".into()))?;
-        let len = usize::try_from(loc.len).map_err(|e| reread(e.to_string()))?;
-        let mut buf = vec![0u8; len];
-        f.seek(SeekFrom::Start(loc.offset))
-            .and_then(|_| f.read_exact(&mut buf))
-            .map_err(|e| reread(e.to_string()))?;
-        Ok(buf)
-    }
-
-    /// The normalised message at `loc`.
-    pub(crate) fn message(&mut self, loc: Loc) -> Result<Value, DiffError> {
-        let bytes = self.bytes(loc)?;
-        let problem = |p: &str| DiffError::Reread {
-            path: self.path(loc).to_owned(),
-            line: loc.line,
-            problem: format!("{p} (was the trace changed while diffing?)"),
-        };
-        match parse_line(&bytes) {
-            Ok(Line::Message(v)) => {
-                let raw = v.raw_str().ok_or_else(|| problem("no raw member"))?;
-                self.prep
-                    .value(raw)
-                    .ok_or_else(|| problem("raw is not JSON"))
-            }
-            _ => Err(problem("not a message line")),
-        }
-    }
-
-    /// The turn at `loc`.
-    pub(crate) fn turn(&mut self, loc: Loc) -> Result<Turn, DiffError> {
-        let bytes = self.bytes(loc)?;
-        match parse_line(&bytes) {
-            Ok(Line::Turn(t)) => Ok(*t),
-            _ => Err(DiffError::Reread {
-                path: self.path(loc).to_owned(),
-                line: loc.line,
-                problem: "not a turn line (was the trace changed while diffing?)".into(),
-            }),
-        }
     }
 }
