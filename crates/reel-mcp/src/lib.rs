@@ -4,12 +4,14 @@
 //! pairing (re-exported from `reel-trace`), progress tokens and cancellation, and
 //! exchanges — a request with its response and the messages that came between.
 //! Replay, verify and diff build on these; the normaliser (match keys, volatile fields)
-//! joins them here when replay lands.
+//! joins them here when replay lands. [`sse`] frames and parses HTTP event streams for
+//! the recorder, the tape server and verify alike.
 
 #![deny(missing_docs)]
 
 pub mod exchange;
 pub mod jsonrpc;
 pub mod normalize;
+pub mod sse;
 
 pub use exchange::{Exchange, ExchangeBuilder, Outcome};
