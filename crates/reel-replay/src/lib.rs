@@ -25,6 +25,7 @@ pub mod runs;
 pub mod server;
 pub mod splice;
 pub mod tape;
+pub mod verify;
 
 pub use report::Summary;
 pub use server::{Pace, PlayError, PlayOptions, Subset, play, play_stdio};

@@ -48,7 +48,6 @@ enum Command {
     /// Serve a trace as the MCP server over stdio (offline, deterministic).
     Play(cmd::play::Args),
     /// Play the recorded client against a live server and report drift.
-    #[command(hide = true)]
     Verify(cmd::verify::Args),
     /// Where two runs drifted apart: content-aligned, value-aware.
     Diff(cmd::diff::Args),

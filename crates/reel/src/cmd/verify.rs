@@ -1,12 +1,233 @@
-//! `reel verify` (in progress).
+//! `reel verify TRACE -- CMD…`: wiring of `reel_replay::verify` to the command line:
+//! flags to options, the run name to a trace, the report to stdout (text or JSON), and
+//! the exit code.
 
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use reel_mcp::normalize::{self, Pointer};
+use reel_replay::runs;
+use reel_replay::verify::script::ScriptError;
+use reel_replay::verify::{self, Class, NotificationCheck, VerifyError, VerifyOptions};
+use reel_trace::names;
+
+use crate::exit::{self, coded};
 use crate::output::Output;
+
+fn after_help() -> String {
+    format!(
+        "{HOW}\nWhat is ignored when answers are compared:\n{}{}\n{AFTER}",
+        normalize::rules_help(),
+        verify::rules_help()
+    )
+}
+
+const HOW: &str = "\
+reel starts CMD (stdio), sends the recorded client's requests and notifications in
+recorded order and compares every answer with the recorded one:
+  - ids and progress tokens are fresh; `notifications/cancelled` names the live id; a
+    2026-07-28 retry carries the requestState the live server handed out;
+  - the handshake is the recorded one: a recorded server/discover probe is sent, and when
+    the live server refuses it (as recorded) the recorded initialize follows; a failed
+    initialize stops the run;
+  - a message waits for the answers and server requests that came before it in the
+    recording (each wait at most --timeout), so concurrent requests stay concurrent;
+  - the server's own requests (sampling/createMessage, elicitation/create, roots/list)
+    are answered with the recorded answers (the earliest unused equal request, else the
+    earliest unused one of the same method, reported as drift); one the recording never
+    saw gets a JSON-RPC error (-32601) and is reported; ping is answered with {};
+  - server notifications (progress, logging, list_changed…) are compared as COUNTS PER
+    METHOD, not by position (--notifications ignore skips them).
+Arguments a trace holds redacted are sent as recorded ([REDACTED]).
+";
+
+const AFTER: &str = "\
+Drift:
+  output drift      the same call answered with other content: result, error text,
+                    params of a server request, a notification count (exit 1)
+  structural drift  a method unknown (-32601 where a result was), a tool gone from
+                    tools/list or unknown to tools/call, an error where a result was or a
+                    result where an error was, no answer within --timeout, the server
+                    exited, a server request no longer asked or never recorded (exit 2)
+The report (stdout) shows the first drift with the exchanges before it, then every drift
+on one line, then a summary. --json prints one document instead (schema reel.verify/1):
+  {schema, trace, session, command, timeoutMs, result: same|output-drift|structural-drift,
+   exitCode, summary: {requests, same, outputDrift, structuralDrift, notCompared, notSent},
+   serverRequests: {asked, answeredFromTape, unknown, notAsked},
+   notifications: [{method, recorded, live}],
+   drift: [{class: output|structural, kind, method, tool?, line?, liveId?, message,
+            request?, differences: [{pointer, recorded?, live?}],
+            context: [{line, method, tool?, verdict}]}],
+   notes: [text], record: path|null, serverExit: n|null}
+
+The live run is written as a trace (tape direction: what reel sent is \"in\" with
+origin \"tape\", the server's messages are \"out\" with origin \"live\"), labelled
+<label>-verify, to --dir, else $REEL_DIR, else the per-user data directory; it is
+redacted with the recording's rules. `reel diff` and `reel check` read it.
+
+Exit status:
+  0    every answer the same
+  1    output drift
+  2    structural drift (wins over 1)
+  64   usage error
+  66   the trace cannot be read or has no client request in that session
+  69   the server cannot be started, or exits (or stays silent for --start-timeout)
+       before answering the handshake
+  70   internal error (a bug: please report it)
+  73   the live run's trace cannot be created (--no-record skips it)";
 
 /// Arguments of `reel verify`.
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(after_long_help = after_help())]
+pub struct Args {
+    /// The recording: a trace file, or a run name (the newest run with that --name in
+    /// --dir).
+    #[arg(value_name = "TRACE")]
+    trace: String,
+
+    /// Seconds to wait for each answer, and for each server request the recording saw
+    /// before the next client message.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    timeout: f64,
+
+    /// Seconds the server has to start and answer the first request (the handshake).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    start_timeout: f64,
+
+    /// Ignore this JSON pointer into every JSON-RPC message when comparing, e.g.
+    /// /result/content/0/text; `*` matches any member or element (repeatable).
+    #[arg(long, value_name = "POINTER")]
+    ignore: Vec<Pointer>,
+
+    /// Read more --ignore pointers from a file: one per line, `#` starts a comment.
+    #[arg(long, value_name = "PATH")]
+    ignore_file: Option<PathBuf>,
+
+    /// Which recorded session to play (1-based; HTTP traces hold several).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    session: usize,
+
+    /// How server notifications are compared: `count` (per method) or `ignore`.
+    #[arg(long, value_name = "HOW", default_value = "count", value_parser = ["count", "ignore"])]
+    notifications: String,
+
+    /// Directory for the live run's trace, and where run names are looked up
+    /// [default: $REEL_DIR, else the per-user data directory].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+
+    /// Do not write the live run as a trace.
+    #[arg(long)]
+    no_record: bool,
+
+    /// Label of the live run's trace [default: the recording's label + `-verify`].
+    #[arg(long, visible_alias = "label", value_name = "NAME")]
+    name: Option<String>,
+
+    /// Print the report as one JSON document (schema reel.verify/1, see --help).
+    #[arg(long)]
+    json: bool,
+
+    /// The live server's command and its arguments (after `--`).
+    #[arg(
+        required = true,
+        last = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    command: Vec<OsString>,
+}
 
 /// Runs `reel verify`.
-pub fn run(_args: Args, _out: &Output) -> anyhow::Result<u8> {
-    Err(crate::exit::coded(crate::exit::INTERNAL, "not built yet"))
+pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
+    let timeout = seconds("--timeout", args.timeout)?;
+    let start_timeout = seconds("--start-timeout", args.start_timeout)?;
+    let mut ignore = args.ignore.clone();
+    if let Some(path) = &args.ignore_file {
+        ignore.extend(read_ignore_file(path)?);
+    }
+    let dir = args.dir.clone().or_else(names::default_trace_dir);
+    let trace = runs::resolve(&args.trace, dir.as_deref())
+        .map_err(|e| coded(exit::NO_INPUT, e.to_string()))?;
+    let command: Vec<String> = args
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let record_dir = match (&dir, args.no_record) {
+        (_, true) => None,
+        (Some(d), false) => Some(std::path::absolute(d).unwrap_or_else(|_| d.clone())),
+        (None, false) => {
+            return Err(coded(
+                exit::CANT_CREATE,
+                "no place for the live run's trace: HOME is not set; give --dir DIR, set REEL_DIR, or --no-record",
+            ));
+        }
+    };
+    let mut opts = VerifyOptions::new(trace, command);
+    opts.session = args.session;
+    opts.timeout = timeout;
+    opts.start_timeout = start_timeout;
+    opts.ignore = ignore;
+    opts.notifications = match args.notifications.as_str() {
+        "ignore" => NotificationCheck::Ignore,
+        _ => NotificationCheck::Count,
+    };
+    opts.record_dir = record_dir;
+    opts.label = args.name;
+    let report = verify::verify(&opts).map_err(|e| {
+        let code = match &e {
+            VerifyError::Script(ScriptError::Open(_)) => exit::NO_INPUT,
+            VerifyError::Script(_) => exit::NO_INPUT,
+            VerifyError::Spawn { .. } | VerifyError::NoHandshake { .. } => exit::UNAVAILABLE,
+            VerifyError::Record { .. } => exit::CANT_CREATE,
+            _ => exit::INTERNAL,
+        };
+        coded(code, e.to_string())
+    })?;
+    if args.json {
+        out.json(&report)?;
+    } else {
+        let text = report.to_text(&|class, s| match class {
+            Class::Output => out.paint("33", s),
+            Class::Structural => out.paint("31;1", s),
+        });
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        stdout.flush()?;
+    }
+    Ok(report.exit_code)
+}
+
+/// A number of seconds from a flag: above 0, at most a day.
+fn seconds(flag: &str, secs: f64) -> anyhow::Result<Duration> {
+    if secs.is_finite() && secs > 0.0 && secs <= 86_400.0 {
+        return Ok(Duration::from_secs_f64(secs));
+    }
+    Err(coded(
+        exit::USAGE,
+        format!("{flag} {secs}: give a number of seconds above 0 and at most 86400"),
+    ))
+}
+
+fn read_ignore_file(path: &std::path::Path) -> anyhow::Result<Vec<Pointer>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        coded(
+            exit::NO_INPUT,
+            format!("{}: cannot read the --ignore-file: {e}", path.display()),
+        )
+    })?;
+    let mut pointers = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let p = Pointer::parse(line)
+            .map_err(|e| coded(exit::USAGE, format!("{}:{}: {e}", path.display(), i + 1)))?;
+        pointers.push(p);
+    }
+    Ok(pointers)
 }
