@@ -103,7 +103,11 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
         all.arg("--no-fail-fast");
     }
     all.args(&cargo_args);
-    let workspace_tally = report.step("cargo test", &all, |c| cargo_test(c, false));
+    // Counted even when the run fails, for the closing line.
+    let mut workspace_seen = None;
+    report.step("cargo test", &all, |c| {
+        cargo_test(c, false, &mut workspace_seen)
+    });
 
     // The README's first command, on a debug build (the one the tests just built).
     let mut example = cargo();
@@ -134,10 +138,10 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
         if !shared.is_dir() {
             bail!("{} is missing", shared.display());
         }
-        cargo_test(c, true)
+        cargo_test(c, true, &mut None)
     });
 
-    report.finish(workspace_tally)
+    report.finish(workspace_seen)
 }
 
 /// Outcome of one step.
@@ -305,7 +309,12 @@ impl Tally {
 }
 
 /// Runs a `cargo test` command, echoing its output while counting tests.
-fn cargo_test(cmd: &mut Command, need_tests: bool) -> anyhow::Result<Tally> {
+/// `seen` gets the counts whether or not the run succeeds.
+fn cargo_test(
+    cmd: &mut Command,
+    need_tests: bool,
+    seen: &mut Option<Tally>,
+) -> anyhow::Result<Tally> {
     let shown = display(cmd);
     println!("$ {shown}");
     let mut child = cmd
@@ -329,6 +338,7 @@ fn cargo_test(cmd: &mut Command, need_tests: bool) -> anyhow::Result<Tally> {
         }
     }
     let status = child.wait()?;
+    *seen = Some(tally);
     if !status.success() {
         bail!("`{shown}` failed ({status}): {}", tally.line());
     }
