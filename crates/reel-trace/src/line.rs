@@ -361,7 +361,7 @@ pub struct Producer {
 
 /// The `meta` line. Every member is optional here so that a reader tolerates incomplete
 /// files; `reel check` says which required ones are missing.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Meta {
     /// Format version, `1`.
@@ -548,7 +548,7 @@ fn ser_millis<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::E
 }
 
 /// A `turn` record.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Turn {
     /// Timestamp.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -866,7 +866,7 @@ pub struct Counts {
 }
 
 /// The `end` line.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct End {
     /// When the producer closed.
@@ -915,6 +915,33 @@ pub mod kinds {
     pub const PREFIX: &str = "reel.";
 }
 
+impl Default for Meta {
+    /// An empty line of this kind, with its `type` tag set (an empty tag would make it
+    /// another kind of line).
+    fn default() -> Self {
+        serde_json::from_value(serde_json::json!({ "type": "meta" }))
+            .unwrap_or_else(|_| unreachable!("an object with only a type tag always parses"))
+    }
+}
+
+impl Default for Turn {
+    /// An empty line of this kind, with its `type` tag set (an empty tag would make it
+    /// another kind of line).
+    fn default() -> Self {
+        serde_json::from_value(serde_json::json!({ "type": "turn" }))
+            .unwrap_or_else(|_| unreachable!("an object with only a type tag always parses"))
+    }
+}
+
+impl Default for End {
+    /// An empty line of this kind, with its `type` tag set (an empty tag would make it
+    /// another kind of line).
+    fn default() -> Self {
+        serde_json::from_value(serde_json::json!({ "type": "end" }))
+            .unwrap_or_else(|_| unreachable!("an object with only a type tag always parses"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -928,6 +955,18 @@ mod tests {
         };
         assert_eq!(m.raw_str(), Some(r#"{"b": 1.0 ,"a":[ ]}"#));
         assert_eq!(m.dir(), Some(Dir::In));
+    }
+
+    #[test]
+    fn defaults_carry_their_type_tag() {
+        assert_eq!(Meta::default().ty, "meta");
+        assert_eq!(Turn::default().ty, "turn");
+        assert_eq!(End::default().ty, "end");
+        let text = serde_json::to_string(&Meta::default()).unwrap();
+        assert!(matches!(
+            parse_line(text.as_bytes()).unwrap(),
+            Line::Meta(_)
+        ));
     }
 
     #[test]
