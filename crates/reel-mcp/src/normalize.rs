@@ -27,7 +27,7 @@ mod key;
 mod scan;
 
 pub use self::key::{KeyHasher, MatchKey};
-pub use self::scan::Scanned;
+pub use self::scan::{ScanSeed, Scanned};
 
 /// When a rule runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -675,6 +675,14 @@ impl Normalizer {
     /// [`MatchKey::of`] of the normalised message.
     pub fn scan<'a>(&self, raw: &'a str) -> Result<Scanned<'a>, NormalizeError> {
         scan::scan(raw, &self.ignore)
+    }
+
+    /// [`Normalizer::scan`] as a `DeserializeSeed`, for a message embedded in a larger
+    /// document (a trace line's `raw`), so the document is read once.
+    pub fn scan_seed(&self) -> ScanSeed<'_> {
+        ScanSeed {
+            ignore: &self.ignore,
+        }
     }
 
     /// Applies the live-side redaction only (identity without a redactor), for callers

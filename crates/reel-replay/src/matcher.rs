@@ -21,7 +21,7 @@ use reel_mcp::normalize::MatchKey;
 use reel_trace::Dir;
 use reel_trace::line::Meta;
 
-use crate::tape::{IndexEnd, Item, LineLoc, Update};
+use crate::tape::{IdSplice, IndexEnd, Item, LineLoc, Update};
 
 /// A response as indexed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +32,8 @@ pub struct Recorded {
     pub seq: u64,
     /// Recorded time (ms).
     pub t: i64,
+    /// Where the raw and its id are (responses read the common way).
+    pub splice: Option<IdSplice>,
 }
 
 /// One recorded exchange (a request of either side and what belongs to it).
@@ -142,6 +144,7 @@ impl Tape {
                         at: o.at,
                         seq: o.seq,
                         t: o.t,
+                        splice: None,
                     },
                     response: None,
                     attached: Vec::new(),
@@ -154,9 +157,10 @@ impl Tape {
                 at,
                 seq,
                 t,
+                splice,
             } => {
                 if let Some(e) = self.exchanges.get_mut(exchange as usize) {
-                    e.response = Some(Recorded { at, seq, t });
+                    e.response = Some(Recorded { at, seq, t, splice });
                 }
             }
             Update::Attached { exchange, item } => {

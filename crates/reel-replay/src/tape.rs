@@ -16,15 +16,17 @@
 //! - A line that does not parse is skipped with a warning; a torn last line (no line
 //!   break, not JSON: the recorder was killed mid-write) is expected and reported as such.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use reel_mcp::exchange::{ExchangeBuilder, Facts, Pushed};
 use reel_mcp::jsonrpc::{RpcId, RpcKind, methods};
-use reel_mcp::normalize::{MatchKey, NormalizeError, Normalizer, Pointer};
+use reel_mcp::normalize::{MatchKey, NormalizeError, Normalizer, Pointer, Scanned};
 use reel_trace::line::{Line, Meta, parse_line};
 use reel_trace::{Dir, OpenError, Timestamp, TraceReader};
+use serde::Deserializer as _;
 use serde_json::value::RawValue;
 
 /// Where a line is in the trace.
@@ -38,6 +40,22 @@ pub struct LineLoc {
     pub offset: u64,
     /// 1-based line number in its file.
     pub line: u64,
+}
+
+/// Where the `raw` of a response line and the `id` inside it are, so that an answer is
+/// the recorded bytes around a new id: read the span, copy, no parsing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IdSplice {
+    /// Byte offset of `raw` in its line.
+    pub raw_start: u32,
+    /// Length of `raw`.
+    pub raw_len: u32,
+    /// Byte offset of the `id` value in `raw`.
+    pub id_start: u32,
+    /// Length of the `id` value.
+    pub id_len: u32,
+    /// The response is an `error`.
+    pub error: bool,
 }
 
 /// The trace's files, open for positioned reads.
@@ -71,6 +89,29 @@ impl TapeFiles {
     /// The files, oldest first.
     pub fn paths(&self) -> &[PathBuf] {
         &self.paths
+    }
+
+    /// Reads `len` bytes at `start` of the line at `loc` into `buf`.
+    pub fn read_span(
+        &self,
+        loc: LineLoc,
+        start: u32,
+        len: u32,
+        buf: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        if u64::from(start) + u64::from(len) > u64::from(loc.len) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "span outside the line",
+            ));
+        }
+        let f = self
+            .files
+            .get(loc.file as usize)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no such tape file"))?;
+        buf.clear();
+        buf.resize(len as usize, 0);
+        read_exact_at(f, buf, loc.offset + u64::from(start))
     }
 
     /// Reads the line at `loc` into `buf` (replacing its content).
@@ -203,6 +244,8 @@ pub enum Update {
         seq: u64,
         /// Recorded time (ms).
         t: i64,
+        /// Where its raw and id are, when the line was read the common way.
+        splice: Option<IdSplice>,
     },
     /// A server message that came while a client exchange was open.
     Attached {
@@ -299,7 +342,7 @@ pub fn index(path: &Path, spec: &IndexSpec, mut sink: impl FnMut(Vec<Update>) ->
         offset += on_disk;
         since_flush += on_disk;
         ix.end.lines += 1;
-        ix.line(raw.bytes, raw.terminated, loc, &tl.location());
+        ix.line(raw.bytes, raw.terminated, loc, &|| tl.location());
         if ix.updates.len() >= BATCH_UPDATES
             || (since_flush >= BATCH_BYTES && !ix.updates.is_empty())
         {
@@ -320,6 +363,107 @@ fn starts_with_bom(p: &Path) -> bool {
     File::open(p)
         .and_then(|mut f| f.read_exact(&mut b))
         .is_ok_and(|_| b == *b"\xEF\xBB\xBF")
+}
+
+/// The `raw` member of a message line, for re-reading an answer: one cheap pass.
+#[derive(serde::Deserialize)]
+pub(crate) struct LineRaw<'a> {
+    /// `raw`, verbatim.
+    #[serde(default, borrow)]
+    pub(crate) raw: Option<&'a RawValue>,
+}
+
+impl<'a> LineRaw<'a> {
+    /// Parses a line; `None` when it is not a JSON object with a well-formed `raw`.
+    pub(crate) fn parse(bytes: &'a [u8]) -> Option<LineRaw<'a>> {
+        // from_slice checks UTF-8 inside strings as it goes: no separate pass.
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// A message line read in one pass: its `raw` scanned (class, facts, keys) while the
+/// line is parsed. Members are typed strictly; a line that does not fit goes through
+/// the tolerant reader.
+struct ScannedLine<'a> {
+    ty: Option<Cow<'a, str>>,
+    dir: Option<Cow<'a, str>>,
+    t: Option<Cow<'a, str>>,
+    session: Option<Cow<'a, str>>,
+    raw: Option<Result<Scanned<'a>, NormalizeError>>,
+    splice: Option<IdSplice>,
+}
+
+impl<'a> ScannedLine<'a> {
+    fn parse(bytes: &'a [u8], norm: &Normalizer) -> Option<ScannedLine<'a>> {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let line = (&mut de)
+            .deserialize_map(LineVisitor { norm, line: bytes })
+            .ok()?;
+        de.end().ok()?;
+        Some(line)
+    }
+}
+
+/// Where `inner` (a slice of `outer`) starts in `outer`.
+fn offset_in(outer: &[u8], inner: &str) -> Option<u32> {
+    let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
+    (start + inner.len() <= outer.len()).then_some(start as u32)
+}
+
+struct LineVisitor<'n, 'a> {
+    norm: &'n Normalizer,
+    line: &'a [u8],
+}
+
+impl<'de> serde::de::Visitor<'de> for LineVisitor<'_, 'de> {
+    type Value = ScannedLine<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a trace line")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut line = ScannedLine {
+            ty: None,
+            dir: None,
+            t: None,
+            session: None,
+            raw: None,
+            splice: None,
+        };
+        while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+            match k.as_ref() {
+                "type" => line.ty = map.next_value()?,
+                "dir" => line.dir = map.next_value()?,
+                "t" => line.t = map.next_value()?,
+                "session" => line.session = map.next_value()?,
+                // A server line (dir written first, as reel and mcp-tape write it) is
+                // kept as a span too, so its answer can be spliced without a parse.
+                "raw" if line.dir.as_deref() == Some("out") => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    let scanned = self.norm.scan(raw.get());
+                    line.splice = scanned.as_ref().ok().and_then(|s| {
+                        let id = s.id?.get();
+                        let raw_start = offset_in(self.line, raw.get())?;
+                        let id_start = offset_in(raw.get().as_bytes(), id)?;
+                        Some(IdSplice {
+                            raw_start,
+                            raw_len: raw.get().len() as u32,
+                            id_start,
+                            id_len: id.len() as u32,
+                            error: s.kind == RpcKind::Error,
+                        })
+                    });
+                    line.raw = Some(scanned);
+                }
+                "raw" => line.raw = Some(map.next_value_seed(self.norm.scan_seed())?),
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(line)
+    }
 }
 
 struct Indexer {
@@ -359,21 +503,34 @@ impl Indexer {
         self.updates.push(Update::Warning(msg));
     }
 
-    fn line(&mut self, bytes: &[u8], terminated: bool, loc: LineLoc, place: &str) {
+    fn line(&mut self, bytes: &[u8], terminated: bool, loc: LineLoc, place: &dyn Fn() -> String) {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return;
+        }
+        // The common line (a message written the usual way) in one cheap pass; anything
+        // else through the tolerant reader.
+        if let Some(fast) = ScannedLine::parse(bytes, &self.normalizer) {
+            if fast.ty.is_none() {
+                let dir = fast.dir.as_deref().and_then(Dir::parse);
+                if let (Some(dir), Some(scanned)) = (dir.filter(|d| d.is_message()), fast.raw) {
+                    let session = fast.session.as_deref();
+                    let t = fast.t.as_deref();
+                    return self.message_line(dir, session, t, scanned, fast.splice, loc);
+                }
+            }
         }
         let line = match parse_line(bytes) {
             Ok(l) => l,
             Err(e) if !terminated => {
                 self.end.torn = true;
                 self.warn(format!(
-                    "{place}: torn last line ignored ({e}); the recording was cut mid-write"
+                    "{}: torn last line ignored ({e}); the recording was cut mid-write",
+                    place()
                 ));
                 return;
             }
             Err(e) => {
-                self.warn(format!("{place}: line skipped: {e}"));
+                self.warn(format!("{}: line skipped: {e}", place()));
                 return;
             }
         };
@@ -385,45 +542,73 @@ impl Indexer {
             }
             Line::End(_) if self.in_selected_segment => self.end.ended = true,
             Line::Message(v) => {
-                let key = (self.segment, v.session.as_deref().map(str::to_owned));
-                let number = match self.sessions.iter().position(|s| *s == key) {
-                    Some(i) => i + 1,
-                    None => {
-                        self.sessions.push(key);
-                        self.end.sessions = self.sessions.len();
-                        self.sessions.len()
+                let Some(raw) = v.raw_str() else {
+                    if self.session_number(v.session.as_deref()) == self.selected {
+                        self.warn(format!("{}: message line without `raw` skipped", place()));
                     }
-                };
-                if number != self.selected {
-                    return;
-                }
-                self.in_selected_segment = true;
-                self.end.found = true;
-                if !self.meta_sent {
-                    self.meta_sent = true;
-                    let meta = self.segment_meta.clone().unwrap_or_default();
-                    self.updates.push(Update::Meta(Box::new(meta)));
-                }
-                let (Some(dir), Some(raw)) = (v.dir(), v.raw_str()) else {
-                    self.warn(format!("{place}: message line without `raw` skipped"));
                     return;
                 };
-                let t =
-                    v.t.as_deref()
-                        .and_then(Timestamp::parse)
-                        .map_or(0, Timestamp::millis);
-                self.message(dir, raw, loc, t);
+                let dir = v.dir().unwrap_or(Dir::In);
+                let scanned = self.normalizer.scan(raw);
+                let (session, t) = (v.session.as_deref(), v.t.as_deref());
+                self.message_line(dir, session, t, scanned, None, loc);
             }
             _ => {}
         }
     }
 
-    fn message(&mut self, dir: Dir, raw: &str, at: LineLoc, t: i64) {
+    /// The 1-based number of a session, assigned in order of first appearance.
+    fn session_number(&mut self, session: Option<&str>) -> usize {
+        let found = self
+            .sessions
+            .iter()
+            .position(|(seg, s)| *seg == self.segment && s.as_deref() == session);
+        match found {
+            Some(i) => i + 1,
+            None => {
+                self.sessions
+                    .push((self.segment, session.map(str::to_owned)));
+                self.end.sessions = self.sessions.len();
+                self.sessions.len()
+            }
+        }
+    }
+
+    fn message_line(
+        &mut self,
+        dir: Dir,
+        session: Option<&str>,
+        t: Option<&str>,
+        scanned: Result<Scanned<'_>, NormalizeError>,
+        splice: Option<IdSplice>,
+        loc: LineLoc,
+    ) {
+        if self.session_number(session) != self.selected {
+            return;
+        }
+        self.in_selected_segment = true;
+        self.end.found = true;
+        if !self.meta_sent {
+            self.meta_sent = true;
+            let meta = self.segment_meta.clone().unwrap_or_default();
+            self.updates.push(Update::Meta(Box::new(meta)));
+        }
+        let t = t.and_then(Timestamp::parse).map_or(0, Timestamp::millis);
+        self.message(dir, scanned, splice, loc, t);
+    }
+
+    fn message(
+        &mut self,
+        dir: Dir,
+        scanned: Result<Scanned<'_>, NormalizeError>,
+        splice: Option<IdSplice>,
+        at: LineLoc,
+        t: i64,
+    ) {
         let seq = self.seq;
         self.seq += 1;
         self.end.messages += 1;
         // One scan gives the builder its facts and the matcher its keys.
-        let scanned = self.normalizer.scan(raw);
         let pushed = match &scanned {
             Ok(s) => {
                 let id = |r: Option<&RawValue>| r.and_then(RpcId::from_raw);
@@ -452,6 +637,7 @@ impl Indexer {
                 at,
                 seq,
                 t,
+                splice,
             });
         } else if let Some(method) = self.notification_method(&pushed) {
             let key = keys.map(|k| k.0);

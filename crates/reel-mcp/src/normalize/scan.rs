@@ -109,6 +109,67 @@ fn element_children<'p>(ptrs: &[&'p [String]], i: usize) -> (bool, Ptrs<'p>) {
     (removed, out)
 }
 
+/// Scans a message inside a larger document (the `raw` member of a trace line), so the
+/// line is read once: a `DeserializeSeed` whose value is what [`scan`] returns. A
+/// payload that is not an object is consumed and reported as `NotObject`.
+pub struct ScanSeed<'n> {
+    pub(super) ignore: &'n [Pointer],
+}
+
+impl<'de> DeserializeSeed<'de> for ScanSeed<'_> {
+    type Value = Result<Scanned<'de>, NormalizeError>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        let root: Ptrs<'_> = self.ignore.iter().map(|p| p.segments.as_slice()).collect();
+        d.deserialize_any(AnyMessage { ptrs: &root })
+    }
+}
+
+struct AnyMessage<'r, 'p> {
+    ptrs: &'r [&'p [String]],
+}
+
+impl<'de> Visitor<'de> for AnyMessage<'_, '_> {
+    type Value = Result<Scanned<'de>, NormalizeError>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        MessageVisitor { ptrs: self.ptrs }.visit_map(map).map(Ok)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Err(NormalizeError::NotObject { batch: true }))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Err(NormalizeError::NotObject { batch: false }))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        self.visit_unit()
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        self.visit_unit()
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        self.visit_unit()
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        self.visit_unit()
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        self.visit_unit()
+    }
+}
+
 /// Scans `raw`, applying the rules and `ignore`.
 pub(super) fn scan<'a>(raw: &'a str, ignore: &[Pointer]) -> Result<Scanned<'a>, NormalizeError> {
     let trimmed = raw.trim_start();

@@ -173,12 +173,20 @@ impl Feed {
     }
 
     /// Waits at most `timeout` (for ever with `None`) for events and appends what is
-    /// ready to `out`. False when no event can ever come again.
-    pub(super) fn wait(&mut self, timeout: Option<Duration>, out: &mut Vec<Event>) -> bool {
+    /// ready to `out`. False when no event can ever come again. `input_only`: the
+    /// server expects nothing but client input (the index is complete, no live server,
+    /// no timer), so stdin can be read without polling first.
+    pub(super) fn wait(
+        &mut self,
+        timeout: Option<Duration>,
+        input_only: bool,
+        out: &mut Vec<Event>,
+    ) -> bool {
         #[cfg(unix)]
         if let Some(d) = self.direct.as_mut() {
-            return d.wait(&self.rx, timeout, out);
+            return d.wait(&self.rx, timeout, input_only, out);
         }
+        let _ = input_only;
         let first = match timeout {
             Some(t) => match self.rx.recv_timeout(t) {
                 Ok(ev) => Some(ev),
@@ -308,11 +316,21 @@ mod platform {
             &mut self,
             rx: &Receiver<Event>,
             timeout: Option<Duration>,
+            input_only: bool,
             out: &mut Vec<Event>,
         ) -> bool {
             loop {
                 drain(rx, out);
                 if !out.is_empty() {
+                    return true;
+                }
+                if input_only && timeout.is_none() && !self.eof {
+                    // Nothing but the client can wake us: one blocking read instead of
+                    // poll + read (half the system calls per request).
+                    self.read_stdin(out);
+                    if out.is_empty() {
+                        continue;
+                    }
                     return true;
                 }
                 let mut fds = [

@@ -302,6 +302,14 @@ impl<W: Write> Server<'_, W> {
         };
         let id_raw = job.id_raw.clone();
         let negotiate = job.negotiate.clone();
+        if let (Some(sp), None) = (r.splice, &negotiate) {
+            if let Some(text) = self.spliced(r.at, sp, &id_raw) {
+                self.finish_job(id);
+                self.send(&text, "tape", sp.error);
+                self.summary.answered += 1;
+                return;
+            }
+        }
         let raw = self.with_raw(r.at, str::to_owned);
         self.finish_job(id);
         let parsed = raw.as_deref().and_then(|raw| {
@@ -329,6 +337,31 @@ impl<W: Write> Server<'_, W> {
         let text = members.join_replacing(&replace);
         self.send(&text, "tape", is_error);
         self.summary.answered += 1;
+    }
+
+    /// The recorded response with `id_raw` in place of its id, from the spans the
+    /// index kept: one positioned read and two copies. `None` when the bytes there no
+    /// longer look like the response (the trace changed): the caller parses instead.
+    fn spliced(&mut self, at: LineLoc, sp: IdSplice, id_raw: &str) -> Option<String> {
+        let mut buf = std::mem::take(&mut self.scratch);
+        let ok = self
+            .files
+            .read_span(at, sp.raw_start, sp.raw_len, &mut buf)
+            .is_ok();
+        let (a, b) = (sp.id_start as usize, (sp.id_start + sp.id_len) as usize);
+        let text =
+            (ok && buf.first() == Some(&b'{') && buf.last() == Some(&b'}') && b <= buf.len())
+                .then(|| {
+                    let (head, tail) = (&buf[..a], &buf[b..]);
+                    let mut out = String::with_capacity(buf.len() + id_raw.len());
+                    out.push_str(std::str::from_utf8(head).ok()?);
+                    out.push_str(id_raw);
+                    out.push_str(std::str::from_utf8(tail).ok()?);
+                    Some(out)
+                })
+                .flatten();
+        self.scratch = buf;
+        text
     }
 
     /// `initialize`: answer with the client's requested version when the recorded

@@ -48,7 +48,7 @@ use crate::live::{Live, LiveOutput};
 use crate::matcher::{Lookup, Recorded, Tape};
 use crate::report::{self, Candidate, Miss, Summary, Unused};
 use crate::splice;
-use crate::tape::{IndexSpec, Item, ItemKind, LineLoc, TapeFiles, Update};
+use crate::tape::{IdSplice, IndexSpec, Item, ItemKind, LineLoc, TapeFiles, Update};
 
 use self::feed::{Feed, Notifier};
 use self::incoming::{Incoming, Parsed};
@@ -372,7 +372,8 @@ impl<W: Write> Server<'_, W> {
                 .timers
                 .peek()
                 .map(|Reverse((due, _))| due.saturating_duration_since(Instant::now()));
-            if !feed.wait(timeout, &mut events) {
+            let input_only = self.tape.complete() && self.live.is_none() && timeout.is_none();
+            if !feed.wait(timeout, input_only, &mut events) {
                 break;
             }
             // Everything that is ready is handled before one flush, so a pipelined
@@ -487,9 +488,13 @@ impl<W: Write> Server<'_, W> {
     fn with_raw<T>(&mut self, at: LineLoc, f: impl FnOnce(&str) -> T) -> Option<T> {
         let mut buf = std::mem::take(&mut self.scratch);
         let out = match self.files.read(at, &mut buf) {
-            Ok(()) => match parse_line(&buf) {
-                Ok(Line::Message(v)) => v.raw_str().map(f),
-                _ => None,
+            Ok(()) => match crate::tape::LineRaw::parse(&buf).and_then(|l| l.raw) {
+                Some(raw) => Some(f(raw.get())),
+                // A line the index took through the tolerant reader.
+                None => match parse_line(&buf) {
+                    Ok(Line::Message(v)) => v.raw_str().map(f),
+                    _ => None,
+                },
             },
             Err(_) => None,
         };
