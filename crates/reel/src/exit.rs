@@ -84,10 +84,15 @@ pub fn finish(result: anyhow::Result<u8>) -> ExitCode {
     }
 }
 
+/// A reader that went away (`reel ls --json | head`) is not an error. serde_json wraps
+/// the I/O error of a failed write, so both shapes are looked for.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            .is_some_and(|io| io.kind() == BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(BrokenPipe))
     })
 }
 

@@ -1,0 +1,66 @@
+//! The contract every command shares: usage errors exit 64, `--help` documents the exit
+//! codes, and a reader that goes away is not an error.
+
+use std::process::{Command, Stdio};
+
+fn reel() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_reel"))
+}
+
+#[test]
+fn usage_errors_exit_64() {
+    for args in [
+        &["--no-such-flag"][..],
+        &["no-such-command"],
+        &["stats", "--bogus"],
+    ] {
+        let out = reel().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(64), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?} says why");
+    }
+}
+
+#[test]
+fn help_lists_the_exit_codes() {
+    let out = reel().arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for code in ["64", "66", "69", "70", "73", "128+N"] {
+        assert!(text.contains(code), "--help names exit code {code}");
+    }
+}
+
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let mut lines = vec![
+        r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"t","command":["x"]}"#
+            .to_owned(),
+    ];
+    for i in 0..2000 {
+        lines.push(format!(
+            r#"{{"t":"2026-01-01T00:00:00.000Z","dir":"in","raw":{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"tool{i}"}}}}}}"#
+        ));
+    }
+    std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
+    for args in [vec!["stats", "--json"], vec!["check", "--json"]] {
+        let mut child = reel()
+            .args(&args)
+            .arg(&trace)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end before reel writes its (large) report.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{args:?} ends with its own verdict, not an error: {:?} {stderr}",
+            out.status
+        );
+    }
+}
