@@ -466,7 +466,8 @@ mod tests {
         assert_eq!(millis(850.0), "850ms");
         assert_eq!(millis(1234.0), "1.2s");
         assert_eq!(duration(295_226.0), "4m55s");
-        assert_eq!(usd(0.48765), "$0.4877");
+        assert_eq!(usd(0.48766), "$0.4877");
+        assert_eq!(usd(12.5), "$12.50");
         assert_eq!(percent(0.3), "30.0%");
         assert_eq!(one_line("a\nb", 10), "a…");
     }
