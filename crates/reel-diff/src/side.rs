@@ -4,13 +4,14 @@
 //! exchange's match key when its request is read (so pairing follows request order), the
 //! finished [`ExRec`] when its response is read, LLM turns as [`TurnRec`]s. A record
 //! holds keys, fingerprints and file positions ([`Loc`]), never payloads: the aligner
-//! re-reads the few payloads whose fingerprints differ
-//! ([`crate::payload::Payloads`]). Memory is
-//! therefore the exchanges still open plus the records the aligner has not paired yet,
-//! not the size of the trace.
+//! re-reads the few payloads whose fingerprints differ ([`crate::payload::Payloads`]).
+//! Memory is therefore the exchanges still open plus the records the aligner has not
+//! paired yet, not the size of the trace.
 //!
-//! Exchanges are formed by the shared [`ExchangeBuilder`] (a request, its response, the
-//! progress and cancellation that belong to it). The builder keeps every exchange it
+//! Each message is scanned once by the shared normaliser ([`Scanned`]: class, match key,
+//! the answer and the progress token verbatim), and those facts form the exchanges in the
+//! shared [`ExchangeBuilder`] (a request, its response, the progress and cancellation
+//! that belong to it), as replay forms them. The builder keeps every exchange it
 //! formed, so this reader starts a fresh builder whenever no exchange is open and
 //! [`RESET_AFTER`] exchanges have accumulated, and at each new session (`meta` line).
 //! Limit: a trace that never has a moment without an open exchange keeps its builder
@@ -29,13 +30,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender};
 
-use reel_mcp::exchange::{ExchangeBuilder, Outcome};
-use reel_mcp::jsonrpc::{Envelope, RpcKind, methods};
-use reel_mcp::normalize::{MatchKey, canonical};
+use reel_mcp::exchange::{ExchangeBuilder, Facts, Outcome};
+use reel_mcp::jsonrpc::{Envelope, RpcId, RpcKind, methods};
+use reel_mcp::normalize::{MatchKey, Scanned, canonical};
 use reel_trace::line::kinds;
 use reel_trace::line::parse_line;
 use reel_trace::{Dir, Line, MessageView, TraceReader, Turn};
-use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -95,9 +95,6 @@ pub(crate) struct ExRec {
     /// Progress notifications of this exchange, in order.
     pub progress: Vec<Loc>,
     pub progress_fp: Fingerprint,
-    /// `"progressToken":<the request's token>` as bytes, to find the token in its
-    /// notifications without parsing them.
-    pub token_needle: Option<Box<[u8]>>,
     /// With --strict-notifications: the other notifications that came while it was open.
     pub others: Vec<Loc>,
     pub others_fp: Fingerprint,
@@ -362,25 +359,53 @@ impl SideReader {
         };
         self.totals.messages += 1;
         let raw = self.prep.redact(raw);
-        let pushed = self.builder.push(v.session.as_deref(), dir, &raw, loc.line);
+        // One scan per message gives the builder its facts, the match key, and the
+        // answer and token spans fingerprinted below.
+        let scanned = self.prep.normalizer.scan(&raw).ok();
+        let pushed = match &scanned {
+            Some(sc) => {
+                let id = |r: Option<&RawValue>| r.and_then(RpcId::from_raw);
+                let facts = Facts {
+                    env: sc.envelope(),
+                    request_progress_token: id(sc.progress_token),
+                    notification_progress_token: id(sc.params_progress_token),
+                    cancelled_request: id(sc.request_id),
+                };
+                self.builder
+                    .push_facts(v.session.as_deref(), dir, Ok(&facts), loc.line)
+            }
+            None => self.builder.push_facts(
+                v.session.as_deref(),
+                dir,
+                Err(Envelope::kind_of(&raw)),
+                loc.line,
+            ),
+        };
         if let Some(idx) = pushed.opened {
-            self.open_exchange(idx, dir, &raw, loc);
+            self.open_exchange(idx, dir, &raw, scanned.as_ref(), loc);
         } else if let Some(idx) = pushed.attached_to {
-            self.attach(idx, dir, &raw, loc);
+            self.attach(idx, dir, &raw, scanned.as_ref(), loc);
         }
         if let Some(idx) = pushed.closed {
-            self.close_exchange(idx, &raw, loc);
+            self.close_exchange(idx, scanned.as_ref(), loc);
         }
         if pushed.unsolicited {
             self.unsolicited(&raw, loc);
         }
     }
 
-    fn open_exchange(&mut self, idx: usize, dir: Dir, raw: &str, loc: Loc) {
-        // One pass over the text gives the match key: the shared normaliser's rules and
-        // --ignore pointers applied while scanning, the same key as on a parsed value.
-        let (key, method, label) = match self.prep.normalizer.scan(raw) {
-            Ok(sc) => {
+    fn open_exchange(
+        &mut self,
+        idx: usize,
+        dir: Dir,
+        raw: &str,
+        scanned: Option<&Scanned<'_>>,
+        loc: Loc,
+    ) {
+        // The scan applied the shared normaliser's rules and --ignore pointers: its key
+        // is the one MatchKey::of gives the normalised value.
+        let (key, method, label) = match scanned {
+            Some(sc) => {
                 let m = sc.method.as_deref().unwrap_or_default();
                 let name: Option<Cow<'_, str>> = match m {
                     "tools/call" | "prompts/get" => sc.name.and_then(|n| json_str(n.get())),
@@ -409,8 +434,8 @@ impl SideReader {
                 self.buf = buf;
                 (sc.key, method, label)
             }
-            // The builder opened it, so it parsed; keep going on the bytes if not.
-            Err(_) => {
+            // The builder opened it, so it scanned; keep going on the bytes if not.
+            None => {
                 let empty = self.intern("");
                 (
                     MatchKey(fingerprint::of(raw.as_bytes())),
@@ -434,16 +459,6 @@ impl SideReader {
             answer_fp: 0,
             progress: Vec::new(),
             progress_fp: Fingerprint::new(),
-            token_needle: self
-                .builder
-                .exchanges()
-                .get(idx)
-                .and_then(|e| e.progress_token.as_ref())
-                .map(|t| {
-                    format!("\"progressToken\":{}", t.to_json())
-                        .into_bytes()
-                        .into()
-                }),
             others: Vec::new(),
             others_fp: Fingerprint::new(),
             cancelled: false,
@@ -457,7 +472,7 @@ impl SideReader {
         self.open += 1;
     }
 
-    fn attach(&mut self, idx: usize, dir: Dir, raw: &str, loc: Loc) {
+    fn attach(&mut self, idx: usize, dir: Dir, raw: &str, scanned: Option<&Scanned<'_>>, loc: Loc) {
         enum What {
             Request,
             Progress,
@@ -485,7 +500,8 @@ impl SideReader {
             (What::Request, _) => self.count(dir, "(request reusing a pending id)", loc),
             (What::Progress, Some(rec)) => {
                 rec.progress.push(loc);
-                progress_fingerprint(raw, rec.token_needle.as_deref(), &mut rec.progress_fp);
+                let token = scanned.and_then(|sc| sc.params_progress_token);
+                progress_fingerprint(raw, token, &mut rec.progress_fp);
             }
             (What::Cancelled, Some(rec)) => rec.cancelled = true,
             (What::Other(_), Some(rec)) if strict => {
@@ -498,7 +514,7 @@ impl SideReader {
         }
     }
 
-    fn close_exchange(&mut self, idx: usize, raw: &str, loc: Loc) {
+    fn close_exchange(&mut self, idx: usize, scanned: Option<&Scanned<'_>>, loc: Loc) {
         let Some(mut rec) = self.slots.get_mut(idx).and_then(Option::take) else {
             return;
         };
@@ -506,9 +522,14 @@ impl SideReader {
         let ex = &self.builder.exchanges()[idx];
         rec.cancelled |= ex.cancelled;
         rec.response = Some(loc);
-        let env = Envelope::parse(raw).unwrap_or_default();
+        let (result, error) = scanned.map_or((None, None), |sc| (sc.result, sc.error));
+        let mut f = Fingerprint::new();
         match &ex.outcome {
             Outcome::Error(code) => {
+                let env = Envelope {
+                    error,
+                    ..Envelope::default()
+                };
                 let message = env
                     .error_parts()
                     .and_then(|(_, m)| m)
@@ -517,21 +538,17 @@ impl SideReader {
                     code: *code,
                     message,
                 };
-                let mut f = Fingerprint::new();
                 f.write(b"error");
-                f.write_str(env.error.map_or("", RawValue::get));
-                rec.answer_fp = f.finish();
+                f.write_str(error.map_or("", RawValue::get));
             }
             _ => {
-                let result = env.result.map_or("", RawValue::get);
                 // isError is read only when two answers' bytes differ (compare.rs).
                 rec.answer = Answer::Result { is_error: false };
-                let mut f = Fingerprint::new();
                 f.write(b"result");
-                f.write_str(result);
-                rec.answer_fp = f.finish();
+                f.write_str(result.map_or("", RawValue::get));
             }
         }
+        rec.answer_fp = f.finish();
         self.events.push(Event::Done(rec));
         if self.open == 0 && self.slots.len() >= RESET_AFTER {
             self.builder = ExchangeBuilder::new();
@@ -643,46 +660,20 @@ fn label_name<'v>(method: &str, v: &'v Value) -> Option<&'v str> {
 }
 
 /// Adds a progress notification to `f`: its bytes without the token's value (the token
-/// is the request's, different on every run). The token is found with `needle` (the
-/// compact spelling `"progressToken":<token>`) when it is there, else by a borrowed parse;
-/// either way nothing is allocated. (Removing a span is safe for a fingerprint: equal
-/// fingerprints still mean equal remaining bytes, and unequal ones are compared exactly.)
-fn progress_fingerprint(raw: &str, needle: Option<&[u8]>, f: &mut Fingerprint) {
-    #[derive(Deserialize)]
-    struct N<'a> {
-        #[serde(borrow, default)]
-        params: Option<P<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct P<'a> {
-        #[serde(borrow, default, rename = "progressToken")]
-        token: Option<&'a RawValue>,
-    }
+/// is the request's, different on every run), cut out where the scan found it.
+/// (Removing a span is safe for a fingerprint: equal fingerprints still mean equal
+/// remaining bytes, and unequal ones are compared exactly.)
+fn progress_fingerprint(raw: &str, token: Option<&RawValue>, f: &mut Fingerprint) {
     f.write(b"progress");
-    let key = br#""progressToken":"#.len();
-    let found = needle.and_then(|n| {
-        let at = memchr::memmem::find(raw.as_bytes(), n)?;
-        let end = at + n.len();
-        let ends_value = raw
-            .as_bytes()
-            .get(end)
-            .is_none_or(|b| matches!(b, b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n'));
-        ends_value.then_some((at + key, end))
+    let span = token.and_then(|t| {
+        let start = (t.get().as_ptr() as usize).checked_sub(raw.as_ptr() as usize)?;
+        let end = start + t.get().len();
+        (end <= raw.len()).then_some((start, end))
     });
-    if let Some((start, end)) = found {
-        f.write_str(&raw[..start]);
-        f.write_str(&raw[end..]);
-        return;
-    }
-    let token = serde_json::from_str::<N<'_>>(raw)
-        .ok()
-        .and_then(|n| n.params?.token)
-        .map(RawValue::get);
-    match token {
-        Some(t) => {
-            let start = t.as_ptr() as usize - raw.as_ptr() as usize;
+    match span {
+        Some((start, end)) => {
             f.write_str(&raw[..start]);
-            f.write_str(&raw[start + t.len()..]);
+            f.write_str(&raw[end..]);
         }
         None => f.write_str(raw),
     }
