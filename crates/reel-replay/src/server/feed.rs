@@ -155,10 +155,15 @@ impl Feed {
     ) -> (Feed, Notifier) {
         #[cfg(unix)]
         {
-            if let Ok((direct, waker)) = platform::Direct::new(LineSplitter::new(norm.clone())) {
+            if let Ok((mut direct, waker)) = platform::Direct::new(LineSplitter::new(norm.clone()))
+            {
+                let waker = Arc::new(waker);
+                // The feed keeps the pipe's write end open itself: when the senders are
+                // gone, the read end must not report end-of-file on every poll.
+                direct.keep(waker.clone());
                 let notifier = Notifier {
                     tx,
-                    waker: Some(Arc::new(waker)),
+                    waker: Some(waker),
                 };
                 return (
                     Feed {
@@ -276,6 +281,7 @@ mod platform {
     /// Stdin read on the server thread.
     pub(in crate::server) struct Direct {
         wake: OwnedFd,
+        _keep: Option<std::sync::Arc<Waker>>,
         split: LineSplitter,
         eof: bool,
         buf: Vec<u8>,
@@ -304,12 +310,17 @@ mod platform {
             Ok((
                 Direct {
                     wake: rd,
+                    _keep: None,
                     split,
                     eof: false,
                     buf: vec![0u8; 1 << 16],
                 },
                 Waker(wr),
             ))
+        }
+
+        pub(in crate::server) fn keep(&mut self, waker: std::sync::Arc<Waker>) {
+            self._keep = Some(waker);
         }
 
         pub(in crate::server) fn wait(
@@ -319,6 +330,7 @@ mod platform {
             input_only: bool,
             out: &mut Vec<Event>,
         ) -> bool {
+            let deadline = timeout.map(|t| std::time::Instant::now() + t);
             loop {
                 drain(rx, out);
                 if !out.is_empty() {
@@ -345,7 +357,14 @@ mod platform {
                         revents: 0,
                     },
                 ];
-                let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+                let ms = match deadline {
+                    None => -1,
+                    Some(d) => {
+                        let left = d.saturating_duration_since(std::time::Instant::now());
+                        // Round up, so a wait shorter than a millisecond still sleeps.
+                        left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+                    }
+                };
                 // SAFETY: two valid pollfd entries (a negative fd is ignored by poll).
                 let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
                 if n < 0 {
@@ -354,7 +373,9 @@ mod platform {
                     }
                     return false;
                 }
-                if n == 0 {
+                let expired = deadline.is_some_and(|d| std::time::Instant::now() >= d);
+                if n == 0 || (expired && fds[1].revents == 0) {
+                    drain(rx, out);
                     return true;
                 }
                 if fds[0].revents != 0 {

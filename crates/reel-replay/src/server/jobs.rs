@@ -129,6 +129,12 @@ impl<W: Write> Server<'_, W> {
         } else {
             None
         };
+        // The common exchange (nothing recorded before its response, the response
+        // indexed, no pacing) is answered at once, without the job bookkeeping.
+        let e = self.tape.exchange(ex);
+        if let (true, Some(r), None) = (e.attached.is_empty(), e.response, self.opts.pace) {
+            return self.respond(&inc.id_raw, negotiate, r);
+        }
         self.by_live_id.insert(inc.id.clone(), id);
         self.jobs.insert(
             id,
@@ -302,16 +308,21 @@ impl<W: Write> Server<'_, W> {
         };
         let id_raw = job.id_raw.clone();
         let negotiate = job.negotiate.clone();
+        self.finish_job(id);
+        self.respond(&id_raw, negotiate, r);
+    }
+
+    /// Sends the recorded response `r` with the live id (and, for `initialize`, the
+    /// negotiated version).
+    pub(super) fn respond(&mut self, id_raw: &str, negotiate: Option<String>, r: Recorded) {
         if let (Some(sp), None) = (r.splice, &negotiate) {
-            if let Some(text) = self.spliced(r.at, sp, &id_raw) {
-                self.finish_job(id);
+            if let Some(text) = self.spliced(r.at, sp, id_raw) {
                 self.send(&text, "tape", sp.error);
                 self.summary.answered += 1;
                 return;
             }
         }
         let raw = self.with_raw(r.at, str::to_owned);
-        self.finish_job(id);
         let parsed = raw.as_deref().and_then(|raw| {
             let m = splice::Members::parse(raw)?;
             (m.get("result").is_some() || m.get("error").is_some()).then_some(m)
@@ -323,14 +334,14 @@ impl<W: Write> Server<'_, W> {
                 self.files.location(r.at)
             ));
             let e = serde_json::json!({"code": report::MISS_CODE, "message": "reel play: the recorded response cannot be read"});
-            return self.send_error(&id_raw, &e);
+            return self.send_error(id_raw, &e);
         };
         let is_error = members.get("result").is_none();
         let negotiated = match (negotiate, members.get("result")) {
             (Some(requested), Some(result)) => self.negotiate(&requested, result),
             _ => None,
         };
-        let mut replace = vec![("id", id_raw.as_str())];
+        let mut replace = vec![("id", id_raw)];
         if let Some(n) = &negotiated {
             replace.push(("result", n.as_str()));
         }

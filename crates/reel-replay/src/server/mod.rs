@@ -637,4 +637,65 @@ mod tests {
         assert!("0x".parse::<Pace>().is_err());
         assert!("fast".parse::<Pace>().is_err());
     }
+
+    /// A `Write` the test can read back after `play` took it by value.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| io::ErrorKind::Other)?
+                .extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The library entry point with any reader as input (the reader-thread feed), a
+    /// request whose answer lies past the first index batch, and a miss.
+    #[test]
+    fn play_answers_from_any_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut text =
+            String::from(r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z"}"#);
+        text.push('\n');
+        let pad = "p".repeat(1000);
+        for i in 0..300 {
+            text.push_str(&format!(
+                "{{\"t\":\"2026-01-01T00:00:00.001Z\",\"dir\":\"in\",\"raw\":{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"n\",\"arguments\":{{\"i\":{i},\"pad\":\"{pad}\"}}}}}}}}\n{{\"t\":\"2026-01-01T00:00:00.002Z\",\"dir\":\"out\",\"raw\":{{\"result\":{{\"n\":{i}}},\"jsonrpc\":\"2.0\",\"id\":{i}}}}}\n"
+            ));
+        }
+        std::fs::write(&path, text).unwrap();
+        let input = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/call\",\"params\":{{\"name\":\"n\",\"arguments\":{{\"pad\":\"{pad}\",\"i\":299}}}}}}\r\n{{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/call\",\"params\":{{\"name\":\"n\"}}}}"
+        );
+        let out = Shared::default();
+        let mut diag = Vec::new();
+        let summary = play(
+            PlayOptions::new(&path),
+            io::Cursor::new(input.into_bytes()),
+            out.clone(),
+            &mut diag,
+        )
+        .unwrap();
+        let written = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = written.lines().collect();
+        assert_eq!(lines[0], r#"{"result":{"n":299},"jsonrpc":"2.0","id":"a"}"#);
+        assert!(
+            lines[1].contains(r#""id":"b""#) && lines[1].contains("-32010"),
+            "{written}"
+        );
+        assert_eq!(
+            (summary.answered, summary.missed, summary.unused_total),
+            (1, 1, 299)
+        );
+        assert_eq!(summary.exit_code(false), 3);
+        let diag = String::from_utf8(diag).unwrap();
+        assert!(diag.contains("miss: tools/call (id \"b\")"), "{diag}");
+    }
 }

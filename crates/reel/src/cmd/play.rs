@@ -97,6 +97,10 @@ diff. A line that is not JSON gets -32700 (id null), a batch or non-request -326
 the client closes stdin, a summary goes to stderr: answered, missed, client drift,
 unused recorded exchanges (the first 20 listed).
 
+Limits: input lines up to 64 MiB; live requests are redacted with the rules of the
+trace's first meta line; with --subset the tape's unsolicited messages are not sent (the
+live server sends its own) and the live server gets 3 s to exit after stdin closes.
+
 Exit codes:
   0    every request answered, no client drift
   3    requests the tape could not answer (misses); wins over 4
