@@ -31,7 +31,8 @@ use reel_trace::Timestamp;
 
 use crate::lines::{Line, LineSplitter};
 use crate::queue::{FirstBehind, LineRecord, Queue, Stream};
-use crate::stdio::{CHUNK, Notice, NoticeFn, STDERR_MAX_LINE};
+use crate::stdio::{CHUNK, STDERR_MAX_LINE};
+use crate::trace::{Notice, NoticeFn};
 
 /// The forwarding threads of a session.
 pub(crate) struct Pumps {
@@ -218,6 +219,7 @@ impl Pipe<'_> {
             t: Timestamp::now(),
             bytes: line.bytes,
             crlf: line.crlf,
+            http: None,
         }
     }
 

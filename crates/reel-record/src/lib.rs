@@ -3,14 +3,17 @@
 //! Recording proxies: put reel between an MCP client and server, forward every byte
 //! untouched, and write the session as a trace.
 //!
-//! [`stdio`] is the stdio proxy behind `reel rec -- CMD…`. Its parts, each reusable by the
-//! HTTP proxy that comes later:
+//! [`stdio`] is the stdio proxy behind `reel rec -- CMD…`; [`http`] is the Streamable
+//! HTTP (and legacy HTTP+SSE) reverse proxy behind `reel rec --url URL`. The parts they
+//! share:
 //! - `forward`: the forwarding threads, one per pipe, bytes onward first, lines after;
 //! - `lines`: splits a byte stream into lines *after* the bytes were forwarded;
 //! - `queue`: the one bounded queue between the forwarding threads and the trace,
 //!   with backpressure (default) or counted drops (`--drop-when-behind`);
 //! - `recorder`: the thread that owns the trace file — it classifies each line (JSON
 //!   message or not), redacts it and writes it whole;
+//! - [`trace`]: where the trace goes, the errors and notices of a session, the start of
+//!   the writer thread;
 //! - `process` (unix): spawning, waiting for and signalling the wrapped server.
 //!
 //! Invariants kept throughout: the bytes the two peers exchange are never changed, delayed
@@ -21,13 +24,16 @@
 #![deny(missing_docs)]
 
 mod forward;
+pub mod http;
 mod lines;
 #[cfg(unix)]
 mod process;
 mod queue;
 mod recorder;
 pub mod stdio;
+pub mod trace;
 
+pub use http::{HttpConfig, HttpError, HttpOutcome, HttpRecorder, StopHandle};
 pub use queue::WhenBehind;
 pub use stdio::{
     ChildEnd, ClientIo, Notice, Outcome, RecordError, StdioConfig, StdioRecorder, TraceTarget,

@@ -61,6 +61,9 @@ pub(crate) struct LineRecord {
     pub t: Timestamp,
     pub bytes: Vec<u8>,
     pub crlf: bool,
+    /// HTTP only: the session and the HTTP facts of the line, and what kind of line it
+    /// is (`None` for stdio lines, which `stream` describes fully).
+    pub http: Option<Box<crate::http::note::HttpNote>>,
 }
 
 /// Lines dropped while the writer was behind.
@@ -393,6 +396,7 @@ mod tests {
             t: Timestamp(n as i64),
             bytes: vec![b'x'; n],
             crlf: false,
+            http: None,
         }
     }
 

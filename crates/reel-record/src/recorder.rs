@@ -30,6 +30,7 @@ use base64::Engine as _;
 use reel_trace::jsonrpc::{Envelope, RpcKind};
 use reel_trace::redact::Redactor;
 use reel_trace::{Dir, Ending, EventLine, MessageLine, Timestamp, TraceWriter};
+use serde_json::value::RawValue;
 
 use crate::queue::{Gap, Item, LineRecord, Queue, Stream};
 
@@ -148,28 +149,52 @@ impl<W: Write> Recorder<W> {
         self.writer.finish(ending, at).err()
     }
 
-    fn record(&mut self, item: Item) -> io::Result<()> {
+    fn record(&mut self, mut item: Item) -> io::Result<()> {
+        if let Item::Line(l) = &mut item {
+            if let Some(note) = l.http.take() {
+                return crate::http::note::write(self, l, *note);
+            }
+        }
         match item {
             Item::Gap(g) => self.gap(g),
             Item::Line(l) => match l.stream {
-                Stream::ServerStderr => self.event(KIND_STDERR, None, &l),
-                Stream::ClientToServer => self.line(Dir::In, &l),
-                Stream::ServerToClient => self.line(Dir::Out, &l),
+                Stream::ServerStderr => self.event(KIND_STDERR, None, &l, Tags::default()),
+                Stream::ClientToServer => self.message(Dir::In, &l, Tags::default()),
+                Stream::ServerToClient => self.message(Dir::Out, &l, Tags::default()),
             },
         }
     }
 
-    fn line(&mut self, dir: Dir, l: &LineRecord) -> io::Result<()> {
+    /// The redactor, for producers that format their own extension members.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// A line that should be one JSON value: a message line, or `reel.nonjson` when it
+    /// is not JSON. Line breaks inside the value (a pretty-printed HTTP body, multi-line
+    /// SSE data) cannot stay in `raw`: they are removed — raw line breaks are always
+    /// whitespace between JSON tokens — and the line is marked `reformatted`.
+    pub fn message(&mut self, dir: Dir, l: &LineRecord, tags: Tags<'_>) -> io::Result<()> {
         let Some(json) = classify(&l.bytes) else {
-            return self.event(KIND_NONJSON, Some(dir), l);
+            return self.event(KIND_NONJSON, Some(dir), l, tags);
         };
-        let raw = self.redactor.redact_json(json.value);
+        let flat;
+        let (value, reformatted) = if memchr::memchr2(b'\n', b'\r', json.value.as_bytes()).is_some()
+        {
+            flat = json.value.replace(['\n', '\r'], "");
+            (flat.as_str(), true)
+        } else {
+            (json.value, json.padded)
+        };
+        let raw = self.redactor.redact_json(value);
         let untouched = matches!(raw, Cow::Borrowed(_));
         let mut m = MessageLine::new(l.t, dir, &raw);
         m.crlf = l.crlf;
         m.is_error = json.is_error;
+        m.session = tags.session;
+        m.http = tags.http;
         let b64;
-        if json.padded {
+        if reformatted {
             m.reformatted = true;
             if untouched {
                 b64 = base64::engine::general_purpose::STANDARD.encode(&l.bytes);
@@ -179,9 +204,21 @@ impl<W: Write> Recorder<W> {
         self.writer.write_message(&m)
     }
 
-    fn event(&mut self, kind: &str, side: Option<Dir>, l: &LineRecord) -> io::Result<()> {
+    /// An extension line whose payload is the line's bytes (`text`, or base64 `bytes`
+    /// when not UTF-8), redacted as free text.
+    pub fn event(
+        &mut self,
+        kind: &str,
+        side: Option<Dir>,
+        l: &LineRecord,
+        tags: Tags<'_>,
+    ) -> io::Result<()> {
         let mut e = EventLine::new(l.t, kind);
         e.side = side;
+        tags.add_to(&mut e);
+        if l.bytes.is_empty() && tags.http.is_some() {
+            return self.writer.write_event(&e);
+        }
         let text;
         match std::str::from_utf8(&l.bytes) {
             Ok(s) => {
@@ -208,11 +245,39 @@ impl<W: Write> Recorder<W> {
         self.writer.write_event(&e)
     }
 
+    /// Writes an event the caller built.
+    pub fn write_event(&mut self, e: &EventLine<'_>) -> io::Result<()> {
+        self.writer.write_event(e)
+    }
+
     fn gap(&mut self, g: Gap) -> io::Result<()> {
         let mut e = EventLine::new(g.since, KIND_GAP);
         e.fields.insert("lines".into(), g.lines.into());
         e.fields.insert("bytes".into(), g.bytes.into());
         self.writer.write_event(&e)
+    }
+}
+
+/// reel's extension members of a line: its MCP session and HTTP facts (HTTP only).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Tags<'a> {
+    /// `session`.
+    pub session: Option<&'a str>,
+    /// `http`, already serialised.
+    pub http: Option<&'a RawValue>,
+}
+
+impl Tags<'_> {
+    fn add_to(&self, e: &mut EventLine<'_>) {
+        if let Some(s) = self.session {
+            e.fields.insert("session".into(), s.into());
+        }
+        if let Some(h) = self.http {
+            // Events are rare next to messages: a parse here is cheap enough.
+            if let Ok(v) = serde_json::from_str(h.get()) {
+                e.fields.insert("http".into(), v);
+            }
+        }
     }
 }
 

@@ -27,7 +27,6 @@
 //! default; a line reaches the file about [`TRACE_LINGER`] after it was forwarded.
 
 use std::ffi::OsString;
-use std::fmt;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,12 +34,12 @@ use std::time::Duration;
 
 use reel_trace::line::{Meta, REEL_VOCABULARY_VERSION};
 use reel_trace::redact::Redactor;
-use reel_trace::writer::create_trace_file;
-use reel_trace::{Counts, Ending, REEL_VERSION, Timestamp, TraceWriter, names};
+use reel_trace::{Counts, Ending, REEL_VERSION, Timestamp, names};
 
 use crate::forward::{Drained, Pumps, Sink};
 use crate::queue::{Queue, Stream, WhenBehind};
-use crate::recorder::{BatchSink, Recorder};
+pub use crate::trace::{Notice, RecordError, TraceTarget};
+use crate::trace::{NoticeFn, start_writer};
 
 /// Bytes a forwarding thread reads at once (as much as a widened pipe holds).
 pub const CHUNK: usize = 1024 * 1024;
@@ -95,115 +94,6 @@ impl StdioConfig {
     }
 }
 
-/// Why a recording could not be made at all.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum RecordError {
-    /// The trace directory cannot be created.
-    #[error("cannot create the trace directory {}: {source} (choose another with --dir or REEL_DIR)", dir.display())]
-    CreateDir {
-        /// The directory.
-        dir: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
-    /// The trace file cannot be created.
-    #[error("cannot create a trace file in {}: {source} (choose another directory with --dir or REEL_DIR)", dir.display())]
-    CreateTrace {
-        /// The directory.
-        dir: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
-    /// The trace's first line cannot be written.
-    #[error("cannot write the trace {trace}: {source}")]
-    WriteTrace {
-        /// The trace (its path, or `trace` for a caller's writer).
-        trace: String,
-        /// Why.
-        source: io::Error,
-    },
-    /// A thread or signal handler could not be set up.
-    #[error("cannot set up the proxy ({what}): {source}")]
-    Setup {
-        /// What failed.
-        what: &'static str,
-        /// Why.
-        source: io::Error,
-    },
-    /// The server's exit could not be observed.
-    #[error("cannot wait for the server: {0}")]
-    Wait(io::Error),
-    /// A bug: a thread of the proxy panicked.
-    #[error("internal error: the {0} thread panicked")]
-    Panicked(&'static str),
-}
-
-impl RecordError {
-    /// True when the error is about creating or writing the trace (exit code 73).
-    pub fn is_output(&self) -> bool {
-        matches!(
-            self,
-            RecordError::CreateDir { .. }
-                | RecordError::CreateTrace { .. }
-                | RecordError::WriteTrace { .. }
-        )
-    }
-}
-
-/// Something the user should hear about while the session runs. The CLI prints each
-/// one as a `reel:` line on stderr; each is reported at most once per session.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Notice {
-    /// The trace writer fell behind: traffic is being slowed (or, when `dropping`,
-    /// lines are being dropped and counted in `reel.gap` events).
-    Behind {
-        /// Lines are dropped rather than waited for.
-        dropping: bool,
-    },
-    /// The trace cannot be written any more; traffic goes on unrecorded.
-    TraceFailed {
-        /// The I/O error.
-        error: String,
-    },
-    /// The client stopped reading reel's stdout; the server's output is still recorded.
-    ClientGone,
-    /// The server stopped reading its stdin; what the client sends is still recorded.
-    ServerStdinClosed,
-    /// The server exited but its stdout or stderr stayed open (a process it started
-    /// still holds them); the session ends without waiting for them.
-    DrainTimedOut,
-}
-
-impl fmt::Display for Notice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Notice::Behind { dropping: false } => {
-                f.write_str("the trace disk is behind; slowing traffic")
-            }
-            Notice::Behind { dropping: true } => f.write_str(
-                "the trace disk is behind; dropping lines (--drop-when-behind), counted in reel.gap events",
-            ),
-            Notice::TraceFailed { error } => write!(
-                f,
-                "cannot write the trace any more ({error}); traffic goes on unrecorded"
-            ),
-            Notice::ClientGone => f.write_str(
-                "the client stopped reading; the server's output is still recorded",
-            ),
-            Notice::ServerStdinClosed => f.write_str(
-                "the server stopped reading its stdin; the client's messages are still recorded",
-            ),
-            Notice::DrainTimedOut => write!(
-                f,
-                "the server exited but its output stayed open, silent, for {} s (a process it started holds it?); ending the trace",
-                DRAIN_LIMIT.as_secs()
-            ),
-        }
-    }
-}
-
 /// How the server ended.
 #[derive(Debug)]
 pub enum ChildEnd {
@@ -231,56 +121,6 @@ pub struct Outcome {
     pub dropped: (u64, u64),
     /// The error that stopped the trace early, if any (the traffic was unaffected).
     pub trace_error: Option<io::Error>,
-}
-
-/// Where the trace goes: a new file, or any writer.
-pub struct TraceTarget {
-    sink: Box<dyn Write + Send>,
-    path: Option<PathBuf>,
-    started: Timestamp,
-}
-
-impl TraceTarget {
-    /// Creates `<dir>/<stamp>-<label>.jsonl` (mode 0600), creating `dir` and its parents
-    /// (mode 0700) when missing.
-    pub fn create(dir: &Path, label: &str) -> Result<TraceTarget, RecordError> {
-        names::ensure_dir(dir).map_err(|source| RecordError::CreateDir {
-            dir: dir.to_owned(),
-            source,
-        })?;
-        let started = Timestamp::now();
-        let (file, path) =
-            create_trace_file(dir, started, label).map_err(|source| RecordError::CreateTrace {
-                dir: dir.to_owned(),
-                source,
-            })?;
-        Ok(TraceTarget {
-            sink: Box::new(file),
-            path: Some(path),
-            started,
-        })
-    }
-
-    /// A trace written to `sink` (tests, other front ends). Give it an unbuffered sink:
-    /// the recorder batches whole lines itself.
-    pub fn from_writer(sink: impl Write + Send + 'static, started: Timestamp) -> TraceTarget {
-        TraceTarget {
-            sink: Box::new(sink),
-            path: None,
-            started,
-        }
-    }
-
-    /// The trace file, when it is one.
-    pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
-    }
-
-    fn name(&self) -> String {
-        self.path
-            .as_ref()
-            .map_or_else(|| "trace".to_owned(), |p| p.display().to_string())
-    }
 }
 
 /// The client's side of the proxy: where client messages come from and where the
@@ -325,9 +165,6 @@ pub struct StdioRecorder {
     command: Vec<String>,
     label: String,
 }
-
-/// How the session's threads tell the user about trouble.
-pub(crate) type NoticeFn = Arc<dyn Fn(Notice) + Send + Sync>;
 
 impl StdioRecorder {
     /// Redacts the command and settles the label.
@@ -397,9 +234,7 @@ impl StdioRecorder {
         use crate::process::{self, ChildHandle, SignalForwarder};
 
         let notices: NoticeFn = Arc::new(notices);
-        let trace_name = trace.name();
-        let path = trace.path.clone();
-        let mut writer = TraceWriter::new(BatchSink::new(trace.sink), trace.started);
+        let (mut writer, trace_name, path) = trace.into_writer();
         writer
             .write_meta(&self.meta())
             .and_then(|()| writer.flush())
@@ -449,22 +284,8 @@ impl StdioRecorder {
             self.config.when_behind,
             TRACE_LINGER,
         ));
-        let writer_thread = {
-            let queue = Arc::clone(&queue);
-            let notices = Arc::clone(&notices);
-            let mut recorder = Recorder::new(writer, self.config.redactor.clone());
-            std::thread::Builder::new()
-                .name("reel-trace".into())
-                .spawn(move || {
-                    recorder.run(&queue, &|e| {
-                        notices(Notice::TraceFailed {
-                            error: e.to_string(),
-                        })
-                    });
-                    recorder
-                })
-                .map_err(setup("trace thread"))?
-        };
+        let writer_thread = start_writer(writer, self.config.redactor.clone(), &queue, &notices)
+            .map_err(setup("trace thread"))?;
 
         let mut pumps = Pumps::new(Arc::clone(&queue), Arc::clone(&notices));
         let start = |r: io::Result<()>| r.map_err(setup("forwarding thread"));

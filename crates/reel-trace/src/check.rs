@@ -62,6 +62,8 @@ pub const KNOWN_KINDS: &[&str] = &[
     kinds::NONJSON,
     kinds::STDERR,
     kinds::GAP,
+    kinds::HTTP,
+    kinds::SSE,
     "llm.request",
     "llm.exchange",
     "llm.error",

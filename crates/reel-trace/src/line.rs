@@ -911,6 +911,11 @@ pub mod kinds {
     pub const STDERR: &str = "reel.stderr";
     /// Lines the recorder dropped (only with `--drop-when-behind`).
     pub const GAP: &str = "reel.gap";
+    /// An HTTP exchange without a JSON-RPC message (a GET stream, DELETE, OAuth
+    /// discovery, a 202), or one that failed or was refused.
+    pub const HTTP: &str = "reel.http";
+    /// An SSE event without JSON data (a priming event, a legacy `endpoint` event).
+    pub const SSE: &str = "reel.sse";
     /// Prefix of every kind reel defines.
     pub const PREFIX: &str = "reel.";
 }

@@ -1,11 +1,15 @@
-//! `reel rec -- CMD…`: wiring of the stdio recording proxy (`reel_record::stdio`) to
-//! the command line: flags to a configuration, the trace directory, one `reel:` line on
-//! stderr saying where the trace goes, notices while it runs, and the exit status.
+//! `reel rec -- CMD…` and `reel rec --url URL`: wiring of the stdio recording proxy
+//! (`reel_record::stdio`) and of the HTTP reverse proxy (`reel_record::http`) to the
+//! command line: flags to a configuration, the trace directory, `reel:` lines on stderr
+//! saying where the trace goes (and, for HTTP, the one address line scripts parse:
+//! `reel: listening on http://ADDR/PATH`), notices while it runs, and the exit status.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use reel_record::{ChildEnd, ClientIo, StdioConfig, StdioRecorder, WhenBehind};
+use reel_record::{
+    ChildEnd, ClientIo, HttpConfig, HttpRecorder, StdioConfig, StdioRecorder, WhenBehind,
+};
 use reel_trace::names;
 use reel_trace::redact::{RedactError, RedactionConfig, Redactor};
 
@@ -19,6 +23,15 @@ fn after_help() -> String {
 }
 
 const AFTER_HELP: &str = "\
+Two ways to record: `reel rec [FLAGS] -- CMD…` wraps a stdio server; `reel rec --url URL`
+is a reverse proxy for a Streamable HTTP (or legacy HTTP+SSE) server: point the client at
+the address reel prints (`reel: listening on http://127.0.0.1:PORT/PATH`, one line on
+stderr, also in meta.listen) instead of URL. It forwards the whole upstream origin (OAuth
+discovery included), streams bodies and events as they arrive, rewrites URLs that point
+at the upstream (Location, WWW-Authenticate, a legacy endpoint event, OAuth metadata), and
+refuses with 403 requests whose Host or Origin is not loopback (DNS rebinding). One run
+records every session; SIGINT/SIGTERM end it (end reason \"producer_shutdown\", exit 0).
+
 What the trace holds (one JSON line each, mcp-replay trace format v1):
   meta            first line: label, command (redacted), transport \"stdio\", redaction rules
   dir \"in\"/\"out\"  a line that is one JSON value (a JSON-RPC message or batch; any JSON
@@ -30,6 +43,11 @@ What the trace holds (one JSON line each, mcp-replay trace format v1):
                   become several events
   reel.gap        lines dropped with --drop-when-behind: how many lines and bytes
   end             exitCode, durationMs, counts {in, out, events, turns, errors}
+Over HTTP, message lines also carry session (Mcp-Session-Id, the legacy sessionId, or
+reel:conn-N for the client connection when there is none) and http {req, method, path |
+status, headers (allowlisted, redacted), sse {id, event, retry}}; exchanges without a
+JSON-RPC body (GET streams, DELETE, OAuth discovery, 202s, 502s, 403s) are reel.http
+events; SSE events without JSON data (priming, endpoint) are reel.sse events.
 
 The forwarded bytes are never changed: redaction applies to the trace only. Lines of any
 length are forwarded and recorded; reel's memory is about 8 MiB of queue plus four times
@@ -41,7 +59,12 @@ mode 0700; files are mode 0600). MCP clients start servers from arbitrary direct
 a reduced environment, so give an absolute --dir in their configuration, e.g.
   \"command\": \"reel\", \"args\": [\"rec\", \"--dir\", \"/home/me/traces\", \"--\", \"npx\", \"-y\", \"server\"]
 
-Exit status:
+Exit status (HTTP): 0 after SIGINT/SIGTERM; 64 a bad --url or --listen (or the port is
+taken); 69 the upstream host does not resolve (an upstream that is down is not an error:
+clients get 502 and the trace records it until it is up); 66 an unreadable --upstream-ca;
+73 the trace cannot be created.
+
+Exit status (stdio):
   N       the server's exit status
   128+N   the server was killed by signal N (SIGINT, SIGTERM and SIGHUP sent to reel are
           forwarded to the server)
@@ -82,8 +105,28 @@ pub struct Args {
     no_redact: bool,
 
     /// Do not record the server's stderr; it goes straight to reel's stderr.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "url")]
     no_stderr: bool,
+
+    /// Record a Streamable HTTP (or legacy HTTP+SSE) server: reel becomes a reverse
+    /// proxy for URL's origin (instead of wrapping a command).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    url: Option<String>,
+
+    /// Where the HTTP proxy listens [default: 127.0.0.1:0, loopback on a free port].
+    /// A non-loopback address exposes the proxy: say so on purpose.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+
+    /// Also accept requests whose Host or Origin names HOST (repeatable); loopback names
+    /// are always accepted, every other name gets 403.
+    #[arg(long, value_name = "HOST")]
+    allow_host: Vec<String>,
+
+    /// A PEM file of extra certificate authorities for an https upstream (repeatable;
+    /// Mozilla's roots are always trusted).
+    #[arg(long, value_name = "PATH")]
+    upstream_ca: Vec<PathBuf>,
 
     /// When the trace cannot keep up, drop lines (counted in reel.gap events) instead of
     /// slowing the traffic down.
@@ -96,7 +139,7 @@ pub struct Args {
 
     /// The server command and its arguments (after `--`, or after reel's own flags).
     #[arg(
-        required = true,
+        required_unless_present = "url",
         trailing_var_arg = true,
         allow_hyphen_values = true,
         value_name = "CMD"
@@ -106,16 +149,19 @@ pub struct Args {
 
 /// Runs `reel rec`.
 pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
+    if args.url.is_none()
+        && (args.listen.is_some() || !args.allow_host.is_empty() || !args.upstream_ca.is_empty())
+    {
+        return Err(coded(
+            exit::USAGE,
+            "--listen, --allow-host and --upstream-ca are for the HTTP proxy: give --url URL (and no command)",
+        ));
+    }
     let redactor = redactor(&args)?;
-    let dir = match args.dir.clone().or_else(names::default_trace_dir) {
-        Some(d) => std::path::absolute(&d).unwrap_or(d),
-        None => {
-            return Err(coded(
-                exit::CANT_CREATE,
-                "no place for the trace: HOME is not set; give --dir DIR or set REEL_DIR",
-            ));
-        }
-    };
+    let dir = trace_dir(&args)?;
+    if args.url.is_some() {
+        return run_http(args, redactor, &dir);
+    }
     let mut config = StdioConfig::new(args.command);
     config.name = args.name;
     config.redactor = redactor;
@@ -165,6 +211,74 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         );
     }
     Ok(outcome.exit_code)
+}
+
+/// The trace directory: `--dir`, else `$REEL_DIR`, else the per-user data directory.
+fn trace_dir(args: &Args) -> anyhow::Result<PathBuf> {
+    match args.dir.clone().or_else(names::default_trace_dir) {
+        Some(d) => Ok(std::path::absolute(&d).unwrap_or(d)),
+        None => Err(coded(
+            exit::CANT_CREATE,
+            "no place for the trace: HOME is not set; give --dir DIR or set REEL_DIR",
+        )),
+    }
+}
+
+/// `reel rec --url URL`: the HTTP reverse proxy, until SIGINT/SIGTERM.
+fn run_http(args: Args, redactor: Redactor, dir: &std::path::Path) -> anyhow::Result<u8> {
+    let mut config = HttpConfig::new(args.url.unwrap_or_default());
+    if let Some(l) = args.listen {
+        config.listen = l;
+    }
+    config.name = args.name;
+    config.redactor = redactor;
+    config.allow_hosts = args.allow_host;
+    config.upstream_ca = args.upstream_ca;
+    config.handle_signals = true;
+    if args.drop_when_behind {
+        config.when_behind = WhenBehind::Drop;
+    }
+    if let Some(q) = args.queue_bytes {
+        config.queue_bytes = q;
+    }
+    let recorder = HttpRecorder::new(config).map_err(|e| coded(e.exit_code(), e.to_string()))?;
+    let addr = recorder.local_addr();
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it can use the upstream through reel"
+        );
+    }
+    let trace = recorder
+        .create_trace(dir)
+        .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
+    if let Some(p) = trace.path() {
+        eprintln!("reel: recording {} to {}", recorder.upstream(), p.display());
+    }
+    // The line a script waits for: nothing follows the URL.
+    eprintln!("reel: listening on {}", recorder.listen_url());
+    let outcome = recorder
+        .run(trace, |n| eprintln!("reel: {n}"))
+        .map_err(|e| coded(e.exit_code(), e.to_string()))?;
+    if let Some(e) = &outcome.trace_error {
+        if let Some(p) = &outcome.path {
+            eprintln!(
+                "reel: the trace {} is incomplete: {e}; it is readable up to its last complete line",
+                p.display()
+            );
+        }
+    }
+    if outcome.dropped.0 > 0 {
+        eprintln!(
+            "reel: {} lines ({} bytes) were not recorded (--drop-when-behind); see the reel.gap events",
+            outcome.dropped.0, outcome.dropped.1
+        );
+    }
+    eprintln!(
+        "reel: stopped after {} requests; {} messages recorded",
+        outcome.requests,
+        outcome.counts.inbound + outcome.counts.outbound
+    );
+    Ok(exit::OK)
 }
 
 /// The redaction rules the flags ask for.

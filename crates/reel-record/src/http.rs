@@ -1,0 +1,427 @@
+//! The Streamable HTTP (and legacy HTTP+SSE) recording proxy: `reel rec --url URL`.
+//!
+//! reel listens on loopback and mirrors the *whole* upstream origin: every method and
+//! path is forwarded (the MCP endpoint, OAuth discovery under `/.well-known/`, a legacy
+//! `/sse` + `/message` pair), with bodies and event streams passed on chunk by chunk as
+//! they arrive. Only what the trace needs is copied on the side; the trace is written by
+//! the same queue and writer thread as the stdio proxy's (`queue`, `recorder`), so the
+//! same backpressure, `--drop-when-behind` and redaction apply.
+//!
+//! What crosses reel unchanged, and what does not:
+//! - hop-by-hop headers never cross (see `headers`); `Host` becomes the upstream's on
+//!   the upstream hop; an `Origin` (already checked to be loopback) becomes the
+//!   upstream's origin, so a server's own DNS-rebinding check accepts it;
+//!   `Accept-Encoding` becomes `identity`, so bodies stay readable for the trace;
+//! - URLs the upstream hands out that point at itself are rewritten to point at reel:
+//!   `Location`, `Content-Location`, `Link`, `WWW-Authenticate` (its `resource_metadata`),
+//!   the data of a legacy `endpoint` event, and OAuth / OpenID metadata documents under
+//!   `/.well-known/oauth-*` and `/.well-known/openid-configuration`;
+//! - authorization headers and tokens are forwarded as they are; only the trace is
+//!   redacted.
+//!
+//! Security of reel's listener: it binds loopback unless `--listen` says otherwise, and
+//! refuses with 403 any request whose `Host` or `Origin` is not a loopback name or a name
+//! the user allowed (`guard`).
+//!
+//! # What the trace holds
+//!
+//! `meta`: `transport: "http"`, `listen` (the bound address), `upstream` (the URL,
+//! redacted), `command: ["reel","rec","--url",URL]` (redacted). Then, every line of the
+//! run's sessions, each with its `session` (rule in `proxy`: the `Mcp-Session-Id`, the
+//! legacy `sessionId`, or `reel:conn-N` for the N-th client connection when there is no
+//! session id):
+//! - a request body → `dir: "in"` message, `http: {"req": n, "method", "path",
+//!   "headers": {…}}` (`req` counts the run's requests from 1);
+//! - a JSON response body → `dir: "out"` message, `http: {"req", "status", "headers"}`;
+//!   each SSE event whose data is JSON → one `dir: "out"` message with, in addition,
+//!   `"sse": {"id", "event", "retry", "eol"}` (`eol` only when not LF);
+//! - an SSE event without JSON data (a priming event, `endpoint`, a lone `retry`) →
+//!   `kind: "reel.sse"`, its data in `text`; keep-alive comments are not recorded;
+//! - a body that is not JSON → `kind: "reel.nonjson"` (`side` in/out), with `http`;
+//! - an exchange that carries no JSON-RPC message (a GET stream, DELETE, OAuth
+//!   discovery, a 202 or an error status with an empty body), one that failed (502:
+//!   the upstream is unreachable, `error`), one refused by reel (403, `refused`), or a
+//!   stream cut by the client or by reel's shutdown (`end`) → `kind: "reel.http"` with
+//!   `http: {"req", "method", "path", "status", "headers", "reqHeaders", "error"?,
+//!   "refused"?, "end"?}` and, for a body that is not an MCP message, its first
+//!   [`proxy::EXCERPT_MAX`] bytes (`raw` when JSON, else `text`; `truncated` = full size);
+//! - `end`: `reason: "producer_shutdown"` (no process is wrapped, so no `exitCode`).
+//!
+//! Headers kept: [`headers::REQUEST_ALLOWLIST`] (+ `mcp-param-*`) and
+//! [`headers::RESPONSE_ALLOWLIST`], values redacted (a secret-named header such as
+//! `authorization` loses its whole value).
+//!
+//! Limits: [`proxy::CHANNEL_FRAMES`] frames buffered per response; the first event of a
+//! GET stream is held until complete (at most [`proxy::GATE_MAX`] bytes); metadata
+//! documents up to [`proxy::METADATA_MAX`]; connecting upstream times out after
+//! [`upstream::CONNECT_TIMEOUT`]; on stop, connections get [`proxy::SHUTDOWN_GRACE`].
+//! HTTP/1.1 on both sides.
+
+pub(crate) mod body;
+pub(crate) mod guard;
+pub mod headers;
+pub(crate) mod note;
+pub mod proxy;
+pub mod upstream;
+
+use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use reel_trace::line::{Meta, REEL_VOCABULARY_VERSION};
+use reel_trace::redact::Redactor;
+use reel_trace::{Counts, Ending, REEL_VERSION, Timestamp, names};
+use tokio::sync::watch;
+
+use crate::queue::{Queue, WhenBehind};
+use crate::stdio::{DEFAULT_QUEUE_BYTES, TRACE_LINGER};
+use crate::trace::{Notice, NoticeFn, RecordError, TraceTarget, start_writer};
+
+pub use upstream::{UpstreamUrl, UrlError};
+
+/// The address reel listens on unless told otherwise: loopback, a free port.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:0";
+
+/// What to record and how.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// The upstream MCP endpoint, `http(s)://host[:port]/path`.
+    pub url: String,
+    /// Where to listen (`127.0.0.1:0` by default: loopback, a free port).
+    pub listen: String,
+    /// The run's name; derived from the upstream host if `None`.
+    pub name: Option<String>,
+    /// Redaction applied to the trace (never to forwarded bytes).
+    pub redactor: Redactor,
+    /// Wait (default) or drop lines when the trace writer falls behind.
+    pub when_behind: WhenBehind,
+    /// Queue budget in bytes.
+    pub queue_bytes: usize,
+    /// Host names (besides loopback ones) a request's `Host` / `Origin` may name.
+    pub allow_hosts: Vec<String>,
+    /// Extra PEM files of certificate authorities for an `https` upstream.
+    pub upstream_ca: Vec<PathBuf>,
+    /// Stop on SIGINT, SIGTERM and SIGHUP (the CLI does).
+    pub handle_signals: bool,
+    /// Worker threads of the proxy's runtime (0: as many as cores, at most 4).
+    pub threads: usize,
+}
+
+impl HttpConfig {
+    /// The defaults for `url`: loopback listener on a free port, built-in redaction,
+    /// never drop.
+    pub fn new(url: impl Into<String>) -> Self {
+        HttpConfig {
+            url: url.into(),
+            listen: DEFAULT_LISTEN.to_owned(),
+            name: None,
+            redactor: Redactor::builtin(),
+            when_behind: WhenBehind::Wait,
+            queue_bytes: DEFAULT_QUEUE_BYTES,
+            allow_hosts: Vec::new(),
+            upstream_ca: Vec::new(),
+            handle_signals: false,
+            threads: 0,
+        }
+    }
+}
+
+/// Why the proxy cannot start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// `--url` is not usable, or an `--upstream-ca` file is not.
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    /// The upstream's host name does not resolve.
+    #[error("cannot resolve the upstream host {host}: {error}; check --url")]
+    Resolve {
+        /// The host.
+        host: String,
+        /// The resolver's answer.
+        error: String,
+    },
+    /// `--listen` is not an address, or cannot be bound.
+    #[error(
+        "cannot listen on {addr}: {error}; choose another --listen (e.g. 127.0.0.1:0 for a free port)"
+    )]
+    Listen {
+        /// The address as given.
+        addr: String,
+        /// Why.
+        error: String,
+    },
+    /// The trace cannot be created or written.
+    #[error(transparent)]
+    Trace(#[from] RecordError),
+    /// The runtime or a thread could not be started.
+    #[error("cannot start the proxy: {0}")]
+    Runtime(std::io::Error),
+}
+
+impl HttpError {
+    /// The exit code the CLI uses: 64 usage, 66 an unreadable CA file, 69 the upstream
+    /// cannot be resolved, 73 the trace, 70 the rest.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            HttpError::Url(UrlError::Ca { .. }) => 66,
+            HttpError::Url(_) | HttpError::Listen { .. } => 64,
+            HttpError::Resolve { .. } => 69,
+            HttpError::Trace(e) if e.is_output() => 73,
+            _ => 70,
+        }
+    }
+}
+
+/// The result of a run.
+#[derive(Debug)]
+pub struct HttpOutcome {
+    /// The trace file, when it is one.
+    pub path: Option<PathBuf>,
+    /// Lines written, as in `end.counts`.
+    pub counts: Counts,
+    /// HTTP requests proxied.
+    pub requests: u64,
+    /// Lines and bytes dropped with [`WhenBehind::Drop`].
+    pub dropped: (u64, u64),
+    /// The error that stopped the trace early, if any (the traffic was unaffected).
+    pub trace_error: Option<std::io::Error>,
+}
+
+/// Stops a running proxy from another thread (tests, embedding programs).
+#[derive(Debug, Clone)]
+pub struct StopHandle(Arc<watch::Sender<bool>>);
+
+impl StopHandle {
+    /// Asks the proxy to stop: streams are closed, the trace ends.
+    pub fn stop(&self) {
+        let _ = self.0.send(true);
+    }
+}
+
+/// A configured proxy, bound to its address, before it runs.
+pub struct HttpRecorder {
+    config: HttpConfig,
+    url: UpstreamUrl,
+    listener: StdListener,
+    local: SocketAddr,
+    tls: Option<tokio_rustls::TlsConnector>,
+    label: String,
+    command: Vec<String>,
+    upstream_shown: String,
+    stop: Arc<watch::Sender<bool>>,
+}
+
+impl HttpRecorder {
+    /// Checks the URL (and CA files), resolves the upstream host, binds the listener.
+    /// The upstream need not be up yet: requests get 502 until it is.
+    pub fn new(config: HttpConfig) -> Result<HttpRecorder, HttpError> {
+        let url = UpstreamUrl::parse(&config.url)?;
+        let tls = if url.https {
+            Some(upstream::tls_connector(&config.upstream_ca)?)
+        } else {
+            None
+        };
+        (url.host.as_str(), url.port)
+            .to_socket_addrs()
+            .map_err(|e| HttpError::Resolve {
+                host: url.host.clone(),
+                error: e.to_string(),
+            })?;
+        let listen_err = |error: String| HttpError::Listen {
+            addr: config.listen.clone(),
+            error,
+        };
+        let addr: SocketAddr = config
+            .listen
+            .parse()
+            .map_err(|_| listen_err("not an IP:PORT address".to_owned()))?;
+        let listener = StdListener::bind(addr).map_err(|e| listen_err(e.to_string()))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| listen_err(e.to_string()))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| listen_err(e.to_string()))?;
+        let upstream_shown = note::redact_path(&config.redactor, &config.url);
+        let command = config.redactor.redact_command(&[
+            "reel".to_owned(),
+            "rec".to_owned(),
+            "--url".to_owned(),
+            upstream_shown.clone(),
+        ]);
+        let label = config.name.clone().unwrap_or_else(|| {
+            let host = if url.explicit_port {
+                format!("{}-{}", url.host, url.port)
+            } else {
+                url.host.clone()
+            };
+            names::derive_label(&[host.replace(['.', ':'], "-")])
+        });
+        let (stop, _) = watch::channel(false);
+        Ok(HttpRecorder {
+            config,
+            url,
+            listener,
+            local,
+            tls,
+            label,
+            command,
+            upstream_shown,
+            stop: Arc::new(stop),
+        })
+    }
+
+    /// The address the proxy is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The URL a client uses instead of the upstream's: reel's address, the upstream's
+    /// path.
+    pub fn listen_url(&self) -> String {
+        format!("http://{}{}", self.local, self.url.path)
+    }
+
+    /// The run's label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The upstream URL as the trace shows it (redacted).
+    pub fn upstream(&self) -> &str {
+        &self.upstream_shown
+    }
+
+    /// A handle that stops [`HttpRecorder::run`] from another thread.
+    pub fn stop_handle(&self) -> StopHandle {
+        StopHandle(Arc::clone(&self.stop))
+    }
+
+    /// Creates the trace file in `dir`.
+    pub fn create_trace(&self, dir: &Path) -> Result<TraceTarget, RecordError> {
+        TraceTarget::create(dir, &self.label)
+    }
+
+    /// The `meta` line.
+    pub fn meta(&self) -> Meta {
+        Meta {
+            v: Some(1.into()),
+            ty: "meta".to_owned(),
+            label: Some(self.label.clone()),
+            command: Some(self.command.clone().into()),
+            kind: Some("mcp".to_owned()),
+            source: Some(format!("reel@{REEL_VERSION}")),
+            producer: Some(serde_json::json!({ "name": "reel", "version": REEL_VERSION })),
+            reel: Some(REEL_VOCABULARY_VERSION),
+            transport: Some("http".to_owned()),
+            listen: Some(self.local.to_string()),
+            upstream: Some(self.upstream_shown.clone()),
+            redaction: Some(self.config.redactor.describe()),
+            ..Meta::default()
+        }
+    }
+
+    /// Serves until stopped (a signal when `handle_signals`, or the [`StopHandle`]),
+    /// then closes every stream, writes `end` and returns.
+    pub fn run(
+        self,
+        trace: TraceTarget,
+        notices: impl Fn(Notice) + Send + Sync + 'static,
+    ) -> Result<HttpOutcome, HttpError> {
+        let notices: NoticeFn = Arc::new(notices);
+        let (mut writer, trace_name, path) = trace.into_writer();
+        writer
+            .write_meta(&self.meta())
+            .and_then(|()| writer.flush())
+            .map_err(|source| RecordError::WriteTrace {
+                trace: trace_name,
+                source,
+            })?;
+        let queue = Arc::new(Queue::new(
+            self.config.queue_bytes,
+            self.config.when_behind,
+            TRACE_LINGER,
+        ));
+        let writer_thread = start_writer(writer, self.config.redactor.clone(), &queue, &notices)
+            .map_err(HttpError::Runtime)?;
+        let threads = match self.config.threads {
+            0 => std::thread::available_parallelism().map_or(2, |n| n.get().min(4)),
+            n => n,
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name("reel-http")
+            .enable_all()
+            .build()
+            .map_err(HttpError::Runtime)?;
+        let mut allowed = self.config.allow_hosts.clone();
+        if !self.local.ip().is_unspecified() {
+            allowed.push(self.local.ip().to_string());
+        }
+        let shared = Arc::new(proxy::Shared::new(
+            self.url.clone(),
+            self.tls.clone(),
+            Arc::clone(&queue),
+            Arc::clone(&notices),
+            guard::Guard::new(allowed),
+            self.local,
+            self.stop.subscribe(),
+        ));
+        let stop = Arc::clone(&self.stop);
+        let handle_signals = self.config.handle_signals;
+        let served: std::io::Result<()> = runtime.block_on(async {
+            let listener = tokio::net::TcpListener::from_std(self.listener)?;
+            if handle_signals {
+                watch_signals(stop)?;
+            }
+            proxy::serve(listener, Arc::clone(&shared)).await;
+            Ok(())
+        });
+        runtime.shutdown_timeout(proxy::SHUTDOWN_GRACE);
+        served.map_err(HttpError::Runtime)?;
+        queue.close();
+        let recorder = writer_thread
+            .join()
+            .map_err(|_| HttpError::Trace(RecordError::Panicked("trace")))?;
+        let counts = recorder.counts();
+        let trace_error = recorder.finish(
+            Ending::Reason("producer_shutdown".to_owned()),
+            Timestamp::now(),
+        );
+        Ok(HttpOutcome {
+            path,
+            counts,
+            requests: shared.requests(),
+            dropped: queue.dropped(),
+            trace_error,
+        })
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP stop the proxy.
+#[cfg(unix)]
+fn watch_signals(stop: Arc<watch::Sender<bool>>) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+        let _ = stop.send(true);
+    });
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn watch_signals(stop: Arc<watch::Sender<bool>>) -> std::io::Result<()> {
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        let _ = stop.send(true);
+    });
+    Ok(())
+}

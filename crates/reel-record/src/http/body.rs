@@ -1,0 +1,146 @@
+//! The two bodies the proxy hands hyper.
+//!
+//! [`TeeBody`] is a client's request body on its way upstream: each frame is passed on
+//! as it arrives and a copy is kept; when the body is complete the copy goes to the
+//! trace (before the end of the body is passed on, so the request is always recorded
+//! before anything the upstream answers to it).
+//!
+//! [`Reply`] is what the client gets: a small complete body (reel's own answers, a
+//! rewritten metadata document) or a stream fed by the task that reads the upstream's
+//! response (see `proxy`), through a bounded channel whose capacity is the only
+//! buffering between the two sides.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use tokio::sync::mpsc;
+
+/// What a finished request body reports: its bytes, and whether it arrived whole.
+pub(crate) type OnDone = Box<dyn FnOnce(Vec<u8>, bool) + Send>;
+
+/// A request body passed through while a copy is kept for the trace.
+pub(crate) struct TeeBody {
+    inner: Option<Incoming>,
+    copy: Vec<u8>,
+    on_done: Option<OnDone>,
+}
+
+impl TeeBody {
+    /// Wraps `inner`; `on_done` is called once, when the body ended (or was dropped
+    /// before its end: then with `false`).
+    pub fn new(inner: Incoming, on_done: OnDone) -> Self {
+        let mut body = TeeBody {
+            copy: Vec::new(),
+            on_done: Some(on_done),
+            inner: None,
+        };
+        // hyper never polls a body that says it is empty: report it now.
+        if inner.is_end_stream() {
+            body.done(true);
+        }
+        body.inner = Some(inner);
+        body
+    }
+
+    fn done(&mut self, whole: bool) {
+        if let Some(f) = self.on_done.take() {
+            f(std::mem::take(&mut self.copy), whole);
+        }
+    }
+}
+
+impl Drop for TeeBody {
+    fn drop(&mut self) {
+        self.done(false);
+    }
+}
+
+impl Body for TeeBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let this = &mut *self;
+        let Some(inner) = this.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match Pin::new(&mut *inner).poll_frame(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(d) = frame.data_ref() {
+                    if this.on_done.is_some() {
+                        this.copy.extend_from_slice(d);
+                    }
+                }
+                if inner.is_end_stream() {
+                    this.done(true);
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => {
+                this.done(false);
+                Poll::Ready(Some(Err(e)))
+            }
+            Poll::Ready(None) => {
+                this.done(true);
+                Poll::Ready(None)
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.as_ref().is_none_or(Body::is_end_stream)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), Body::size_hint)
+    }
+}
+
+/// A frame for the client, or the error that aborts its response.
+pub(crate) type ReplyFrame = Result<Frame<Bytes>, std::io::Error>;
+
+/// The body of a response to the client.
+pub(crate) enum Reply {
+    /// Complete: a small body reel has whole.
+    Full(Option<Bytes>),
+    /// Streamed: frames as the upstream sends them.
+    Stream(mpsc::Receiver<ReplyFrame>),
+}
+
+impl Reply {
+    pub fn full(b: impl Into<Bytes>) -> Self {
+        Reply::Full(Some(b.into()))
+    }
+}
+
+impl Body for Reply {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ReplyFrame>> {
+        match &mut *self {
+            Reply::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Reply::Stream(rx) => rx.poll_recv(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Reply::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Reply::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Reply::Full(None) => SizeHint::with_exact(0),
+            Reply::Stream(_) => SizeHint::default(),
+        }
+    }
+}

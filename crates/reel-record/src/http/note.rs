@@ -1,0 +1,378 @@
+//! What the HTTP proxy tells the trace writer about a line, and how the writer turns it
+//! into reel's extension members (`session`, `http`) and `reel.http` / `reel.sse` events.
+//!
+//! The proxy's tasks only copy facts (allowlisted header values as received, the path,
+//! the status) into a [`HttpNote`]; everything that costs — redaction of header values
+//! and query strings, serialising the `http` object — happens here, on the writer
+//! thread, once per request or response (the result is cached in the shared facts, so
+//! the hundred events of one SSE stream do not redo it).
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+use std::sync::{Arc, OnceLock};
+
+use reel_trace::redact::{MARKER, Redactor};
+use reel_trace::{Dir, EventLine};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::queue::LineRecord;
+use crate::recorder::{Recorder, Tags, classify};
+
+/// An HTTP exchange that carries no JSON-RPC message, or one that failed.
+pub(crate) const KIND_HTTP: &str = reel_trace::line::kinds::HTTP;
+/// An SSE event that carries no JSON value (a priming event, `endpoint`, a `retry`).
+pub(crate) const KIND_SSE: &str = reel_trace::line::kinds::SSE;
+
+/// Allowlisted headers, lower-case name and value as received (unredacted).
+pub(crate) type HeaderList = Vec<(&'static str, String)>;
+
+/// What a request looked like.
+#[derive(Debug)]
+pub(crate) struct RequestFacts {
+    /// The per-run request counter (`http.req`), from 1.
+    pub req: u64,
+    pub method: String,
+    /// Path and query, as the client sent them.
+    pub path: String,
+    pub headers: HeaderList,
+    /// `{"req","method","path","headers"}`, redacted; built once by the writer.
+    json: OnceLock<Box<RawValue>>,
+}
+
+impl RequestFacts {
+    pub fn new(req: u64, method: &str, path: String, headers: HeaderList) -> Self {
+        RequestFacts {
+            req,
+            method: method.to_owned(),
+            path,
+            headers,
+            json: OnceLock::new(),
+        }
+    }
+
+    fn http(&self, redactor: &Redactor) -> &RawValue {
+        self.json.get_or_init(|| {
+            let mut m = Map::new();
+            m.insert("req".into(), self.req.into());
+            m.insert("method".into(), self.method.clone().into());
+            m.insert("path".into(), redact_path(redactor, &self.path).into());
+            m.insert("headers".into(), headers_value(redactor, &self.headers));
+            to_raw(&Value::Object(m))
+        })
+    }
+}
+
+/// What a response looked like.
+#[derive(Debug)]
+pub(crate) struct ResponseFacts {
+    pub req: u64,
+    pub status: u16,
+    pub headers: HeaderList,
+    /// `"req":n,"status":s,"headers":{…}` without braces, redacted; built once.
+    head: OnceLock<String>,
+}
+
+impl ResponseFacts {
+    pub fn new(req: u64, status: u16, headers: HeaderList) -> Self {
+        ResponseFacts {
+            req,
+            status,
+            headers,
+            head: OnceLock::new(),
+        }
+    }
+
+    fn head(&self, redactor: &Redactor) -> &str {
+        self.head.get_or_init(|| {
+            format!(
+                "\"req\":{},\"status\":{},\"headers\":{}",
+                self.req,
+                self.status,
+                headers_value(redactor, &self.headers)
+            )
+        })
+    }
+
+    fn http(&self, redactor: &Redactor, sse: Option<&SseFacts>) -> Box<RawValue> {
+        let mut s = String::with_capacity(128);
+        s.push('{');
+        s.push_str(self.head(redactor));
+        if let Some(sse) = sse {
+            s.push_str(",\"sse\":");
+            s.push_str(&sse.json());
+        }
+        s.push('}');
+        RawValue::from_string(s).unwrap_or_else(|_| to_raw(&Value::Null))
+    }
+}
+
+/// The SSE framing of one event.
+#[derive(Debug, Default)]
+pub(crate) struct SseFacts {
+    pub id: Option<String>,
+    pub event: Option<String>,
+    pub retry: Option<u64>,
+    /// The event's line ending, when not LF (so a replay can frame it the same way).
+    pub eol: Option<reel_mcp::sse::Eol>,
+}
+
+impl SseFacts {
+    fn json(&self) -> String {
+        let mut m = Map::new();
+        if let Some(id) = &self.id {
+            m.insert("id".into(), id.clone().into());
+        }
+        if let Some(e) = &self.event {
+            m.insert("event".into(), e.clone().into());
+        }
+        if let Some(r) = self.retry {
+            m.insert("retry".into(), r.into());
+        }
+        if let Some(eol) = self.eol {
+            m.insert("eol".into(), eol.as_str().into());
+        }
+        Value::Object(m).to_string()
+    }
+}
+
+/// A `reel.http` event: an exchange with no JSON-RPC message, or one that failed.
+#[derive(Debug)]
+pub(crate) struct ExchangeNote {
+    pub request: Arc<RequestFacts>,
+    pub response: Option<Arc<ResponseFacts>>,
+    /// Why there is no (complete) response: the upstream could not be reached, broke off.
+    pub error: Option<String>,
+    /// The request was refused by reel itself (`"host"` or `"origin"`).
+    pub refused: Option<&'static str>,
+    /// How a stream ended when not by the upstream: `"client"` (the client went away)
+    /// or `"shutdown"` (reel was stopped).
+    pub end: Option<&'static str>,
+    /// The body's full size when the line holds only its first bytes.
+    pub body_total: Option<u64>,
+}
+
+/// What kind of trace line an HTTP record becomes.
+#[derive(Debug)]
+pub(crate) enum Note {
+    /// A request body: a `dir: "in"` message (or `reel.nonjson` with `side: "in"`).
+    Request(Arc<RequestFacts>),
+    /// A response body or SSE event data: a `dir: "out"` message (or `reel.nonjson`).
+    Response {
+        facts: Arc<ResponseFacts>,
+        sse: Option<SseFacts>,
+    },
+    /// An SSE event without a JSON value: `reel.sse`, its data (if any) in `text`.
+    Sse {
+        facts: Arc<ResponseFacts>,
+        sse: SseFacts,
+    },
+    /// `reel.http`, the body excerpt (if any) as `raw` when JSON, else `text`.
+    Exchange(Box<ExchangeNote>),
+}
+
+/// The HTTP side of a queued line.
+#[derive(Debug)]
+pub(crate) struct HttpNote {
+    /// The MCP session the line belongs to (see `http.rs` for the rule).
+    pub session: Arc<str>,
+    pub note: Note,
+}
+
+/// Writes one HTTP record (called by the recorder for lines that carry a note).
+pub(crate) fn write<W: Write>(
+    rec: &mut Recorder<W>,
+    line: &LineRecord,
+    note: HttpNote,
+) -> io::Result<()> {
+    let session = Some(&*note.session);
+    match note.note {
+        Note::Request(facts) => {
+            let http = facts.http(rec.redactor()).to_owned();
+            let tags = Tags {
+                session,
+                http: Some(&http),
+            };
+            rec.message(Dir::In, line, tags)
+        }
+        Note::Response { facts, sse } => {
+            let http = facts.http(rec.redactor(), sse.as_ref());
+            let tags = Tags {
+                session,
+                http: Some(&http),
+            };
+            rec.message(Dir::Out, line, tags)
+        }
+        Note::Sse { facts, sse } => {
+            let http = facts.http(rec.redactor(), Some(&sse));
+            let tags = Tags {
+                session,
+                http: Some(&http),
+            };
+            rec.event(KIND_SSE, None, line, tags)
+        }
+        Note::Exchange(x) => exchange(rec, line, session, &x),
+    }
+}
+
+fn exchange<W: Write>(
+    rec: &mut Recorder<W>,
+    line: &LineRecord,
+    session: Option<&str>,
+    x: &ExchangeNote,
+) -> io::Result<()> {
+    let redactor = rec.redactor().clone();
+    let mut http = Map::new();
+    http.insert("req".into(), x.request.req.into());
+    http.insert("method".into(), x.request.method.clone().into());
+    http.insert(
+        "path".into(),
+        redact_path(&redactor, &x.request.path).into(),
+    );
+    if let Some(r) = &x.response {
+        http.insert("status".into(), r.status.into());
+        http.insert("headers".into(), headers_value(&redactor, &r.headers));
+    }
+    http.insert(
+        "reqHeaders".into(),
+        headers_value(&redactor, &x.request.headers),
+    );
+    if let Some(e) = &x.error {
+        http.insert("error".into(), redactor.redact_text(e).into_owned().into());
+    }
+    if let Some(r) = x.refused {
+        http.insert("refused".into(), r.into());
+    }
+    if let Some(end) = x.end {
+        http.insert("end".into(), end.into());
+    }
+    let http = to_raw(&Value::Object(http));
+    let tags = Tags {
+        session,
+        http: Some(&http),
+    };
+    // A JSON body (an OAuth metadata document, a JSON error) is kept as JSON.
+    if let Some(json) = classify(&line.bytes) {
+        let flat = json.value.replace(['\n', '\r'], "");
+        let redacted = redactor.redact_json(&flat);
+        if let Ok(raw) = serde_json::from_str::<&RawValue>(&redacted) {
+            let mut e = EventLine::new(line.t, KIND_HTTP);
+            e.raw = Some(raw);
+            if let Some(s) = session {
+                e.fields.insert("session".into(), s.into());
+            }
+            if let Ok(v) = serde_json::from_str(http.get()) {
+                e.fields.insert("http".into(), v);
+            }
+            if let Some(total) = x.body_total {
+                e.fields.insert("truncated".into(), total.into());
+            }
+            return rec.write_event(&e);
+        }
+    }
+    if let Some(total) = x.body_total {
+        // The excerpt is cut; say so in the event the recorder builds.
+        let mut l = LineRecord {
+            stream: line.stream,
+            t: line.t,
+            bytes: line.bytes.clone(),
+            crlf: false,
+            http: None,
+        };
+        l.bytes
+            .extend_from_slice(format!(" [truncated from {total} bytes]").as_bytes());
+        return rec.event(KIND_HTTP, None, &l, tags);
+    }
+    rec.event(KIND_HTTP, None, line, tags)
+}
+
+/// Allowlisted headers as a JSON object, values redacted: the object goes through the
+/// JSON redactor, so a secret-named header (`authorization`) loses its whole value and
+/// the others lose what the value rules find (a bearer token in `www-authenticate`).
+fn headers_value(redactor: &Redactor, headers: &HeaderList) -> Value {
+    let mut m = Map::new();
+    for (name, value) in headers {
+        match m.get_mut(*name) {
+            // Repeated headers are one list, as HTTP allows.
+            Some(Value::String(prev)) => {
+                prev.push_str(", ");
+                prev.push_str(value);
+            }
+            _ => {
+                m.insert((*name).to_owned(), value.clone().into());
+            }
+        }
+    }
+    let text = Value::Object(m).to_string();
+    match redactor.redact_json(&text) {
+        Cow::Borrowed(_) => serde_json::from_str(&text).unwrap_or(Value::Null),
+        Cow::Owned(r) => serde_json::from_str(&r).unwrap_or(Value::Null),
+    }
+}
+
+/// A path or URL for the trace: free-text rules over the whole, and the value of each
+/// query parameter whose name is a secret name (`?api_key=…`, `?token=…`) replaced by
+/// the marker.
+pub(crate) fn redact_path(redactor: &Redactor, path: &str) -> String {
+    let text = redactor.redact_text(path);
+    let Some((base, query)) = text.split_once('?') else {
+        return text.into_owned();
+    };
+    let mut out = String::with_capacity(text.len());
+    out.push_str(base);
+    out.push('?');
+    for (i, pair) in query.split('&').enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        match pair.split_once('=') {
+            Some((k, v)) if !v.is_empty() && is_secret_name(redactor, k) => {
+                out.push_str(k);
+                out.push('=');
+                out.push_str(MARKER);
+            }
+            _ => out.push_str(pair),
+        }
+    }
+    out
+}
+
+/// Whether the redactor's key rules treat `name` as a secret member name.
+fn is_secret_name(redactor: &Redactor, name: &str) -> bool {
+    let probe = serde_json::json!({ name: "x" }).to_string();
+    matches!(redactor.redact_json(&probe), Cow::Owned(_))
+}
+
+fn to_raw(v: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(v)
+        .unwrap_or_else(|_| RawValue::from_string("null".to_owned()).expect("null is JSON"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_query_values_and_headers_are_redacted_others_kept() {
+        let r = Redactor::builtin();
+        assert_eq!(
+            redact_path(&r, "/message?sessionId=abc&api_key=s3cr3t&token=t"),
+            "/message?sessionId=abc&api_key=[REDACTED]&token=[REDACTED]"
+        );
+        assert_eq!(redact_path(&r, "/mcp"), "/mcp");
+        let v = headers_value(
+            &r,
+            &vec![
+                ("authorization", "Basic dXNlcjpwYXNz".to_owned()),
+                ("mcp-session-id", "abc".to_owned()),
+            ],
+        );
+        assert_eq!(v["authorization"], "[REDACTED]");
+        assert_eq!(v["mcp-session-id"], "abc");
+        let off = headers_value(
+            &Redactor::disabled(),
+            &vec![("authorization", "Basic x".to_owned())],
+        );
+        assert_eq!(off["authorization"], "Basic x");
+    }
+}

@@ -1,0 +1,238 @@
+//! Where a recording goes and what it tells the user: the trace target (a new file, or
+//! any writer), the errors that stop a recording before it starts, the notices a running
+//! session gives, and the start of the trace-writing thread. Shared by the stdio and
+//! HTTP proxies, so both write their traces the same way: one bounded queue, one writer
+//! thread, one redactor.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use reel_trace::redact::Redactor;
+use reel_trace::writer::create_trace_file;
+use reel_trace::{Timestamp, TraceWriter, names};
+
+use crate::queue::Queue;
+use crate::recorder::{BatchSink, Recorder};
+use crate::stdio::DRAIN_LIMIT;
+
+/// Why a recording could not be made at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// The trace directory cannot be created.
+    #[error("cannot create the trace directory {}: {source} (choose another with --dir or REEL_DIR)", dir.display())]
+    CreateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The trace file cannot be created.
+    #[error("cannot create a trace file in {}: {source} (choose another directory with --dir or REEL_DIR)", dir.display())]
+    CreateTrace {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The trace's first line cannot be written.
+    #[error("cannot write the trace {trace}: {source}")]
+    WriteTrace {
+        /// The trace (its path, or `trace` for a caller's writer).
+        trace: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// A thread or signal handler could not be set up.
+    #[error("cannot set up the proxy ({what}): {source}")]
+    Setup {
+        /// What failed.
+        what: &'static str,
+        /// Why.
+        source: io::Error,
+    },
+    /// The server's exit could not be observed.
+    #[error("cannot wait for the server: {0}")]
+    Wait(io::Error),
+    /// A bug: a thread of the proxy panicked.
+    #[error("internal error: the {0} thread panicked")]
+    Panicked(&'static str),
+}
+
+impl RecordError {
+    /// True when the error is about creating or writing the trace (exit code 73).
+    pub fn is_output(&self) -> bool {
+        matches!(
+            self,
+            RecordError::CreateDir { .. }
+                | RecordError::CreateTrace { .. }
+                | RecordError::WriteTrace { .. }
+        )
+    }
+}
+
+/// Something the user should hear about while the session runs. The CLI prints each
+/// one as a `reel:` line on stderr; each is reported at most once per session.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Notice {
+    /// The trace writer fell behind: traffic is being slowed (or, when `dropping`,
+    /// lines are being dropped and counted in `reel.gap` events).
+    Behind {
+        /// Lines are dropped rather than waited for.
+        dropping: bool,
+    },
+    /// The trace cannot be written any more; traffic goes on unrecorded.
+    TraceFailed {
+        /// The I/O error.
+        error: String,
+    },
+    /// The client stopped reading reel's stdout; the server's output is still recorded.
+    ClientGone,
+    /// The server stopped reading its stdin; what the client sends is still recorded.
+    ServerStdinClosed,
+    /// The server exited but its stdout or stderr stayed open (a process it started
+    /// still holds them); the session ends without waiting for them.
+    DrainTimedOut,
+    /// HTTP: the upstream could not be reached or broke off; the client got a 502 (told
+    /// once per run of failures: again only after a request went through).
+    UpstreamFailed {
+        /// What went wrong.
+        error: String,
+    },
+    /// HTTP: a request was refused with 403 because its `Host` or `Origin` is not a
+    /// loopback name (told once per run).
+    Refused {
+        /// The header and its value.
+        what: String,
+    },
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::Behind { dropping: false } => {
+                f.write_str("the trace disk is behind; slowing traffic")
+            }
+            Notice::Behind { dropping: true } => f.write_str(
+                "the trace disk is behind; dropping lines (--drop-when-behind), counted in reel.gap events",
+            ),
+            Notice::TraceFailed { error } => write!(
+                f,
+                "cannot write the trace any more ({error}); traffic goes on unrecorded"
+            ),
+            Notice::ClientGone => f.write_str(
+                "the client stopped reading; the server's output is still recorded",
+            ),
+            Notice::ServerStdinClosed => f.write_str(
+                "the server stopped reading its stdin; the client's messages are still recorded",
+            ),
+            Notice::DrainTimedOut => write!(
+                f,
+                "the server exited but its output stayed open, silent, for {} s (a process it started holds it?); ending the trace",
+                DRAIN_LIMIT.as_secs()
+            ),
+            Notice::UpstreamFailed { error } => {
+                write!(f, "{error}; the client got 502 Bad Gateway")
+            }
+            Notice::Refused { what } => write!(
+                f,
+                "refused a request with 403: {what} is not a loopback name (DNS rebinding protection; allow it with --allow-host)"
+            ),
+        }
+    }
+}
+
+/// Where the trace goes: a new file, or any writer.
+pub struct TraceTarget {
+    sink: Box<dyn Write + Send>,
+    path: Option<PathBuf>,
+    started: Timestamp,
+}
+
+impl TraceTarget {
+    /// Creates `<dir>/<stamp>-<label>.jsonl` (mode 0600), creating `dir` and its parents
+    /// (mode 0700) when missing.
+    pub fn create(dir: &Path, label: &str) -> Result<TraceTarget, RecordError> {
+        names::ensure_dir(dir).map_err(|source| RecordError::CreateDir {
+            dir: dir.to_owned(),
+            source,
+        })?;
+        let started = Timestamp::now();
+        let (file, path) =
+            create_trace_file(dir, started, label).map_err(|source| RecordError::CreateTrace {
+                dir: dir.to_owned(),
+                source,
+            })?;
+        Ok(TraceTarget {
+            sink: Box::new(file),
+            path: Some(path),
+            started,
+        })
+    }
+
+    /// A trace written to `sink` (tests, other front ends). Give it an unbuffered sink:
+    /// the recorder batches whole lines itself.
+    pub fn from_writer(sink: impl Write + Send + 'static, started: Timestamp) -> TraceTarget {
+        TraceTarget {
+            sink: Box::new(sink),
+            path: None,
+            started,
+        }
+    }
+
+    /// The trace file, when it is one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub(crate) fn name(&self) -> String {
+        self.path
+            .as_ref()
+            .map_or_else(|| "trace".to_owned(), |p| p.display().to_string())
+    }
+}
+
+/// How the session's threads tell the user about trouble.
+pub(crate) type NoticeFn = Arc<dyn Fn(Notice) + Send + Sync>;
+
+/// The writer thread's recorder, over the target's sink.
+pub(crate) type SinkRecorder = Recorder<Box<dyn Write + Send>>;
+/// The trace writer over the target's sink.
+pub(crate) type SinkWriter = TraceWriter<BatchSink<Box<dyn Write + Send>>>;
+
+impl TraceTarget {
+    /// Splits the target into a trace writer (its `end.durationMs` counting from the
+    /// target's start), the display name and the path.
+    pub(crate) fn into_writer(self) -> (SinkWriter, String, Option<PathBuf>) {
+        let name = self.name();
+        let writer = TraceWriter::new(BatchSink::new(self.sink), self.started);
+        (writer, name, self.path)
+    }
+}
+
+/// Starts the thread that writes everything `queue` delivers until it is closed, and
+/// hands the recorder back (to write `end`) when it joins.
+pub(crate) fn start_writer(
+    writer: SinkWriter,
+    redactor: Redactor,
+    queue: &Arc<Queue>,
+    notices: &NoticeFn,
+) -> io::Result<JoinHandle<SinkRecorder>> {
+    let queue = Arc::clone(queue);
+    let notices = Arc::clone(notices);
+    let mut recorder = Recorder::new(writer, redactor);
+    std::thread::Builder::new()
+        .name("reel-trace".into())
+        .spawn(move || {
+            recorder.run(&queue, &|e| {
+                notices(Notice::TraceFailed {
+                    error: e.to_string(),
+                })
+            });
+            recorder
+        })
+}

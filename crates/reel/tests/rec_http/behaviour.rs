@@ -1,0 +1,489 @@
+//! The proxy's behaviour against a scripted upstream whose every move the test controls.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::harness::{Answer, Proxy, Upstream, free_port, read_head, read_until, request, send};
+use crate::support::{Session, reel};
+
+const PING: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+const PONG: &str = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+
+/// Every line of the session's one trace, parsed.
+pub fn trace_lines(s: &Session) -> Vec<Value> {
+    std::fs::read_to_string(s.trace_path())
+        .expect("read the trace")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+fn events<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["kind"] == kind).collect()
+}
+
+fn messages<'a>(lines: &'a [Value], dir: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["dir"] == dir).collect()
+}
+
+#[test]
+fn requests_naming_a_foreign_host_or_origin_get_403_and_never_reach_the_upstream() {
+    let up = Upstream::start(|_| Answer::json(200, PONG));
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let ct = ("content-type", "application/json");
+    let local = format!("localhost:{}", p.addr.rsplit(':').next().unwrap());
+
+    let evil_host = request(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[("host", "evil.example"), ct],
+        PING,
+    );
+    assert_eq!(evil_host.status, 403, "{}", evil_host.text());
+    assert!(
+        evil_host.text().contains("DNS rebinding"),
+        "{}",
+        evil_host.text()
+    );
+    let evil_origin = request(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[("host", &local), ("origin", "http://evil.example"), ct],
+        PING,
+    );
+    assert_eq!(evil_origin.status, 403);
+    let fine = request(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[("host", &local), ("origin", &format!("http://{local}")), ct],
+        PING,
+    );
+    assert_eq!((fine.status, fine.text().as_str()), (200, PONG));
+
+    let seen = up.seen();
+    assert_eq!(
+        seen.len(),
+        1,
+        "only the allowed request reaches the upstream"
+    );
+    // Host and Origin name the upstream on the upstream hop.
+    let upstream_authority = format!("127.0.0.1:{}", up.port);
+    assert_eq!(seen[0].header("host"), Some(upstream_authority.as_str()));
+    assert_eq!(
+        seen[0].header("origin"),
+        Some(format!("http://{upstream_authority}").as_str())
+    );
+    assert!(p.stderr_text().contains("refused a request with 403"));
+
+    let f = p.stop();
+    assert_eq!(f.code(), Some(0), "{}", f.stderr_text());
+    let lines = trace_lines(&s);
+    let refused: Vec<&str> = events(&lines, "reel.http")
+        .iter()
+        .filter_map(|e| e["http"]["refused"].as_str())
+        .collect();
+    assert_eq!(refused, ["host", "origin"]);
+}
+
+#[test]
+fn hop_by_hop_headers_cross_neither_way_and_the_rest_does() {
+    let up = Upstream::start(|_| Answer::Full {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), "application/json".into()),
+            ("connection".into(), "x-resp-hop".into()),
+            ("x-resp-hop".into(), "1".into()),
+            ("keep-alive".into(), "timeout=5".into()),
+            ("proxy-authenticate".into(), "Basic realm=x".into()),
+            ("x-kept".into(), "yes".into()),
+        ],
+        body: PONG.as_bytes().to_vec(),
+    });
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let r = request(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("host", &p.addr),
+            ("content-type", "application/json"),
+            ("connection", "keep-alive, x-hop"),
+            ("x-hop", "1"),
+            ("keep-alive", "timeout=5"),
+            ("te", "trailers"),
+            ("proxy-authorization", "Basic eDp5"),
+            ("x-end-to-end", "kept"),
+        ],
+        PING,
+    );
+    assert_eq!((r.status, r.text().as_str()), (200, PONG));
+    for gone in ["x-resp-hop", "keep-alive", "proxy-authenticate"] {
+        assert!(r.header(gone).is_none(), "{gone} reached the client: {r:?}");
+    }
+    assert_eq!(r.header("x-kept"), Some("yes"));
+
+    let seen = up.seen();
+    assert_eq!(seen.len(), 1);
+    for gone in ["x-hop", "keep-alive", "te", "proxy-authorization"] {
+        assert!(
+            seen[0].header(gone).is_none(),
+            "{gone} reached the upstream: {:?}",
+            seen[0]
+        );
+    }
+    assert_ne!(seen[0].header("connection"), Some("keep-alive, x-hop"));
+    assert_eq!(seen[0].header("x-end-to-end"), Some("kept"));
+    assert_eq!(seen[0].body, PING);
+    drop(p);
+}
+
+#[test]
+fn an_sse_answer_reaches_the_client_event_by_event_before_the_upstream_finishes() {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let rx = Mutex::new(Some(rx));
+    let up = Upstream::start(move |_| Answer::Stream {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks: rx.lock().unwrap().take().expect("one streamed answer"),
+    });
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":7}}}"#;
+    let mut conn = send(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("host", &p.addr),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ],
+        call,
+    );
+    let (status, _) = read_head(&mut conn);
+    assert_eq!(status, 200);
+    let progress = "event: message\r\nid: e1\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":7,\"progress\":1}}\r\n\r\n";
+    tx.send(progress.as_bytes().to_vec()).unwrap();
+    let mut got = Vec::new();
+    // The upstream has not sent event 2 yet (the test holds it): event 1 must arrive alone.
+    read_until(&mut conn, "notifications/progress", &mut got);
+    assert!(!String::from_utf8_lossy(&got).contains("\"result\""));
+    let result = "event: message\r\nid: e2\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}\r\n\r\n";
+    tx.send(result.as_bytes().to_vec()).unwrap();
+    read_until(&mut conn, "\"result\"", &mut got);
+    drop(tx);
+    read_until(&mut conn, "0\r\n\r\n", &mut got);
+    let f = p.stop();
+    assert_eq!(f.code(), Some(0));
+
+    let lines = trace_lines(&s);
+    let out = messages(&lines, "out");
+    assert_eq!(out.len(), 2, "{lines:#?}");
+    assert_eq!(
+        out[0]["http"]["sse"],
+        serde_json::json!({"id": "e1", "event": "message", "eol": "crlf"})
+    );
+    assert_eq!(out[1]["http"]["sse"]["id"], "e2");
+    assert_eq!(out[1]["raw"]["id"], 7);
+    let req = messages(&lines, "in")[0]["http"]["req"].clone();
+    assert!(
+        out.iter()
+            .all(|o| o["http"]["req"] == req && o["http"]["status"] == 200)
+    );
+    // Every line of the exchange is in the session of the client's connection.
+    assert!(
+        lines[1..lines.len() - 1]
+            .iter()
+            .all(|l| l["session"] == "reel:conn-1")
+    );
+}
+
+/// Answers like a legacy HTTP+SSE server and an OAuth-protected one, with absolute URLs
+/// built from the `Host` it is sent (as real servers do).
+fn self_naming_upstream(stream: Arc<Mutex<Option<mpsc::Receiver<Vec<u8>>>>>) -> Upstream {
+    Upstream::start(move |req| {
+        let me = format!("http://{}", req.header("host").unwrap_or("?"));
+        match (req.method.as_str(), req.path.as_str()) {
+            ("GET", "/sse") => Answer::Stream {
+                status: 200,
+                headers: vec![("content-type".into(), "text/event-stream".into())],
+                chunks: stream.lock().unwrap().take().expect("one stream"),
+            },
+            ("POST", p) if p.starts_with("/message") => Answer::Full {
+                status: 202,
+                headers: vec![],
+                body: b"Accepted".to_vec(),
+            },
+            ("GET", "/.well-known/oauth-protected-resource/mcp") => Answer::json(
+                200,
+                &format!(r#"{{"resource":"{me}/mcp","authorization_servers":["{me}"]}}"#),
+            ),
+            _ => Answer::Full {
+                status: 401,
+                headers: vec![(
+                    "www-authenticate".into(),
+                    format!(
+                        r#"Bearer resource_metadata="{me}/.well-known/oauth-protected-resource/mcp""#
+                    ),
+                )],
+                body: Vec::new(),
+            },
+        }
+    })
+}
+
+#[test]
+fn urls_the_upstream_hands_out_are_rewritten_to_the_proxy() {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let up = self_naming_upstream(Arc::new(Mutex::new(Some(rx))));
+    let me = format!("http://127.0.0.1:{}", up.port);
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/sse"), &[]);
+    let proxy = format!("http://{}", p.addr);
+
+    let denied = request(&p.addr, "GET", "/mcp", &[("host", &p.addr)], b"");
+    assert_eq!(denied.status, 401);
+    assert_eq!(
+        denied.header("www-authenticate"),
+        Some(
+            format!(
+                r#"Bearer resource_metadata="{proxy}/.well-known/oauth-protected-resource/mcp""#
+            )
+            .as_str()
+        )
+    );
+    let meta = request(
+        &p.addr,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[("host", &p.addr)],
+        b"",
+    );
+    let doc: Value = serde_json::from_slice(&meta.body).expect("a JSON document");
+    assert_eq!(doc["resource"], format!("{proxy}/mcp"));
+    assert_eq!(doc["authorization_servers"][0], proxy);
+
+    let mut stream = send(
+        &p.addr,
+        "GET",
+        "/sse",
+        &[("host", &p.addr), ("accept", "text/event-stream")],
+        b"",
+    );
+    let (status, _) = read_head(&mut stream);
+    assert_eq!(status, 200);
+    tx.send(format!("event: endpoint\ndata: {me}/message?sessionId=abc\n\n").into_bytes())
+        .unwrap();
+    let mut got = Vec::new();
+    read_until(
+        &mut stream,
+        &format!("data: {proxy}/message?sessionId=abc\n\n"),
+        &mut got,
+    );
+    assert!(
+        !String::from_utf8_lossy(&got).contains(&me),
+        "the upstream's origin leaked"
+    );
+    let posted = request(
+        &p.addr,
+        "POST",
+        "/message?sessionId=abc",
+        &[("host", &p.addr), ("content-type", "application/json")],
+        PING,
+    );
+    assert_eq!(posted.status, 202);
+    tx.send(format!("event: message\ndata: {PONG}\n\n").into_bytes())
+        .unwrap();
+    read_until(&mut stream, "\"result\"", &mut got);
+    drop(tx);
+    assert_eq!(p.stop().code(), Some(0));
+
+    let lines = trace_lines(&s);
+    let endpoint = events(&lines, "reel.sse");
+    assert_eq!(endpoint.len(), 1);
+    assert_eq!(
+        endpoint[0]["text"],
+        format!("{proxy}/message?sessionId=abc")
+    );
+    // The legacy session is the endpoint's sessionId, for the POST and the stream alike.
+    let ping = messages(&lines, "in");
+    assert_eq!(ping.len(), 1);
+    assert_eq!(ping[0]["session"], "abc");
+    let pong = messages(&lines, "out");
+    assert_eq!((pong.len(), &pong[0]["session"]), (1, &Value::from("abc")));
+    let meta_event = events(&lines, "reel.http")
+        .into_iter()
+        .find(|e| e["http"]["path"] == "/.well-known/oauth-protected-resource/mcp")
+        .expect("the metadata exchange is recorded");
+    assert_eq!(meta_event["raw"]["resource"], format!("{proxy}/mcp"));
+}
+
+#[test]
+fn authorization_is_redacted_in_the_trace_and_forwarded_intact() {
+    let up = Upstream::start(|_| Answer::json(200, PONG));
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let token = "Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    let r = request(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("host", &p.addr),
+            ("authorization", token),
+            ("content-type", "application/json"),
+        ],
+        PING,
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(up.seen()[0].header("authorization"), Some(token));
+    assert_eq!(p.stop().code(), Some(0));
+    let text = std::fs::read_to_string(s.trace_path()).unwrap();
+    assert!(!text.contains("sk-proj-"), "the token is in the trace");
+    let lines = trace_lines(&s);
+    assert_eq!(
+        messages(&lines, "in")[0]["http"]["headers"]["authorization"],
+        "[REDACTED]"
+    );
+}
+
+#[test]
+fn sigterm_closes_open_streams_and_ends_the_trace_cleanly() {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let rx = Mutex::new(Some(rx));
+    let up = Upstream::start(move |_| Answer::Stream {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), "text/event-stream".into()),
+            ("mcp-session-id".into(), "s-1".into()),
+        ],
+        chunks: rx.lock().unwrap().take().expect("one stream"),
+    });
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let mut stream = send(
+        &p.addr,
+        "GET",
+        "/mcp",
+        &[
+            ("host", &p.addr),
+            ("accept", "text/event-stream"),
+            ("mcp-session-id", "s-1"),
+        ],
+        b"",
+    );
+    assert_eq!(read_head(&mut stream).0, 200);
+    tx.send(b": keep-alive\n\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n".to_vec())
+        .unwrap();
+    let mut got = Vec::new();
+    read_until(&mut stream, "notifications/message", &mut got);
+    let f = p.stop();
+    assert_eq!(f.code(), Some(0), "{}", f.stderr_text());
+    // The stream was closed: the chunked body ends, then the connection.
+    read_until(&mut stream, "0\r\n\r\n", &mut got);
+    drop(tx);
+
+    let lines = trace_lines(&s);
+    let end = lines.last().unwrap();
+    assert_eq!(end["type"], "end");
+    assert_eq!(end["reason"], "producer_shutdown");
+    assert!(end.get("exitCode").is_none());
+    let http = events(&lines, "reel.http");
+    assert_eq!(http.first().unwrap()["http"]["method"], "GET");
+    assert_eq!(http.last().unwrap()["http"]["end"], "shutdown");
+    assert!(
+        lines[1..lines.len() - 1]
+            .iter()
+            .all(|l| l["session"] == "s-1")
+    );
+    assert_eq!(messages(&lines, "out").len(), 1);
+}
+
+#[test]
+fn an_unreachable_upstream_gets_502_and_reel_goes_on_until_it_is_up() {
+    let port = free_port();
+    let s = Session::new();
+    let p = Proxy::start(&s, &format!("http://127.0.0.1:{port}/mcp"), &[]);
+    let r = request(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[("host", &p.addr), ("content-type", "application/json")],
+        PING,
+    );
+    assert_eq!(r.status, 502);
+    assert!(
+        r.text().contains("cannot reach the upstream"),
+        "{}",
+        r.text()
+    );
+    assert!(p.stderr_text().contains("502"), "{}", p.stderr_text());
+
+    let up = Upstream::start_on(port, |_| Answer::json(200, PONG));
+    let r = request(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[("host", &p.addr), ("content-type", "application/json")],
+        PING,
+    );
+    assert_eq!((r.status, r.text().as_str()), (200, PONG));
+    assert_eq!(up.seen().len(), 1);
+    assert_eq!(p.stop().code(), Some(0));
+
+    let lines = trace_lines(&s);
+    let failed = events(&lines, "reel.http");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["http"]["status"], 502);
+    assert!(
+        failed[0]["http"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot connect")
+    );
+    // Both requests are in the trace; only the second was answered.
+    assert_eq!(messages(&lines, "in").len(), 2);
+    assert_eq!(messages(&lines, "out").len(), 1);
+}
+
+#[test]
+fn usage_errors_have_their_exit_codes() {
+    let s = Session::new();
+    let run = |args: &[&str]| {
+        let out = reel()
+            .arg("rec")
+            .arg("--dir")
+            .arg(s.dir())
+            .args(args)
+            .output()
+            .expect("run reel");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run(&["--url", "ftp://127.0.0.1/mcp"]);
+    assert_eq!(code, Some(64), "{err}");
+    assert!(err.contains("http://"), "{err}");
+    let (code, err) = run(&[
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--listen",
+        "not-an-address",
+    ]);
+    assert_eq!(code, Some(64), "{err}");
+    assert!(err.contains("--listen"), "{err}");
+    let (code, err) = run(&["--url", "http://no-such-host.invalid/mcp"]);
+    assert_eq!(code, Some(69), "{err}");
+    let (code, _) = run(&["--url", "http://127.0.0.1:1/mcp", "--", "cat"]);
+    assert_eq!(code, Some(64));
+    let (code, _) = run(&["--listen", "127.0.0.1:0", "--", "cat"]);
+    assert_eq!(code, Some(64), "--listen needs --url");
+}

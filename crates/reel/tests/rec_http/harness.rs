@@ -1,0 +1,488 @@
+//! Harness for the `reel rec --url` tests: the built binary as a running proxy (its
+//! address read from the one `reel: listening on URL` line, stopped with SIGTERM), a
+//! scripted upstream of our own whose every move the test controls, a raw HTTP/1.1
+//! client, and servers that are killed when a test ends, however it ends.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::support::{Finished, RUN_LIMIT, Session, reel, wait_limited};
+
+/// How long a proxy or server may take to come up.
+pub const START_LIMIT: Duration = Duration::from_secs(30);
+/// How long a raw read waits for what it expects.
+pub const READ_LIMIT: Duration = Duration::from_secs(20);
+
+/// A free loopback port (bound, then released: the server that uses it binds it next).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Waits until something accepts connections on `port`.
+pub fn wait_port(port: u16) {
+    let deadline = Instant::now() + START_LIMIT;
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on port {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A child process killed on drop.
+pub struct Server(pub Child);
+
+impl Server {
+    /// Starts `cmd` (its output discarded) and waits for `port` to accept connections.
+    pub fn start(mut cmd: Command, port: u16) -> Server {
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the server");
+        let s = Server(child);
+        wait_port(port);
+        s
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A running `reel rec --url`.
+pub struct Proxy {
+    child: Option<Child>,
+    /// `http://127.0.0.1:PORT/PATH`, as reel printed it.
+    pub url: String,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    stderr: Arc<Mutex<String>>,
+    reader: Option<JoinHandle<()>>,
+}
+
+impl Proxy {
+    /// Starts `reel rec --dir <session dir> --url <upstream> <flags>` and waits for its
+    /// listening line.
+    pub fn start(s: &Session, upstream: &str, flags: &[&str]) -> Proxy {
+        let mut cmd = reel();
+        cmd.arg("rec")
+            .arg("--dir")
+            .arg(s.dir())
+            .arg("--url")
+            .arg(upstream)
+            .args(flags)
+            .current_dir(s.tmp.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("start reel rec --url");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let text = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let reader = {
+            let text = Arc::clone(&text);
+            std::thread::spawn(move || {
+                let mut tx = Some(tx);
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    if let Some(url) = line.strip_prefix("reel: listening on ") {
+                        if let Some(tx) = tx.take() {
+                            let _ = tx.send(url.to_owned());
+                        }
+                    }
+                    let mut t = text.lock().unwrap();
+                    t.push_str(&line);
+                    t.push('\n');
+                }
+            })
+        };
+        let mut proxy = Proxy {
+            child: Some(child),
+            url: String::new(),
+            addr: String::new(),
+            stderr: text,
+            reader: Some(reader),
+        };
+        match rx.recv_timeout(START_LIMIT) {
+            Ok(url) => {
+                proxy.addr = url
+                    .strip_prefix("http://")
+                    .and_then(|r| r.split('/').next())
+                    .expect("an http:// URL")
+                    .to_owned();
+                proxy.url = url;
+            }
+            Err(_) => panic!(
+                "reel printed no listening line; stderr: {}",
+                proxy.stderr_text()
+            ),
+        }
+        proxy
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Sends SIGTERM and waits for reel to exit.
+    pub fn stop(mut self) -> Finished {
+        let mut child = self.child.take().expect("running");
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status();
+        let status = wait_limited(&mut child, RUN_LIMIT)
+            .unwrap_or_else(|| panic!("reel did not stop; stderr: {}", self.stderr_text()));
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        Finished {
+            status,
+            stdout: Vec::new(),
+            stderr: self.stderr_text().into_bytes(),
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A request our scripted upstream received.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: String,
+    pub path: String,
+    /// Lower-case names, in order.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Seen {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What the scripted upstream answers.
+pub enum Answer {
+    /// A complete response (`Content-Length`), the connection kept open.
+    Full {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    },
+    /// A response written chunk by chunk as the test hands chunks over, ended (and the
+    /// connection closed) when the sender is dropped.
+    Stream {
+        status: u16,
+        headers: Vec<(String, String)>,
+        chunks: Receiver<Vec<u8>>,
+    },
+}
+
+impl Answer {
+    pub fn json(status: u16, body: &str) -> Answer {
+        Answer::Full {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.as_bytes().to_vec(),
+        }
+    }
+}
+
+type Handler = Arc<dyn Fn(&Seen) -> Answer + Send + Sync>;
+
+/// An HTTP/1.1 server on loopback whose answers the test scripts.
+pub struct Upstream {
+    pub port: u16,
+    pub seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Upstream {
+    pub fn start(handler: impl Fn(&Seen) -> Answer + Send + Sync + 'static) -> Upstream {
+        Upstream::start_on(0, handler)
+    }
+
+    /// The same, on a given port.
+    pub fn start_on(
+        port: u16,
+        handler: impl Fn(&Seen) -> Answer + Send + Sync + 'static,
+    ) -> Upstream {
+        let listener = TcpListener::bind(("127.0.0.1", port)).expect("bind the upstream");
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let handler: Handler = Arc::new(handler);
+        {
+            let seen = Arc::clone(&seen);
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    let Ok(stream) = stream else { continue };
+                    let seen = Arc::clone(&seen);
+                    let handler = Arc::clone(&handler);
+                    std::thread::spawn(move || serve_connection(stream, &seen, &handler));
+                }
+            });
+        }
+        Upstream { port, seen }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn serve_connection(stream: TcpStream, seen: &Mutex<Vec<Seen>>, handler: &Handler) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone the stream"));
+    let mut out = stream;
+    loop {
+        let Some(req) = read_request(&mut reader) else {
+            return;
+        };
+        seen.lock().unwrap().push(req.clone());
+        match handler(&req) {
+            Answer::Full {
+                status,
+                headers,
+                body,
+            } => {
+                let mut head = format!("HTTP/1.1 {status} X\r\ncontent-length: {}\r\n", body.len());
+                for (k, v) in headers {
+                    head.push_str(&format!("{k}: {v}\r\n"));
+                }
+                head.push_str("\r\n");
+                if out.write_all(head.as_bytes()).is_err() || out.write_all(&body).is_err() {
+                    return;
+                }
+            }
+            Answer::Stream {
+                status,
+                headers,
+                chunks,
+            } => {
+                let mut head = format!("HTTP/1.1 {status} X\r\nconnection: close\r\n");
+                for (k, v) in headers {
+                    head.push_str(&format!("{k}: {v}\r\n"));
+                }
+                head.push_str("\r\n");
+                if out.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                for chunk in chunks {
+                    if out.write_all(&chunk).and_then(|()| out.flush()).is_err() {
+                        return;
+                    }
+                }
+                return;
+            }
+        }
+    }
+}
+
+fn read_request(r: &mut BufReader<TcpStream>) -> Option<Seen> {
+    let mut line = String::new();
+    if r.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_owned();
+    let path = parts.next()?.to_owned();
+    let headers = read_headers(r)?;
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+    let body = if chunked {
+        read_chunked(r)?
+    } else {
+        let len: usize = headers
+            .iter()
+            .find(|(k, _)| k == "content-length")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0; len];
+        r.read_exact(&mut body).ok()?;
+        body
+    };
+    Some(Seen {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+fn read_headers(r: &mut impl BufRead) -> Option<Vec<(String, String)>> {
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            return Some(headers);
+        }
+        let (k, v) = line.split_once(':')?;
+        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+    }
+}
+
+fn read_chunked(r: &mut impl BufRead) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let mut size = String::new();
+        r.read_line(&mut size).ok()?;
+        let n = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
+        let mut chunk = vec![0; n + 2];
+        r.read_exact(&mut chunk).ok()?;
+        if n == 0 {
+            return Some(body);
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// A response read by the raw client.
+#[derive(Debug)]
+pub struct RawResponse {
+    pub status: u16,
+    pub headers: HashMap<String, Vec<String>>,
+    pub body: Vec<u8>,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(name)
+            .and_then(|v| v.first())
+            .map(String::as_str)
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Sends one request (the head is written as given, `Content-Length` added for a body)
+/// and returns the connection, positioned at the response.
+pub fn send(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> BufReader<TcpStream> {
+    let mut s = TcpStream::connect(addr).expect("connect to reel");
+    s.set_read_timeout(Some(READ_LIMIT)).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !body.is_empty() {
+        head.push_str(&format!("content-length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    BufReader::new(s)
+}
+
+/// Reads a response's status line and headers.
+pub fn read_head(r: &mut BufReader<TcpStream>) -> (u16, HashMap<String, Vec<String>>) {
+    let mut line = String::new();
+    r.read_line(&mut line).expect("status line");
+    let status = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {line:?}"));
+    let mut headers: HashMap<String, Vec<String>> = HashMap::new();
+    for (k, v) in read_headers(r).expect("headers") {
+        headers.entry(k).or_default().push(v);
+    }
+    (status, headers)
+}
+
+/// Reads a whole response (`Content-Length` or chunked).
+pub fn read_response(mut r: BufReader<TcpStream>) -> RawResponse {
+    let (status, headers) = read_head(&mut r);
+    let chunked = headers
+        .get("transfer-encoding")
+        .is_some_and(|v| v.iter().any(|v| v.contains("chunked")));
+    let body = if chunked {
+        read_chunked(&mut r).expect("a chunked body")
+    } else if let Some(len) = headers
+        .get("content-length")
+        .and_then(|v| v.first())
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        let mut b = vec![0; len];
+        r.read_exact(&mut b).expect("the body");
+        b
+    } else {
+        let mut b = Vec::new();
+        let _ = r.read_to_end(&mut b);
+        b
+    };
+    RawResponse {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// One request, its whole response.
+pub fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> RawResponse {
+    read_response(send(addr, method, path, headers, body))
+}
+
+/// Reads raw bytes until `needle` has arrived (or fails after [`READ_LIMIT`]).
+pub fn read_until(r: &mut BufReader<TcpStream>, needle: &str, so_far: &mut Vec<u8>) {
+    let deadline = Instant::now() + READ_LIMIT;
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(so_far).contains(needle) {
+        assert!(
+            Instant::now() < deadline,
+            "{needle:?} did not arrive; got {:?}",
+            String::from_utf8_lossy(so_far)
+        );
+        match r.read(&mut buf) {
+            Ok(0) => panic!(
+                "the connection closed before {needle:?}; got {:?}",
+                String::from_utf8_lossy(so_far)
+            ),
+            Ok(n) => so_far.extend_from_slice(&buf[..n]),
+            Err(e) => panic!("read failed before {needle:?}: {e}"),
+        }
+    }
+}
