@@ -5,11 +5,12 @@
 //! the result rendered for people (text), programs (JSON, `reel.diff/1`) and CI (GitHub
 //! annotations).
 //!
-//! The pipeline: each trace is read once on its own thread ([`side`]) into compact
-//! records (match keys, fingerprints, file positions); the [`align`]er pairs them by
-//! content and [`compare`]s each pair, re-reading payloads only where fingerprints
-//! differ; the findings become a [`Report`], whose drifts a renderer ([`render`]) shows,
-//! re-reading the payloads of the drifts it prints in full ([`Report::detail`]).
+//! The pipeline: each trace is read once on its own thread (module `side`) into compact
+//! records (match keys, fingerprints, file positions); the aligner (`align`) pairs them
+//! by content and compares each pair (`compare`), re-reading payloads (`payload`) only
+//! where fingerprints differ; the findings become a [`Report`], whose drifts a renderer
+//! ([`render`]) shows, re-reading the payloads of the drifts it prints in full
+//! ([`Report::detail`]).
 //!
 //! What "the same" means is the shared normaliser of `reel-mcp` (one implementation for
 //! play, verify and diff) plus this crate's [`honest_rules`]. Exit codes: 0 identical,
