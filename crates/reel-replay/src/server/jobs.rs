@@ -316,8 +316,7 @@ impl<W: Write> Server<'_, W> {
     /// negotiated version).
     pub(super) fn respond(&mut self, id_raw: &str, negotiate: Option<String>, r: Recorded) {
         if let (Some(sp), None) = (r.splice, &negotiate) {
-            if let Some(text) = self.spliced(r.at, sp, id_raw) {
-                self.send(&text, "tape", sp.error);
+            if self.send_spliced(r.at, sp, id_raw) {
                 self.summary.answered += 1;
                 return;
             }
@@ -350,29 +349,40 @@ impl<W: Write> Server<'_, W> {
         self.summary.answered += 1;
     }
 
-    /// The recorded response with `id_raw` in place of its id, from the spans the
-    /// index kept: one positioned read and two copies. `None` when the bytes there no
-    /// longer look like the response (the trace changed): the caller parses instead.
-    fn spliced(&mut self, at: LineLoc, sp: IdSplice, id_raw: &str) -> Option<String> {
+    /// Sends the recorded response with `id_raw` in place of its id, from the spans
+    /// the index kept: one positioned read, and the bytes around the id copied straight
+    /// into the output. False (nothing sent) when the bytes there no longer look like
+    /// the response (the trace changed): the caller parses instead.
+    fn send_spliced(&mut self, at: LineLoc, sp: IdSplice, id_raw: &str) -> bool {
         let mut buf = std::mem::take(&mut self.scratch);
         let ok = self
             .files
             .read_span(at, sp.raw_start, sp.raw_len, &mut buf)
             .is_ok();
         let (a, b) = (sp.id_start as usize, (sp.id_start + sp.id_len) as usize);
-        let text =
-            (ok && buf.first() == Some(&b'{') && buf.last() == Some(&b'}') && b <= buf.len())
-                .then(|| {
-                    let (head, tail) = (&buf[..a], &buf[b..]);
-                    let mut out = String::with_capacity(buf.len() + id_raw.len());
-                    out.push_str(std::str::from_utf8(head).ok()?);
-                    out.push_str(id_raw);
-                    out.push_str(std::str::from_utf8(tail).ok()?);
-                    Some(out)
-                })
-                .flatten();
+        let fits = ok && buf.first() == Some(&b'{') && buf.last() == Some(&b'}') && b <= buf.len();
+        if fits {
+            if self.recorder.is_some() {
+                // The replay's trace needs the text: build it once, checked.
+                let text = std::str::from_utf8(&buf[..a])
+                    .ok()
+                    .zip(std::str::from_utf8(&buf[b..]).ok());
+                match text {
+                    Some((head, tail)) => {
+                        let line = format!("{head}{id_raw}{tail}");
+                        self.send(&line, "tape", sp.error);
+                    }
+                    None => {
+                        self.scratch = buf;
+                        return false;
+                    }
+                }
+            } else {
+                self.send_parts(&[&buf[..a], id_raw.as_bytes(), &buf[b..]]);
+            }
+        }
         self.scratch = buf;
-        text
+        fits
     }
 
     /// `initialize`: answer with the client's requested version when the recorded

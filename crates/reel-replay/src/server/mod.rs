@@ -472,6 +472,23 @@ impl<W: Write> Server<'_, W> {
         }
     }
 
+    /// Writes one line from parts (bytes the index validated as UTF-8 JSON), with no
+    /// copy in between; only when nothing is being recorded.
+    fn send_parts(&mut self, parts: &[&[u8]]) {
+        if self.client_gone {
+            return;
+        }
+        let mut r = Ok(());
+        for p in parts {
+            r = r.and_then(|_| self.client.write_all(p));
+        }
+        if let Err(e) = r.and_then(|_| self.client.write_all(b"\n")) {
+            if self.client_error(e).is_err() {
+                self.client_gone = true;
+            }
+        }
+    }
+
     fn send_error(&mut self, id_raw: &str, error: &Value) {
         let text = splice::response(id_raw, "error", &error.to_string());
         self.send(&text, "tape", true);
