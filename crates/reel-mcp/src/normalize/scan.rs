@@ -110,7 +110,8 @@ fn element_children<'p>(ptrs: &[&'p [String]], i: usize) -> (bool, Ptrs<'p>) {
 }
 
 /// Scans a message inside a larger document (the `raw` member of a trace line), so the
-/// line is read once: a `DeserializeSeed` whose value is what [`scan`] returns. A
+/// line is read once: a `DeserializeSeed` whose value is what
+/// [`Normalizer::scan`](super::Normalizer::scan) returns. A
 /// payload that is not an object is consumed and reported as `NotObject`.
 pub struct ScanSeed<'n> {
     pub(super) ignore: &'n [Pointer],

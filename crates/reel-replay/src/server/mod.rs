@@ -204,7 +204,8 @@ pub fn play(
 }
 
 /// [`play`] on this process's stdin, read on the serving thread where the platform
-/// allows (see [`feed`]): the fastest way to serve a client over stdio.
+/// allows (a `poll` on stdin instead of a reader thread): the fastest way to serve a
+/// client over stdio.
 pub fn play_stdio(
     opts: PlayOptions,
     output: impl Write,
