@@ -90,6 +90,7 @@ an empty result when the tape holds none (not with --strict).
 
 Normalisation rules (what may differ between honest runs), in order:
 {rules}
+
 A miss is answered with a JSON-RPC error: -32601 when the tape holds no request with that
 method, else -32010 (reel: no recorded answer); stderr names the request, the nearest
 recorded candidates (at most 3, of the first 1000 with the method) and a JSON-pointer
