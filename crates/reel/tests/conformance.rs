@@ -708,6 +708,7 @@ fn recording() -> &'static Result<Recording, String> {
 /// integration tests, because two tests read them.
 fn record_server_suites() -> Recording {
     let peers = Peers::get();
+    forget_old_recordings();
     let scratch = tempfile::Builder::new()
         .prefix("conformance-rec-")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
@@ -740,6 +741,30 @@ fn record_server_suites() -> Recording {
         runs.push((suite, result, trace));
     }
     Recording { runs }
+}
+
+/// Removes the recordings earlier runs left in cargo's scratch dir (an hour old or more,
+/// so a run going on beside this one keeps its own).
+fn forget_old_recordings() {
+    let Ok(entries) = std::fs::read_dir(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(3600));
+        if old
+            && entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("conformance-rec-")
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn only_trace(dir: &Path) -> PathBuf {
