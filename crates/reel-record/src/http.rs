@@ -349,8 +349,14 @@ impl HttpRecorder {
             0 => std::thread::available_parallelism().map_or(2, |n| n.get().min(4)),
             n => n,
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads)
+        let mut builder = if threads == 1 {
+            tokio::runtime::Builder::new_current_thread()
+        } else {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(threads);
+            b
+        };
+        let runtime = builder
             .thread_name("reel-http")
             .enable_all()
             .build()

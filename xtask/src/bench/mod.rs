@@ -15,6 +15,7 @@ pub mod diff;
 pub mod play;
 pub mod reader;
 pub mod rec;
+pub mod rec_http;
 mod synth;
 
 use std::fmt::Write as _;
@@ -150,6 +151,7 @@ type BenchFn = fn(&Ctx) -> anyhow::Result<Vec<Figure>>;
 const BENCHES: &[(&str, BenchFn)] = &[
     ("reader", reader::run),
     ("rec", rec::run),
+    ("rec-http", rec_http::run),
     ("play", play::run),
     ("diff", diff::run),
 ];

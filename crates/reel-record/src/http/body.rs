@@ -20,9 +20,11 @@ use tokio::sync::mpsc;
 /// What a finished request body reports: its bytes, and whether it arrived whole.
 pub(crate) type OnDone = Box<dyn FnOnce(Vec<u8>, bool) + Send>;
 
-/// A request body passed through while a copy is kept for the trace.
+/// A request body passed through while a copy is kept for the trace — or, for a small
+/// body reel already read whole, that body.
 pub(crate) struct TeeBody {
     inner: Option<Incoming>,
+    whole: Option<Bytes>,
     copy: Vec<u8>,
     on_done: Option<OnDone>,
 }
@@ -35,6 +37,7 @@ impl TeeBody {
             copy: Vec::new(),
             on_done: Some(on_done),
             inner: None,
+            whole: None,
         };
         // hyper never polls a body that says it is empty: report it now.
         if inner.is_end_stream() {
@@ -42,6 +45,16 @@ impl TeeBody {
         }
         body.inner = Some(inner);
         body
+    }
+
+    /// A body reel has whole (already recorded): sent as it is, with its length.
+    pub fn whole(bytes: Bytes) -> Self {
+        TeeBody {
+            inner: None,
+            whole: (!bytes.is_empty()).then_some(bytes),
+            copy: Vec::new(),
+            on_done: None,
+        }
     }
 
     fn done(&mut self, whole: bool) {
@@ -66,6 +79,9 @@ impl Body for TeeBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
         let this = &mut *self;
+        if let Some(b) = this.whole.take() {
+            return Poll::Ready(Some(Ok(Frame::data(b))));
+        }
         let Some(inner) = this.inner.as_mut() else {
             return Poll::Ready(None);
         };
@@ -94,13 +110,15 @@ impl Body for TeeBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.as_ref().is_none_or(Body::is_end_stream)
+        self.whole.is_none() && self.inner.as_ref().is_none_or(Body::is_end_stream)
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner
-            .as_ref()
-            .map_or_else(|| SizeHint::with_exact(0), Body::size_hint)
+        match (&self.whole, &self.inner) {
+            (Some(b), _) => SizeHint::with_exact(b.len() as u64),
+            (None, Some(inner)) => inner.size_hint(),
+            (None, None) => SizeHint::with_exact(0),
+        }
     }
 }
 

@@ -66,29 +66,28 @@ pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
-/// The allowlisted headers of a request (`mcp-param-*` included), as received.
+/// The allowlisted headers of a request (`mcp-param-*` included), as received, in the
+/// order they came.
 pub(crate) fn capture_request(headers: &HeaderMap) -> HeaderList {
-    let mut out = capture(headers, &REQUEST_ALLOWLIST);
+    let mut out = Vec::with_capacity(8);
     for (name, value) in headers {
-        if name.as_str().starts_with("mcp-param-") {
-            // Leaked once per distinct header name: names are few and static in practice,
-            // and the trace keeps names as `&'static str`.
-            out.push((intern(name.as_str()), text(value)));
+        let n = name.as_str();
+        if let Some(known) = REQUEST_ALLOWLIST.iter().find(|a| **a == n) {
+            out.push((*known, text(value)));
+        } else if n.starts_with("mcp-param-") {
+            out.push((intern(n), text(value)));
         }
     }
     out
 }
 
-/// The allowlisted headers of a response, as received.
+/// The allowlisted headers of a response, as received, in the order they came.
 pub(crate) fn capture_response(headers: &HeaderMap) -> HeaderList {
-    capture(headers, &RESPONSE_ALLOWLIST)
-}
-
-fn capture(headers: &HeaderMap, allow: &[&'static str]) -> HeaderList {
-    let mut out = Vec::new();
-    for name in allow {
-        for v in headers.get_all(*name) {
-            out.push((*name, text(v)));
+    let mut out = Vec::with_capacity(4);
+    for (name, value) in headers {
+        let n = name.as_str();
+        if let Some(known) = RESPONSE_ALLOWLIST.iter().find(|a| **a == n) {
+            out.push((*known, text(value)));
         }
     }
     out
@@ -98,7 +97,8 @@ fn text(v: &HeaderValue) -> String {
     String::from_utf8_lossy(v.as_bytes()).into_owned()
 }
 
-/// `mcp-param-*` names, interned so a header list stays `&'static str`. Bounded: after
+/// `mcp-param-*` names, interned so a header list stays `&'static str` (each distinct
+/// name is leaked once: names are few and fixed in practice). Bounded: after
 /// [`MAX_INTERNED`] distinct names, further ones are kept as `mcp-param-*`.
 fn intern(name: &str) -> &'static str {
     use std::collections::HashSet;

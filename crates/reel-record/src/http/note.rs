@@ -53,12 +53,17 @@ impl RequestFacts {
 
     fn http(&self, redactor: &Redactor) -> &RawValue {
         self.json.get_or_init(|| {
-            let mut m = Map::new();
-            m.insert("req".into(), self.req.into());
-            m.insert("method".into(), self.method.clone().into());
-            m.insert("path".into(), redact_path(redactor, &self.path).into());
-            m.insert("headers".into(), headers_value(redactor, &self.headers));
-            to_raw(&Value::Object(m))
+            let mut s = String::with_capacity(256);
+            s.push_str("{\"req\":");
+            s.push_str(&self.req.to_string());
+            s.push_str(",\"method\":");
+            push_str(&mut s, &self.method);
+            s.push_str(",\"path\":");
+            push_str(&mut s, &redact_path(redactor, &self.path));
+            s.push_str(",\"headers\":");
+            s.push_str(&headers_json(redactor, &self.headers));
+            s.push('}');
+            RawValue::from_string(s).unwrap_or_else(|_| to_raw(&Value::Null))
         })
     }
 }
@@ -89,7 +94,7 @@ impl ResponseFacts {
                 "\"req\":{},\"status\":{},\"headers\":{}",
                 self.req,
                 self.status,
-                headers_value(redactor, &self.headers)
+                headers_json(redactor, &self.headers)
             )
         })
     }
@@ -286,28 +291,58 @@ fn exchange<W: Write>(
     rec.event(KIND_HTTP, None, line, tags)
 }
 
-/// Allowlisted headers as a JSON object, values redacted: the object goes through the
-/// JSON redactor, so a secret-named header (`authorization`) loses its whole value and
-/// the others lose what the value rules find (a bearer token in `www-authenticate`).
-fn headers_value(redactor: &Redactor, headers: &HeaderList) -> Value {
-    let mut m = Map::new();
-    for (name, value) in headers {
-        match m.get_mut(*name) {
-            // Repeated headers are one list, as HTTP allows.
-            Some(Value::String(prev)) => {
-                prev.push_str(", ");
-                prev.push_str(value);
-            }
-            _ => {
-                m.insert((*name).to_owned(), value.clone().into());
+/// Allowlisted headers as the text of a JSON object, values redacted: the object goes
+/// through the JSON redactor, so a secret-named header (`authorization`) loses its whole
+/// value and the others lose what the value rules find (a bearer token in
+/// `www-authenticate`). A repeated header is one member, its values joined with `, `
+/// (as HTTP allows).
+fn headers_json(redactor: &Redactor, headers: &HeaderList) -> String {
+    let mut s = String::with_capacity(64 * headers.len() + 2);
+    s.push('{');
+    let mut done: Vec<&str> = Vec::with_capacity(headers.len());
+    for (i, (name, _)) in headers.iter().enumerate() {
+        if done.contains(name) {
+            continue;
+        }
+        done.push(name);
+        if i > 0 {
+            s.push(',');
+        }
+        push_str(&mut s, name);
+        s.push(':');
+        let mut values = headers
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str());
+        let first = values.next().unwrap_or_default();
+        match values.next() {
+            None => push_str(&mut s, first),
+            Some(second) => {
+                let mut joined = format!("{first}, {second}");
+                for v in values {
+                    joined.push_str(", ");
+                    joined.push_str(v);
+                }
+                push_str(&mut s, &joined);
             }
         }
     }
-    let text = Value::Object(m).to_string();
-    match redactor.redact_json(&text) {
-        Cow::Borrowed(_) => serde_json::from_str(&text).unwrap_or(Value::Null),
-        Cow::Owned(r) => serde_json::from_str(&r).unwrap_or(Value::Null),
+    s.push('}');
+    match redactor.redact_json(&s) {
+        Cow::Borrowed(_) => s,
+        Cow::Owned(r) => r,
     }
+}
+
+/// Allowlisted headers as a JSON value (for events, which are built as values).
+fn headers_value(redactor: &Redactor, headers: &HeaderList) -> Value {
+    serde_json::from_str(&headers_json(redactor, headers)).unwrap_or(Value::Null)
+}
+
+/// Appends `v` as a JSON string.
+fn push_str(s: &mut String, v: &str) {
+    // Serialising a &str cannot fail.
+    s.push_str(&serde_json::to_string(v).unwrap_or_default());
 }
 
 /// A path or URL for the trace: free-text rules over the whole, and the value of each

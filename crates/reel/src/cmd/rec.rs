@@ -137,6 +137,10 @@ pub struct Args {
     #[arg(long, hide = true, value_name = "BYTES")]
     queue_bytes: Option<usize>,
 
+    /// Threads of the HTTP proxy (testing knob; 0: as many as cores, at most 4).
+    #[arg(long, hide = true, value_name = "N")]
+    http_threads: Option<usize>,
+
     /// The server command and its arguments (after `--`, or after reel's own flags).
     #[arg(
         required_unless_present = "url",
@@ -240,6 +244,9 @@ fn run_http(args: Args, redactor: Redactor, dir: &std::path::Path) -> anyhow::Re
     }
     if let Some(q) = args.queue_bytes {
         config.queue_bytes = q;
+    }
+    if let Some(t) = args.http_threads {
+        config.threads = t;
     }
     let recorder = HttpRecorder::new(config).map_err(|e| coded(e.exit_code(), e.to_string()))?;
     let addr = recorder.local_addr();

@@ -1,0 +1,357 @@
+//! The `reel rec --url` bench (issue 6): the HTTP recording proxy against no proxy.
+//!
+//! The project's own minimal Streamable HTTP MCP server (`crates/reel-record/examples/
+//! http_echo_server.rs`, hyper, answers `tools/call echo` with `application/json` at once)
+//! and load driver (`http_load.rs`: 16 clients, one keep-alive connection each, one
+//! request in flight per client) run the same load directly and through one running
+//! `reel rec --url` (default settings: redaction on, the trace on the same disk),
+//! interleaved round by round so machine noise hits both alike; per-round ratios, then
+//! the median of 5 rounds.
+//!
+//! What is measured, and how:
+//! - reel's CPU per proxied request: user + system time of the reel process
+//!   (`/proc/<pid>/stat`, every thread: the proxy's and the trace writer's) over a
+//!   round through reel, divided by the requests of that round;
+//! - throughput ratio: requests/s through reel ÷ requests/s direct, same round;
+//! - median added latency: the driver's median round trip through reel − direct with
+//!   one client (no queueing: what reel adds to a call); with 16 clients for reference;
+//! - zero drops and zero errors: every request of every run answered 200 with JSON, and
+//!   the trace's `end.counts` holding one `in` and one `out` line per proxied request.
+//!
+//! The three processes (driver, reel, server) share the machine's cores; the server
+//! costs about 10 µs of CPU per request, so a proxy, which does twice the server's
+//! socket work plus the trace, cannot come close to its throughput when the cores are
+//! saturated. The figures say what reel costs; a real MCP server (milliseconds per call)
+//! hides most of it.
+
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::{Ctx, Figure, Target, fmt_value, median};
+use crate::process::{cargo, display};
+
+const ROUNDS: usize = 5;
+const CLIENTS: usize = 16;
+
+/// Targets from the issue.
+const THROUGHPUT_RATIO: f64 = 0.8;
+const ADDED_LATENCY_US: f64 = 100.0;
+
+struct Tools {
+    server: PathBuf,
+    load: PathBuf,
+}
+
+/// One load run, as the driver reported it.
+#[derive(Debug, Clone, Copy)]
+struct Load {
+    requests: f64,
+    rps: f64,
+    p50_us: f64,
+}
+
+/// A child killed on drop.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs the rec-http bench.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
+    let tools = build_examples(ctx)?;
+    let requests = if ctx.quick { 800 } else { 32_000 };
+    let rounds = if ctx.quick { 1 } else { ROUNDS };
+    let traces = ctx.work.join("rec-http-traces");
+    if traces.exists() {
+        std::fs::remove_dir_all(&traces)
+            .with_context(|| format!("cannot clear {}", traces.display()))?;
+    }
+
+    let (server, server_addr) = start_server(&tools.server)?;
+    let direct_url = format!("http://{server_addr}/mcp");
+    let (mut reel, reel_url) = start_reel(ctx, &direct_url, &traces)?;
+    let pid = reel.0.id();
+
+    // Warm both paths (connections, caches, the trace file) before measuring.
+    let warm = load(&tools.load, &direct_url, requests / 8, CLIENTS)?;
+    let warm_reel = load(&tools.load, &reel_url, requests / 8, CLIENTS)?;
+    let mut proxied = warm_reel.requests;
+    let _ = warm;
+
+    let mut ratios = Vec::new();
+    let mut added = Vec::new();
+    let mut added_loaded = Vec::new();
+    let mut cpu = Vec::new();
+    let (mut direct_rps, mut reel_rps) = (Vec::new(), Vec::new());
+    for round in 1..=rounds {
+        // Latency first, one client at a time: no queueing, only what reel adds.
+        let seq = requests / 16;
+        let d1 = load(&tools.load, &direct_url, seq, 1)?;
+        let r1 = load(&tools.load, &reel_url, seq, 1)?;
+        proxied += r1.requests;
+        let d = load(&tools.load, &direct_url, requests, CLIENTS)?;
+        let before = process_cpu(pid)?;
+        let r = load(&tools.load, &reel_url, requests, CLIENTS)?;
+        let used = process_cpu(pid)? - before;
+        proxied += r.requests;
+        let cpu_us = used.as_secs_f64() * 1e6 / r.requests;
+        println!(
+            "round {round} direct {:>9} req/s p50 {:>6} µs | reel {:>9} req/s p50 {:>6} µs, reel CPU {:.1} µs/request",
+            fmt_value(d.rps),
+            fmt_value(d.p50_us),
+            fmt_value(r.rps),
+            fmt_value(r.p50_us),
+            cpu_us
+        );
+        println!(
+            "        one client: direct p50 {:>6} µs | reel p50 {:>6} µs",
+            fmt_value(d1.p50_us),
+            fmt_value(r1.p50_us)
+        );
+        ratios.push(r.rps / d.rps);
+        added.push(r1.p50_us - d1.p50_us);
+        added_loaded.push(r.p50_us - d.p50_us);
+        cpu.push(cpu_us);
+        direct_rps.push(d.rps);
+        reel_rps.push(r.rps);
+    }
+
+    stop(&mut reel)?;
+    drop(server);
+    check_trace(&traces, proxied)?;
+
+    let how = format!(
+        "{CLIENTS} clients, {requests} tools/call echo POSTs per run (256 B argument, JSON answers), median of {rounds} interleaved rounds"
+    );
+    let med = |xs: &[f64]| median(xs).unwrap_or(f64::NAN);
+    Ok(vec![
+        Figure::new("rec --url CPU per proxied request", med(&cpu), "µs")
+            .note(format!("reel's user+system time (all threads, /proc) ÷ requests; {how}")),
+        Figure::new("rec --url throughput ÷ direct", med(&ratios), "ratio")
+            .target(Target::AtLeast(THROUGHPUT_RATIO))
+            .note(format!(
+                "requests/s through reel ÷ direct, same round ({} vs {} req/s); 2 shared cores for driver, reel and server",
+                fmt_value(med(&reel_rps)),
+                fmt_value(med(&direct_rps))
+            )),
+        Figure::new("rec --url median added latency", med(&added), "µs")
+            .target(Target::AtMost(ADDED_LATENCY_US))
+            .note(format!(
+                "median round trip through reel − direct, one client, {} sequential requests per run, median of {rounds} rounds",
+                requests / 16
+            )),
+        Figure::new("rec --url added latency, 16 clients", med(&added_loaded), "µs").note(
+            "median round trip through reel − direct with 16 clients: mostly queueing for the shared cores",
+        ),
+        Figure::new("rec --url requests/s", med(&reel_rps), "req/s")
+            .note(format!("direct: {} req/s", fmt_value(med(&direct_rps)))),
+    ])
+}
+
+fn build_examples(ctx: &Ctx) -> anyhow::Result<Tools> {
+    let mut c = cargo();
+    c.current_dir(crate::process::workspace_root()).args([
+        "build",
+        "-p",
+        "reel-record",
+        "--example",
+        "http_echo_server",
+        "--example",
+        "http_load",
+        "--message-format=json-render-diagnostics",
+    ]);
+    if !ctx.quick {
+        c.arg("--release");
+    }
+    let shown = display(&c);
+    println!("$ {shown}");
+    let mut child = c
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start `{shown}`"))?;
+    let (mut server, mut load) = (None, None);
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines() {
+            let Ok(msg) = serde_json::from_str::<Value>(&line?) else {
+                continue;
+            };
+            let exe = msg["executable"].as_str().map(PathBuf::from);
+            match msg["target"]["name"].as_str() {
+                Some("http_echo_server") => server = exe.or(server),
+                Some("http_load") => load = exe.or(load),
+                _ => {}
+            }
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("`{shown}` failed ({status})");
+    }
+    Ok(Tools {
+        server: server.context("cargo reported no http_echo_server executable")?,
+        load: load.context("cargo reported no http_load executable")?,
+    })
+}
+
+/// Starts the echo server; its address from its `listening on ADDR` line.
+fn start_server(exe: &Path) -> anyhow::Result<(Running, String)> {
+    let mut child = Command::new(exe)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot start {}", exe.display()))?;
+    let out = child.stdout.take().context("no stdout")?;
+    let running = Running(child);
+    let mut line = String::new();
+    BufReader::new(out).read_line(&mut line)?;
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .with_context(|| format!("the echo server said {line:?}"))?
+        .to_owned();
+    Ok((running, addr))
+}
+
+/// Starts `reel rec --url`; the URL from its `reel: listening on URL` line.
+fn start_reel(ctx: &Ctx, upstream: &str, traces: &Path) -> anyhow::Result<(Running, String)> {
+    let mut c = Command::new(&ctx.reel);
+    c.args(["rec", "--name", "bench-http", "--url", upstream, "--dir"])
+        .arg(traces)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let shown = display(&c);
+    println!("$ {shown}");
+    let mut child = c
+        .spawn()
+        .with_context(|| format!("cannot start `{shown}`"))?;
+    let err = child.stderr.take().context("no stderr")?;
+    let running = Running(child);
+    let mut lines = BufReader::new(err).lines();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let url = loop {
+        let Some(line) = lines.next() else {
+            bail!("`{shown}` exited before it listened");
+        };
+        let line = line?;
+        if let Some(url) = line.strip_prefix("reel: listening on ") {
+            break url.to_owned();
+        }
+        if Instant::now() > deadline {
+            bail!("`{shown}` did not listen within 30 s");
+        }
+    };
+    // Keep draining reel's stderr so it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Ok((running, url))
+}
+
+/// Stops reel with SIGTERM; it must exit 0.
+fn stop(reel: &mut Running) -> anyhow::Result<()> {
+    let pid = libc::pid_t::try_from(reel.0.id()).context("pid out of range")?;
+    // SAFETY: a signal to our own child, which has not been reaped yet.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let status = reel.0.wait()?;
+    if !status.success() {
+        bail!("reel rec --url exited with {status} after SIGTERM");
+    }
+    Ok(())
+}
+
+/// One run of the load driver.
+fn load(exe: &Path, url: &str, requests: usize, clients: usize) -> anyhow::Result<Load> {
+    let mut c = Command::new(exe);
+    c.args(["--url", url, "--clients", &clients.to_string()])
+        .args(["--requests", &requests.to_string()]);
+    let shown = display(&c);
+    let out = c
+        .output()
+        .with_context(|| format!("cannot start `{shown}`"))?;
+    if !out.status.success() {
+        bail!(
+            "`{shown}` failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("`{shown}` printed no report"))?;
+    if v["errors"].as_u64() != Some(0) {
+        bail!("`{shown}`: requests failed: {v}");
+    }
+    let num = |k: &str| {
+        v[k].as_f64()
+            .with_context(|| format!("report lacks {k}: {v}"))
+    };
+    Ok(Load {
+        requests: num("requests")?,
+        rps: num("rps")?,
+        p50_us: num("p50_us")?,
+    })
+}
+
+/// User + system CPU time of a process, all threads (Linux `/proc/<pid>/stat`).
+fn process_cpu(pid: u32) -> anyhow::Result<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .with_context(|| format!("cannot read /proc/{pid}/stat (Linux only)"))?;
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| -> anyhow::Result<u64> {
+        fields
+            .get(i)
+            .and_then(|f| f.parse().ok())
+            .with_context(|| format!("unreadable /proc/{pid}/stat"))
+    };
+    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after ')'.
+    let total = ticks(11)? + ticks(12)?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = u64::try_from(hz).ok().filter(|h| *h > 0).unwrap_or(100);
+    Ok(Duration::from_nanos(total * 1_000_000_000 / hz))
+}
+
+/// Every proxied request is in the trace: one `in` and one `out` line each.
+fn check_trace(dir: &Path, proxied: f64) -> anyhow::Result<()> {
+    let entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    let [trace] = entries.as_slice() else {
+        bail!("expected one trace in {}: {entries:?}", dir.display());
+    };
+    // Only the tail: the end line is last, and the trace is large.
+    let mut f = std::fs::File::open(trace)?;
+    let len = f.metadata()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)))?;
+    let mut tail = String::new();
+    f.read_to_string(&mut tail)?;
+    let end: Value = tail
+        .lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .context("the trace has no last line")?;
+    let counts = &end["counts"];
+    let want = proxied as u64;
+    if end["type"] != "end"
+        || counts["in"].as_u64() != Some(want)
+        || counts["out"].as_u64() != Some(want)
+    {
+        bail!(
+            "the trace lost lines: {} requests proxied, end line {end}",
+            want
+        );
+    }
+    Ok(())
+}
