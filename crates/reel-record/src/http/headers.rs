@@ -5,8 +5,8 @@
 //! names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Trailer`, `Transfer-Encoding`,
 //! `Upgrade`, `Proxy-Authenticate`, `Proxy-Authorization`) never crosses reel in either
 //! direction; every other header crosses unchanged except `Host` (the upstream's, on the
-//! upstream hop only), `Origin` (see [`crate::http`]) and the URL-bearing headers
-//! [`rewrite_response_urls`] names. The trace keeps only the allowlisted headers.
+//! upstream hop only), `Origin` (see [`crate::http`]) and the URL-bearing
+//! headers [`URL_HEADERS`] names. The trace keeps only the allowlisted headers.
 
 use hyper::HeaderMap;
 use hyper::header::{HeaderName, HeaderValue};

@@ -355,6 +355,8 @@ struct ExState {
     /// The request line, waiting for its session.
     held: Option<LineRecord>,
     body: BodyState,
+    /// A response (the upstream's or reel's own) was recorded or is being streamed.
+    answered: bool,
 }
 
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
@@ -455,12 +457,32 @@ impl Exchange {
     }
 }
 
+impl Exchange {
+    fn answered(&self) {
+        self.lock().answered = true;
+    }
+}
+
 impl Drop for Exchange {
+    /// A request the client gave up on before any answer (it closed the connection: for
+    /// a 2026-07-28 request, that is how a client cancels) still shows in the trace.
     fn drop(&mut self) {
-        let held = self.lock().held.take();
+        let (held, answered) = {
+            let mut st = self.lock();
+            (st.held.take(), st.answered)
+        };
+        let session = self.session_or_conn();
+        let mut lines = Vec::new();
         if let Some(line) = held {
-            let line = self.request_line(line, Arc::clone(&self.conn_key));
-            self.sh.push(None, vec![line]);
+            lines.push(self.request_line(line, Arc::clone(&session)));
+        }
+        if !answered {
+            let mut note = self.note(None);
+            note.end = Some("client");
+            lines.push(self.exchange_line(session, note, Vec::new()));
+        }
+        if !lines.is_empty() {
+            self.sh.push(None, lines);
         }
     }
 }
@@ -588,6 +610,7 @@ fn text_response(status: StatusCode, body: String) -> Response<Reply> {
 }
 
 fn refuse(sh: &Shared, ex: &Exchange, r: Refusal) -> Response<Reply> {
+    ex.answered();
     if !sh.refused_told.swap(true, Ordering::Relaxed) {
         (sh.notices)(Notice::Refused {
             what: format!("{} {}", r.header, r.value),
@@ -613,6 +636,7 @@ fn refuse(sh: &Shared, ex: &Exchange, r: Refusal) -> Response<Reply> {
 }
 
 fn bad_gateway(sh: &Shared, ex: &Exchange, error: &str) -> Response<Reply> {
+    ex.answered();
     sh.upstream_failed(&format!("upstream {}: {error}", sh.url.url));
     let resp = text_response(
         StatusCode::BAD_GATEWAY,
@@ -633,6 +657,7 @@ fn bad_gateway(sh: &Shared, ex: &Exchange, error: &str) -> Response<Reply> {
 }
 
 fn bad_request(sh: &Shared, ex: &Exchange, error: &str) -> Response<Reply> {
+    ex.answered();
     let resp = text_response(
         StatusCode::BAD_REQUEST,
         format!("reel: the request body broke off: {error}\n"),
@@ -653,6 +678,7 @@ fn content_length(headers: &hyper::HeaderMap) -> Option<u64> {
 }
 
 fn shutting_down(ex: &Exchange) -> Response<Reply> {
+    ex.answered();
     let resp = text_response(
         StatusCode::SERVICE_UNAVAILABLE,
         "reel: the recording proxy is shutting down\n".to_owned(),
@@ -675,6 +701,7 @@ async fn respond(
     method: &Method,
 ) -> Response<Reply> {
     sh.upstream_ok();
+    ex.answered();
     let (mut parts, body) = resp.into_parts();
     let facts = Arc::new(ResponseFacts::new(
         ex.facts.req,
@@ -701,6 +728,10 @@ async fn respond(
     }
     strip_hop_by_hop(&mut parts.headers);
     rewrite_response_urls(&mut parts.headers, &sh.rewriter, proxy_origin);
+    if is_sse && method == Method::GET {
+        // A rewritten `endpoint` event changes the length.
+        parts.headers.remove(header::CONTENT_LENGTH);
+    }
 
     let path = ex.facts.path.as_str();
     let is_metadata = (path.starts_with("/.well-known/oauth-")

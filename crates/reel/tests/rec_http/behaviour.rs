@@ -487,3 +487,113 @@ fn usage_errors_have_their_exit_codes() {
     let (code, _) = run(&["--listen", "127.0.0.1:0", "--", "cat"]);
     assert_eq!(code, Some(64), "--listen needs --url");
 }
+
+#[test]
+fn an_https_upstream_is_reached_with_its_ca_and_refused_without_it() {
+    let peers = crate::support::Peers::get();
+    let s = Session::new();
+    let ca = s.tmp.path().join("ca.pem");
+    let port = free_port();
+    let mut c = std::process::Command::new(&peers.python);
+    c.arg(crate::support::Peers::script("http_tls_upstream.py"))
+        .arg(port.to_string())
+        .arg(&ca);
+    let _server = crate::harness::Server::start(c, port);
+    let url = format!("https://localhost:{port}/mcp");
+    let ct = ("content-type", "application/json");
+
+    let p = Proxy::start(&s, &url, &["--upstream-ca", ca.to_str().unwrap()]);
+    let r = request(&p.addr, "POST", "/mcp", &[("host", &p.addr), ct], PING);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.text(),
+        r#"{"jsonrpc": "2.0", "id": 1, "result": {"tls": true}}"#
+    );
+    assert_eq!(p.stop().code(), Some(0));
+    let lines = trace_lines(&s);
+    assert_eq!(lines[0]["upstream"], url.as_str());
+    assert_eq!(messages(&lines, "out")[0]["raw"]["result"]["tls"], true);
+
+    // Without the CA, the certificate is not trusted: 502, and reel says why.
+    let s2 = Session::new();
+    let p = Proxy::start(&s2, &url, &[]);
+    let r = request(&p.addr, "POST", "/mcp", &[("host", &p.addr), ct], PING);
+    assert_eq!(r.status, 502);
+    assert!(r.text().contains("certificate"), "{}", r.text());
+    drop(p);
+}
+
+#[test]
+fn large_streamed_and_pretty_printed_bodies_cross_intact_and_are_recorded_whole() {
+    let big_text = "y".repeat(200 * 1024);
+    let big_answer = format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{"text":"{big_text}"}}}}"#);
+    let pretty = "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 3,\n  \"result\": {}\n}\n";
+    let answer = big_answer.clone();
+    let up = Upstream::start(move |req| {
+        let id: Value = serde_json::from_slice::<Value>(&req.body).unwrap()["id"].clone();
+        match id.as_u64() {
+            // Larger than what reel reads whole: passed on chunk by chunk.
+            Some(2) => Answer::json(200, &answer),
+            Some(3) => Answer::json(200, pretty),
+            // No Content-Length: the body ends when the upstream closes.
+            _ => {
+                let (tx, rx) = mpsc::channel();
+                tx.send(PONG.as_bytes().to_vec()).unwrap();
+                Answer::Stream {
+                    status: 200,
+                    headers: vec![("content-type".into(), "application/json".into())],
+                    chunks: rx,
+                }
+            }
+        }
+    });
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let ct = ("content-type", "application/json");
+    let big_request = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{big_text}"}}}}}}"#
+    );
+    let r = request(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[("host", &p.addr), ct],
+        big_request.as_bytes(),
+    );
+    assert_eq!(r.body, big_answer.as_bytes());
+    assert_eq!(up.seen()[0].body, big_request.as_bytes());
+    let r = request(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[("host", &p.addr), ct],
+        br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+    );
+    assert_eq!(r.text(), pretty);
+    let r = request(&p.addr, "POST", "/mcp", &[("host", &p.addr), ct], PING);
+    assert_eq!(r.text(), PONG);
+    assert_eq!(p.stop().code(), Some(0));
+
+    let lines = trace_lines(&s);
+    let (ins, outs) = (messages(&lines, "in"), messages(&lines, "out"));
+    assert_eq!((ins.len(), outs.len()), (3, 3));
+    assert_eq!(
+        ins[0]["raw"]["params"]["arguments"]["text"]
+            .as_str()
+            .map(str::len),
+        Some(big_text.len())
+    );
+    assert_eq!(
+        outs[0]["raw"]["result"]["text"].as_str().map(str::len),
+        Some(big_text.len())
+    );
+    // A body with line breaks is stored on one line, marked, its bytes kept.
+    assert_eq!(outs[1]["raw"]["id"], 3);
+    assert_eq!(outs[1]["reformatted"], true);
+    let b64 = outs[1]["raw_b64"].as_str().expect("raw_b64");
+    assert_eq!(
+        crate::support::base64_decode(b64).unwrap(),
+        pretty.as_bytes()
+    );
+    assert_eq!(outs[2]["raw"]["id"], 1);
+}
