@@ -37,7 +37,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Record an MCP server (stdio, or Streamable HTTP with --url): forward every byte, write a trace.
+    /// Record an MCP server (stdio, or HTTP with --url): forward every byte, write a trace.
     Rec(cmd::rec::Args),
     /// Validate traces against the mcp-replay trace format v1.
     Check(cmd::check::Args),
