@@ -11,6 +11,8 @@ import argparse
 import os
 import sys
 
+# Importing the sibling scripts must not leave __pycache__ in the source tree.
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import anyio  # noqa: E402

@@ -12,6 +12,8 @@ answers with CRLF line endings.
 import os
 import sys
 
+# Importing the sibling scripts must not leave __pycache__ in the source tree.
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from demo_server import server  # noqa: E402
