@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use crate::harness::READ_LIMIT;
 use crate::harness::{Answer, Proxy, Upstream, free_port, read_head, read_until, request, send};
-use crate::support::{Session, reel};
+use crate::support::{Session, eventually, reel};
 
 const PING: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 const PONG: &str = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
@@ -79,7 +80,14 @@ fn requests_naming_a_foreign_host_or_origin_get_403_and_never_reach_the_upstream
         seen[0].header("origin"),
         Some(format!("http://{upstream_authority}").as_str())
     );
-    assert!(p.stderr_text().contains("refused a request with 403"));
+    // reel says so on stderr (read by another thread: give it a moment).
+    assert!(
+        eventually(READ_LIMIT, || p
+            .stderr_text()
+            .contains("refused a request with 403")),
+        "{}",
+        p.stderr_text()
+    );
 
     let f = p.stop();
     assert_eq!(f.code(), Some(0), "{}", f.stderr_text());
@@ -424,7 +432,11 @@ fn an_unreachable_upstream_gets_502_and_reel_goes_on_until_it_is_up() {
         "{}",
         r.text()
     );
-    assert!(p.stderr_text().contains("502"), "{}", p.stderr_text());
+    assert!(
+        eventually(READ_LIMIT, || p.stderr_text().contains("502")),
+        "{}",
+        p.stderr_text()
+    );
 
     let up = Upstream::start_on(port, |_| Answer::json(200, PONG));
     let r = request(
