@@ -91,6 +91,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let mut added = Vec::new();
     let mut added_loaded = Vec::new();
     let mut cpu = Vec::new();
+    let mut writer = Vec::new();
     let (mut direct_rps, mut reel_rps) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
         // Latency first, one client at a time: no queueing, only what reel adds.
@@ -100,8 +101,11 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         proxied += r1.requests;
         let d = load(&tools.load, &direct_url, requests, CLIENTS)?;
         let before = process_cpu(pid)?;
+        let writer_before = thread_cpu(pid, "reel-trace")?;
         let r = load(&tools.load, &reel_url, requests, CLIENTS)?;
         let used = process_cpu(pid)? - before;
+        let writer_used = thread_cpu(pid, "reel-trace")? - writer_before;
+        writer.push(writer_used.as_secs_f64() * 1e6 / r.requests);
         proxied += r.requests;
         let cpu_us = used.as_secs_f64() * 1e6 / r.requests;
         println!(
@@ -136,6 +140,9 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     Ok(vec![
         Figure::new("rec --url CPU per proxied request", med(&cpu), "µs")
             .note(format!("reel's user+system time (all threads, /proc) ÷ requests; {how}")),
+        Figure::new("rec --url trace writer CPU per request", med(&writer), "µs").note(
+            "the reel-trace thread's share of the above: redaction, formatting and writing of the request and response lines",
+        ),
         Figure::new("rec --url throughput ÷ direct", med(&ratios), "ratio")
             .target(Target::AtLeast(THROUGHPUT_RATIO))
             .note(format!(
@@ -302,8 +309,25 @@ fn load(exe: &Path, url: &str, requests: usize, clients: usize) -> anyhow::Resul
 
 /// User + system CPU time of a process, all threads (Linux `/proc/<pid>/stat`).
 fn process_cpu(pid: u32) -> anyhow::Result<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .with_context(|| format!("cannot read /proc/{pid}/stat (Linux only)"))?;
+    stat_cpu(&format!("/proc/{pid}/stat"))
+}
+
+/// User + system CPU time of the process's threads named `name`.
+fn thread_cpu(pid: u32, name: &str) -> anyhow::Result<Duration> {
+    let mut total = Duration::ZERO;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        let dir = task?.path();
+        if std::fs::read_to_string(dir.join("comm")).is_ok_and(|c| c.trim() == name) {
+            total += stat_cpu(&dir.join("stat").display().to_string())?;
+        }
+    }
+    Ok(total)
+}
+
+/// utime + stime of a `stat` file.
+fn stat_cpu(path: &str) -> anyhow::Result<Duration> {
+    let stat = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {path} (Linux only)"))?;
     // Fields after the command name (which may hold spaces) start after the last ')'.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -311,7 +335,7 @@ fn process_cpu(pid: u32) -> anyhow::Result<Duration> {
         fields
             .get(i)
             .and_then(|f| f.parse().ok())
-            .with_context(|| format!("unreadable /proc/{pid}/stat"))
+            .with_context(|| format!("unreadable {path}"))
     };
     // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after ')'.
     let total = ticks(11)? + ticks(12)?;

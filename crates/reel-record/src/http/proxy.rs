@@ -290,11 +290,15 @@ impl ClientConn {
     /// Sends `req` upstream on this client's upstream connection, opening one when there
     /// is none or it was closed; a request the closed connection never took is sent
     /// again once on a fresh one.
+    /// `on_sent` runs once the request is handed to the upstream connection, before its
+    /// answer is awaited (the trace work it does then overlaps the upstream's).
     async fn send(
         &self,
         sh: &Shared,
         req: Request<TeeBody>,
+        on_sent: impl FnOnce(),
     ) -> Result<hyper::Response<Incoming>, String> {
+        let mut on_sent = Some(on_sent);
         let mut req = Some(req);
         for attempt in 0..2 {
             let mut sender = {
@@ -315,6 +319,9 @@ impl ClientConn {
             };
             let answer = sender.try_send_request(r);
             *self.upstream.lock().await = Some(sender);
+            if let Some(f) = on_sent.take() {
+                f();
+            }
             match answer.await {
                 Ok(resp) => return Ok(resp),
                 Err(mut e) => match e.take_message() {
@@ -383,6 +390,10 @@ impl Exchange {
     /// The request body is complete (or was cut off: `whole` false).
     fn request_done(&self, bytes: Vec<u8>, _whole: bool) {
         let mut st = self.lock();
+        if st.body != BodyState::Pending {
+            // Recorded already.
+            return;
+        }
         if bytes.is_empty() {
             st.body = BodyState::Empty;
             return;
@@ -531,13 +542,15 @@ async fn handle(
         Some(h) => format!("http://{h}"),
         None => format!("http://{}", sh.listen),
     };
+    // A small body read whole is recorded once it is on its way upstream.
+    let mut whole = None;
     let tee = if hyper::body::Body::is_end_stream(&body)
         || content_length(&parts.headers).is_some_and(|n| n <= INLINE_BODY_MAX)
     {
         match body.collect().await {
             Ok(b) => {
                 let b = b.to_bytes();
-                ex.request_done(b.to_vec(), true);
+                whole = Some(b.clone());
                 TeeBody::whole(b)
             }
             Err(e) => return Ok(bad_request(&sh, &ex, &e.to_string())),
@@ -549,8 +562,14 @@ async fn handle(
             Box::new(move |bytes, whole| ex.request_done(bytes, whole)),
         )
     };
+    let record_whole = || {
+        if let Some(b) = &whole {
+            ex.request_done(b.to_vec(), true);
+        }
+    };
     if let Err(e) = conn.ensure(&sh).await {
         // Read what the client sent (briefly) so the trace shows the request.
+        record_whole();
         let _ = tokio::time::timeout(Duration::from_secs(1), tee.collect()).await;
         return Ok(bad_gateway(&sh, &ex, &e));
     }
@@ -560,10 +579,12 @@ async fn handle(
     let answer = {
         let mut stop = pin!(stopped(sh.stop.clone()));
         tokio::select! {
-            r = conn.send(&sh, upstream_req) => Some(r),
+            r = conn.send(&sh, upstream_req, record_whole) => Some(r),
             _ = &mut stop => None,
         }
     };
+    // A request that never left still shows in the trace (once).
+    record_whole();
     match answer {
         None => Ok(shutting_down(&ex)),
         Some(Err(e)) => Ok(bad_gateway(&sh, &ex, &e)),
