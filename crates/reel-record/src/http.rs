@@ -39,7 +39,10 @@
 //!   `kind: "reel.sse"`, its data in `text`; keep-alive comments are not recorded;
 //! - a body that is not JSON → `kind: "reel.nonjson"` (`side` in/out), with `http`;
 //! - an exchange that carries no JSON-RPC message (a GET stream, DELETE, OAuth
-//!   discovery, a 202 or an error status with an empty body), one that failed (502:
+//!   discovery or token requests — a form body is kept as `reqForm`, only its
+//!   `grant_type`, `client_id`, `redirect_uri`, `scope`, `resource`, `response_type`
+//!   and `token_type_hint` values unredacted —, a 202 or an error status with an empty
+//!   body), one that failed (502:
 //!   the upstream is unreachable, `error`), one refused by reel (403, `refused`), or a
 //!   stream cut by the client or by reel's shutdown (`end`) → `kind: "reel.http"` with
 //!   `http: {"req", "method", "path", "status", "headers", "reqHeaders", "error"?,

@@ -155,6 +155,8 @@ pub(crate) struct ExchangeNote {
     pub end: Option<&'static str>,
     /// The body's full size when the line holds only its first bytes.
     pub body_total: Option<u64>,
+    /// A form request body (OAuth), written as `reqForm` with its values redacted.
+    pub form: Option<Arc<Vec<u8>>>,
 }
 
 /// What kind of trace line an HTTP record becomes.
@@ -250,6 +252,10 @@ fn exchange<W: Write>(
     }
     if let Some(end) = x.end {
         http.insert("end".into(), end.into());
+    }
+    if let Some(form) = &x.form {
+        let text = String::from_utf8_lossy(form);
+        http.insert("reqForm".into(), redact_form(&redactor, &text).into());
     }
     let http = to_raw(&Value::Object(http));
     let tags = Tags {
@@ -372,6 +378,37 @@ pub(crate) fn redact_path(redactor: &Redactor, path: &str) -> String {
     out
 }
 
+/// Form fields (OAuth) whose values the trace keeps; every other value is replaced by
+/// the marker when redaction is on (codes, verifiers, secrets, assertions, tokens).
+pub const FORM_KEPT: [&str; 7] = [
+    "grant_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "resource",
+    "response_type",
+    "token_type_hint",
+];
+
+/// An `application/x-www-form-urlencoded` body for the trace: only [`FORM_KEPT`] values
+/// stay (then redacted as free text), the others become the marker; with redaction off,
+/// the body as it was.
+fn redact_form(redactor: &Redactor, form: &str) -> String {
+    if !redactor.is_active() {
+        return form.to_owned();
+    }
+    form.split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, v)) if FORM_KEPT.contains(&k) => {
+                format!("{k}={}", redactor.redact_text(v))
+            }
+            Some((k, _)) => format!("{k}={MARKER}"),
+            None => redactor.redact_text(pair).into_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
 /// Whether the redactor's key rules treat `name` as a secret member name.
 fn is_secret_name(redactor: &Redactor, name: &str) -> bool {
     let probe = serde_json::json!({ name: "x" }).to_string();
@@ -404,6 +441,13 @@ mod tests {
         );
         assert_eq!(v["authorization"], "[REDACTED]");
         assert_eq!(v["mcp-session-id"], "abc");
+        assert_eq!(
+            redact_form(
+                &r,
+                "grant_type=authorization_code&code=abc&code_verifier=v&client_id=c"
+            ),
+            "grant_type=authorization_code&code=[REDACTED]&code_verifier=[REDACTED]&client_id=c"
+        );
         let off = headers_value(
             &Redactor::disabled(),
             &vec![("authorization", "Basic x".to_owned())],

@@ -362,6 +362,8 @@ struct ExState {
     /// The request line, waiting for its session.
     held: Option<LineRecord>,
     body: BodyState,
+    /// A form body (an OAuth token request), kept for the exchange's `reel.http` line.
+    form: Option<Arc<Vec<u8>>>,
     /// A response (the upstream's or reel's own) was recorded or is being streamed.
     answered: bool,
 }
@@ -371,7 +373,11 @@ enum BodyState {
     #[default]
     Pending,
     Empty,
+    /// A body that is (or should be) a JSON-RPC message: a message line of its own.
     Carried,
+    /// An `application/x-www-form-urlencoded` body (OAuth): not an MCP message; it goes
+    /// into the exchange's `reel.http` line with its values redacted.
+    Form,
 }
 
 impl Exchange {
@@ -396,6 +402,18 @@ impl Exchange {
         }
         if bytes.is_empty() {
             st.body = BodyState::Empty;
+            return;
+        }
+        let form = self.facts.headers.iter().any(|(n, v)| {
+            *n == "content-type"
+                && v.to_ascii_lowercase()
+                    .starts_with("application/x-www-form-urlencoded")
+        });
+        if form {
+            st.body = BodyState::Form;
+            let mut bytes = bytes;
+            bytes.truncate(EXCERPT_MAX);
+            st.form = Some(Arc::new(bytes));
             return;
         }
         st.body = BodyState::Carried;
@@ -438,9 +456,9 @@ impl Exchange {
         self.session().unwrap_or_else(|| Arc::clone(&self.conn_key))
     }
 
-    /// The request carried a body (or may still: it is not complete yet).
+    /// The request carried a JSON-RPC body (or may still: it is not complete yet).
     fn carried_body(&self) -> bool {
-        self.lock().body != BodyState::Empty
+        matches!(self.lock().body, BodyState::Pending | BodyState::Carried)
     }
 
     fn note(&self, response: Option<Arc<ResponseFacts>>) -> ExchangeNote {
@@ -451,6 +469,7 @@ impl Exchange {
             refused: None,
             end: None,
             body_total: None,
+            form: self.lock().form.clone(),
         }
     }
 

@@ -609,3 +609,50 @@ fn large_streamed_and_pretty_printed_bodies_cross_intact_and_are_recorded_whole(
     );
     assert_eq!(outs[2]["raw"]["id"], 1);
 }
+
+#[test]
+fn an_oauth_token_exchange_crosses_intact_and_leaves_no_secret_in_the_trace() {
+    let up = Upstream::start(|_| {
+        Answer::json(
+            200,
+            r#"{"access_token":"at-5ecret-value","refresh_token":"rt-5ecret-value","token_type":"Bearer","expires_in":3600}"#,
+        )
+    });
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let form = b"grant_type=authorization_code&code=c0de-5ecret&code_verifier=ver1fier-5ecret&client_id=reel-test&redirect_uri=http%3A%2F%2Flocalhost%3A1%2Fcb";
+    let r = request(
+        &p.addr,
+        "POST",
+        "/token",
+        &[
+            ("host", &p.addr),
+            ("content-type", "application/x-www-form-urlencoded"),
+        ],
+        form,
+    );
+    assert_eq!(r.status, 200);
+    assert!(
+        r.text().contains("at-5ecret-value"),
+        "the client gets the token"
+    );
+    assert_eq!(
+        up.seen()[0].body,
+        form,
+        "the upstream gets the form as sent"
+    );
+    assert_eq!(p.stop().code(), Some(0));
+
+    let text = std::fs::read_to_string(s.trace_path()).unwrap();
+    assert!(!text.contains("5ecret"), "a secret is in the trace: {text}");
+    let lines = trace_lines(&s);
+    assert!(messages(&lines, "in").is_empty() && messages(&lines, "out").is_empty());
+    let token = events(&lines, "reel.http");
+    assert_eq!(token.len(), 1);
+    assert_eq!(
+        token[0]["http"]["reqForm"],
+        "grant_type=authorization_code&code=[REDACTED]&code_verifier=[REDACTED]&client_id=reel-test&redirect_uri=http%3A%2F%2Flocalhost%3A1%2Fcb"
+    );
+    assert_eq!(token[0]["raw"]["access_token"], "[REDACTED]");
+    assert_eq!(token[0]["raw"]["expires_in"], 3600);
+}
