@@ -5,11 +5,13 @@
 //! exchanges — a request with its response and the messages that came between.
 //! Replay, verify and diff build on these; the normaliser (match keys, volatile fields)
 //! joins them here when replay lands. [`sse`] frames and parses HTTP event streams for
-//! the recorder, the tape server and verify alike.
+//! the recorder, the tape server and verify alike; [`http`] holds what they share of MCP
+//! over HTTP (header names, connection keys, the loopback guard).
 
 #![deny(missing_docs)]
 
 pub mod exchange;
+pub mod http;
 pub mod jsonrpc;
 pub mod normalize;
 pub mod sse;

@@ -1,15 +1,17 @@
 //! # reel-replay
 //!
-//! Serves a trace as the MCP server (`reel play`): no child process, no network, the
-//! recorded answers to whoever asks.
+//! Serves a trace as the MCP server (`reel play`, over stdio or HTTP): no child
+//! process, no upstream, the recorded answers to whoever asks; and plays a trace's
+//! client against a live server (`reel verify`).
 //!
 //! - [`tape`]: the index of a trace, built lazily while the server already answers:
 //!   positions and keys, never a copy of the messages.
 //! - [`matcher`]: which recorded exchange answers a live request (content, not position;
 //!   `--strict` for recorded order).
-//! - [`server`]: the stdio tape server: answers with the live ids, re-sends notifications
+//! - [`server`]: the tape server: answers with the live ids, re-sends notifications
 //!   and server→client requests at their recorded place, checks the client's answers,
-//!   honours cancellation, reports misses and drift, and can record itself.
+//!   honours cancellation, reports misses and drift, and can record itself; over stdio
+//!   here, over Streamable HTTP through [`http`] (`reel play --listen`).
 //! - [`splice`]: the byte-level edits an answer needs (id, progress token, version).
 //! - [`runs`]: finding a trace by run name.
 //!
@@ -18,6 +20,7 @@
 
 #![deny(missing_docs)]
 
+pub mod http;
 pub mod live;
 pub mod matcher;
 pub mod report;

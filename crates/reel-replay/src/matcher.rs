@@ -21,7 +21,7 @@ use reel_mcp::normalize::MatchKey;
 use reel_trace::Dir;
 use reel_trace::line::Meta;
 
-use crate::tape::{IdSplice, IndexEnd, Item, LineLoc, Update};
+use crate::tape::{HttpFact, IdSplice, IndexEnd, Item, LineLoc, Update, Via};
 
 /// A response as indexed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +34,8 @@ pub struct Recorded {
     pub t: i64,
     /// Where the raw and its id are (responses read the common way).
     pub splice: Option<IdSplice>,
+    /// How it travelled (HTTP recordings).
+    pub via: Via,
 }
 
 /// One recorded exchange (a request of either side and what belongs to it).
@@ -124,6 +126,7 @@ pub struct Tape {
     notifications: KeyMap<VecDeque<u64>>,
     unsolicited: VecDeque<(Option<u64>, Item)>,
     meta: Option<Box<Meta>>,
+    http: Vec<HttpFact>,
     end: Option<IndexEnd>,
     warnings: Vec<String>,
 }
@@ -162,6 +165,7 @@ impl Tape {
                         seq: o.seq,
                         t: o.t,
                         splice: None,
+                        via: Via::default(),
                     },
                     response: None,
                     attached: Vec::new(),
@@ -175,9 +179,16 @@ impl Tape {
                 seq,
                 t,
                 splice,
+                via,
             } => {
                 if let Some(e) = self.exchanges.get_mut(exchange as usize) {
-                    e.response = Some(Recorded { at, seq, t, splice });
+                    e.response = Some(Recorded {
+                        at,
+                        seq,
+                        t,
+                        splice,
+                        via,
+                    });
                 }
             }
             Update::Attached { exchange, item } => {
@@ -194,6 +205,7 @@ impl Tape {
                 self.notifications.entry(key).or_default().push_back(seq);
             }
             Update::Unsolicited { anchor, item } => self.unsolicited.push_back((anchor, item)),
+            Update::Http(fact) => self.http.push(fact),
             Update::Warning(w) => self.warnings.push(w),
             Update::Done(end) => self.end = Some(end),
         }
@@ -217,6 +229,11 @@ impl Tape {
     /// How the index ended, once it has.
     pub fn end(&self) -> Option<&IndexEnd> {
         self.end.as_ref()
+    }
+
+    /// What the recording shows of the session's HTTP exchanges, in order.
+    pub fn http_facts(&self) -> &[HttpFact] {
+        &self.http
     }
 
     /// The meta line of the selected session, once read.

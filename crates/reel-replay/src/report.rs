@@ -165,9 +165,38 @@ pub struct Summary {
     pub recorded: Option<PathBuf>,
     /// Exit status of the live server (`--subset`).
     pub live_exit: Option<i64>,
+    /// Over HTTP: live sessions served, each from its recorded session.
+    pub sessions: u64,
+    /// Over HTTP: recorded sessions no live session was answered from (their
+    /// exchanges count as unused).
+    pub sessions_unreplayed: u64,
+    /// Over HTTP: the recorded requests of those sessions (part of `unused_total`, not
+    /// listed one by one).
+    pub unused_unreplayed: u64,
 }
 
 impl Summary {
+    /// Adds the summary of another tape of the same replay (HTTP: one per session).
+    pub fn absorb(&mut self, o: Summary) {
+        self.answered += o.answered;
+        self.generic += o.generic;
+        self.forwarded += o.forwarded;
+        self.missed += o.missed;
+        self.client_drift += o.client_drift;
+        self.cancelled += o.cancelled;
+        self.held += o.held;
+        self.invalid += o.invalid;
+        self.unused_total += o.unused_total;
+        let room = UNUSED_SHOWN.saturating_sub(self.unused.len());
+        self.unused.extend(o.unused.into_iter().take(room));
+        self.unsent_unsolicited += o.unsent_unsolicited;
+        self.recorded = self.recorded.take().or(o.recorded);
+        self.live_exit = self.live_exit.or(o.live_exit);
+        self.sessions += o.sessions;
+        self.sessions_unreplayed += o.sessions_unreplayed;
+        self.unused_unreplayed += o.unused_unreplayed;
+    }
+
     /// The exit code: 3 with misses (wins over 4), 4 with client drift unless lenient,
     /// else 0.
     pub fn exit_code(&self, lenient: bool) -> u8 {
@@ -202,11 +231,24 @@ impl Summary {
         for u in &self.unused {
             let _ = writeln!(s, "  unused: {} {} {}", u.location, u.method, u.params);
         }
-        if self.unused_total as usize > self.unused.len() {
+        let listed = self.unused.len() as u64 + self.unused_unreplayed;
+        if self.unused_total > listed {
+            let _ = writeln!(s, "  … {} more unused", self.unused_total - listed);
+        }
+        if self.sessions > 0 || self.sessions_unreplayed > 0 {
             let _ = writeln!(
                 s,
-                "  … {} more unused",
-                self.unused_total as usize - self.unused.len()
+                "  {} live session{} served; {} recorded session{} never replayed ({} request{} in them)",
+                self.sessions,
+                if self.sessions == 1 { "" } else { "s" },
+                self.sessions_unreplayed,
+                if self.sessions_unreplayed == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                self.unused_unreplayed,
+                if self.unused_unreplayed == 1 { "" } else { "s" },
             );
         }
         if self.unsent_unsolicited > 0 {

@@ -8,26 +8,34 @@
 //! with a positioned read when an answer needs it. Memory is therefore proportional to
 //! the number of exchanges, not to the size of the tape.
 //!
+//! Sessions make tapes ([`Selection`]): a session is a `session` member within a
+//! `meta`-delimited segment, numbered in order of first appearance; the lines of a
+//! client connection without an MCP session (`reel:conn-N`, written by `reel rec --url`
+//! for 2026-07-28 traffic or a refused probe) are session-less traffic, pooled into one
+//! tape, never numbered. Over stdio one tape is served (`--session N`); over HTTP every
+//! session is its own tape ([`index_tapes`]).
+//!
 //! Invariants:
-//! - Updates come in trace order; an exchange's `Opened` precedes its `Attached`,
-//!   `Closed` and `Cancelled` updates; exchange numbers count up from 0 without gaps.
-//! - Only the selected session is indexed (`--session N`, 1-based, in order of first
-//!   appearance; a session is a `session` member within a `meta`-delimited segment).
+//! - Updates come in trace order; per tape, an exchange's `Opened` precedes its
+//!   `Attached`, `Closed` and `Cancelled` updates, and exchange numbers count up from 0
+//!   without gaps.
 //! - A line that does not parse is skipped with a warning; a torn last line (no line
 //!   break, not JSON: the recorder was killed mid-write) is expected and reported as such.
 
-use std::borrow::Cow;
+mod indexer;
+mod scan;
+
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use reel_mcp::exchange::{ExchangeBuilder, Facts, Pushed};
-use reel_mcp::jsonrpc::{RpcId, RpcKind, methods};
-use reel_mcp::normalize::{MatchKey, NormalizeError, Normalizer, Pointer, Scanned};
-use reel_trace::line::{Line, Meta, parse_line};
-use reel_trace::{Dir, OpenError, Timestamp, TraceReader};
-use serde::Deserializer as _;
+use reel_mcp::normalize::{MatchKey, Pointer};
+use reel_mcp::sse::Eol;
+use reel_trace::line::Meta;
+use reel_trace::{Dir, OpenError, TraceReader};
 use serde_json::value::RawValue;
+
+use self::indexer::Indexer;
 
 /// Where a line is in the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,6 +162,47 @@ fn read_exact_at(f: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()
     Ok(())
 }
 
+/// The HTTP facts of a recorded message that serving it over HTTP needs: how the
+/// exchange that carried it was answered. All zero for a line recorded over stdio.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Via {
+    /// `http.req`: the recording's number of the HTTP exchange (0: none recorded).
+    pub req: u32,
+    /// The HTTP status of the response that carried it (0: not recorded).
+    pub status: u16,
+    /// It came as an event of an event stream (`text/event-stream`).
+    pub sse: bool,
+    /// The line ending of that stream's events.
+    pub eol: Eol,
+    /// That response issued an `Mcp-Session-Id`.
+    pub session_id: bool,
+    /// Not a JSON-RPC message: a `reel.http` record of an error status whose body was
+    /// something else; its `raw` or `text` is the body to send.
+    pub status_only: bool,
+}
+
+/// What the recording shows of a session's HTTP exchanges that carried no message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HttpFact {
+    /// A GET on the MCP endpoint was answered with this status (200: a server stream,
+    /// 405: none).
+    Get {
+        /// The status.
+        status: u16,
+    },
+    /// A DELETE (the client ended its session) was answered with this status.
+    Delete {
+        /// The status.
+        status: u16,
+    },
+    /// The session is legacy HTTP+SSE: the server's first event named this endpoint
+    /// path (without its query) for the client's POSTs.
+    Endpoint {
+        /// The path, e.g. `/message`.
+        path: String,
+    },
+}
+
 /// A recorded message that is not a response: a notification or a request of the other
 /// side, re-sent at its place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +215,8 @@ pub struct Item {
     pub t: i64,
     /// What it is.
     pub kind: ItemKind,
+    /// How it travelled (HTTP recordings).
+    pub via: Via,
 }
 
 /// What an [`Item`] is.
@@ -246,6 +297,8 @@ pub enum Update {
         t: i64,
         /// Where its raw and id are, when the line was read the common way.
         splice: Option<IdSplice>,
+        /// How it travelled (HTTP recordings).
+        via: Via,
     },
     /// A server message that came while a client exchange was open.
     Attached {
@@ -274,20 +327,49 @@ pub enum Update {
         /// The message.
         item: Item,
     },
+    /// A fact of the session's HTTP exchanges.
+    Http(HttpFact),
     /// A line that could not be used.
     Warning(String),
     /// The whole tape is indexed.
     Done(IndexEnd),
 }
 
+/// Which sessions make which tapes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// One tape (tape 0): the N-th session (1-based) together with every session-less
+    /// line (`reel:conn-N`), so that a client which probes `server/discover` before it
+    /// opens its session finds both answers, as it did live. A trace without sessions
+    /// (stdio) has one session.
+    One(usize),
+    /// Every session its own tape: tape 0 pools the session-less lines, tapes 1, 2, …
+    /// are the sessions in order of first appearance (`reel play --listen`).
+    All,
+}
+
 /// What to index.
 #[derive(Clone, Debug)]
 pub struct IndexSpec {
-    /// 1-based session number.
-    pub session: usize,
+    /// Which sessions.
+    pub selection: Selection,
     /// The user's `--ignore` pointers (the recorded side is normalised like the live one).
     pub ignore: Vec<Pointer>,
 }
+
+impl IndexSpec {
+    /// The N-th session (1-based) for one tape, see [`Selection::One`].
+    pub fn session(n: usize, ignore: Vec<Pointer>) -> IndexSpec {
+        IndexSpec {
+            selection: Selection::One(n),
+            ignore,
+        }
+    }
+}
+
+/// The tag of updates about the whole trace rather than one tape ([`index_tapes`]: the
+/// warnings and the last [`Update::Done`]).
+pub const WHOLE: u32 = u32::MAX;
 
 /// Updates are handed over in batches of at most this many…
 const BATCH_UPDATES: usize = 256;
@@ -295,15 +377,37 @@ const BATCH_UPDATES: usize = 256;
 /// exchanges reach the server within a fraction of a millisecond.
 const BATCH_BYTES: u64 = 64 * 1024;
 
-/// Indexes the trace at `path`, calling `sink` with batches of updates; stops early when
-/// `sink` returns false (the server is gone). The last batch ends with [`Update::Done`].
+/// Indexes one tape of the trace at `path` ([`Selection::One`]), calling `sink` with
+/// batches of updates; stops early when `sink` returns false (the server is gone). The
+/// last batch ends with [`Update::Done`].
 pub fn index(path: &Path, spec: &IndexSpec, mut sink: impl FnMut(Vec<Update>) -> bool) {
+    let spec = IndexSpec {
+        selection: match spec.selection {
+            Selection::All => Selection::One(1),
+            one => one,
+        },
+        ignore: spec.ignore.clone(),
+    };
+    index_tapes(path, &spec, |batch| {
+        sink(batch.into_iter().map(|(_, u)| u).collect())
+    });
+}
+
+/// Indexes the trace at `path` into tapes, calling `sink` with batches of updates, each
+/// tagged with its tape number (or [`WHOLE`]); stops early when `sink` returns false.
+/// With [`Selection::All`] every tape ends with its own [`Update::Done`] and the last
+/// update is a `Done` tagged [`WHOLE`].
+pub fn index_tapes(
+    path: &Path,
+    spec: &IndexSpec,
+    mut sink: impl FnMut(Vec<(u32, Update)>) -> bool,
+) {
     let mut ix = Indexer::new(spec);
     let mut reader = match TraceReader::open(path) {
         Ok(r) => r,
         Err(e) => {
             ix.end.error = Some(e.to_string());
-            sink(vec![Update::Done(ix.end)]);
+            sink(ix.finish());
             return;
         }
     };
@@ -352,9 +456,7 @@ pub fn index(path: &Path, spec: &IndexSpec, mut sink: impl FnMut(Vec<Update>) ->
             }
         }
     }
-    let mut last = std::mem::take(&mut ix.updates);
-    last.push(Update::Done(ix.end));
-    sink(last);
+    sink(ix.finish());
 }
 
 fn starts_with_bom(p: &Path) -> bool {
@@ -381,413 +483,20 @@ impl<'a> LineRaw<'a> {
     }
 }
 
-/// A message line read in one pass: its `raw` scanned (class, facts, keys) while the
-/// line is parsed. Members are typed strictly; a line that does not fit goes through
-/// the tolerant reader.
-struct ScannedLine<'a> {
-    ty: Option<Cow<'a, str>>,
-    dir: Option<Cow<'a, str>>,
-    t: Option<Cow<'a, str>>,
-    session: Option<Cow<'a, str>>,
-    raw: Option<Result<Scanned<'a>, NormalizeError>>,
-    splice: Option<IdSplice>,
-}
-
-impl<'a> ScannedLine<'a> {
-    fn parse(bytes: &'a [u8], norm: &Normalizer) -> Option<ScannedLine<'a>> {
-        let mut de = serde_json::Deserializer::from_slice(bytes);
-        let line = (&mut de)
-            .deserialize_map(LineVisitor { norm, line: bytes })
-            .ok()?;
-        de.end().ok()?;
-        Some(line)
-    }
-}
-
-/// Where `inner` (a slice of `outer`) starts in `outer`.
-fn offset_in(outer: &[u8], inner: &str) -> Option<u32> {
-    let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
-    (start + inner.len() <= outer.len()).then_some(start as u32)
-}
-
-struct LineVisitor<'n, 'a> {
-    norm: &'n Normalizer,
-    line: &'a [u8],
-}
-
-impl<'de> serde::de::Visitor<'de> for LineVisitor<'_, 'de> {
-    type Value = ScannedLine<'de>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a trace line")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut line = ScannedLine {
-            ty: None,
-            dir: None,
-            t: None,
-            session: None,
-            raw: None,
-            splice: None,
-        };
-        while let Some(k) = map.next_key::<Cow<'de, str>>()? {
-            match k.as_ref() {
-                "type" => line.ty = map.next_value()?,
-                "dir" => line.dir = map.next_value()?,
-                "t" => line.t = map.next_value()?,
-                "session" => line.session = map.next_value()?,
-                // A server line (dir written first, as reel and mcp-tape write it) is
-                // kept as a span too, so its answer can be spliced without a parse.
-                "raw" if line.dir.as_deref() == Some("out") => {
-                    let raw: &'de RawValue = map.next_value()?;
-                    let scanned = self.norm.scan(raw.get());
-                    line.splice = scanned.as_ref().ok().and_then(|s| {
-                        let id = s.id?.get();
-                        let raw_start = offset_in(self.line, raw.get())?;
-                        let id_start = offset_in(raw.get().as_bytes(), id)?;
-                        Some(IdSplice {
-                            raw_start,
-                            raw_len: raw.get().len() as u32,
-                            id_start,
-                            id_len: id.len() as u32,
-                            error: s.kind == RpcKind::Error,
-                        })
-                    });
-                    line.raw = Some(scanned);
-                }
-                "raw" => line.raw = Some(map.next_value_seed(self.norm.scan_seed())?),
-                _ => {
-                    map.next_value::<serde::de::IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(line)
-    }
-}
-
-struct Indexer {
-    selected: usize,
-    normalizer: Normalizer,
-    builder: ExchangeBuilder,
-    updates: Vec<Update>,
-    end: IndexEnd,
-    segment: u64,
-    segment_meta: Option<Meta>,
-    sessions: Vec<(u64, Option<String>)>,
-    meta_sent: bool,
-    in_selected_segment: bool,
-    seq: u64,
-    last_in: Option<u64>,
-}
-
-impl Indexer {
-    fn new(spec: &IndexSpec) -> Indexer {
-        Indexer {
-            selected: spec.session.max(1),
-            normalizer: Normalizer::new().with_ignore(spec.ignore.clone()),
-            builder: ExchangeBuilder::new(),
-            updates: Vec::new(),
-            end: IndexEnd::default(),
-            segment: 0,
-            segment_meta: None,
-            sessions: Vec::new(),
-            meta_sent: false,
-            in_selected_segment: false,
-            seq: 0,
-            last_in: None,
-        }
-    }
-
-    fn warn(&mut self, msg: String) {
-        self.updates.push(Update::Warning(msg));
-    }
-
-    fn line(&mut self, bytes: &[u8], terminated: bool, loc: LineLoc, place: &dyn Fn() -> String) {
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return;
-        }
-        // The common line (a message written the usual way) in one cheap pass; anything
-        // else through the tolerant reader.
-        if let Some(fast) = ScannedLine::parse(bytes, &self.normalizer) {
-            if fast.ty.is_none() {
-                let dir = fast.dir.as_deref().and_then(Dir::parse);
-                if let (Some(dir), Some(scanned)) = (dir.filter(|d| d.is_message()), fast.raw) {
-                    let session = fast.session.as_deref();
-                    let t = fast.t.as_deref();
-                    return self.message_line(dir, session, t, scanned, fast.splice, loc);
-                }
-            }
-        }
-        let line = match parse_line(bytes) {
-            Ok(l) => l,
-            Err(e) if !terminated => {
-                self.end.torn = true;
-                self.warn(format!(
-                    "{}: torn last line ignored ({e}); the recording was cut mid-write",
-                    place()
-                ));
-                return;
-            }
-            Err(e) => {
-                self.warn(format!("{}: line skipped: {e}", place()));
-                return;
-            }
-        };
-        match line {
-            Line::Meta(m) => {
-                self.segment += 1;
-                self.segment_meta = Some(*m);
-                self.in_selected_segment = false;
-            }
-            Line::End(_) if self.in_selected_segment => self.end.ended = true,
-            Line::Message(v) => {
-                let Some(raw) = v.raw_str() else {
-                    if self.session_number(v.session.as_deref()) == self.selected {
-                        self.warn(format!("{}: message line without `raw` skipped", place()));
-                    }
-                    return;
-                };
-                let dir = v.dir().unwrap_or(Dir::In);
-                let scanned = self.normalizer.scan(raw);
-                let (session, t) = (v.session.as_deref(), v.t.as_deref());
-                self.message_line(dir, session, t, scanned, None, loc);
-            }
-            _ => {}
-        }
-    }
-
-    /// The 1-based number of a session, assigned in order of first appearance.
-    fn session_number(&mut self, session: Option<&str>) -> usize {
-        let found = self
-            .sessions
-            .iter()
-            .position(|(seg, s)| *seg == self.segment && s.as_deref() == session);
-        match found {
-            Some(i) => i + 1,
-            None => {
-                self.sessions
-                    .push((self.segment, session.map(str::to_owned)));
-                self.end.sessions = self.sessions.len();
-                self.sessions.len()
-            }
-        }
-    }
-
-    fn message_line(
-        &mut self,
-        dir: Dir,
-        session: Option<&str>,
-        t: Option<&str>,
-        scanned: Result<Scanned<'_>, NormalizeError>,
-        splice: Option<IdSplice>,
-        loc: LineLoc,
-    ) {
-        if self.session_number(session) != self.selected {
-            return;
-        }
-        self.in_selected_segment = true;
-        self.end.found = true;
-        if !self.meta_sent {
-            self.meta_sent = true;
-            let meta = self.segment_meta.clone().unwrap_or_default();
-            self.updates.push(Update::Meta(Box::new(meta)));
-        }
-        let t = t.and_then(Timestamp::parse).map_or(0, Timestamp::millis);
-        self.message(dir, scanned, splice, loc, t);
-    }
-
-    fn message(
-        &mut self,
-        dir: Dir,
-        scanned: Result<Scanned<'_>, NormalizeError>,
-        splice: Option<IdSplice>,
-        at: LineLoc,
-        t: i64,
-    ) {
-        let seq = self.seq;
-        self.seq += 1;
-        self.end.messages += 1;
-        // One scan gives the builder its facts and the matcher its keys.
-        let pushed = match &scanned {
-            Ok(s) => {
-                let id = |r: Option<&RawValue>| r.and_then(RpcId::from_raw);
-                let facts = Facts {
-                    env: s.envelope(),
-                    request_progress_token: id(s.progress_token),
-                    notification_progress_token: id(s.params_progress_token),
-                    cancelled_request: id(s.request_id),
-                };
-                self.builder.push_facts(None, dir, Ok(&facts), at.line)
-            }
-            Err(NormalizeError::NotObject { batch: true }) => {
-                self.builder
-                    .push_facts(None, dir, Err(RpcKind::Batch), at.line)
-            }
-            Err(_) => self
-                .builder
-                .push_facts(None, dir, Err(RpcKind::Invalid), at.line),
-        };
-        let keys = scanned.ok().map(|s| (s.key, s.alt_key));
-        if let Some(ex) = pushed.opened {
-            self.opened(ex, dir, keys, at, seq, t, pushed.attached_to);
-        } else if let Some(ex) = pushed.closed {
-            self.updates.push(Update::Closed {
-                exchange: ex as u32,
-                at,
-                seq,
-                t,
-                splice,
-            });
-        } else if let Some(method) = self.notification_method(&pushed) {
-            let key = keys.map(|k| k.0);
-            self.notification(dir, key, &method, at, seq, t, pushed.attached_to);
-        }
-        if dir == Dir::In {
-            self.last_in = Some(seq);
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn opened(
-        &mut self,
-        ex: usize,
-        dir: Dir,
-        keys: Option<(MatchKey, Option<MatchKey>)>,
-        at: LineLoc,
-        seq: u64,
-        t: i64,
-        attached_to: Option<usize>,
-    ) {
-        let method = self.builder.exchanges()[ex].method.clone();
-        let (mut key, mut alt_key) = (None, None);
-        if dir == Dir::In {
-            match keys {
-                Some((k, alt)) => {
-                    key = Some(k);
-                    alt_key = alt;
-                }
-                None => self.warn(format!("line {}: request not indexed (not JSON)", at.line)),
-            }
-        }
-        let parent = match (dir, attached_to) {
-            (Dir::Out, Some(p)) if self.builder.exchanges()[p].request_dir == Dir::In => {
-                Some(p as u32)
-            }
-            _ => None,
-        };
-        self.updates.push(Update::Opened(Opened {
-            exchange: ex as u32,
-            dir,
-            method,
-            key,
-            alt_key,
-            at,
-            seq,
-            t,
-            parent,
-        }));
-        if dir == Dir::Out {
-            let item = Item {
-                at,
-                seq,
-                t,
-                kind: ItemKind::Request {
-                    exchange: ex as u32,
-                },
-            };
-            self.updates.push(match parent {
-                Some(p) => Update::Attached { exchange: p, item },
-                None => Update::Unsolicited {
-                    anchor: self.last_in,
-                    item,
-                },
-            });
-        }
-    }
-
-    /// The method of a message the builder took as a notification (it read the
-    /// envelope already; no second parse).
-    fn notification_method(&self, pushed: &Pushed) -> Option<String> {
-        if pushed.unsolicited {
-            let u = self.builder.unsolicited_messages().last()?;
-            return (u.kind == RpcKind::Notification).then(|| u.method.clone().unwrap_or_default());
-        }
-        let a = self.builder.exchanges()[pushed.attached_to?]
-            .attached
-            .last()?;
-        (!a.is_request).then(|| a.method.clone().unwrap_or_default())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn notification(
-        &mut self,
-        dir: Dir,
-        key: Option<MatchKey>,
-        method: &str,
-        at: LineLoc,
-        seq: u64,
-        t: i64,
-        attached_to: Option<usize>,
-    ) {
-        if dir == Dir::In {
-            if let Some(key) = key {
-                self.updates.push(Update::ClientNotification { seq, key });
-            }
-            let cancelled = attached_to.filter(|&ex| {
-                let e = &self.builder.exchanges()[ex];
-                method == methods::CANCELLED && e.cancelled && e.request_dir == Dir::In
-            });
-            if let Some(ex) = cancelled {
-                self.updates.push(Update::Cancelled {
-                    exchange: ex as u32,
-                });
-            }
-            return;
-        }
-        let item = Item {
-            at,
-            seq,
-            t,
-            kind: ItemKind::Notification {
-                progress: method == methods::PROGRESS,
-            },
-        };
-        match attached_to {
-            Some(ex) if self.builder.exchanges()[ex].request_dir == Dir::In => {
-                self.updates.push(Update::Attached {
-                    exchange: ex as u32,
-                    item,
-                });
-            }
-            _ => self.updates.push(Update::Unsolicited {
-                anchor: self.last_in,
-                item,
-            }),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reel_trace::Timestamp;
 
     fn run(text: &str, session: usize) -> Vec<Update> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.jsonl");
         std::fs::write(&p, text).unwrap();
         let mut all = Vec::new();
-        index(
-            &p,
-            &IndexSpec {
-                session,
-                ignore: vec![],
-            },
-            |b| {
-                all.extend(b);
-                true
-            },
-        );
+        index(&p, &IndexSpec::session(session, vec![]), |b| {
+            all.extend(b);
+            true
+        });
         all
     }
 
@@ -806,17 +515,10 @@ mod tests {
         std::fs::write(&p, &text).unwrap();
         let files = TapeFiles::open(&p).unwrap();
         let mut ups = Vec::new();
-        index(
-            &p,
-            &IndexSpec {
-                session: 1,
-                ignore: vec![],
-            },
-            |b| {
-                ups.extend(b);
-                true
-            },
-        );
+        index(&p, &IndexSpec::session(1, vec![]), |b| {
+            ups.extend(b);
+            true
+        });
         let mut buf = Vec::new();
         let Update::Opened(o) = &ups[1] else {
             panic!("{ups:?}")
@@ -869,6 +571,7 @@ mod tests {
                 Update::ClientNotification { seq, .. } => format!("cn{seq}"),
                 Update::Unsolicited { anchor, .. } => format!("un@{anchor:?}"),
                 Update::Warning(_) => "warn".into(),
+                Update::Http(f) => format!("http:{f:?}"),
                 Update::Done(_) => "done".into(),
             })
             .collect();

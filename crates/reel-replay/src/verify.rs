@@ -1,7 +1,7 @@
 //! `reel verify TRACE -- CMD…`: the recorded client played against a live server.
 //!
 //! One recording of an agent's session becomes a regression test of the server: reel
-//! starts CMD (stdio), sends the recorded client's requests and notifications in
+//! starts CMD (stdio), or talks to the server at `--url` over HTTP ([`http`]), sends the recorded client's requests and notifications in
 //! recorded order ([`script`]), answers the server's own requests (sampling, elicitation,
 //! roots) with the recorded answers, and compares every answer with the recorded one
 //! under the shared normalisation ([`compare`]). The run is written as a trace
@@ -25,6 +25,8 @@
 //! structural, else 1 when any drift exists, else 0.
 
 pub mod compare;
+pub mod http;
+pub mod peer;
 pub mod record;
 pub mod report;
 pub mod run;
@@ -64,6 +66,9 @@ pub struct VerifyOptions {
     pub session: usize,
     /// The live server's command and arguments.
     pub command: Vec<String>,
+    /// The live server's URL (`--url`, Streamable HTTP or legacy HTTP+SSE); when set,
+    /// `command` is not used.
+    pub url: Option<String>,
     /// How long to wait for each answer (and for each server request the recording
     /// saw before the next client message).
     pub timeout: Duration,
@@ -88,6 +93,7 @@ impl VerifyOptions {
             trace: trace.into(),
             session: 1,
             command,
+            url: None,
             timeout: DEFAULT_TIMEOUT,
             start_timeout: DEFAULT_START_TIMEOUT,
             ignore: Vec::new(),
@@ -112,6 +118,14 @@ pub enum VerifyError {
         command: String,
         /// Why.
         source: std::io::Error,
+    },
+    /// `--url` is not a URL verify can use (exit 64).
+    #[error("--url {url}: {why}")]
+    Url {
+        /// The URL.
+        url: String,
+        /// What is wrong with it.
+        why: String,
     },
     /// The server started but never answered the handshake (exit 69).
     #[error("the server `{command}` {why}{}", stderr_hint(.stderr))]

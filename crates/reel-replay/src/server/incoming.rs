@@ -6,7 +6,7 @@
 use super::*;
 
 /// A live client request.
-pub(super) struct Incoming {
+pub(crate) struct Incoming {
     /// The line as received (forwarded as is with `--subset`; normalised again only
     /// when a miss or drift has to be explained).
     pub(super) line: String,
@@ -22,12 +22,14 @@ pub(super) struct Incoming {
     pub(super) tool: Option<String>,
     pub(super) key: MatchKey,
     pub(super) alt_key: Option<MatchKey>,
+    /// Where its answer goes ([`Route::Reply`]).
+    pub(super) route: u64,
 }
 
 /// A live line, scanned once on the reader thread: redacted with the tape's rules,
 /// classified like [`Envelope::kind`], the members replay needs taken out verbatim,
 /// and keyed ([`Normalizer::scan`]: no `Value` is built on this path).
-pub(super) enum Parsed {
+pub(crate) enum Parsed {
     Request(Box<Incoming>),
     Notification {
         method: String,
@@ -53,7 +55,7 @@ fn string_of(raw: Option<&RawValue>) -> Option<String> {
     raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok())
 }
 
-pub(super) fn parse_live(line: &str, norm: &Normalizer) -> Parsed {
+pub(crate) fn parse_live(line: &str, norm: &Normalizer) -> Parsed {
     let redacted = norm.redact_live(line);
     let s = match norm.scan(&redacted) {
         Ok(s) => s,
@@ -73,6 +75,7 @@ pub(super) fn parse_live(line: &str, norm: &Normalizer) -> Parsed {
             key: s.key,
             alt_key: s.alt_key,
             line: String::new(),
+            route: 0,
         })),
         RpcKind::Notification => Parsed::Notification {
             method: s.method.as_deref().unwrap_or_default().to_owned(),
@@ -87,6 +90,10 @@ pub(super) fn parse_live(line: &str, norm: &Normalizer) -> Parsed {
 }
 
 impl Incoming {
+    /// The method.
+    pub(crate) fn method(&self) -> &str {
+        &self.method
+    }
     /// The request as the matcher compared it (redacted, normalised), for diagnostics.
     pub(super) fn normalized(&self, norm: &Normalizer) -> Option<Value> {
         norm.normalize_live(&self.line).ok()
@@ -102,10 +109,11 @@ impl Incoming {
     }
 }
 
-impl<W: Write> Server<'_, W> {
+impl<C: ClientOut> Server<'_, C> {
     // ---- input -------------------------------------------------------------------
 
     pub(super) fn input_line(&mut self, l: InputLine) {
+        let route = l.route;
         let (text, parsed) = match l.content {
             Content::Oversized => {
                 self.summary.invalid += 1;
@@ -113,19 +121,19 @@ impl<W: Write> Server<'_, W> {
                     "reel play: input line longer than {MAX_LINE} bytes dropped"
                 ));
                 let e = serde_json::json!({"code": report::INVALID_REQUEST_CODE, "message": "reel play: line too long"});
-                return self.send_error("null", &e);
+                return self.send_error(Dest::refusal(route), "null", &e);
             }
             Content::NotUtf8(bytes) => {
                 if let Some(r) = self.recorder.as_mut() {
                     r.nonjson(&bytes);
                 }
-                return self.not_json(None, "not UTF-8");
+                return self.not_json(route, None, "not UTF-8");
             }
             Content::Text(text, parsed) => (text, parsed),
         };
         match parsed {
-            Parsed::NotJson(why) => return self.not_json(Some(&text), &why),
-            Parsed::NotObject { batch } => return self.not_an_envelope(&text, batch),
+            Parsed::NotJson(why) => return self.not_json(route, Some(&text), &why),
+            Parsed::NotObject { batch } => return self.not_an_envelope(route, &text, batch),
             _ => {}
         }
         if let Some(r) = self.recorder.as_mut() {
@@ -134,6 +142,7 @@ impl<W: Write> Server<'_, W> {
         match parsed {
             Parsed::Request(mut inc) => {
                 inc.line = text;
+                inc.route = route;
                 self.request(*inc);
             }
             Parsed::Notification {
@@ -149,13 +158,13 @@ impl<W: Write> Server<'_, W> {
                     report::short(&text)
                 ));
                 let e = serde_json::json!({"code": report::INVALID_REQUEST_CODE, "message": "Invalid Request"});
-                self.send_error(&id_raw, &e);
+                self.send_error(Dest::refusal(route), &id_raw, &e);
             }
             Parsed::NotJson(_) | Parsed::NotObject { .. } => {}
         }
     }
 
-    pub(super) fn not_an_envelope(&mut self, text: &str, batch: bool) {
+    pub(super) fn not_an_envelope(&mut self, route: u64, text: &str, batch: bool) {
         if let Some(r) = self.recorder.as_mut() {
             r.in_line(text, false);
         }
@@ -171,10 +180,10 @@ impl<W: Write> Server<'_, W> {
         ));
         let e =
             serde_json::json!({"code": report::INVALID_REQUEST_CODE, "message": "Invalid Request"});
-        self.send_error("null", &e);
+        self.send_error(Dest::refusal(route), "null", &e);
     }
 
-    pub(super) fn not_json(&mut self, text: Option<&str>, why: &str) {
+    pub(super) fn not_json(&mut self, route: u64, text: Option<&str>, why: &str) {
         self.summary.invalid += 1;
         if let (Some(r), Some(t)) = (self.recorder.as_mut(), text) {
             r.nonjson(t.as_bytes());
@@ -184,7 +193,7 @@ impl<W: Write> Server<'_, W> {
             report::short(text.unwrap_or("(not UTF-8)"))
         ));
         let e = serde_json::json!({"code": report::PARSE_ERROR_CODE, "message": "Parse error"});
-        self.send_error("null", &e);
+        self.send_error(Dest::refusal(route), "null", &e);
     }
 
     pub(super) fn input_end(&mut self) {
@@ -220,14 +229,13 @@ impl<W: Write> Server<'_, W> {
         if method == methods::CANCELLED {
             if let Some(rid) = cancelled {
                 if let Some(id) = self.by_live_id.remove(&rid) {
-                    self.jobs.remove(&id);
+                    if let Some(job) = self.jobs.remove(&id) {
+                        self.client.close(Route::Reply(job.route));
+                    }
                     self.summary.cancelled += 1;
                     return;
                 }
-                let before = self.parked.len();
-                self.parked.retain(|p| p.id != rid);
-                if self.parked.len() < before {
-                    self.summary.cancelled += 1;
+                if self.cancel_parked(|p| p.id == rid) {
                     return;
                 }
             }
@@ -238,6 +246,41 @@ impl<W: Write> Server<'_, W> {
         if let Some(seq) = self.tape.match_notification(key) {
             self.reach(seq);
         }
+    }
+
+    /// Drops the parked requests `which` selects (their client cancelled them); true
+    /// when there was one.
+    fn cancel_parked(&mut self, which: impl Fn(&Incoming) -> bool) -> bool {
+        let (gone, kept): (VecDeque<Incoming>, VecDeque<Incoming>) =
+            std::mem::take(&mut self.parked)
+                .into_iter()
+                .partition(|p| which(p));
+        self.parked = kept;
+        for p in &gone {
+            self.client.close(Route::Reply(p.route));
+        }
+        self.summary.cancelled += gone.len() as u64;
+        !gone.is_empty()
+    }
+
+    /// The client stopped waiting for the answer on `route` (it closed the HTTP
+    /// response): like `notifications/cancelled`, nothing more of that exchange is sent.
+    pub(super) fn route_gone(&mut self, route: u64) {
+        let jobs: Vec<u64> = self
+            .jobs
+            .iter()
+            .filter(|(_, j)| j.route == route)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in jobs {
+            if let Some(job) = self.jobs.remove(&id) {
+                if self.by_live_id.get(&job.live_id) == Some(&id) {
+                    self.by_live_id.remove(&job.live_id);
+                }
+                self.summary.cancelled += 1;
+            }
+        }
+        self.cancel_parked(|p| p.route == route);
     }
 
     pub(super) fn client_answer(&mut self, text: &str, id: Option<RpcId>) {
@@ -325,22 +368,19 @@ impl<W: Write> Server<'_, W> {
         match std::str::from_utf8(line) {
             Ok(text) if Envelope::parse(text).is_some() => {
                 let is_error = Envelope::kind_of(text) == RpcKind::Error;
-                self.send(text, "live", is_error);
+                let last = matches!(Envelope::kind_of(text), RpcKind::Error | RpcKind::Response);
+                let dest = Dest {
+                    last,
+                    ..Dest::answer(0)
+                };
+                self.send(dest, text, "live", is_error);
             }
             _ => {
                 // Not JSON-RPC: a real client would see it too; keep it in the trace.
                 if let Some(r) = self.recorder.as_mut() {
                     r.nonjson_out(line);
                 }
-                if !self.client_gone {
-                    let r = self
-                        .client
-                        .write_all(line)
-                        .and_then(|_| self.client.write_all(b"\n"));
-                    if r.is_err() {
-                        self.client_gone = true;
-                    }
-                }
+                self.send_parts(Dest::answer(0), &[line]);
             }
         }
     }

@@ -26,6 +26,8 @@ pub(super) struct Job {
     pub(super) started: Instant,
     pub(super) negotiate: Option<String>,
     pub(super) state: JobState,
+    /// Where its messages go ([`Route::Reply`]).
+    pub(super) route: u64,
 }
 
 pub(super) struct ServerRequest {
@@ -41,7 +43,7 @@ pub(super) enum Next {
     Unanswerable,
 }
 
-impl<W: Write> Server<'_, W> {
+impl<C: ClientOut> Server<'_, C> {
     // ---- requests ----------------------------------------------------------------
 
     pub(super) fn served_by_tape(&self, inc: &Incoming) -> bool {
@@ -100,7 +102,7 @@ impl<W: Write> Server<'_, W> {
     pub(super) fn generic(&mut self, inc: &Incoming) -> bool {
         if GENERIC_METHODS.contains(&inc.method.as_str()) {
             let text = splice::response(&inc.id_raw, "result", "{}");
-            self.send(&text, "tape", false);
+            self.send(Dest::answer(inc.route), &text, "tape", false);
             self.summary.generic += 1;
             return true;
         }
@@ -112,7 +114,7 @@ impl<W: Write> Server<'_, W> {
             && self.tape.has_method(methods::INITIALIZE)
         {
             let e = serde_json::json!({"code": report::UNKNOWN_METHOD_CODE, "message": "Method not found"});
-            self.send_error(&inc.id_raw, &e);
+            self.send_error(Dest::answer(inc.route), &inc.id_raw, &e);
             self.summary.generic += 1;
             return true;
         }
@@ -133,7 +135,7 @@ impl<W: Write> Server<'_, W> {
         // indexed, no pacing) is answered at once, without the job bookkeeping.
         let e = self.tape.exchange(ex);
         if let (true, Some(r), None) = (e.attached.is_empty(), e.response, self.opts.pace) {
-            return self.respond(&inc.id_raw, negotiate, r);
+            return self.respond(inc.route, &inc.id_raw, negotiate, r);
         }
         self.by_live_id.insert(inc.id.clone(), id);
         self.jobs.insert(
@@ -148,6 +150,7 @@ impl<W: Write> Server<'_, W> {
                 started: Instant::now(),
                 negotiate,
                 state: JobState::Running,
+                route: inc.route,
             },
         );
         self.advance(id);
@@ -256,6 +259,15 @@ impl<W: Write> Server<'_, W> {
         let token = job
             .and_then(|j| self.jobs.get(&j))
             .map(|j| j.token_raw.clone());
+        let route = match job.and_then(|j| self.jobs.get(&j)) {
+            Some(j) => Route::Reply(j.route),
+            None => Route::Stream,
+        };
+        let dest = Dest {
+            route,
+            last: false,
+            via: item.via,
+        };
         match item.kind {
             ItemKind::Notification { progress: true } => {
                 // A client that asked for no progress gets none (strict clients reject
@@ -264,12 +276,12 @@ impl<W: Write> Server<'_, W> {
                 if let Some(Some(text)) =
                     self.with_raw(item.at, |raw| splice::with_progress_token(raw, &token))
                 {
-                    self.send(&text, "tape", false);
+                    self.send(dest, &text, "tape", false);
                 }
             }
             ItemKind::Notification { progress: false } => {
                 if let Some(text) = self.with_raw(item.at, str::to_owned) {
-                    self.send(&text, "tape", false);
+                    self.send(dest, &text, "tape", false);
                 }
             }
             ItemKind::Request { exchange } => {
@@ -294,7 +306,7 @@ impl<W: Write> Server<'_, W> {
                 }
                 self.server_reqs
                     .insert(fresh, ServerRequest { ex: exchange, job });
-                self.send(&text, "tape", false);
+                self.send(dest, &text, "tape", false);
             }
         }
     }
@@ -308,15 +320,30 @@ impl<W: Write> Server<'_, W> {
         };
         let id_raw = job.id_raw.clone();
         let negotiate = job.negotiate.clone();
+        let route = job.route;
         self.finish_job(id);
-        self.respond(&id_raw, negotiate, r);
+        self.respond(route, &id_raw, negotiate, r);
     }
 
     /// Sends the recorded response `r` with the live id (and, for `initialize`, the
-    /// negotiated version).
-    pub(super) fn respond(&mut self, id_raw: &str, negotiate: Option<String>, r: Recorded) {
+    /// negotiated version) to `route`, as the recording answered it over HTTP.
+    pub(super) fn respond(
+        &mut self,
+        route: u64,
+        id_raw: &str,
+        negotiate: Option<String>,
+        r: Recorded,
+    ) {
+        let dest = Dest {
+            route: Route::Reply(route),
+            last: true,
+            via: r.via,
+        };
+        if r.via.status_only {
+            return self.respond_status_only(dest, r);
+        }
         if let (Some(sp), None) = (r.splice, &negotiate) {
-            if self.send_spliced(r.at, sp, id_raw) {
+            if self.send_spliced(dest, r.at, sp, id_raw) {
                 self.summary.answered += 1;
                 return;
             }
@@ -333,7 +360,7 @@ impl<W: Write> Server<'_, W> {
                 self.files.location(r.at)
             ));
             let e = serde_json::json!({"code": report::MISS_CODE, "message": "reel play: the recorded response cannot be read"});
-            return self.send_error(id_raw, &e);
+            return self.send_error(Dest::answer(route), id_raw, &e);
         };
         let is_error = members.get("result").is_none();
         let negotiated = match (negotiate, members.get("result")) {
@@ -345,7 +372,15 @@ impl<W: Write> Server<'_, W> {
             replace.push(("result", n.as_str()));
         }
         let text = members.join_replacing(&replace);
-        self.send(&text, "tape", is_error);
+        self.send(dest, &text, "tape", is_error);
+        self.summary.answered += 1;
+    }
+
+    /// A recorded HTTP refusal whose body was no JSON-RPC message (a `reel.http` record):
+    /// its status and body, as they were.
+    fn respond_status_only(&mut self, dest: Dest, r: Recorded) {
+        let body = self.with_raw_event(r.at).unwrap_or_default();
+        self.send_parts(dest, &[body.as_bytes()]);
         self.summary.answered += 1;
     }
 
@@ -353,7 +388,7 @@ impl<W: Write> Server<'_, W> {
     /// the index kept: one positioned read, and the bytes around the id copied straight
     /// into the output. False (nothing sent) when the bytes there no longer look like
     /// the response (the trace changed): the caller parses instead.
-    fn send_spliced(&mut self, at: LineLoc, sp: IdSplice, id_raw: &str) -> bool {
+    fn send_spliced(&mut self, dest: Dest, at: LineLoc, sp: IdSplice, id_raw: &str) -> bool {
         let mut buf = std::mem::take(&mut self.scratch);
         let ok = self
             .files
@@ -370,7 +405,7 @@ impl<W: Write> Server<'_, W> {
                 match text {
                     Some((head, tail)) => {
                         let line = format!("{head}{id_raw}{tail}");
-                        self.send(&line, "tape", sp.error);
+                        self.send(dest, &line, "tape", sp.error);
                     }
                     None => {
                         self.scratch = buf;
@@ -378,7 +413,7 @@ impl<W: Write> Server<'_, W> {
                     }
                 }
             } else {
-                self.send_parts(&[&buf[..a], id_raw.as_bytes(), &buf[b..]]);
+                self.send_parts(dest, &[&buf[..a], id_raw.as_bytes(), &buf[b..]]);
             }
         }
         self.scratch = buf;
@@ -452,6 +487,7 @@ impl<W: Write> Server<'_, W> {
         let method = self.tape.method_name(e.method).to_owned();
         let place = self.files.location(e.request.at);
         let id_raw = job.id_raw.clone();
+        let route = job.route;
         self.finish_job(id);
         self.summary.missed += 1;
         self.say(&format!(
@@ -462,6 +498,6 @@ impl<W: Write> Server<'_, W> {
             "message": format!("reel play: the recording ends before the server answered {method}"),
             "data": {"reel": "miss", "method": method},
         });
-        self.send_error(&id_raw, &err);
+        self.send_error(Dest::answer(route), &id_raw, &err);
     }
 }

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl<W: Write> Server<'_, W> {
+impl<C: ClientOut> Server<'_, C> {
     // ---- misses and drift --------------------------------------------------------
 
     pub(super) fn miss_reason(&self, inc: &Incoming) -> String {
@@ -50,7 +50,7 @@ impl<W: Write> Server<'_, W> {
         } else {
             report::UNKNOWN_METHOD_CODE
         };
-        self.send_error(&inc.id_raw, &m.error_object(code));
+        self.send_error(Dest::answer(inc.route), &inc.id_raw, &m.error_object(code));
     }
 
     /// The recorded requests of the same method closest to a missed one (with

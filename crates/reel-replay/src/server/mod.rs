@@ -29,7 +29,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -48,12 +48,13 @@ use crate::live::{Live, LiveOutput};
 use crate::matcher::{Lookup, Recorded, Tape};
 use crate::report::{self, Candidate, Miss, Summary, Unused};
 use crate::splice;
-use crate::tape::{IdSplice, IndexSpec, Item, ItemKind, LineLoc, TapeFiles, Update};
+use crate::tape::{IdSplice, IndexSpec, Item, ItemKind, LineLoc, TapeFiles, Update, Via};
 
-use self::feed::{Feed, Notifier};
-use self::incoming::{Incoming, Parsed};
+use self::feed::Feed;
+pub(crate) use self::feed::Notifier;
+pub(crate) use self::incoming::{Incoming, Parsed, parse_live};
 use self::jobs::{Job, JobState, ServerRequest};
-use self::record::Recorder;
+pub(crate) use self::record::{RecordTo, Recorder};
 
 /// Longest input line accepted from the client; a longer one is answered with an
 /// invalid-request error and dropped.
@@ -163,26 +164,114 @@ pub enum PlayError {
         /// Why.
         source: io::Error,
     },
-    /// Writing to the client failed for another reason than it going away.
+    /// Writing to the client failed for another reason than it going away (or, over
+    /// HTTP, a thread or the runtime could not be started).
     #[error("writing to the client: {0}")]
     Output(io::Error),
+    /// `--listen` is not an address, or cannot be bound.
+    #[error(
+        "cannot listen on {addr}: {error}; choose another --listen (e.g. 127.0.0.1:0 for a free port)"
+    )]
+    Listen {
+        /// The address as given.
+        addr: String,
+        /// Why.
+        error: String,
+    },
 }
 
-enum Event {
+pub(crate) enum Event {
     Input(Vec<InputLine>),
     InputEnd,
     Index(Vec<Update>),
     Live(LiveOutput),
+    /// The client stopped waiting for the answer to the input that came on this route
+    /// (it closed an HTTP response: the 2026-07-28 way to cancel).
+    Gone(u64),
 }
 
 /// One line from the client, already parsed, redacted, normalised and keyed on the
 /// reader thread, so this work runs beside the answering on another core.
-struct InputLine {
-    content: Content,
-    crlf: bool,
+pub(crate) struct InputLine {
+    pub(crate) content: Content,
+    pub(crate) crlf: bool,
+    /// Where its answer goes ([`Route::Reply`]): the HTTP request that carried it; 0
+    /// over stdio.
+    pub(crate) route: u64,
 }
 
-enum Content {
+/// Where a message to the client goes. Over stdio everything goes to stdout; over HTTP
+/// a message belongs to the response of the request it answers or came within, or, when
+/// it belongs to no request, to the session's server stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// The response to the live input of this route number.
+    Reply(u64),
+    /// The session's standalone server stream (HTTP GET).
+    Stream,
+}
+
+/// How one message reaches the client.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Dest {
+    pub(crate) route: Route,
+    /// The request's answer: nothing more goes to this route after it.
+    pub(crate) last: bool,
+    /// How the recorded message travelled: its HTTP status, JSON or event stream.
+    pub(crate) via: Via,
+}
+
+impl Dest {
+    /// The answer to the input of route `route`, made by reel (no recorded facts).
+    pub(crate) fn answer(route: u64) -> Dest {
+        Dest {
+            route: Route::Reply(route),
+            last: true,
+            via: Via::default(),
+        }
+    }
+
+    /// An answer refusing input that is no request (HTTP 400).
+    pub(crate) fn refusal(route: u64) -> Dest {
+        Dest {
+            via: Via {
+                status: 400,
+                ..Via::default()
+            },
+            ..Dest::answer(route)
+        }
+    }
+}
+
+/// The client's side of the server: where messages are written.
+pub(crate) trait ClientOut {
+    /// Writes one message: `parts`, joined, are its JSON text.
+    fn message(&mut self, dest: Dest, parts: &[&[u8]]) -> io::Result<()>;
+    /// Makes what was written go out.
+    fn flush(&mut self) -> io::Result<()>;
+    /// Nothing more goes to `route` (its request was cancelled or is left unanswered).
+    fn close(&mut self, route: Route) {
+        let _ = route;
+    }
+}
+
+/// Stdout (or any writer): one message per line.
+pub(crate) struct LineOut<W: Write>(pub(crate) BufWriter<W>);
+
+impl<W: Write> ClientOut for LineOut<W> {
+    fn message(&mut self, _dest: Dest, parts: &[&[u8]]) -> io::Result<()> {
+        for p in parts {
+            self.0.write_all(p)?;
+        }
+        self.0.write_all(b"\n")
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+pub(crate) enum Content {
     /// Longer than [`MAX_LINE`]: dropped.
     Oversized,
     /// Not UTF-8.
@@ -221,15 +310,11 @@ fn serve(
     diag: &mut dyn Write,
 ) -> Result<Summary, PlayError> {
     let files = TapeFiles::open(&opts.trace)?;
-    let head = read_head_meta(&opts.trace);
-    let redactor = redactor_for(head.as_ref(), diag);
-    let norm = Normalizer::new()
-        .with_ignore(opts.ignore.clone())
-        .with_redactor(redactor.clone());
+    let shared = Shared::new(&opts, diag);
     let (tx, rx) = mpsc::channel();
     let (mut feed, notifier) = match input {
-        Some(input) => Feed::threaded(input, norm.clone(), tx, rx),
-        None => Feed::stdin(norm.clone(), tx, rx),
+        Some(input) => Feed::threaded(input, shared.norm.clone(), tx, rx),
+        None => Feed::stdin(shared.norm.clone(), tx, rx),
     };
     let live = match &opts.subset {
         Some(sub) => {
@@ -245,63 +330,110 @@ fn serve(
         }
         None => None,
     };
-    // The replay's own trace is redacted like the tape, or with the built-in rules when
-    // the tape says nothing (redaction is on by default when recording).
-    let record_redactor = match head.as_ref().and_then(|m| m.redaction.as_ref()) {
-        Some(_) => redactor.clone(),
-        None => Redactor::builtin(),
-    };
     let record_dir = match (&opts.record, &opts.subset) {
         (Some(dir), _) => Some(dir.clone()),
         (None, Some(_)) => reel_trace::names::default_trace_dir(),
         (None, None) => None,
     };
     let recorder = match record_dir {
-        Some(dir) => Some(Recorder::create(
+        Some(dir) => Some(Arc::new(Mutex::new(Recorder::create(
             &dir,
             &opts,
-            head.as_ref(),
-            &record_redactor,
-        )?),
+            shared.head.as_ref(),
+            &shared.record_redactor(),
+            "stdio",
+        )?))),
         None => None,
     };
     spawn_indexer(&opts, notifier);
-    let mut server = Server {
-        opts,
-        tape: Tape::new(),
-        files,
-        norm,
-        client: BufWriter::with_capacity(1 << 16, output),
-        client_gone: false,
-        recorder,
-        diag,
-        jobs: HashMap::new(),
-        next_job: 0,
-        by_live_id: HashMap::new(),
-        parked: VecDeque::new(),
-        server_reqs: HashMap::new(),
-        next_server_id: 0,
-        hw: None,
-        timers: BinaryHeap::new(),
-        summary: Summary::default(),
-        live,
-        live_done: false,
-        input_closed: false,
-        backlog: VecDeque::new(),
-        warnings_seen: 0,
-        scratch: Vec::new(),
-        supported_versions: None,
-    };
+    let client = LineOut(BufWriter::with_capacity(1 << 16, output));
+    let record = recorder.clone().map(|r| RecordTo::new(r, None));
+    let mut server = Server::new(opts, files, shared.norm, client, diag, record, live);
     server.run(&mut feed)?;
-    Ok(server.finish())
+    let (mut summary, diag) = server.finish();
+    if let Some(r) = recorder {
+        let ending = match summary.live_exit {
+            Some(c) => Ending::ExitCode(c),
+            None => Ending::Reason("producer_shutdown".into()),
+        };
+        match finish_recorder(r, ending) {
+            Ok(p) => summary.recorded = Some(p),
+            Err(e) => {
+                let _ = writeln!(diag, "reel play: the replay's trace is incomplete: {e}");
+            }
+        }
+    }
+    let _ = diag.write_all(summary.to_text().as_bytes());
+    Ok(summary)
+}
+
+/// Ends the replay's own trace once every server that wrote to it is done.
+pub(crate) fn finish_recorder(r: Arc<Mutex<Recorder>>, ending: Ending) -> io::Result<PathBuf> {
+    let rec = Arc::try_unwrap(r)
+        .map_err(|_| io::Error::other("a tape server still holds the replay's trace"))?
+        .into_inner()
+        .map_err(|_| io::Error::other("a tape server panicked while writing the replay's trace"))?;
+    rec.finish(ending)
+}
+
+/// What every tape server of one replay shares: the trace's head meta line and its
+/// redaction rules, turned into the normaliser live messages go through.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub(crate) head: Option<Meta>,
+    pub(crate) redactor: Redactor,
+    pub(crate) norm: Normalizer,
+}
+
+impl Shared {
+    pub(crate) fn new(opts: &PlayOptions, diag: &mut dyn Write) -> Shared {
+        let head = read_head_meta(&opts.trace);
+        let redactor = redactor_for(head.as_ref(), diag);
+        let norm = Normalizer::new()
+            .with_ignore(opts.ignore.clone())
+            .with_redactor(redactor.clone());
+        Shared {
+            head,
+            redactor,
+            norm,
+        }
+    }
+
+    /// The rules of the replay's own trace: the tape's, or the built-in ones when the
+    /// tape says nothing (redaction is on by default when recording).
+    pub(crate) fn record_redactor(&self) -> Redactor {
+        match self.head.as_ref().and_then(|m| m.redaction.as_ref()) {
+            Some(_) => self.redactor.clone(),
+            None => Redactor::builtin(),
+        }
+    }
+}
+
+/// One tape of an HTTP replay (`reel play --listen`; `opts.session` is the tape's
+/// number, 0 for the session-less traffic), served on the calling thread: its
+/// events (the client's input, the index's updates for this tape, routes the client
+/// gave up) come from `events`, answers go to `client`. Returns once the input has
+/// ended and the tape is indexed, with this tape's summary (not printed).
+pub(crate) fn serve_tape<C: ClientOut>(
+    opts: PlayOptions,
+    norm: Normalizer,
+    events: mpsc::Receiver<Event>,
+    client: C,
+    diag: &mut dyn Write,
+    record: Option<RecordTo>,
+) -> Result<Summary, PlayError> {
+    let files = TapeFiles::open(&opts.trace)?;
+    let mut feed = Feed::channel(events);
+    let tape = u32::try_from(opts.session).unwrap_or(u32::MAX);
+    let mut server = Server::new(opts, files, norm, client, diag, record, None);
+    server.http_tape = Some(tape);
+    server.run(&mut feed)?;
+    Ok(server.finish().0)
 }
 
 fn spawn_indexer(opts: &PlayOptions, tx: Notifier) {
     let path = opts.trace.clone();
-    let spec = IndexSpec {
-        session: opts.session,
-        ignore: opts.ignore.clone(),
-    };
+    let spec = IndexSpec::session(opts.session, opts.ignore.clone());
     thread::Builder::new()
         .name("reel-play-index".into())
         .spawn(move || {
@@ -338,14 +470,14 @@ fn redactor_for(meta: Option<&Meta>, diag: &mut dyn Write) -> Redactor {
     }
 }
 
-struct Server<'d, W: Write> {
+struct Server<'d, C: ClientOut> {
     opts: PlayOptions,
     tape: Tape,
     files: TapeFiles,
     norm: Normalizer,
-    client: BufWriter<W>,
+    client: C,
     client_gone: bool,
-    recorder: Option<Recorder>,
+    recorder: Option<RecordTo>,
     diag: &'d mut dyn Write,
     jobs: HashMap<u64, Job>,
     next_job: u64,
@@ -363,9 +495,51 @@ struct Server<'d, W: Write> {
     warnings_seen: usize,
     scratch: Vec<u8>,
     supported_versions: Option<Vec<String>>,
+    /// Over HTTP: which tape this server answers from (0: the session-less traffic).
+    http_tape: Option<u32>,
 }
 
-impl<W: Write> Server<'_, W> {
+impl<'d, C: ClientOut> Server<'d, C> {
+    fn new(
+        opts: PlayOptions,
+        files: TapeFiles,
+        norm: Normalizer,
+        client: C,
+        diag: &'d mut dyn Write,
+        recorder: Option<RecordTo>,
+        live: Option<Live>,
+    ) -> Server<'d, C> {
+        Server {
+            opts,
+            tape: Tape::new(),
+            files,
+            norm,
+            client,
+            client_gone: false,
+            recorder,
+            diag,
+            jobs: HashMap::new(),
+            next_job: 0,
+            by_live_id: HashMap::new(),
+            parked: VecDeque::new(),
+            server_reqs: HashMap::new(),
+            next_server_id: 0,
+            hw: None,
+            timers: BinaryHeap::new(),
+            summary: Summary::default(),
+            live,
+            live_done: false,
+            input_closed: false,
+            backlog: VecDeque::new(),
+            warnings_seen: 0,
+            scratch: Vec::new(),
+            supported_versions: None,
+            http_tape: None,
+        }
+    }
+}
+
+impl<'d, C: ClientOut> Server<'d, C> {
     fn run(&mut self, feed: &mut Feed) -> Result<(), PlayError> {
         let mut events = Vec::new();
         loop {
@@ -450,49 +624,35 @@ impl<W: Write> Server<'_, W> {
                 }
             }
             Event::Live(LiveOutput::End) => self.live_done = true,
+            Event::Gone(route) => self.route_gone(route),
         }
     }
 
     // ---- output ------------------------------------------------------------------
 
-    fn send(&mut self, line: &str, origin: &str, is_error: bool) {
+    fn send(&mut self, dest: Dest, line: &str, origin: &str, is_error: bool) {
         if let Some(r) = self.recorder.as_mut() {
             r.out_line(line, origin, is_error);
         }
+        self.send_parts(dest, &[line.as_bytes()]);
+    }
+
+    /// Writes one message from parts (bytes the index validated as UTF-8 JSON), with
+    /// no copy in between; only when nothing is being recorded.
+    fn send_parts(&mut self, dest: Dest, parts: &[&[u8]]) {
         if self.client_gone {
             return;
         }
-        let r = self
-            .client
-            .write_all(line.as_bytes())
-            .and_then(|_| self.client.write_all(b"\n"));
-        if let Err(e) = r {
+        if let Err(e) = self.client.message(dest, parts) {
             if self.client_error(e).is_err() {
                 self.client_gone = true;
             }
         }
     }
 
-    /// Writes one line from parts (bytes the index validated as UTF-8 JSON), with no
-    /// copy in between; only when nothing is being recorded.
-    fn send_parts(&mut self, parts: &[&[u8]]) {
-        if self.client_gone {
-            return;
-        }
-        let mut r = Ok(());
-        for p in parts {
-            r = r.and_then(|_| self.client.write_all(p));
-        }
-        if let Err(e) = r.and_then(|_| self.client.write_all(b"\n")) {
-            if self.client_error(e).is_err() {
-                self.client_gone = true;
-            }
-        }
-    }
-
-    fn send_error(&mut self, id_raw: &str, error: &Value) {
+    fn send_error(&mut self, dest: Dest, id_raw: &str, error: &Value) {
         let text = splice::response(id_raw, "error", &error.to_string());
-        self.send(&text, "tape", true);
+        self.send(dest, &text, "tape", true);
     }
 
     fn say(&mut self, text: &str) {
@@ -523,6 +683,24 @@ impl<W: Write> Server<'_, W> {
                 "reel play: warning: cannot re-read {place} (was the trace changed while playing?)"
             ));
         }
+        out
+    }
+
+    /// The body a `reel.http` record kept of a response that was no JSON-RPC message:
+    /// its `raw` (JSON) or `text`.
+    fn with_raw_event(&mut self, at: LineLoc) -> Option<String> {
+        let mut buf = std::mem::take(&mut self.scratch);
+        let out = match self.files.read(at, &mut buf) {
+            Ok(()) => match parse_line(&buf) {
+                Ok(Line::Event(v)) => v
+                    .raw
+                    .map(|r| r.get().to_owned())
+                    .or_else(|| v.text.map(|t| t.into_owned())),
+                _ => None,
+            },
+            Err(_) => None,
+        };
+        self.scratch = buf;
         out
     }
 
@@ -565,13 +743,19 @@ impl<W: Write> Server<'_, W> {
             let more = self.warnings_seen - WARNINGS_SHOWN;
             self.say(&format!("reel play: tape: {more} more lines skipped"));
         }
-        if !end.found {
-            self.say(&format!(
+        match (end.found, self.http_tape) {
+            (true, _) | (false, Some(0)) => {}
+            (false, Some(k)) => self.say(&format!(
+                "reel play: live session {k} has no recorded counterpart: the trace holds {} session{}; everything it asks is a miss",
+                end.sessions,
+                if end.sessions == 1 { "" } else { "s" },
+            )),
+            (false, None) => self.say(&format!(
                 "reel play: the trace holds {} session{}; session {} does not exist (--session)",
                 end.sessions,
                 if end.sessions == 1 { "" } else { "s" },
                 self.opts.session
-            ));
+            )),
         }
     }
 
@@ -596,17 +780,22 @@ impl<W: Write> Server<'_, W> {
 
     // ---- the end -----------------------------------------------------------------
 
-    fn finish(mut self) -> Summary {
+    /// Ends the replay of this tape: what is still parked is missed, and the summary
+    /// says what was left unused. Gives the diagnostics writer back for the caller's
+    /// last words.
+    fn finish(mut self) -> (Summary, &'d mut dyn Write) {
         let _ = self.client.flush();
         for (_, job) in std::mem::take(&mut self.jobs) {
             if job.state == JobState::Held {
                 self.summary.held += 1;
             }
+            self.client.close(Route::Reply(job.route));
         }
         for inc in std::mem::take(&mut self.parked) {
             let reason = self.miss_reason(&inc);
             self.miss(inc, reason);
         }
+        let _ = self.client.flush();
         let unused: Vec<u32> = self.tape.unused().collect();
         self.summary.unused_total = unused.len() as u64;
         for i in unused.into_iter().take(report::UNUSED_SHOWN) {
@@ -625,21 +814,9 @@ impl<W: Write> Server<'_, W> {
             });
         }
         self.summary.unsent_unsolicited = self.tape.unsent_unsolicited() as u64;
-        let live_exit = self.live.take().and_then(Live::finish);
-        self.summary.live_exit = live_exit;
-        if let Some(r) = self.recorder.take() {
-            let ending = match live_exit {
-                Some(c) => Ending::ExitCode(c),
-                None => Ending::Reason("producer_shutdown".into()),
-            };
-            match r.finish(ending) {
-                Ok(p) => self.summary.recorded = Some(p),
-                Err(e) => self.say(&format!("reel play: the replay's trace is incomplete: {e}")),
-            }
-        }
-        let text = self.summary.to_text();
-        self.say(&text);
-        self.summary
+        self.summary.live_exit = self.live.take().and_then(Live::finish);
+        self.recorder = None;
+        (self.summary, self.diag)
     }
 }
 

@@ -1,12 +1,55 @@
-//! `--record`: the replay session itself, written as a trace.
+//! `--record`: the replay session itself, written as a trace. Over HTTP every tape
+//! server writes to the one trace (through [`RecordTo`]), each line with the live
+//! session it belongs to.
+
+use std::sync::{Arc, Mutex};
 
 use super::*;
+
+/// A tape server's handle on the replay's trace: the shared writer and the session its
+/// lines belong to (none over stdio).
+pub(crate) struct RecordTo {
+    rec: Arc<Mutex<Recorder>>,
+    session: Option<String>,
+}
+
+impl RecordTo {
+    pub(crate) fn new(rec: Arc<Mutex<Recorder>>, session: Option<String>) -> RecordTo {
+        RecordTo { rec, session }
+    }
+
+    fn with(&self, f: impl FnOnce(&mut Recorder, Option<&str>)) {
+        // A writer poisoned by a panic elsewhere is still the best record there is.
+        let mut r = self.rec.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut r, self.session.as_deref());
+    }
+
+    pub(super) fn in_line(&mut self, text: &str, crlf: bool) {
+        self.with(|r, s| r.in_line(text, crlf, s));
+    }
+
+    pub(super) fn out_line(&mut self, text: &str, origin: &str, is_error: bool) {
+        self.with(|r, s| r.out_line(text, origin, is_error, s));
+    }
+
+    pub(super) fn nonjson(&mut self, bytes: &[u8]) {
+        self.with(|r, _| r.nonjson(bytes));
+    }
+
+    pub(super) fn nonjson_out(&mut self, bytes: &[u8]) {
+        self.with(|r, _| r.nonjson_out(bytes));
+    }
+
+    pub(super) fn stderr(&mut self, bytes: &[u8]) {
+        self.with(|r, _| r.stderr(bytes));
+    }
+}
 
 /// `--record`: the replay session written as a trace (tape direction: the client's
 /// lines are `in`, what it was sent is `out`), every message line marked with its
 /// `origin` (`tape`: from the recording or made by reel; `live`: the client, or the live
 /// server of `--subset`). Live content is redacted with the tape's rules.
-pub(super) struct Recorder {
+pub(crate) struct Recorder {
     pub(super) w: TraceWriter<File>,
     pub(super) path: PathBuf,
     pub(super) redactor: Redactor,
@@ -14,11 +57,12 @@ pub(super) struct Recorder {
 }
 
 impl Recorder {
-    pub(super) fn create(
+    pub(crate) fn create(
         dir: &Path,
         opts: &PlayOptions,
         head: Option<&Meta>,
         redactor: &Redactor,
+        transport: &str,
     ) -> Result<Recorder, PlayError> {
         let err = |source| PlayError::Record {
             dir: dir.to_owned(),
@@ -45,7 +89,7 @@ impl Recorder {
             source: Some(format!("reel@{version}")),
             producer: Some(serde_json::json!({"name": "reel", "version": version})),
             reel: Some(reel_trace::line::REEL_VOCABULARY_VERSION),
-            transport: Some("stdio".into()),
+            transport: Some(transport.into()),
             redaction: Some(redactor.describe()),
             ..Meta::default()
         };
@@ -58,39 +102,41 @@ impl Recorder {
         })
     }
 
-    pub(super) fn check(&mut self, r: io::Result<()>) {
+    fn check(&mut self, r: io::Result<()>) {
         if r.is_err() {
             self.failed = true;
         }
     }
 
-    pub(super) fn in_line(&mut self, text: &str, crlf: bool) {
+    fn in_line(&mut self, text: &str, crlf: bool, session: Option<&str>) {
         let raw = self.redactor.redact_json(text);
         let mut m = MessageLine::new(Timestamp::now(), Dir::In, &raw);
         m.crlf = crlf;
+        m.session = session;
         m.origin = Some("live");
         let r = self.w.write_message(&m);
         self.check(r);
     }
 
-    pub(super) fn out_line(&mut self, text: &str, origin: &str, is_error: bool) {
+    fn out_line(&mut self, text: &str, origin: &str, is_error: bool, session: Option<&str>) {
         let raw = self.redactor.redact_json(text);
         let mut m = MessageLine::new(Timestamp::now(), Dir::Out, &raw);
+        m.session = session;
         m.origin = Some(origin);
         m.is_error = is_error;
         let r = self.w.write_message(&m);
         self.check(r);
     }
 
-    pub(super) fn nonjson(&mut self, bytes: &[u8]) {
+    fn nonjson(&mut self, bytes: &[u8]) {
         self.nonjson_side(bytes, Dir::In);
     }
 
-    pub(super) fn nonjson_out(&mut self, bytes: &[u8]) {
+    fn nonjson_out(&mut self, bytes: &[u8]) {
         self.nonjson_side(bytes, Dir::Out);
     }
 
-    pub(super) fn nonjson_side(&mut self, bytes: &[u8], side: Dir) {
+    fn nonjson_side(&mut self, bytes: &[u8], side: Dir) {
         let text = String::from_utf8_lossy(bytes);
         let redacted = self.redactor.redact_text(&text).into_owned();
         let payload = if std::str::from_utf8(bytes).is_ok() {
@@ -104,7 +150,7 @@ impl Recorder {
         self.check(r);
     }
 
-    pub(super) fn stderr(&mut self, bytes: &[u8]) {
+    fn stderr(&mut self, bytes: &[u8]) {
         let text = String::from_utf8_lossy(bytes);
         let redacted = self.redactor.redact_text(&text).into_owned();
         let e = EventLine::new(Timestamp::now(), kinds::STDERR).with_payload(redacted.as_bytes());
@@ -112,7 +158,7 @@ impl Recorder {
         self.check(r);
     }
 
-    pub(super) fn finish(self, ending: Ending) -> io::Result<PathBuf> {
+    pub(crate) fn finish(self, ending: Ending) -> io::Result<PathBuf> {
         if self.failed {
             return Err(io::Error::other(format!(
                 "{}: some lines could not be written",

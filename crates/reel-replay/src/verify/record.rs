@@ -28,12 +28,14 @@ pub struct LiveRecord {
 
 impl LiveRecord {
     /// Creates `<dir>/<stamp>-<label>.jsonl` (and `dir`, mode 0700) and writes its meta
-    /// line: `label`, the live server's `command` (redacted), and the redaction rules.
+    /// line: `label`, the live server's `command` (redacted; its URL over HTTP), the
+    /// `transport` and the redaction rules.
     pub fn create(
         dir: &Path,
         label: &str,
         command: &[String],
         redactor: &Redactor,
+        transport: &str,
     ) -> io::Result<LiveRecord> {
         reel_trace::names::ensure_dir(dir)?;
         let started = Timestamp::now();
@@ -50,7 +52,7 @@ impl LiveRecord {
             source: Some(format!("reel@{version}")),
             producer: Some(serde_json::json!({"name": "reel", "version": version})),
             reel: Some(reel_trace::line::REEL_VOCABULARY_VERSION),
-            transport: Some("stdio".into()),
+            transport: Some(transport.into()),
             redaction: Some(redactor.describe()),
             ..Meta::default()
         };

@@ -30,13 +30,14 @@ use reel_trace::redact::Redactor;
 use serde_json::Value;
 
 use super::compare::{self, Class, Kind};
+use super::peer::Peer;
 use super::record::LiveRecord;
 use super::report::{
     self, ContextEntry, Drift, NotificationCount, Place, Report, RequestCounts, ServerRequestCounts,
 };
 use super::script::{PING, Script};
 use super::{NotificationCheck, VerifyError, VerifyOptions};
-use crate::live::{Live, LiveOutput};
+use crate::live::LiveOutput;
 
 mod edit;
 mod receive;
@@ -76,7 +77,7 @@ pub struct Run<'s> {
     script: &'s Script,
     opts: &'s VerifyOptions,
     norm: Normalizer,
-    live: Option<Live>,
+    live: Option<Peer>,
     rx: Receiver<LiveOutput>,
     record: Option<LiveRecord>,
     shown_command: String,
@@ -120,28 +121,26 @@ impl<'s> Run<'s> {
         let norm = Normalizer::new()
             .with_ignore(ignore)
             .with_redactor(redactor.clone());
-        let shown_command = shell_words(&opts.command);
+        let shown_command = match &opts.url {
+            Some(url) => url.clone(),
+            None => shell_words(&opts.command),
+        };
         // The server first: a command that cannot start leaves no trace behind.
         let (tx, rx) = mpsc::channel();
-        let live = Live::spawn(&opts.command, move |o| tx.send(o).is_ok()).map_err(|source| {
-            VerifyError::Spawn {
-                command: shown_command.clone(),
-                source,
-            }
-        })?;
+        let live = Peer::start(opts, &shown_command, move |o| tx.send(o).is_ok())?;
         let record = match &opts.record_dir {
             Some(dir) => {
+                let transport = if opts.url.is_some() { "http" } else { "stdio" };
                 let label = opts
                     .label
                     .clone()
                     .unwrap_or_else(|| format!("{}-verify", base_label(script)));
                 Some(
-                    LiveRecord::create(dir, &label, &opts.command, &redactor).map_err(
-                        |source| VerifyError::Record {
+                    LiveRecord::create(dir, &label, &target_words(opts), &redactor, transport)
+                        .map_err(|source| VerifyError::Record {
                             dir: dir.clone(),
                             source,
-                        },
-                    )?,
+                        })?,
                 )
             }
             None => None,
@@ -165,7 +164,7 @@ impl<'s> Run<'s> {
             schema: report::SCHEMA,
             trace: script.path.clone(),
             session: opts.session.max(1),
-            command: opts.command.clone(),
+            command: target_words(opts),
             timeout_ms: u64::try_from(opts.timeout.as_millis()).unwrap_or(u64::MAX),
             result: "same",
             exit_code: 0,
@@ -397,13 +396,7 @@ impl<'s> Run<'s> {
         self.stop_and_reap();
         self.server_exit = None;
         let (tx, rx) = mpsc::channel();
-        let live =
-            Live::spawn(&self.opts.command, move |o| tx.send(o).is_ok()).map_err(|source| {
-                VerifyError::Spawn {
-                    command: self.shown_command.clone(),
-                    source,
-                }
-            })?;
+        let live = Peer::start(self.opts, &self.shown_command, move |o| tx.send(o).is_ok())?;
         self.live = Some(live);
         self.rx = rx;
         self.server_ended = false;
@@ -677,6 +670,15 @@ fn seconds(d: Duration) -> String {
         format!("{s:.0} s")
     } else {
         format!("{s} s")
+    }
+}
+
+/// What verify talks to, as the trace's `meta.command` and the report's `command`
+/// show it: the server's command, or its URL.
+fn target_words(opts: &VerifyOptions) -> Vec<String> {
+    match &opts.url {
+        Some(url) => vec![url.clone()],
+        None => opts.command.clone(),
     }
 }
 

@@ -24,7 +24,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use reel_mcp::exchange::{Exchange, ExchangeBuilder};
+use reel_mcp::exchange::{Exchange, ExchangeBuilder, MessageRef, Outcome};
+use reel_mcp::http::is_connection_key;
 use reel_mcp::jsonrpc::{Envelope, RpcId, RpcKind, methods};
 use reel_trace::line::{Line, Meta, parse_line};
 use reel_trace::{Dir, OpenError, TraceReader};
@@ -126,7 +127,9 @@ pub enum ScriptError {
 impl Script {
     /// Reads session `session` (1-based, in order of first appearance; a session is a
     /// `session` member within a `meta`-delimited segment, as `reel play --session`
-    /// counts them) of the trace at `path`.
+    /// counts them) of the trace at `path`, with the session-less lines of an HTTP
+    /// recording (`reel:conn-N`: a discover probe, 2026-07-28 traffic), which are played
+    /// with it and never counted as a session.
     pub fn load(path: &Path, session: usize) -> Result<Script, ScriptError> {
         let mut reader = TraceReader::open(path)?;
         let mut loader = Loader::new(session.max(1));
@@ -135,7 +138,8 @@ impl Script {
             let place = tl.location();
             loader.line(tl.raw.bytes, tl.raw.terminated, tl.raw.number, &place);
         }
-        if !loader.found {
+        let only_pool = loader.sessions.is_empty() && loader.pool_seen && session <= 1;
+        if !loader.found && !only_pool {
             return Err(ScriptError::NoSession {
                 path: path.to_owned(),
                 session,
@@ -182,7 +186,15 @@ impl Script {
 
 struct Loader {
     selected: usize,
+    /// Sessions numbered so far (connection-keyed lines are never numbered: they are
+    /// the session-less traffic, played with whichever session is selected).
     sessions: Vec<(u64, Option<String>)>,
+    /// Open client requests by the HTTP exchange that carried them (`http.req`).
+    open_by_req: HashMap<u64, usize>,
+    /// Id-less HTTP refusals paired by `http.req`: (exchange, its answer).
+    refusals: Vec<(usize, MessageRef)>,
+    /// Session-less lines were seen (a trace of only those is one session).
+    pool_seen: bool,
     segment: u64,
     segment_meta: Option<Meta>,
     meta: Option<Meta>,
@@ -203,6 +215,9 @@ impl Loader {
         Loader {
             selected,
             sessions: Vec::new(),
+            open_by_req: HashMap::new(),
+            refusals: Vec::new(),
+            pool_seen: false,
             segment: 0,
             segment_meta: None,
             meta: None,
@@ -243,24 +258,36 @@ impl Loader {
                 self.segment_meta = Some(*m);
             }
             Line::Message(v) => {
-                let key = (self.segment, v.session.as_deref().map(str::to_owned));
-                let number_of_session = match self.sessions.iter().position(|s| *s == key) {
-                    Some(i) => i + 1,
-                    None => {
-                        self.sessions.push(key);
-                        self.sessions.len()
+                let session = v.session.as_deref();
+                let pooled = session.is_some_and(is_connection_key);
+                if !pooled {
+                    let key = (self.segment, session.map(str::to_owned));
+                    let number_of_session = match self.sessions.iter().position(|s| *s == key) {
+                        Some(i) => i + 1,
+                        None => {
+                            self.sessions.push(key);
+                            self.sessions.len()
+                        }
+                    };
+                    if number_of_session != self.selected {
+                        return;
                     }
-                };
-                if number_of_session != self.selected {
-                    return;
                 }
-                if !self.found {
+                if pooled {
+                    self.pool_seen = true;
+                } else {
                     self.found = true;
+                }
+                if self.meta.is_none() {
                     self.meta = Some(self.segment_meta.clone().unwrap_or_default());
                 }
+                let req = v
+                    .http
+                    .and_then(|h| serde_json::from_str::<HttpReq>(h.get()).ok())
+                    .and_then(|h| h.req);
                 match (v.dir(), v.raw_str()) {
                     (Some(dir @ (Dir::In | Dir::Out)), Some(raw)) => {
-                        self.message(dir, raw, number, place);
+                        self.message(dir, session, raw, number, place, req);
                     }
                     _ => self
                         .warnings
@@ -271,18 +298,48 @@ impl Loader {
         }
     }
 
-    fn message(&mut self, dir: Dir, raw: &str, line: u64, place: &str) {
+    fn message(
+        &mut self,
+        dir: Dir,
+        session: Option<&str>,
+        raw: &str,
+        line: u64,
+        place: &str,
+        req: Option<u64>,
+    ) {
         let index = self.messages.len();
         self.messages.push(Message {
             dir,
             raw: raw.to_owned(),
             line,
         });
-        let pushed = self.builder.push(None, dir, raw, line);
         let env = Envelope::parse(raw);
         let kind = env
             .as_ref()
             .map_or_else(|| Envelope::kind_of(raw), Envelope::kind);
+        // An HTTP refusal without an id (a 400 to a discover probe) answers the request
+        // its HTTP exchange carried.
+        let id_less = env
+            .as_ref()
+            .is_some_and(|e| e.id.is_none_or(|i| i.get().trim() == "null"));
+        // (The builder is offered every message all the same: its message indices
+        // must stay those of `messages`.)
+        let pushed = self.builder.push(session, dir, raw, line);
+        if let (Dir::Out, RpcKind::Response | RpcKind::Error, true, Some(r)) =
+            (dir, kind, id_less, req)
+        {
+            if let Some(e) = self.open_by_req.remove(&r) {
+                self.refusals.push((e, MessageRef { index, line }));
+                self.pending_responses.push(e);
+                return;
+            }
+        }
+        if let (Dir::In, Some(e), Some(r)) = (dir, pushed.opened, req) {
+            self.open_by_req.insert(r, e);
+        }
+        if let Some(e) = pushed.closed {
+            self.open_by_req.retain(|_, &mut x| x != e);
+        }
         let method = env
             .as_ref()
             .and_then(|e| e.method.as_deref())
@@ -340,11 +397,20 @@ impl Loader {
     }
 
     fn finish(self, path: &Path) -> Script {
+        let mut exchanges = self.builder.exchanges().to_vec();
+        for (e, answer) in self.refusals {
+            if let Some(ex) = exchanges.get_mut(e) {
+                let code = Envelope::parse(&self.messages[answer.index].raw)
+                    .and_then(|env| env.error_parts().and_then(|(c, _)| c));
+                ex.response = Some(answer);
+                ex.outcome = Outcome::Error(code);
+            }
+        }
         Script {
             path: path.to_owned(),
             meta: self.meta.unwrap_or_default(),
             messages: self.messages,
-            exchanges: self.builder.exchanges().to_vec(),
+            exchanges,
             steps: self.steps,
             server_requests: self.server_requests,
             notifications: self.notifications,
@@ -352,6 +418,13 @@ impl Loader {
             torn: self.torn,
         }
     }
+}
+
+/// The part of a line's `http` member the script needs.
+#[derive(serde::Deserialize)]
+struct HttpReq {
+    #[serde(default)]
+    req: Option<u64>,
 }
 
 /// `ping` from the server is answered but never waited for: servers send it on timers.

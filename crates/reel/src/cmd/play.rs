@@ -1,11 +1,14 @@
-//! `reel play TRACE`: serve a trace as the MCP server over stdio.
+//! `reel play TRACE [--listen ADDR]`: serve a trace as the MCP server over stdio, or
+//! over Streamable HTTP.
 //!
 //! Wiring only: arguments → [`reel_replay::PlayOptions`], stdin/stdout/stderr →
-//! [`reel_replay::play`], the summary → the exit code.
+//! [`reel_replay::play_stdio`] or a listener → [`reel_replay::http::HttpPlay`], the
+//! summary → the exit code.
 
 use std::path::PathBuf;
 
 use reel_mcp::normalize::{Pointer, rules_help};
+use reel_replay::http::{HttpPlay, ListenOptions};
 use reel_replay::{Pace, PlayError, PlayOptions, Subset};
 
 use crate::exit::{CANT_CREATE, INTERNAL, NO_INPUT, UNAVAILABLE, USAGE, coded};
@@ -42,10 +45,23 @@ pub struct Args {
     #[arg(long = "ignore", value_name = "POINTER", value_parser = parse_pointer)]
     ignore: Vec<Pointer>,
 
-    /// Answer from the N-th recorded session of the trace (1-based).
+    /// Answer from the N-th recorded session of the trace (1-based; over stdio). The
+    /// session-less lines of an HTTP recording (a discover probe) are served with it.
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u64).range(1..))]
     session: u64,
+
+    /// Serve over Streamable HTTP on IP:PORT (port 0: a free one) instead of stdio;
+    /// prints `reel: listening on http://IP:PORT/PATH` on stderr (PATH: the recorded
+    /// one, else /mcp) and serves every recorded session, the n-th live session from the
+    /// n-th recorded one, until SIGINT or SIGTERM. Loopback unless given otherwise.
+    #[arg(long, value_name = "IP:PORT", conflicts_with = "session")]
+    listen: Option<String>,
+
+    /// With --listen: a host name (besides loopback ones) requests may name in `Host`
+    /// and `Origin` (repeatable); others are refused with 403 (DNS rebinding).
+    #[arg(long = "allow-host", value_name = "HOST", requires = "listen")]
+    allow_host: Vec<String>,
 
     /// Write the replay session itself as a trace into DIR (created if missing), every
     /// line marked origin "tape" or "live", so `reel diff` can compare it with the
@@ -91,23 +107,37 @@ an empty result when the tape holds none (not with --strict).
 Normalisation rules (what may differ between honest runs), in order:
 {rules}
 
+Over HTTP (--listen): each recorded session answers one live session, in order (an
+initialize without a session opens the next one, with a fresh Mcp-Session-Id); requests
+without a session are matched against the recording's session-less traffic (2026-07-28,
+a discover probe). Answers are JSON or event streams as recorded, with the recorded status
+(a 400 refusal stays a 400); recorded server messages that belong to no request go on the
+session's GET stream (405 when the recording shows one); DELETE ends a session; an
+unknown session gets 404; a Host or Origin that is not loopback gets 403. A legacy
+HTTP+SSE recording is served as such (GET PATH, then POST to the announced endpoint). A
+stdio recording can be served over HTTP and an HTTP recording over stdio.
+
 A miss is answered with a JSON-RPC error: -32601 when the tape holds no request with that
 method, else -32010 (reel: no recorded answer); stderr names the request, the nearest
 recorded candidates (at most 3, of the first 1000 with the method) and a JSON-pointer
 diff. A line that is not JSON gets -32700 (id null), a batch or non-request -32600. When
-the client closes stdin, a summary goes to stderr: answered, missed, client drift,
-unused recorded exchanges (the first 20 listed).
+the client closes stdin (over HTTP: when reel is stopped by SIGINT or SIGTERM), a summary
+goes to stderr: answered, missed, client drift, unused recorded exchanges (the first 20
+listed).
 
 Limits: input lines up to 64 MiB; live requests are redacted with the rules of the
 trace's first meta line; with --subset the tape's unsolicited messages are not sent (the
-live server sends its own) and the live server gets 3 s to exit after stdin closes.
+live server sends its own) and the live server gets 3 s to exit after stdin closes;
+--subset is stdio only. Over HTTP: HTTP/1.1, bodies up to 64 MiB, event streams are not
+resumable (Last-Event-ID is ignored), at most 1024 events wait for a server stream to
+open, connections get 2 s to finish after a stop.
 
 Exit codes:
   0    every request answered, no client drift
   3    requests the tape could not answer (misses); wins over 4
   4    the client answered a server->client request (or an input_required round)
        differently than recorded (not with --lenient)
-  64   usage error
+  64   usage error (also: --listen cannot be bound)
   66   the trace cannot be read, or no run has that name
   69   the live server of --subset cannot be started
   70   internal error (a bug: please report it)
@@ -126,6 +156,12 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         };
         return Err(coded(USAGE, msg));
     }
+    if args.listen.is_some() && !args.subset.is_empty() {
+        return Err(coded(
+            USAGE,
+            "--subset is served over stdio only; drop --listen, or serve the whole trace over HTTP without --subset",
+        ));
+    }
     let trace = reel_replay::runs::resolve(&args.trace, args.dir.as_deref())
         .map_err(|e| coded(NO_INPUT, e.to_string()))?;
     let opts = PlayOptions {
@@ -142,9 +178,13 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         pace: args.pace,
         argv: std::env::args().collect(),
     };
-    let mut stderr = std::io::stderr();
-    match reel_replay::play_stdio(opts, std::io::stdout(), &mut stderr) {
+    let result = match &args.listen {
+        Some(listen) => serve_http(opts, listen, args.allow_host),
+        None => reel_replay::play_stdio(opts, std::io::stdout(), &mut std::io::stderr()),
+    };
+    match result {
         Ok(summary) => Ok(summary.exit_code(args.lenient)),
+        Err(e @ PlayError::Listen { .. }) => Err(coded(USAGE, e.to_string())),
         Err(e @ PlayError::Trace(_)) => Err(coded(
             NO_INPUT,
             format!("{e} (give a trace file or a run name; `reel ls` lists the runs)"),
@@ -153,4 +193,18 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         Err(e @ PlayError::Live { .. }) => Err(coded(UNAVAILABLE, e.to_string())),
         Err(e) => Err(coded(INTERNAL, e.to_string())),
     }
+}
+
+/// `--listen`: binds, says where, serves until SIGINT or SIGTERM.
+fn serve_http(
+    opts: PlayOptions,
+    listen: &str,
+    allow_hosts: Vec<String>,
+) -> Result<reel_replay::Summary, PlayError> {
+    let mut l = ListenOptions::new(listen);
+    l.allow_hosts = allow_hosts;
+    l.handle_signals = true;
+    let play = HttpPlay::bind(opts, l, Box::new(std::io::stderr()))?;
+    eprintln!("reel: listening on {}", play.url());
+    play.run()
 }

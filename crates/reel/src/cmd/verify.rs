@@ -1,4 +1,5 @@
-//! `reel verify TRACE -- CMD…`: wiring of `reel_replay::verify` to the command line:
+//! `reel verify TRACE -- CMD…` / `reel verify TRACE --url URL`: wiring of
+//! `reel_replay::verify` to the command line:
 //! flags to options, the run name to a trace, the report to stdout (text or JSON), and
 //! the exit code.
 
@@ -24,8 +25,9 @@ fn after_help() -> String {
 }
 
 const HOW: &str = "\
-reel starts CMD (stdio), sends the recorded client's requests and notifications in
-recorded order and compares every answer with the recorded one:
+reel starts CMD (stdio) -- or talks to the server at --url over Streamable HTTP -- sends
+the recorded client's requests and notifications in recorded order and compares every
+answer with the recorded one:
   - ids and progress tokens are fresh; `notifications/cancelled` names the live id; a
     2026-07-28 retry carries the requestState the live server handed out;
   - the handshake is the recorded one: a recorded server/discover probe is sent, and when
@@ -40,6 +42,14 @@ recorded order and compares every answer with the recorded one:
   - server notifications (progress, logging, list_changed…) are compared as COUNTS PER
     METHOD, not by position (--notifications ignore skips them).
 Arguments a trace holds redacted are sent as recorded ([REDACTED]).
+Over HTTP (--url http://HOST:PORT/PATH): each message is a POST (answers as JSON or event
+streams), the Mcp-Session-Id the server issues and the negotiated MCP-Protocol-Version go
+on later requests, 2026-07-28 requests carry MCP-Protocol-Version, Mcp-Method and Mcp-Name;
+after notifications/initialized the GET server stream is opened (server requests come
+there, answers are POSTed); a path ending in /sse is legacy HTTP+SSE; the session ends
+with DELETE. An id-less HTTP refusal (400 to a discover probe) is compared as the answer to
+its request. The session-less lines of an HTTP recording are played with the chosen
+--session. Limits: http:// only, one connection per request, no stream resumption.
 ";
 
 const AFTER: &str = "\
@@ -72,8 +82,8 @@ Exit status:
   2    structural drift (wins over 1)
   64   usage error
   66   the trace cannot be read or has no client request in that session
-  69   the server cannot be started, or exits (or stays silent for --start-timeout)
-       before answering the handshake
+  69   the server cannot be started (--url: reached), or exits (or stays silent for
+       --start-timeout) before answering the handshake
   70   internal error (a bug: please report it)
   73   the live run's trace cannot be created (--no-record skips it)";
 
@@ -129,9 +139,14 @@ pub struct Args {
     #[arg(long)]
     json: bool,
 
+    /// Play against the server at this URL over HTTP (http://HOST:PORT/PATH) instead
+    /// of starting one.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    url: Option<String>,
+
     /// The live server's command and its arguments (after `--`).
     #[arg(
-        required = true,
+        required_unless_present = "url",
         last = true,
         allow_hyphen_values = true,
         value_name = "CMD"
@@ -166,6 +181,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         }
     };
     let mut opts = VerifyOptions::new(trace, command);
+    opts.url = args.url.clone();
     opts.session = args.session;
     opts.timeout = timeout;
     opts.start_timeout = start_timeout;
@@ -181,6 +197,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
             VerifyError::Script(ScriptError::Open(_)) => exit::NO_INPUT,
             VerifyError::Script(_) => exit::NO_INPUT,
             VerifyError::Spawn { .. } | VerifyError::NoHandshake { .. } => exit::UNAVAILABLE,
+            VerifyError::Url { .. } => exit::USAGE,
             VerifyError::Record { .. } => exit::CANT_CREATE,
             _ => exit::INTERNAL,
         };

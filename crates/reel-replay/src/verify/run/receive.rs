@@ -297,7 +297,13 @@ impl Run<'_> {
         self.server_ended = true;
         if !self.heard && self.stopped.is_none() {
             let status = self.exit_status_now();
-            return Err(self.no_handshake(format!("exited before answering the handshake{status}")));
+            let why = if self.opts.url.is_some() {
+                "could not be reached, or closed the connection before answering the handshake"
+                    .to_owned()
+            } else {
+                format!("exited before answering the handshake{status}")
+            };
+            return Err(self.no_handshake(why));
         }
         let pending: Vec<usize> = self
             .state

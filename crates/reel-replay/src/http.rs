@@ -1,0 +1,358 @@
+//! The tape server over Streamable HTTP: `reel play TRACE --listen ADDR`.
+//!
+//! The same replay as over stdio — the same tape index, matcher, splicing, misses,
+//! client drift and `--record` (one implementation, [`crate::server`]) — reached over
+//! HTTP the way the recording was: a request's answer is JSON or an event stream (its
+//! recorded notifications and server→client requests first, then the result) with the
+//! recorded status; the server's own messages that belong to no request go on the
+//! session's GET stream; a refusal keeps its status (`400` to a `server/discover` probe).
+//!
+//! Sessions: every recorded session is a tape of its own, answered to one live session,
+//! in order — the n-th live session (an `initialize` without a session) is answered from
+//! the n-th recorded session in order of first appearance, with a fresh `Mcp-Session-Id`
+//! (also for a stdio recording, so its server stream and DELETE work). What a client
+//! sends without a session (a 2026-07-28 client, a discover probe) is answered from the
+//! recording's session-less traffic (`reel:conn-N` lines of an HTTP recording, pooled
+//! and matched by content), or, for a stdio recording, from the session the next live
+//! session will get. A legacy HTTP+SSE recording is served the same way: `GET` on its
+//! path opens the session and names the endpoint to POST to.
+//!
+//! Security: reel binds loopback unless `--listen` says otherwise, and refuses with 403
+//! every request whose `Host` or `Origin` is not a loopback name (DNS rebinding), as
+//! `reel rec --url` does ([`reel_mcp::http::LoopbackGuard`]).
+//!
+//! Limits: HTTP/1.1; no resumption of event streams (`Last-Event-ID` is ignored: a
+//! reconnecting GET gets a new stream); `--subset` is stdio only; at most
+//! [`out::STREAM_BACKLOG`] events wait for a session's server stream to open.
+
+mod out;
+mod service;
+mod tapes;
+
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpListener as StdListener};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex};
+
+use reel_mcp::http::LoopbackGuard;
+use reel_trace::Ending;
+use tokio::sync::watch;
+
+use crate::report::Summary;
+use crate::server::{PlayError, PlayOptions, Recorder, Shared, finish_recorder};
+use crate::tape::TapeFiles;
+
+pub use out::STREAM_BACKLOG;
+pub use service::SHUTDOWN_GRACE;
+
+/// Where the diagnostics of every tape server go, a whole line at a time.
+pub(crate) type Diag = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// A writer for one thread that hands [`Diag`] whole lines, so that the reports of
+/// concurrent sessions never interleave mid-line.
+pub(crate) struct LineDiag {
+    shared: Diag,
+    buf: Vec<u8>,
+}
+
+impl LineDiag {
+    pub(crate) fn new(shared: Diag) -> LineDiag {
+        LineDiag {
+            shared,
+            buf: Vec::new(),
+        }
+    }
+}
+
+impl Write for LineDiag {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if let Some(end) = self.buf.iter().rposition(|&c| c == b'\n') {
+            let rest = self.buf.split_off(end + 1);
+            let lines = std::mem::replace(&mut self.buf, rest);
+            let mut d = out::lock(&self.shared);
+            d.write_all(&lines)?;
+            d.flush()?;
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            let lines = std::mem::take(&mut self.buf);
+            let mut d = out::lock(&self.shared);
+            d.write_all(&lines)?;
+            d.flush()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for LineDiag {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+/// The address reel listens on unless told otherwise: loopback, a free port.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:0";
+
+/// Where and how the tape server listens.
+#[derive(Clone, Debug)]
+pub struct ListenOptions {
+    /// `IP:PORT` (port 0: a free one).
+    pub listen: String,
+    /// Host names (besides loopback ones) a request's `Host` / `Origin` may name.
+    pub allow_hosts: Vec<String>,
+    /// Stop on SIGINT, SIGTERM and SIGHUP (the CLI does).
+    pub handle_signals: bool,
+    /// Worker threads of the HTTP runtime (0: as many as cores, at most 4).
+    pub threads: usize,
+}
+
+impl ListenOptions {
+    /// Loopback on a free port, no signal handling.
+    pub fn new(listen: impl Into<String>) -> ListenOptions {
+        ListenOptions {
+            listen: listen.into(),
+            allow_hosts: Vec::new(),
+            handle_signals: false,
+            threads: 0,
+        }
+    }
+}
+
+/// Stops a running [`HttpPlay`] from another thread.
+#[derive(Clone, Debug)]
+pub struct StopHandle(Arc<watch::Sender<bool>>);
+
+impl StopHandle {
+    /// Asks the server to stop: sessions end, the summary is made.
+    pub fn stop(&self) {
+        let _ = self.0.send(true);
+    }
+}
+
+/// A tape server bound to its address, before it serves.
+pub struct HttpPlay {
+    opts: PlayOptions,
+    listen: ListenOptions,
+    listener: StdListener,
+    local: SocketAddr,
+    path: String,
+    shared: Shared,
+    diag: Diag,
+    recorder: Option<Arc<Mutex<Recorder>>>,
+    stop: Arc<watch::Sender<bool>>,
+}
+
+impl HttpPlay {
+    /// Checks the trace, binds the listener and creates the `--record` trace;
+    /// diagnostics go to `diag`.
+    pub fn bind(
+        opts: PlayOptions,
+        listen: ListenOptions,
+        diag: Box<dyn Write + Send>,
+    ) -> Result<HttpPlay, PlayError> {
+        TapeFiles::open(&opts.trace)?;
+        let diag: Diag = Arc::new(Mutex::new(diag));
+        let shared = Shared::new(&opts, &mut LineDiag::new(diag.clone()));
+        let listen_err = |error: String| PlayError::Listen {
+            addr: listen.listen.clone(),
+            error,
+        };
+        let addr: SocketAddr = listen
+            .listen
+            .parse()
+            .map_err(|_| listen_err("not an IP:PORT address".to_owned()))?;
+        let listener = StdListener::bind(addr).map_err(|e| listen_err(e.to_string()))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| listen_err(e.to_string()))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| listen_err(e.to_string()))?;
+        let path = shared
+            .head
+            .as_ref()
+            .and_then(|m| m.upstream.as_deref())
+            .and_then(path_of_url)
+            .unwrap_or_else(|| "/mcp".to_owned());
+        let recorder = match &opts.record {
+            Some(dir) => Some(Arc::new(Mutex::new(Recorder::create(
+                dir,
+                &opts,
+                shared.head.as_ref(),
+                &shared.record_redactor(),
+                "http",
+            )?))),
+            None => None,
+        };
+        let (stop, _) = watch::channel(false);
+        Ok(HttpPlay {
+            opts,
+            listen,
+            listener,
+            local,
+            path,
+            shared,
+            diag,
+            recorder,
+            stop: Arc::new(stop),
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The URL a client uses: `http://ADDR/PATH`, PATH the recorded MCP path (from
+    /// `meta.upstream`), else `/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.local, self.path)
+    }
+
+    /// A handle that stops [`HttpPlay::run`] from another thread.
+    pub fn stop_handle(&self) -> StopHandle {
+        StopHandle(Arc::clone(&self.stop))
+    }
+
+    /// Serves until stopped (a signal when [`ListenOptions::handle_signals`], or the
+    /// [`StopHandle`]); then every session ends and the summary of all of them is
+    /// printed on the diagnostics writer and returned.
+    pub fn run(self) -> Result<Summary, PlayError> {
+        let threads = match self.listen.threads {
+            0 => std::thread::available_parallelism().map_or(2, |n| n.get().min(4)),
+            n => n,
+        };
+        let mut builder = if threads == 1 {
+            tokio::runtime::Builder::new_current_thread()
+        } else {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(threads);
+            b
+        };
+        let runtime = builder
+            .thread_name("reel-play-http")
+            .enable_all()
+            .build()
+            .map_err(PlayError::Output)?;
+        let routes = Arc::new(out::Routes::default());
+        let http_trace = self
+            .shared
+            .head
+            .as_ref()
+            .and_then(|m| m.transport.as_deref())
+            == Some("http");
+        let tapes = tapes::Tapes::new(
+            self.opts.clone(),
+            self.shared.norm.clone(),
+            self.diag.clone(),
+            self.recorder.clone(),
+            Arc::clone(&routes),
+        );
+        tapes.start_index().map_err(PlayError::Output)?;
+        let mut allowed = self.listen.allow_hosts.clone();
+        if !self.local.ip().is_unspecified() {
+            allowed.push(self.local.ip().to_string());
+        }
+        let ctx = Arc::new(service::Ctx {
+            guard: LoopbackGuard::new(allowed),
+            routes,
+            tapes: Arc::clone(&tapes),
+            norm: self.shared.norm.clone(),
+            path: self.path.clone(),
+            http_trace,
+            sessions: Mutex::new(Default::default()),
+            stop: self.stop.subscribe(),
+            diag: self.diag.clone(),
+            refused_told: AtomicBool::new(false),
+            ids: AtomicU64::new(0),
+        });
+        let stop = Arc::clone(&self.stop);
+        let handle_signals = self.listen.handle_signals;
+        let served: io::Result<()> = runtime.block_on(async {
+            let listener = tokio::net::TcpListener::from_std(self.listener)?;
+            if handle_signals {
+                watch_signals(stop)?;
+            }
+            service::serve(listener, Arc::clone(&ctx)).await;
+            Ok(())
+        });
+        ctx.end_all();
+        runtime.shutdown_timeout(SHUTDOWN_GRACE);
+        served.map_err(PlayError::Output)?;
+        let mut summary = tapes.finish()?;
+        drop(ctx);
+        drop(tapes);
+        let mut diag = LineDiag::new(self.diag.clone());
+        if let Some(r) = self.recorder {
+            match finish_recorder(r, Ending::Reason("producer_shutdown".into())) {
+                Ok(p) => summary.recorded = Some(p),
+                Err(e) => {
+                    let _ = writeln!(diag, "reel play: the replay's trace is incomplete: {e}");
+                }
+            }
+        }
+        let _ = diag.write_all(summary.to_text().as_bytes());
+        Ok(summary)
+    }
+}
+
+/// The path of `scheme://authority/path?query` (redacted URLs included).
+fn path_of_url(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let path = match rest.find('/') {
+        Some(i) => &rest[i..],
+        None => "/",
+    };
+    let path = path.split(['?', '#']).next().unwrap_or("/");
+    Some(if path.is_empty() { "/" } else { path }.to_owned())
+}
+
+/// SIGINT, SIGTERM and SIGHUP stop the server.
+#[cfg(unix)]
+fn watch_signals(stop: Arc<watch::Sender<bool>>) -> io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+        let _ = stop.send(true);
+    });
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn watch_signals(stop: Arc<watch::Sender<bool>>) -> io::Result<()> {
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        let _ = stop.send(true);
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recorded_path_is_served() {
+        assert_eq!(
+            path_of_url("http://127.0.0.1:3001/mcp").as_deref(),
+            Some("/mcp")
+        );
+        assert_eq!(
+            path_of_url("https://h/a/sse?token=[REDACTED]").as_deref(),
+            Some("/a/sse")
+        );
+        assert_eq!(path_of_url("http://h").as_deref(), Some("/"));
+        assert_eq!(path_of_url("not a url"), None);
+    }
+}

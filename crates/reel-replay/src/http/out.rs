@@ -1,0 +1,336 @@
+//! Where the tape servers' messages go over HTTP, and the bodies that carry them.
+//!
+//! A tape server writes each message with a [`Dest`]: the route of the live request it
+//! answers or came within, or the session's server stream. [`Routes`] maps a route to
+//! the response waiting for it (a channel the request's handler reads) or, for a legacy
+//! HTTP+SSE session, to the session's one event stream. [`LiveSession`] holds the server
+//! stream(s) a client opened with GET, and what was sent before it opened one.
+//!
+//! Invariants:
+//! - A message is framed once, where it leaves: JSON as is, or one SSE `message` event
+//!   with the line ending the recording's stream used ([`sse_event`]).
+//! - A route ends with its `last` message or when a server closes it; a reply body
+//!   dropped by the client before its last message tells the tape server (the request
+//!   is cancelled, as 2026-07-28 cancels by closing the stream).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use hyper::body::{Body, Frame, SizeHint};
+use reel_mcp::sse::{Eol, Event as SseEvent};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use crate::server::{ClientOut, Dest, Event, Notifier, Route};
+
+/// Locks, taking over a lock a panicking thread left behind (the data are plain maps
+/// and queues that stay consistent between statements).
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One message of a tape server, on its way to a reply.
+pub(super) struct Out {
+    pub(super) dest: Dest,
+    pub(super) text: Bytes,
+}
+
+/// Where a route's messages go.
+enum Target {
+    /// The response of the request that opened the route.
+    Reply(UnboundedSender<Out>),
+    /// A legacy HTTP+SSE session's one stream (its POSTs are answered `202 Accepted`).
+    Session(Arc<LiveSession>),
+}
+
+/// Every open route of the replay.
+#[derive(Default)]
+pub(super) struct Routes {
+    map: Mutex<HashMap<u64, Target>>,
+    next: AtomicU64,
+}
+
+impl Routes {
+    /// A new route answered on a reply channel; its number and the receiving end.
+    pub(super) fn reply(&self) -> (u64, UnboundedReceiver<Out>) {
+        let (tx, rx) = unbounded_channel();
+        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        lock(&self.map).insert(n, Target::Reply(tx));
+        (n, rx)
+    }
+
+    /// A new route whose messages go to a legacy session's stream.
+    pub(super) fn to_session(&self, s: &Arc<LiveSession>) -> u64 {
+        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        lock(&self.map).insert(n, Target::Session(Arc::clone(s)));
+        n
+    }
+
+    /// Forgets a route (its reply ends).
+    pub(super) fn remove(&self, n: u64) {
+        lock(&self.map).remove(&n);
+    }
+
+    /// Ends every reply (the replay stops).
+    pub(super) fn close_all(&self) {
+        lock(&self.map).clear();
+    }
+
+    fn send(&self, n: u64, dest: Dest, text: Bytes) -> bool {
+        let mut map = lock(&self.map);
+        let delivered = match map.get(&n) {
+            Some(Target::Reply(tx)) => tx.send(Out { dest, text }).is_ok(),
+            Some(Target::Session(s)) => {
+                s.push(sse_event(&text, dest.via.eol));
+                true
+            }
+            None => false,
+        };
+        if dest.last {
+            map.remove(&n);
+        }
+        delivered
+    }
+}
+
+/// One SSE `message` event carrying `json`.
+pub(super) fn sse_event(json: &[u8], eol: Eol) -> Bytes {
+    let ev = SseEvent {
+        event: Some("message".into()),
+        data: Some(String::from_utf8_lossy(json).into_owned()),
+        ..SseEvent::default()
+    };
+    Bytes::from(ev.to_bytes(eol))
+}
+
+/// A live session: the MCP session id reel issued, the recorded session (tape) it is
+/// answered from, and its server stream(s).
+pub(super) struct LiveSession {
+    /// The id reel issued (`Mcp-Session-Id`, or the legacy `sessionId`).
+    pub(super) id: String,
+    /// The tape that answers it.
+    pub(super) tape: u32,
+    /// Legacy HTTP+SSE: every message goes on the one stream opened by `GET /sse`.
+    pub(super) legacy: bool,
+    ended: AtomicBool,
+    streams: Mutex<Streams>,
+}
+
+#[derive(Default)]
+struct Streams {
+    open: Vec<UnboundedSender<Bytes>>,
+    /// Events sent before the client opened a stream (or after it closed them all).
+    backlog: Vec<Bytes>,
+}
+
+/// Events kept for a session that has no stream open; older ones are dropped first.
+pub const STREAM_BACKLOG: usize = 1024;
+
+impl LiveSession {
+    pub(super) fn new(id: String, tape: u32, legacy: bool) -> LiveSession {
+        LiveSession {
+            id,
+            tape,
+            legacy,
+            ended: AtomicBool::new(false),
+            streams: Mutex::new(Streams::default()),
+        }
+    }
+
+    /// Sends one encoded event on the session's first open stream, or keeps it until
+    /// one opens.
+    pub(super) fn push(&self, event: Bytes) {
+        let mut s = lock(&self.streams);
+        s.open.retain(|tx| !tx.is_closed());
+        if let Some(tx) = s.open.first() {
+            if tx.send(event.clone()).is_ok() {
+                return;
+            }
+        }
+        if s.backlog.len() >= STREAM_BACKLOG {
+            s.backlog.remove(0);
+        }
+        s.backlog.push(event);
+    }
+
+    /// Opens a server stream; what waited for one goes first (after `first`).
+    pub(super) fn open_stream(&self, first: Option<Bytes>) -> UnboundedReceiver<Bytes> {
+        let (tx, rx) = unbounded_channel();
+        let mut s = lock(&self.streams);
+        for ev in first.into_iter().chain(std::mem::take(&mut s.backlog)) {
+            let _ = tx.send(ev);
+        }
+        s.open.push(tx);
+        rx
+    }
+
+    /// Ends the session: its streams close.
+    pub(super) fn end(&self) {
+        self.ended.store(true, Ordering::Relaxed);
+        lock(&self.streams).open.clear();
+    }
+
+    /// True once ended (DELETE, or the replay stopped).
+    pub(super) fn ended(&self) -> bool {
+        self.ended.load(Ordering::Relaxed)
+    }
+}
+
+/// A tape's link to the live session it answers (none for the session-less pool).
+#[derive(Default)]
+pub(super) struct TapeLink {
+    session: Mutex<Option<Arc<LiveSession>>>,
+    /// Messages for a server stream that no session could take.
+    pub(super) dropped: AtomicU64,
+}
+
+impl TapeLink {
+    pub(super) fn bind(&self, s: &Arc<LiveSession>) {
+        *lock(&self.session) = Some(Arc::clone(s));
+    }
+}
+
+/// A tape server's client: messages to routes and streams.
+pub(super) struct HttpOut {
+    pub(super) routes: Arc<Routes>,
+    pub(super) link: Arc<TapeLink>,
+}
+
+impl ClientOut for HttpOut {
+    fn message(&mut self, dest: Dest, parts: &[&[u8]]) -> io::Result<()> {
+        let text = Bytes::from(parts.concat());
+        match dest.route {
+            Route::Reply(n) => {
+                self.routes.send(n, dest, text);
+            }
+            Route::Stream => match lock(&self.link.session).as_ref() {
+                Some(s) => s.push(sse_event(&text, dest.via.eol)),
+                None => {
+                    self.link.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            },
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn close(&mut self, route: Route) {
+        if let Route::Reply(n) = route {
+            self.routes.remove(n);
+        }
+    }
+}
+
+/// Tells the tape server when the client stopped waiting for a route's answer, unless
+/// disarmed first (the answer went out).
+pub(super) struct GoneGuard {
+    armed: Option<(Notifier, u64)>,
+}
+
+impl GoneGuard {
+    pub(super) fn new(notifier: Notifier, route: u64) -> GoneGuard {
+        GoneGuard {
+            armed: Some((notifier, route)),
+        }
+    }
+
+    pub(super) fn disarm(&mut self) {
+        self.armed = None;
+    }
+}
+
+impl Drop for GoneGuard {
+    fn drop(&mut self) {
+        if let Some((n, route)) = self.armed.take() {
+            n.send(Event::Gone(route));
+        }
+    }
+}
+
+/// The body of reel's HTTP responses: a whole body, a server stream, or a request's
+/// event stream that ends with its answer.
+pub(super) enum Reply {
+    Whole(Option<Bytes>),
+    Stream(UnboundedReceiver<Bytes>),
+    Events {
+        first: Option<Bytes>,
+        rx: UnboundedReceiver<Out>,
+        done: bool,
+        guard: GoneGuard,
+    },
+}
+
+impl Reply {
+    pub(super) fn empty() -> Reply {
+        Reply::Whole(None)
+    }
+
+    pub(super) fn text(t: impl Into<Bytes>) -> Reply {
+        let b: Bytes = t.into();
+        Reply::Whole((!b.is_empty()).then_some(b))
+    }
+}
+
+impl Body for Reply {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            Reply::Whole(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Reply::Stream(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+            Reply::Events {
+                first,
+                rx,
+                done,
+                guard,
+            } => {
+                if let Some(b) = first.take() {
+                    return Poll::Ready(Some(Ok(Frame::data(b))));
+                }
+                if *done {
+                    return Poll::Ready(None);
+                }
+                match rx.poll_recv(cx) {
+                    Poll::Ready(Some(out)) => {
+                        if out.dest.last {
+                            *done = true;
+                            guard.disarm();
+                        }
+                        let ev = sse_event(&out.text, out.dest.via.eol);
+                        Poll::Ready(Some(Ok(Frame::data(ev))))
+                    }
+                    Poll::Ready(None) => {
+                        // The tape server closed the route (cancelled, or stopping).
+                        guard.disarm();
+                        *done = true;
+                        Poll::Ready(None)
+                    }
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Reply::Whole(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Reply::Whole(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            _ => SizeHint::default(),
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! The live server verify plays against: a child process over stdio (`-- CMD`) or a
+//! server over HTTP (`--url`), behind one face — lines in, [`LiveOutput`]s out.
+
+use std::io;
+
+use super::http::{HttpPeer, HttpUrl};
+use super::{VerifyError, VerifyOptions};
+use crate::live::{Live, LiveOutput};
+
+/// The live server.
+pub enum Peer {
+    /// A child process over stdio.
+    Process(Live),
+    /// A server over HTTP.
+    Http(HttpPeer),
+}
+
+impl Peer {
+    /// Starts the server (or the HTTP client); everything it says goes to `sink`.
+    pub fn start(
+        opts: &VerifyOptions,
+        shown: &str,
+        sink: impl Fn(LiveOutput) -> bool + Send + Sync + Clone + 'static,
+    ) -> Result<Peer, VerifyError> {
+        match &opts.url {
+            Some(url) => {
+                let url = HttpUrl::parse(url).map_err(|why| VerifyError::Url {
+                    url: url.clone(),
+                    why,
+                })?;
+                HttpPeer::start(url, sink)
+                    .map(Peer::Http)
+                    .map_err(|source| VerifyError::Spawn {
+                        command: shown.to_owned(),
+                        source,
+                    })
+            }
+            None => Live::spawn(&opts.command, sink)
+                .map(Peer::Process)
+                .map_err(|source| VerifyError::Spawn {
+                    command: shown.to_owned(),
+                    source,
+                }),
+        }
+    }
+
+    /// Sends one message.
+    pub fn send(&mut self, line: &[u8]) -> io::Result<()> {
+        match self {
+            Peer::Process(l) => l.send(line),
+            Peer::Http(h) => h.send(line),
+        }
+    }
+
+    /// No more messages (stdio: closes its stdin; HTTP: ends the session).
+    pub fn close_input(&mut self) {
+        match self {
+            Peer::Process(l) => l.close_input(),
+            Peer::Http(h) => h.close_input(),
+        }
+    }
+
+    /// Stops it; a process's exit status.
+    pub fn finish(self) -> Option<i64> {
+        match self {
+            Peer::Process(l) => l.finish(),
+            Peer::Http(h) => h.finish(),
+        }
+    }
+}

@@ -1,0 +1,645 @@
+//! Harness for the `reel play --listen` and `reel verify --url` tests (included by
+//! `play_http.rs`, `play_http_peers.rs` and `verify_http.rs` with `#[path]`; built alone
+//! it holds no test): traces written line by line with their `session` and `http`
+//! facts, `reel play --listen` run as a user runs it (its address read from the one
+//! `reel: listening on URL` line, stopped with SIGTERM), a raw HTTP/1.1 client that can
+//! read an event stream event by event, the peers, and processes killed on drop.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long a process may take to come up, and a read to get what it waits for.
+pub const LIMIT: Duration = Duration::from_secs(30);
+/// How long a whole run may take.
+pub const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+/// The built `reel`.
+pub fn reel() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_reel"))
+}
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A private temp dir.
+pub struct Sandbox {
+    pub tmp: tempfile::TempDir,
+}
+
+impl Default for Sandbox {
+    fn default() -> Sandbox {
+        Sandbox::new()
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox {
+            tmp: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+}
+
+/// A free loopback port (bound, then released: the server that uses it binds it next).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Waits until something accepts connections on `port`.
+pub fn wait_port(port: u16) {
+    let deadline = Instant::now() + LIMIT;
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on port {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+// ---- traces ------------------------------------------------------------------------------
+
+/// A trace written line by line: messages with their session and HTTP facts, events.
+pub struct Tape {
+    lines: Vec<String>,
+    t: u64,
+}
+
+impl Tape {
+    /// A trace recorded by `reel rec --url UPSTREAM` (transport http).
+    pub fn http(upstream: &str) -> Tape {
+        let meta = json!({"v":1,"type":"meta","startedAt":"2026-05-01T10:00:00.000Z",
+            "label":"scripted","source":"reel@test","reel":1,"transport":"http",
+            "listen":"127.0.0.1:1","upstream":upstream});
+        Tape {
+            lines: vec![meta.to_string()],
+            t: 0,
+        }
+    }
+
+    /// A trace recorded over stdio.
+    pub fn stdio() -> Tape {
+        let meta = json!({"v":1,"type":"meta","startedAt":"2026-05-01T10:00:00.000Z",
+            "label":"scripted","source":"reel@test","reel":1,"transport":"stdio"});
+        Tape {
+            lines: vec![meta.to_string()],
+            t: 0,
+        }
+    }
+
+    fn stamp(&mut self) -> String {
+        self.t += 1;
+        format!(
+            "2026-05-01T10:00:{:02}.{:03}Z",
+            self.t / 1000,
+            self.t % 1000
+        )
+    }
+
+    /// A client message (`raw` is JSON text), `session` and `http` when given.
+    pub fn c(&mut self, session: Option<&str>, raw: &str, http: Option<Value>) -> &mut Self {
+        self.message("in", session, raw, http)
+    }
+
+    /// A server message.
+    pub fn s(&mut self, session: Option<&str>, raw: &str, http: Option<Value>) -> &mut Self {
+        self.message("out", session, raw, http)
+    }
+
+    fn message(
+        &mut self,
+        dir: &str,
+        session: Option<&str>,
+        raw: &str,
+        http: Option<Value>,
+    ) -> &mut Self {
+        let raw: Value = serde_json::from_str(raw).expect("raw is JSON");
+        let mut l = json!({"t": self.stamp(), "dir": dir, "raw": raw});
+        if let Some(s) = session {
+            l["session"] = json!(s);
+        }
+        if let Some(h) = http {
+            l["http"] = h;
+        }
+        self.lines.push(l.to_string());
+        self
+    }
+
+    /// A `reel.http` or `reel.sse` event.
+    pub fn event(&mut self, session: Option<&str>, kind: &str, mut fields: Value) -> &mut Self {
+        fields["t"] = json!(self.stamp());
+        fields["dir"] = json!("event");
+        fields["kind"] = json!(kind);
+        if let Some(s) = session {
+            fields["session"] = json!(s);
+        }
+        self.lines.push(fields.to_string());
+        self
+    }
+
+    /// Writes it (with an end line) to `path`.
+    pub fn write(&self, path: &Path) -> PathBuf {
+        let mut text = self.lines.join("\n");
+        text.push_str("\n{\"type\":\"end\",\"reason\":\"producer_shutdown\"}\n");
+        std::fs::write(path, text).expect("write trace");
+        path.to_owned()
+    }
+}
+
+/// `http` facts of a client POST.
+pub fn post_req(req: u64) -> Option<Value> {
+    Some(json!({"req": req, "method": "POST", "path": "/mcp", "headers": {}}))
+}
+
+/// `http` facts of a JSON answer.
+pub fn json_answer(req: u64, status: u16) -> Option<Value> {
+    Some(json!({"req": req, "status": status, "headers": {"content-type": "application/json"}}))
+}
+
+/// `http` facts of an SSE event on the response of request `req`.
+pub fn sse(req: u64, eol: &str) -> Option<Value> {
+    let mut sse = json!({"event": "message"});
+    if eol != "lf" {
+        sse["eol"] = json!(eol);
+    }
+    Some(
+        json!({"req": req, "status": 200, "headers": {"content-type": "text/event-stream"}, "sse": sse}),
+    )
+}
+
+// ---- reel play --listen ------------------------------------------------------------------
+
+/// A running `reel play TRACE --listen 127.0.0.1:0 …`, killed on drop.
+pub struct Player {
+    child: Option<Child>,
+    /// `http://127.0.0.1:PORT/PATH`, as reel printed it.
+    pub url: String,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    /// `/PATH`.
+    pub path: String,
+    stderr: Arc<Mutex<String>>,
+    reader: Option<JoinHandle<()>>,
+}
+
+/// How a stopped player ended.
+pub struct Stopped {
+    pub status: ExitStatus,
+    pub stderr: String,
+}
+
+impl Stopped {
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+impl Player {
+    pub fn start(trace: &Path, flags: &[&str]) -> Player {
+        let mut cmd = reel();
+        cmd.arg("play")
+            .arg(trace)
+            .args(["--listen", "127.0.0.1:0"])
+            .args(flags);
+        Player::spawn(cmd)
+    }
+
+    /// Starts `cmd` (a `reel play --listen` or `reel rec --url`) and waits for its
+    /// listening line.
+    pub fn spawn(mut cmd: Command) -> Player {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("start reel");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let text = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let reader = {
+            let text = Arc::clone(&text);
+            std::thread::spawn(move || {
+                let mut tx = Some(tx);
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    if let Some(url) = line.strip_prefix("reel: listening on ") {
+                        if let Some(tx) = tx.take() {
+                            let _ = tx.send(url.to_owned());
+                        }
+                    }
+                    let mut t = text.lock().unwrap();
+                    t.push_str(&line);
+                    t.push('\n');
+                }
+            })
+        };
+        let mut p = Player {
+            child: Some(child),
+            url: String::new(),
+            addr: String::new(),
+            path: String::new(),
+            stderr: text,
+            reader: Some(reader),
+        };
+        match rx.recv_timeout(LIMIT) {
+            Ok(url) => {
+                let rest = url.strip_prefix("http://").expect("an http:// URL");
+                let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                p.addr = addr.to_owned();
+                p.path = if path.is_empty() {
+                    "/".into()
+                } else {
+                    path.into()
+                };
+                p.url = url;
+            }
+            Err(_) => panic!(
+                "reel printed no listening line; stderr: {}",
+                p.stderr_text()
+            ),
+        }
+        p
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Sends SIGTERM and waits for reel to exit.
+    pub fn stop(mut self) -> Stopped {
+        let mut child = self.child.take().expect("running");
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status();
+        let deadline = Instant::now() + RUN_LIMIT;
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("wait") {
+                break s;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("reel did not stop; stderr: {}", self.stderr_text());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        Stopped {
+            status,
+            stderr: self.stderr_text(),
+        }
+    }
+}
+
+impl Drop for Player {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A child process killed on drop (a peer server).
+pub struct Server(pub Child);
+
+impl Server {
+    /// Starts `cmd` (its output discarded) and waits for `port` to accept connections.
+    pub fn start(mut cmd: Command, port: u16) -> Server {
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the server");
+        let s = Server(child);
+        wait_port(port);
+        s
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+// ---- a raw HTTP/1.1 client ---------------------------------------------------------------
+
+/// A response read by the raw client (the body whole, or what was read of a stream).
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: HashMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
+}
+
+/// One open connection, its response head read.
+pub struct Conn {
+    r: BufReader<TcpStream>,
+    pub status: u16,
+    pub headers: HashMap<String, String>,
+    chunked: bool,
+    /// Body bytes read so far (de-chunked).
+    pub body: Vec<u8>,
+}
+
+/// Sends a request (`Content-Length` added for a body) and reads the response head.
+pub fn open(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Conn {
+    let mut s = TcpStream::connect(addr).expect("connect to reel");
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" {
+        head.push_str(&format!("content-length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    r.read_line(&mut line).expect("status line");
+    let status = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {line:?}"));
+    let mut headers = HashMap::new();
+    loop {
+        let mut l = String::new();
+        r.read_line(&mut l).expect("header line");
+        let l = l.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
+        }
+    }
+    let chunked = headers
+        .get("transfer-encoding")
+        .is_some_and(|v| v.contains("chunked"));
+    Conn {
+        r,
+        status,
+        headers,
+        chunked,
+        body: Vec::new(),
+    }
+}
+
+impl Conn {
+    /// Reads one more piece of the body; false at its end.
+    fn read_more(&mut self) -> bool {
+        if self.chunked {
+            let mut size = String::new();
+            if self.r.read_line(&mut size).unwrap_or(0) == 0 {
+                return false;
+            }
+            let n = usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16)
+                .unwrap_or(0);
+            let mut chunk = vec![0; n + 2];
+            if self.r.read_exact(&mut chunk).is_err() || n == 0 {
+                return false;
+            }
+            self.body.extend_from_slice(&chunk[..n]);
+            true
+        } else {
+            let mut buf = [0u8; 8192];
+            match self.r.read(&mut buf) {
+                Ok(0) | Err(_) => false,
+                Ok(n) => {
+                    self.body.extend_from_slice(&buf[..n]);
+                    true
+                }
+            }
+        }
+    }
+
+    /// Reads the whole body (Content-Length, chunked, or to the end).
+    pub fn finish(mut self) -> Resp {
+        if let Some(len) = self
+            .headers
+            .get("content-length")
+            .and_then(|v| v.parse::<usize>().ok())
+        {
+            let mut b = vec![0; len];
+            self.r.read_exact(&mut b).expect("the body");
+            self.body = b;
+        } else {
+            while self.read_more() {}
+        }
+        Resp {
+            status: self.status,
+            headers: self.headers,
+            body: self.body,
+        }
+    }
+
+    /// Reads until the body holds `n` complete SSE events (blank-line separated, LF or
+    /// CRLF); returns them, parsed into (field, value) lines.
+    pub fn events(&mut self, n: usize) -> Vec<Vec<(String, String)>> {
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let text = String::from_utf8_lossy(&self.body).replace("\r\n", "\n");
+            let complete: Vec<&str> = text.split("\n\n").collect();
+            let done = complete.len().saturating_sub(1);
+            if done >= n {
+                return complete[..n]
+                    .iter()
+                    .map(|ev| {
+                        ev.lines()
+                            .filter_map(|l| {
+                                l.split_once(':')
+                                    .map(|(k, v)| (k.to_owned(), v.trim_start().to_owned()))
+                            })
+                            .collect()
+                    })
+                    .collect();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{n} events did not arrive; got {text:?}"
+            );
+            assert!(self.read_more(), "the stream ended; got {text:?}");
+        }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+}
+
+/// The JSON data of an event.
+pub fn data(ev: &[(String, String)]) -> Value {
+    let d = ev
+        .iter()
+        .find(|(k, _)| k == "data")
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no data in {ev:?}"));
+    serde_json::from_str(d).unwrap_or_else(|e| panic!("data is not JSON ({e}): {d}"))
+}
+
+/// One request, its whole response.
+pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Resp {
+    open(addr, method, path, headers, body).finish()
+}
+
+/// POSTs a JSON-RPC message the way MCP clients do, with the session when given.
+pub fn post(addr: &str, path: &str, session: Option<&str>, body: &str) -> Resp {
+    post_open(addr, path, session, body).finish()
+}
+
+/// [`post`], the response's head only (to read an event stream as it comes).
+pub fn post_open(addr: &str, path: &str, session: Option<&str>, body: &str) -> Conn {
+    let mut h = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    if let Some(s) = session {
+        h.push(("mcp-session-id", s));
+    }
+    open(addr, "POST", path, &h, body)
+}
+
+// ---- peers -------------------------------------------------------------------------------
+
+/// The interop peers (`cargo xtask peers`).
+pub struct Peers {
+    pub python: PathBuf,
+    pub node_modules: PathBuf,
+}
+
+impl Peers {
+    pub fn get() -> Peers {
+        let root = std::env::var_os("REEL_PEERS")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace().join(".peers"));
+        let p = Peers {
+            python: root.join("venv/bin/python"),
+            node_modules: root.join("node_modules"),
+        };
+        assert!(
+            p.python.exists(),
+            "peers missing: run `cargo xtask peers` (looked for {})",
+            p.python.display()
+        );
+        p
+    }
+
+    /// A file under `node_modules`, which must exist.
+    pub fn node_module(&self, rel: &str) -> PathBuf {
+        let f = self.node_modules.join(rel);
+        assert!(
+            f.exists(),
+            "peer missing: run `cargo xtask peers` (looked for {})",
+            f.display()
+        );
+        f
+    }
+
+    /// A script in `crates/reel/tests/peers/`.
+    pub fn script(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/peers")
+            .join(name)
+    }
+}
+
+/// Runs `cmd` to its end (at most [`RUN_LIMIT`], killed after); (code, stdout, stderr).
+pub fn run(mut cmd: Command) -> (Option<i32>, String, String) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let o = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let e = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + RUN_LIMIT;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} ran longer than {RUN_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (
+        status.code(),
+        o.join().unwrap_or_default(),
+        e.join().unwrap_or_default(),
+    )
+}
+
+/// The one trace file in `dir`.
+pub fn only_trace(dir: &Path) -> PathBuf {
+    let traces: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("no trace directory {}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(traces.len(), 1, "expected one trace in {}", dir.display());
+    traces.into_iter().next().expect("one trace")
+}
+
+/// The lines of a trace, parsed.
+pub fn trace_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("read trace")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
