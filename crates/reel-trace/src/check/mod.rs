@@ -1,0 +1,167 @@
+//! `reel check`: validates a trace against the mcp-replay trace format v1 (with
+//! format-extensions and reel's vocabulary) and says, per problem, where it is, which
+//! rule it breaks, how bad it is and what to do.
+//!
+//! Severities follow the spec's tolerance rules: what a conforming reader must tolerate
+//! (unknown `type`, `dir`, `kind` and block types, a missing `exitCode`, a torn last
+//! line) is never an error. Errors are violations a reader cannot repair; warnings are
+//! legal but suspicious (an interrupted recording, unanswered requests); info says what
+//! a reader will skip or could not check. Every rule has a stable kebab-case id
+//! ([`Rule::id`]); [`Rule::ALL`] lists them with their severity and meaning.
+//!
+//! Invariants:
+//! - One streaming pass over the trace (rotated companions first, as
+//!   [`TraceReader::open`] reads them) in bounded memory: the only state that grows with
+//!   the file is the map of pending JSON-RPC requests. Everything else is capped and the
+//!   cap is named: [`CheckOptions::max_per_rule`] problems listed per rule (the rest
+//!   summarised with a count), [`MAX_DISTINCT_NAMES`] distinct unknown names per rule,
+//!   [`MAX_REQUEST_BODIES`] request bodies and [`MAX_PENDING_MARKERS`] `history_elided`
+//!   markers waiting for each other.
+//! - Counts ([`Report::errors`] …) count every problem found, listed or not; an
+//!   aggregated info ("unknown kind `x`, 12 lines") counts once.
+//! - Lines are read with the crate's line model ([`parse_line`]); `raw` is never
+//!   re-serialised. Nothing here panics on input.
+//!
+//! `history_elided` markers are verified when the trace holds the request body they
+//! describe: an `llm.request` or `llm.exchange` event whose `raw.request_sha256` equals
+//! the marker's and whose `raw.body` is the body (a JSON string holding the exact bytes,
+//! or the body object itself, in which case only the prefix hash can be checked).
+//!
+//! The check is split by concern: `rules` names what is checked ([`Rule`], its id,
+//! severity and meaning); `checker` walks the trace, keeps the session state and judges
+//! the lines that do not parse; `lines` checks each kind of parsed line; `pairing`
+//! pairs JSON-RPC requests with their responses and honours cancellation; `history`
+//! verifies `history_elided` markers; `members` holds the member type tables and how a
+//! value is quoted in a message; `report` files problems under their caps and builds
+//! the [`Report`].
+//!
+//! [`parse_line`]: crate::line::parse_line
+
+mod checker;
+mod history;
+mod lines;
+mod members;
+mod pairing;
+mod report;
+mod rules;
+#[cfg(test)]
+mod testing;
+
+use std::io::{self, Read};
+use std::path::Path;
+
+use crate::line::kinds;
+use crate::reader::{LineReader, OpenError, TraceReader};
+use checker::Checker;
+
+pub use report::{Problem, Report};
+pub use rules::{Rule, Severity};
+
+/// Problems listed per rule by default; the rest are counted in one summary line.
+pub const DEFAULT_MAX_PER_RULE: usize = 50;
+/// Distinct unknown names (types, kinds, …) tallied per rule; further names are counted
+/// together as "(other names)".
+pub const MAX_DISTINCT_NAMES: usize = 256;
+/// Request bodies (from `llm.*` events) whose prefix digests are kept for markers that
+/// come later; the oldest is forgotten first.
+pub const MAX_REQUEST_BODIES: usize = 128;
+/// `history_elided` markers kept waiting for a request body that comes later.
+pub const MAX_PENDING_MARKERS: usize = 4096;
+/// Cancelled requests remembered so that a late answer is not called an orphan.
+pub const MAX_CANCELLED: usize = 4096;
+
+/// `kind` values this checker knows: reel's own and the spec's conventional ones.
+pub const KNOWN_KINDS: &[&str] = &[
+    kinds::NONJSON,
+    kinds::STDERR,
+    kinds::GAP,
+    kinds::HTTP,
+    kinds::SSE,
+    "llm.request",
+    "llm.exchange",
+    "llm.error",
+    "llm.truncated",
+    "mcp.request",
+    "mcp.response",
+    "mcp.notification",
+];
+
+/// Knobs of a check.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Problems listed per rule; further ones are counted in one summary problem.
+    pub max_per_rule: usize,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            max_per_rule: DEFAULT_MAX_PER_RULE,
+        }
+    }
+}
+
+/// Checks the trace at `path` (with its rotated companions).
+///
+/// Fails only when a file cannot be opened or read; everything wrong *inside* the files
+/// is in the report.
+pub fn check_trace(path: &Path, options: &CheckOptions) -> Result<Report, OpenError> {
+    let mut reader = TraceReader::open(path)?;
+    let files = reader.files().to_vec();
+    let mut checker = Checker::new(path, &files, options);
+    while let Some(next) = reader.next_line() {
+        let line = next?;
+        let file = files.iter().position(|f| f == line.path).unwrap_or(0);
+        checker.line(file, line.raw, file + 1 == files.len());
+    }
+    Ok(checker.finish(reader.total_bytes()))
+}
+
+/// Checks a trace read from `input`, reported under the name `name` (for tests and
+/// for traces that are not files).
+pub fn check_read<R: Read>(name: &Path, input: R, options: &CheckOptions) -> io::Result<Report> {
+    let files = [name.to_owned()];
+    let mut checker = Checker::new(name, &files, options);
+    let mut counted = Counted { inner: input, n: 0 };
+    let mut lines = LineReader::new(&mut counted);
+    while let Some(raw) = lines.next_line()? {
+        checker.line(0, raw, true);
+    }
+    drop(lines);
+    Ok(checker.finish(counted.n))
+}
+
+/// A reader that counts the bytes it hands out.
+struct Counted<R> {
+    inner: R,
+    n: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{T, check, msg, rules, trace};
+
+    #[test]
+    fn a_clean_trace_has_no_problems() {
+        let r = check(&trace(&[
+            &msg(T, "in", r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+            &msg(
+                T,
+                "out",
+                r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#,
+            ),
+            &msg(T, "in", r#"[{"jsonrpc":"2.0","id":"a","method":"ping"}]"#),
+            &msg(T, "out", r#"[{"jsonrpc":"2.0","id":"a","result":{}}]"#),
+        ]));
+        assert_eq!(rules(&r), vec![]);
+        assert_eq!((r.lines, r.sessions, r.errors), (6, 1, 0));
+    }
+}
