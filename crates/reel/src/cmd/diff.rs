@@ -1,7 +1,8 @@
 //! `reel diff A B`: where two runs drifted apart.
 //!
 //! Wiring only: arguments → [`reel_diff::DiffOptions`], the two traces (paths or run
-//! names) → [`reel_diff::diff`], the report → text, JSON or GitHub annotations on
+//! names, found by [`reel_replay::runs::resolve`] as for `reel play`) →
+//! [`reel_diff::diff`], the report → text, JSON or GitHub annotations on
 //! stdout, and the verdict → the exit code. A progress bar goes to stderr while the
 //! traces are read, only when stderr is a terminal.
 
@@ -12,7 +13,6 @@ use std::time::{Duration, Instant};
 use reel_diff::render::{self, TextOptions};
 use reel_diff::{DiffError, DiffOptions, Progress};
 use reel_mcp::normalize::{Pointer, rules_help};
-use reel_trace::names;
 
 use crate::exit::{self, NO_INPUT, USAGE, coded};
 use crate::output::Output;
@@ -149,8 +149,12 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     for file in &args.ignore_file {
         ignore.extend(read_ignore_file(file)?);
     }
-    let a = resolve(&args.a, args.dir.as_deref())?;
-    let b = resolve(&args.b, args.dir.as_deref())?;
+    let resolve = |arg: &str| {
+        reel_replay::runs::resolve(arg, args.dir.as_deref())
+            .map_err(|e| coded(NO_INPUT, e.to_string()))
+    };
+    let a = resolve(&args.a)?;
+    let b = resolve(&args.b)?;
     let opts = DiffOptions {
         ignore,
         strict_notifications: args.strict_notifications,
@@ -206,43 +210,6 @@ fn read_ignore_file(path: &Path) -> anyhow::Result<Vec<Pointer>> {
         out.push(p);
     }
     Ok(out)
-}
-
-/// The trace `arg` names: the path itself when something is there (or it looks like a
-/// path), else the newest run in `dir` whose label is `arg`.
-fn resolve(arg: &str, dir: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let path = Path::new(arg);
-    if path.exists() || arg.contains(std::path::MAIN_SEPARATOR) || arg.ends_with(".jsonl") {
-        return Ok(path.to_owned());
-    }
-    let dir = match dir {
-        Some(d) => d.to_owned(),
-        None => names::default_trace_dir().ok_or_else(|| {
-            coded(NO_INPUT, format!("{arg}: no such file, and no trace directory to look for a run of that name in (set --dir or REEL_DIR)"))
-        })?,
-    };
-    let wanted = names::file_name_part(arg);
-    let found = reel_trace::runs::list_runs(&dir).ok().and_then(|listing| {
-        listing
-            .runs
-            .into_iter()
-            .find(|r| {
-                r.label
-                    .as_deref()
-                    .is_some_and(|l| l == arg || names::file_name_part(l) == wanted)
-            })
-            .map(|r| r.path)
-    });
-    found.ok_or_else(|| {
-        coded(
-            NO_INPUT,
-            format!(
-                "{arg}: no such file, and no run named `{arg}` in {} (`reel ls {}` lists the runs; --dir picks another directory)",
-                dir.display(),
-                dir.display()
-            ),
-        )
-    })
 }
 
 /// A one-line progress bar on stderr, redrawn at most ten times a second, shown only
