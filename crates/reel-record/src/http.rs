@@ -15,7 +15,8 @@
 //! - URLs the upstream hands out that point at itself are rewritten to point at reel:
 //!   `Location`, `Content-Location`, `Link`, `WWW-Authenticate` (its `resource_metadata`),
 //!   the data of a legacy `endpoint` event, and OAuth / OpenID metadata documents under
-//!   `/.well-known/oauth-*` and `/.well-known/openid-configuration`;
+//!   `/.well-known/oauth-*` and `/.well-known/openid-configuration` or at the path a
+//!   `WWW-Authenticate` `resource_metadata` named;
 //! - authorization headers and tokens are forwarded as they are; only the trace is
 //!   redacted.
 //!

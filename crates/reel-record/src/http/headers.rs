@@ -191,6 +191,28 @@ impl OriginRewriter {
     }
 }
 
+/// The URLs named by `resource_metadata` parameters in a `WWW-Authenticate` value
+/// (RFC 9728 §5.1), quoted or not.
+pub(crate) fn resource_metadata_urls(value: &str) -> Vec<&str> {
+    const KEY: &str = "resource_metadata=";
+    let lower = value.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(KEY) {
+        let start = from + i + KEY.len();
+        let rest = &value[start..];
+        let url = match rest.strip_prefix('"') {
+            Some(q) => q.split('"').next().unwrap_or(""),
+            None => rest.split([',', ' ', '\t']).next().unwrap_or(""),
+        };
+        if !url.is_empty() {
+            out.push(url);
+        }
+        from = start;
+    }
+    out
+}
+
 /// Headers of a response that carry URLs a client follows: rewritten to reel's origin.
 pub const URL_HEADERS: [&str; 4] = ["location", "content-location", "link", "www-authenticate"];
 
@@ -277,5 +299,15 @@ mod tests {
             Some("/message?sessionId=1")
         );
         assert_eq!(rw.strip("/message"), None);
+        assert_eq!(
+            resource_metadata_urls(
+                r#"Bearer error="invalid_token", Resource_Metadata="http://h/custom/prm", scope="a""#
+            ),
+            ["http://h/custom/prm"]
+        );
+        assert_eq!(
+            resource_metadata_urls("Bearer resource_metadata=http://h/x, realm=y"),
+            ["http://h/x"]
+        );
     }
 }

@@ -67,6 +67,10 @@ pub const EXCERPT_MAX: usize = 64 * 1024;
 pub const METADATA_MAX: usize = 1024 * 1024;
 /// Legacy HTTP+SSE sessions remembered (endpoint → session); the oldest is forgotten first.
 pub const MAX_LEGACY_SESSIONS: usize = 65_536;
+/// Custom paths of protected-resource metadata (named by `WWW-Authenticate`
+/// `resource_metadata`) remembered, so that the document there is rewritten like the
+/// ones at the well-known paths; the oldest is forgotten first.
+pub const MAX_METADATA_PATHS: usize = 1024;
 /// A request or a plain (non-SSE) response body with a `Content-Length` up to this size
 /// is read whole before it is passed on: it arrives with its headers, and one write
 /// instead of two (headers, then body) halves the proxy's cost per message. Larger
@@ -84,6 +88,7 @@ pub(crate) struct Shared {
     pub listen: SocketAddr,
     pub stop: watch::Receiver<bool>,
     legacy: Mutex<Legacy>,
+    metadata_paths: Mutex<VecDeque<String>>,
     requests: AtomicU64,
     failing: AtomicBool,
     refused_told: AtomicBool,
@@ -117,6 +122,7 @@ impl Shared {
             listen,
             stop,
             legacy: Mutex::new(Legacy::default()),
+            metadata_paths: Mutex::new(VecDeque::new()),
             requests: AtomicU64::new(0),
             failing: AtomicBool::new(false),
             refused_told: AtomicBool::new(false),
@@ -203,6 +209,42 @@ impl Shared {
             }
         }
         Some(key)
+    }
+
+    fn metadata_paths(&self) -> MutexGuard<'_, VecDeque<String>> {
+        self.metadata_paths
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Remembers the upstream paths a `WWW-Authenticate` value names as
+    /// `resource_metadata`.
+    fn note_metadata_urls(&self, headers: &hyper::HeaderMap) {
+        for v in headers.get_all(header::WWW_AUTHENTICATE) {
+            let Ok(v) = v.to_str() else { continue };
+            for url in super::headers::resource_metadata_urls(v) {
+                let Some(rest) = self.rewriter.strip(url) else {
+                    continue;
+                };
+                let path = rest.split('#').next().unwrap_or("");
+                let path = if path.is_empty() { "/" } else { path };
+                let mut paths = self.metadata_paths();
+                if !paths.iter().any(|p| p == path) {
+                    paths.push_back(path.to_owned());
+                    if paths.len() > MAX_METADATA_PATHS {
+                        paths.pop_front();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `path` serves OAuth / OpenID metadata: a well-known path, or one a
+    /// `WWW-Authenticate` named.
+    fn is_metadata_path(&self, path: &str) -> bool {
+        path.starts_with("/.well-known/oauth-")
+            || path.starts_with("/.well-known/openid-configuration")
+            || self.metadata_paths().iter().any(|p| p == path)
     }
 
     /// Waits until every pump has finished (or `SHUTDOWN_GRACE` passed).
@@ -767,16 +809,16 @@ async fn respond(
         ex.set_session(issued.unwrap_or_else(|| Arc::clone(&conn.key)));
     }
     strip_hop_by_hop(&mut parts.headers);
+    if parts.headers.contains_key(header::WWW_AUTHENTICATE) {
+        sh.note_metadata_urls(&parts.headers);
+    }
     rewrite_response_urls(&mut parts.headers, &sh.rewriter, proxy_origin);
     if is_sse && method == Method::GET {
         // A rewritten `endpoint` event changes the length.
         parts.headers.remove(header::CONTENT_LENGTH);
     }
 
-    let path = ex.facts.path.as_str();
-    let is_metadata = (path.starts_with("/.well-known/oauth-")
-        || path.starts_with("/.well-known/openid-configuration"))
-        && content_type.contains("json");
+    let is_metadata = content_type.contains("json") && sh.is_metadata_path(&ex.facts.path);
     if is_metadata {
         return metadata(sh, ex, parts, body, facts, proxy_origin).await;
     }

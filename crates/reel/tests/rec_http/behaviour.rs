@@ -656,3 +656,43 @@ fn an_oauth_token_exchange_crosses_intact_and_leaves_no_secret_in_the_trace() {
     assert_eq!(token[0]["raw"]["access_token"], "[REDACTED]");
     assert_eq!(token[0]["raw"]["expires_in"], 3600);
 }
+
+#[test]
+fn metadata_at_the_custom_path_www_authenticate_names_is_rewritten_too() {
+    let up = Upstream::start(|req| {
+        let me = format!("http://{}", req.header("host").unwrap_or("?"));
+        match req.path.as_str() {
+            "/custom/prm" => Answer::json(200, &format!(r#"{{"resource":"{me}/mcp"}}"#)),
+            // Never named: served as it is.
+            "/other/doc" => Answer::json(200, &format!(r#"{{"resource":"{me}/mcp"}}"#)),
+            _ => Answer::Full {
+                status: 401,
+                headers: vec![(
+                    "www-authenticate".into(),
+                    format!(r#"Bearer resource_metadata="{me}/custom/prm""#),
+                )],
+                body: Vec::new(),
+            },
+        }
+    });
+    let me = format!("http://127.0.0.1:{}", up.port);
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let proxy = format!("http://{}", p.addr);
+    let get = |path: &str| request(&p.addr, "GET", path, &[("host", &p.addr)], b"");
+    let before = get("/custom/prm");
+    assert!(
+        before.text().contains(&me),
+        "not named yet: {}",
+        before.text()
+    );
+    let denied = get("/mcp");
+    assert_eq!(
+        denied.header("www-authenticate"),
+        Some(format!(r#"Bearer resource_metadata="{proxy}/custom/prm""#).as_str())
+    );
+    let doc: Value = serde_json::from_slice(&get("/custom/prm").body).unwrap();
+    assert_eq!(doc["resource"], format!("{proxy}/mcp"));
+    assert!(get("/other/doc").text().contains(&me));
+    drop(p);
+}
