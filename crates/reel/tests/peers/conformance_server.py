@@ -15,8 +15,9 @@ result instead. The names (tools `test_*`, resources `test://…`, prompts `test
 the exact answers are the ones each scenario's description in the suite asks for.
 
 It is deterministic on purpose, so a recording of a suite run can be replayed: no clock,
-no randomness in any answer body (the SDK's session ids, SSE event ids and sealed
-`requestState` tokens are the only values that change between runs).
+no randomness in any answer body. What does change between runs: the SDK's session ids and
+sealed `requestState` tokens, and the SSE event ids (a per-process counter, so they depend
+on what ran before).
 
 Limits: one process, in-memory state (subscriptions, the SSE event store: at most
 `EVENT_LIMIT` events, oldest dropped); loopback only (the SDK's DNS-rebinding protection
