@@ -5,7 +5,7 @@
 //!   directly, then through `reel rec --url` (and the recording passes `reel check`), then
 //!   against `reel play --listen` serving that recording. The same scenarios pass in all
 //!   three; [`REPLAY_FAILURES`] would name those that cannot pass against a replay (none),
-//!   and [`REPLAY_LOST_PASSES`] names the checks that pass when recorded but not replayed;
+//!   and [`REPLAY_LOST_PASSES`] the checks that may pass when recorded but not replayed;
 //! - the client suite's core scenarios with reel's own client (`peers/conformance_client.py`),
 //!   directly (all pass) and with `reel rec --url` spliced between the client and the
 //!   suite's server (`peers/conformance_via_rec.py`): there exactly
@@ -61,21 +61,28 @@ const REPLAY_FAILURES: &[(ServerSuite, &[Known])] = &[
     (ServerSuite::V020Modern, &[]),
 ];
 
-/// Why checks of `server-sse-polling` pass live but not against the replay.
-const WHY_SSE_POLLING: &str = "reel play answers the call on its POST stream in one go: \
-    it does not send the priming event (`id`, `retry`) the server sent first, nor close the \
-    stream mid-call so the client resumes on GET with Last-Event-ID, although the recording \
-    holds both (so the suite sees no priming event, no retry field, no resumption: warnings)";
+/// Why `server-sse-polling`'s priming checks may not pass against the replay.
+const WHY_PRIMING: &str = "the priming event (an `id` and a `retry` with empty data) the \
+    server sends first on the call's POST stream is a reel.sse event in the recording, \
+    not a message; a replay that does not resend it leaves the suite no event id and no \
+    retry field to see";
 
-/// A check that passes in the recorded run but not against its replay, and why.
+/// Why `server-sse-polling`'s resumption check may not pass against the replay.
+const WHY_RESUMPTION: &str = "the server closed the call's POST stream after the priming \
+    event and answered on the GET the client resumed with Last-Event-ID; a replay that \
+    answers on the POST stream in one go leaves nothing to resume (the suite notes the \
+    answer came on the POST stream)";
+
+/// A check that passed in the recorded run and may not pass against its replay, and why.
 struct Lost {
     scenario: &'static str,
     check: &'static str,
     why: &'static str,
 }
 
-/// The checks that pass in the recorded run but not against its replay, per selection.
-/// Their scenarios still pass (these checks become warnings).
+/// The checks that may pass in the recorded run but not against its replay, per selection
+/// (a ceiling: a replay that reproduces more passes them too). Their scenarios still pass:
+/// these checks become warnings or notes, not failures.
 const REPLAY_LOST_PASSES: &[(ServerSuite, &[Lost])] = &[
     (ServerSuite::V0116, &[]),
     (
@@ -84,17 +91,17 @@ const REPLAY_LOST_PASSES: &[(ServerSuite, &[Lost])] = &[
             Lost {
                 scenario: "server-sse-polling",
                 check: "server-sse-priming-event",
-                why: WHY_SSE_POLLING,
+                why: WHY_PRIMING,
             },
             Lost {
                 scenario: "server-sse-polling",
                 check: "server-sse-retry-field",
-                why: WHY_SSE_POLLING,
+                why: WHY_PRIMING,
             },
             Lost {
                 scenario: "server-sse-polling",
                 check: "server-sse-disconnect-resume",
-                why: WHY_SSE_POLLING,
+                why: WHY_RESUMPTION,
             },
         ],
     ),
@@ -878,20 +885,22 @@ fn server_suite_against_reel_play_listen_of_the_recording() {
             .iter()
             .find(|(s, _)| s == suite)
             .map_or(&[][..], |(_, l)| l);
-        for l in lost {
-            eprintln!(
-                "  (expected: {} {} does not pass, because {})",
-                l.scenario, l.check, l.why
-            );
-        }
-        let want: BTreeSet<(String, String)> = lost
+        let allowed: BTreeSet<(String, String)> = lost
             .iter()
             .map(|l| (l.scenario.to_owned(), l.check.to_owned()))
             .collect();
-        assert_eq!(
-            run.lost_passes(recorded),
-            want,
-            "{label}: the checks that passed when recorded but not against the replay"
+        let got = run.lost_passes(recorded);
+        for (scenario, check) in &got {
+            let why = lost
+                .iter()
+                .find(|l| l.scenario == scenario && l.check == check)
+                .map_or("(not expected)", |l| l.why);
+            eprintln!("  (passed when recorded, not replayed: {scenario} {check}: {why})");
+        }
+        assert!(
+            got.is_subset(&allowed),
+            "{label}: checks that passed when recorded fail against the replay: {:?}",
+            got.difference(&allowed).collect::<Vec<_>>()
         );
     }
 }
