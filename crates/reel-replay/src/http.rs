@@ -17,12 +17,19 @@
 //! session will get. A legacy HTTP+SSE recording is served the same way: `GET` on its
 //! path opens the session and names the endpoint to POST to.
 //!
+//! Event streams are served as recorded: their priming events (an `id`, `retry`, no
+//! message) at their place; a call whose stream the server closed before the answer
+//! gets its stream closed the same way and the answer on the GET the client opens to
+//! resume (`Last-Event-ID`); a call whose stream the recorded client left unanswered
+//! gets its stream opened and nothing more.
+//!
 //! Security: reel binds loopback unless `--listen` says otherwise, and refuses with 403
 //! every request whose `Host` or `Origin` is not a loopback name (DNS rebinding), as
 //! `reel rec --url` does ([`reel_mcp::http::LoopbackGuard`]).
 //!
-//! Limits: HTTP/1.1; no resumption of event streams (`Last-Event-ID` is ignored: a
-//! reconnecting GET gets a new stream); `--subset` is stdio only; at most
+//! Limits: HTTP/1.1; the `Last-Event-ID` a client sends is not looked up (a stream is
+//! not replayed from an event on: a resuming GET gets what the recording resumed, a
+//! stream broken by the client is not resumed); `--subset` is stdio only; at most
 //! [`out::STREAM_BACKLOG`] events wait for a session's server stream to open.
 
 mod out;

@@ -179,6 +179,9 @@ pub struct Via {
     /// Not a JSON-RPC message: a `reel.http` record of an error status whose body was
     /// something else; its `raw` or `text` is the body to send.
     pub status_only: bool,
+    /// A response that came on another stream than its request's (the server closed
+    /// the request's event stream mid-call and the client resumed on GET).
+    pub other_stream: bool,
 }
 
 /// What the recording shows of a session's HTTP exchanges that carried no message.
@@ -232,6 +235,30 @@ pub enum ItemKind {
         /// Its exchange number.
         exchange: u32,
     },
+    /// An event of the request's event stream that carried no message (a priming
+    /// event: an `id` and no data, a lone `retry`), a `reel.sse` record.
+    Event,
+}
+
+/// The event a `reel.sse` record line describes (`None` when the line is not one). The
+/// record keeps no empty `data`; an event with an `id` gets one back (`data:` with
+/// nothing after it), as the priming event MCP servers send is written.
+pub fn recorded_sse_event(line: &[u8]) -> Option<reel_mcp::sse::Event> {
+    match reel_trace::line::parse_line(line).ok()? {
+        reel_trace::line::Line::Event(v) => scan::HttpMember::from_raw(v.http)
+            .and_then(|h| h.sse)
+            .map(|s| {
+                let data = v.text.map(|t| t.into_owned());
+                reel_mcp::sse::Event {
+                    data: data.or_else(|| s.id.as_ref().map(|_| String::new())),
+                    event: s.event.map(|e| e.into_owned()),
+                    id: s.id.map(|i| i.into_owned()),
+                    retry: s.retry,
+                    ..reel_mcp::sse::Event::default()
+                }
+            }),
+        _ => None,
+    }
 }
 
 /// A request as indexed.

@@ -673,3 +673,112 @@ fn record_writes_the_replay_with_its_sessions() {
     });
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A session like the conformance suite's SSE polling test: every stream starts with a
+/// priming event (an id, `retry`, empty data); the server closes the call's stream after
+/// its priming event and the answer comes on the GET the client opens to resume.
+fn polling_tape(sb: &Sandbox) -> std::path::PathBuf {
+    let mut t = Tape::http("http://127.0.0.1:1/mcp");
+    let s = Some("P");
+    let priming = |req: u64, id: &str| {
+        json!({"http": {"req": req, "status": 200, "headers": {"content-type": "text/event-stream"},
+            "sse": {"id": id, "retry": 500, "eol": "crlf"}}})
+    };
+    t.c(s, INIT_2, post_req(1))
+        .event(s, "reel.sse", priming(1, "p1"))
+        .s(s, &init_result(2, "polling"), issued("P", 1))
+        .c(s, INITIALIZED, post_req(2))
+        .event(s, "reel.http", json!({"http": {"req": 3, "method": "GET", "path": "/mcp", "status": 200, "headers": {}}}))
+        .c(s, &call("reconnect", "x").replace("\"x\"", "2"), post_req(4))
+        .event(s, "reel.sse", priming(4, "p2"))
+        .event(s, "reel.http", json!({"http": {"req": 5, "method": "GET", "path": "/mcp", "status": 200, "headers": {}}}))
+        .event(s, "reel.sse", priming(5, "p3"))
+        .s(s, &text_result(2, "after resuming"), sse(5, "crlf"))
+        .c(s, &call("abandoned", "x").replace("\"x\"", "3"), post_req(6))
+        .event(s, "reel.sse", priming(6, "p4"))
+        .event(s, "reel.http", json!({"http": {"req": 6, "method": "POST", "path": "/mcp", "status": 200, "end": "client", "headers": {"content-type": "text/event-stream"}}}));
+    t.write(&sb.path("polling.jsonl"))
+}
+
+#[test]
+fn priming_events_a_closed_stream_and_its_resumption_are_served_as_recorded() {
+    let sb = Sandbox::new();
+    let trace = polling_tape(&sb);
+    let p = Player::start(&trace, &[]);
+    let mut init = post_open(&p.addr, &p.path, None, LIVE_INIT);
+    let session = init.header("mcp-session-id").expect("a session").to_owned();
+    let evs = init.events(2);
+    assert!(
+        evs[0].contains(&("id".to_owned(), "p1".to_owned())),
+        "{evs:?}"
+    );
+    assert!(
+        evs[0].contains(&("retry".to_owned(), "500".to_owned())),
+        "{evs:?}"
+    );
+    assert!(
+        evs[0].contains(&("data".to_owned(), String::new())),
+        "{evs:?}"
+    );
+    assert_eq!(data(&evs[1])["id"], "i");
+    assert_eq!(
+        post(&p.addr, &p.path, Some(&session), INITIALIZED).status,
+        202
+    );
+    // The client's own server stream, opened as its SDK does: the answer is not for it.
+    let mut plain = open(
+        &p.addr,
+        "GET",
+        &p.path,
+        &[
+            ("accept", "text/event-stream"),
+            ("mcp-session-id", &session),
+        ],
+        "",
+    );
+    let call_stream = post(&p.addr, &p.path, Some(&session), &call("reconnect", "r"));
+    assert_eq!(call_stream.status, 200);
+    let text = call_stream.text();
+    assert!(text.contains("id: p2"), "{text}");
+    assert!(
+        !text.contains("after resuming"),
+        "the stream closes before the answer: {text}"
+    );
+    let mut resumed = open(
+        &p.addr,
+        "GET",
+        &p.path,
+        &[
+            ("accept", "text/event-stream"),
+            ("mcp-session-id", &session),
+            ("last-event-id", "p2"),
+        ],
+        "",
+    );
+    let evs = resumed.events(1);
+    assert_eq!(data(&evs[0])["id"], "r");
+    assert_eq!(
+        data(&evs[0])["result"]["content"][0]["text"],
+        "after resuming"
+    );
+
+    // A call whose stream the recorded client left: the stream opens, nothing comes.
+    let mut held = post_open(&p.addr, &p.path, Some(&session), &call("abandoned", "a"));
+    assert_eq!(held.status, 200);
+    assert_eq!(held.header("content-type"), Some("text/event-stream"));
+    let evs = held.events(1);
+    assert!(
+        evs[0].contains(&("id".to_owned(), "p4".to_owned())),
+        "{evs:?}"
+    );
+    drop(held);
+    let s = p.stop();
+    assert_eq!(s.code(), Some(0), "{}", s.stderr);
+    assert!(s.stderr.contains(" 0 missed"), "{}", s.stderr);
+    // The plain stream got nothing of it.
+    let rest = {
+        plain.body.clear();
+        String::from_utf8_lossy(&plain.finish().body).into_owned()
+    };
+    assert!(!rest.contains("after resuming"), "{rest}");
+}

@@ -37,7 +37,20 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// One message of a tape server, on its way to a reply.
 pub(super) struct Out {
     pub(super) dest: Dest,
+    /// The JSON text, or (`framed`) a whole SSE event.
     pub(super) text: Bytes,
+    pub(super) framed: bool,
+}
+
+impl Out {
+    /// The SSE event that carries it.
+    pub(super) fn event(&self) -> Bytes {
+        if self.framed {
+            self.text.clone()
+        } else {
+            sse_event(&self.text, self.dest.via.eol)
+        }
+    }
 }
 
 /// Where a route's messages go.
@@ -81,17 +94,18 @@ impl Routes {
         lock(&self.map).clear();
     }
 
-    fn send(&self, n: u64, dest: Dest, text: Bytes) -> bool {
+    fn send(&self, n: u64, out: Out) -> bool {
+        let last = out.dest.last;
         let mut map = lock(&self.map);
         let delivered = match map.get(&n) {
-            Some(Target::Reply(tx)) => tx.send(Out { dest, text }).is_ok(),
+            Some(Target::Reply(tx)) => tx.send(out).is_ok(),
             Some(Target::Session(s)) => {
-                s.push(sse_event(&text, dest.via.eol));
+                s.push(out.event());
                 true
             }
             None => false,
         };
-        if dest.last {
+        if last {
             map.remove(&n);
         }
         delivered
@@ -123,9 +137,12 @@ pub(super) struct LiveSession {
 
 #[derive(Default)]
 struct Streams {
-    open: Vec<UnboundedSender<Bytes>>,
+    /// Open streams, oldest first; `true`: opened to resume (`Last-Event-ID`).
+    open: Vec<(UnboundedSender<Bytes>, bool)>,
     /// Events sent before the client opened a stream (or after it closed them all).
     backlog: Vec<Bytes>,
+    /// Events for the stream the client will open to resume.
+    resume_backlog: Vec<Bytes>,
 }
 
 /// Events kept for a session that has no stream open; older ones are dropped first.
@@ -146,8 +163,8 @@ impl LiveSession {
     /// one opens.
     pub(super) fn push(&self, event: Bytes) {
         let mut s = lock(&self.streams);
-        s.open.retain(|tx| !tx.is_closed());
-        if let Some(tx) = s.open.first() {
+        s.open.retain(|(tx, _)| !tx.is_closed());
+        if let Some((tx, _)) = s.open.first() {
             if tx.send(event.clone()).is_ok() {
                 return;
             }
@@ -158,14 +175,40 @@ impl LiveSession {
         s.backlog.push(event);
     }
 
-    /// Opens a server stream; what waited for one goes first (after `first`).
-    pub(super) fn open_stream(&self, first: Option<Bytes>) -> UnboundedReceiver<Bytes> {
+    /// Sends one encoded event on the latest stream opened to resume, or keeps it until
+    /// the client opens one.
+    pub(super) fn push_resumed(&self, event: Bytes) {
+        let mut s = lock(&self.streams);
+        s.open.retain(|(tx, _)| !tx.is_closed());
+        if let Some((tx, _)) = s.open.iter().rev().find(|(_, resumed)| *resumed) {
+            if tx.send(event.clone()).is_ok() {
+                return;
+            }
+        }
+        if s.resume_backlog.len() >= STREAM_BACKLOG {
+            s.resume_backlog.remove(0);
+        }
+        s.resume_backlog.push(event);
+    }
+
+    /// Opens a server stream (`resumed`: with `Last-Event-ID`); what waited for such a
+    /// stream goes first (after `first`).
+    pub(super) fn open_stream(
+        &self,
+        first: Option<Bytes>,
+        resumed: bool,
+    ) -> UnboundedReceiver<Bytes> {
         let (tx, rx) = unbounded_channel();
         let mut s = lock(&self.streams);
-        for ev in first.into_iter().chain(std::mem::take(&mut s.backlog)) {
+        let waiting = if resumed {
+            std::mem::take(&mut s.resume_backlog)
+        } else {
+            std::mem::take(&mut s.backlog)
+        };
+        for ev in first.into_iter().chain(waiting) {
             let _ = tx.send(ev);
         }
-        s.open.push(tx);
+        s.open.push((tx, resumed));
         rx
     }
 
@@ -201,20 +244,54 @@ pub(super) struct HttpOut {
     pub(super) link: Arc<TapeLink>,
 }
 
-impl ClientOut for HttpOut {
-    fn message(&mut self, dest: Dest, parts: &[&[u8]]) -> io::Result<()> {
-        let text = Bytes::from(parts.concat());
-        match dest.route {
+impl HttpOut {
+    fn deliver(&mut self, out: Out) {
+        match out.dest.route {
             Route::Reply(n) => {
-                self.routes.send(n, dest, text);
+                self.routes.send(n, out);
             }
-            Route::Stream => match lock(&self.link.session).as_ref() {
-                Some(s) => s.push(sse_event(&text, dest.via.eol)),
+            Route::Stream | Route::Resume => match lock(&self.link.session).as_ref() {
+                Some(s) if out.dest.route == Route::Resume => s.push_resumed(out.event()),
+                Some(s) => s.push(out.event()),
                 None => {
                     self.link.dropped.fetch_add(1, Ordering::Relaxed);
                 }
             },
         }
+    }
+}
+
+impl ClientOut for HttpOut {
+    fn message(&mut self, dest: Dest, parts: &[&[u8]]) -> io::Result<()> {
+        let text = Bytes::from(parts.concat());
+        self.deliver(Out {
+            dest,
+            text,
+            framed: false,
+        });
+        Ok(())
+    }
+
+    fn hold(&mut self, route: Route, via: crate::tape::Via) {
+        // Nothing to send but the start of the event stream.
+        self.deliver(Out {
+            dest: Dest {
+                route,
+                last: false,
+                via,
+            },
+            text: Bytes::new(),
+            framed: true,
+        });
+    }
+
+    fn raw_event(&mut self, dest: Dest, event: &SseEvent) -> io::Result<()> {
+        let text = Bytes::from(event.to_bytes(dest.via.eol));
+        self.deliver(Out {
+            dest,
+            text,
+            framed: true,
+        });
         Ok(())
     }
 
@@ -289,35 +366,44 @@ impl Body for Reply {
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match self.get_mut() {
             Reply::Whole(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            Reply::Stream(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+            Reply::Stream(rx) => loop {
+                match rx.poll_recv(cx) {
+                    Poll::Ready(Some(b)) if b.is_empty() => {}
+                    other => return other.map(|o| o.map(|b| Ok(Frame::data(b)))),
+                }
+            },
             Reply::Events {
                 first,
                 rx,
                 done,
                 guard,
             } => {
-                if let Some(b) = first.take() {
+                // An empty frame would end a chunked body: never send one.
+                if let Some(b) = first.take().filter(|b| !b.is_empty()) {
                     return Poll::Ready(Some(Ok(Frame::data(b))));
                 }
-                if *done {
-                    return Poll::Ready(None);
-                }
-                match rx.poll_recv(cx) {
-                    Poll::Ready(Some(out)) => {
-                        if out.dest.last {
-                            *done = true;
-                            guard.disarm();
+                loop {
+                    if *done {
+                        return Poll::Ready(None);
+                    }
+                    match rx.poll_recv(cx) {
+                        Poll::Ready(Some(out)) => {
+                            if out.dest.last {
+                                *done = true;
+                                guard.disarm();
+                            }
+                            let ev = out.event();
+                            if !ev.is_empty() {
+                                return Poll::Ready(Some(Ok(Frame::data(ev))));
+                            }
                         }
-                        let ev = sse_event(&out.text, out.dest.via.eol);
-                        Poll::Ready(Some(Ok(Frame::data(ev))))
+                        Poll::Ready(None) => {
+                            // The tape server closed the route (cancelled, or stopping).
+                            guard.disarm();
+                            *done = true;
+                        }
+                        Poll::Pending => return Poll::Pending,
                     }
-                    Poll::Ready(None) => {
-                        // The tape server closed the route (cancelled, or stopping).
-                        guard.disarm();
-                        *done = true;
-                        Poll::Ready(None)
-                    }
-                    Poll::Pending => Poll::Pending,
                 }
             }
         }

@@ -39,7 +39,7 @@ use reel_mcp::normalize::Normalizer;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use super::out::{GoneGuard, LiveSession, Reply, Routes, lock, sse_event};
+use super::out::{GoneGuard, LiveSession, Reply, Routes, lock};
 use super::tapes::Tapes;
 use super::{Diag, LineDiag};
 use crate::server::{Content, Event, InputLine, MAX_LINE, Parsed, parse_live};
@@ -356,7 +356,7 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
         guard.disarm();
         return respond(StatusCode::ACCEPTED, Reply::empty());
     };
-    let mut r = if first.dest.last && !first.dest.via.sse {
+    let mut r = if first.dest.last && !first.dest.via.sse && !first.framed {
         guard.disarm();
         let status = match first.dest.via.status {
             0 => StatusCode::OK,
@@ -375,7 +375,7 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
             guard.disarm();
         }
         let body = Reply::Events {
-            first: Some(sse_event(&first.text, first.dest.via.eol)),
+            first: Some(first.event()),
             rx,
             done,
             guard,
@@ -426,7 +426,8 @@ async fn get(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
         if s.legacy || ctx.tapes.facts_now(s.tape).get == Some(405) {
             return not_allowed("POST, DELETE");
         }
-        let rx = s.open_stream(None);
+        let resumed = req.headers().contains_key(mcp_headers::LAST_EVENT_ID);
+        let rx = s.open_stream(None, resumed);
         return sse_response(Reply::Stream(rx), Some(&s.id));
     }
     if let Some((k, endpoint)) = ctx.tapes.claim_legacy().await {
@@ -437,7 +438,7 @@ async fn get(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
             ..reel_mcp::sse::Event::default()
         }
         .to_bytes(reel_mcp::sse::Eol::Lf);
-        let rx = s.open_stream(Some(Bytes::from(first)));
+        let rx = s.open_stream(Some(Bytes::from(first)), false);
         return sse_response(Reply::Stream(rx), None);
     }
     // No session: the recording's answer to a session-less GET, else 405.

@@ -383,8 +383,8 @@ impl Tapes {
             if slot.ready && !slot.served {
                 // Never asked for: all of it is unused.
                 total.unused_total += slot.facts.requests;
-                total.unused_unreplayed += slot.facts.requests;
                 if k > 0 {
+                    total.unused_unreplayed += slot.facts.requests;
                     total.sessions_unreplayed += 1;
                 }
             }

@@ -186,7 +186,13 @@ impl<C: ClientOut> Server<'_, C> {
             let (seq, t) = match next {
                 Next::Item(i) => (i.seq, i.t),
                 Next::Response(r) => (r.seq, r.t),
-                Next::Held => return self.set_state(id, JobState::Held),
+                Next::Held => {
+                    if job.state != JobState::Held {
+                        let (route, via) = (job.route, self.tape.exchange(job.ex).request.via);
+                        self.client.hold(Route::Reply(route), via);
+                    }
+                    return self.set_state(id, JobState::Held);
+                }
                 Next::WaitIndex => return self.set_state(id, JobState::WaitIndex),
                 Next::Unanswerable => return self.unanswerable(id),
             };
@@ -284,6 +290,19 @@ impl<C: ClientOut> Server<'_, C> {
                     self.send(dest, &text, "tape", false);
                 }
             }
+            ItemKind::Event => {
+                let mut buf = std::mem::take(&mut self.scratch);
+                let event = match self.files.read(item.at, &mut buf) {
+                    Ok(()) => crate::tape::recorded_sse_event(&buf),
+                    Err(_) => None,
+                };
+                self.scratch = buf;
+                if let Some(ev) = event {
+                    if !self.client_gone && self.client.raw_event(dest, &ev).is_err() {
+                        self.client_gone = true;
+                    }
+                }
+            }
             ItemKind::Request { exchange } => {
                 let n = self.next_server_id;
                 self.next_server_id += 1;
@@ -334,11 +353,21 @@ impl<C: ClientOut> Server<'_, C> {
         negotiate: Option<String>,
         r: Recorded,
     ) {
-        let dest = Dest {
+        let mut dest = Dest {
             route: Route::Reply(route),
             last: true,
             via: r.via,
         };
+        if r.via.other_stream {
+            // As recorded: the request's stream ends without its answer, which goes to
+            // the stream the client opens to resume.
+            self.client.close(Route::Reply(route));
+            dest = Dest {
+                route: Route::Resume,
+                last: false,
+                via: r.via,
+            };
+        }
         if r.via.status_only {
             return self.respond_status_only(dest, r);
         }

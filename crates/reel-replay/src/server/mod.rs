@@ -209,6 +209,9 @@ pub(crate) enum Route {
     Reply(u64),
     /// The session's standalone server stream (HTTP GET).
     Stream,
+    /// The stream a client opens to resume one the server closed (HTTP GET with
+    /// `Last-Event-ID`): where a recorded answer that came after such a close goes.
+    Resume,
 }
 
 /// How one message reaches the client.
@@ -252,6 +255,19 @@ pub(crate) trait ClientOut {
     /// Nothing more goes to `route` (its request was cancelled or is left unanswered).
     fn close(&mut self, route: Route) {
         let _ = route;
+    }
+
+    /// The answer to `route` will not come (the recorded client left first): the
+    /// response starts as recorded (an event stream) and stays open; nothing over stdio.
+    fn hold(&mut self, route: Route, via: Via) {
+        let _ = (route, via);
+    }
+
+    /// An event of an event stream that carries no message (a recorded priming event);
+    /// nothing over stdio.
+    fn raw_event(&mut self, dest: Dest, event: &reel_mcp::sse::Event) -> io::Result<()> {
+        let _ = (dest, event);
+        Ok(())
     }
 }
 

@@ -13,7 +13,13 @@
 //!   request its HTTP exchange carried, and so does a `reel.http` record of an error
 //!   status (4xx/5xx) whose body was no JSON-RPC message;
 //! - `reel.http` records of GET and DELETE exchanges, and a legacy `endpoint` event,
-//!   become [`HttpFact`]s of their session.
+//!   become [`HttpFact`]s of their session;
+//! - a request whose stream the client left before the answer (`end: "client"`) was
+//!   never answered: it is cancelled, as with `notifications/cancelled`;
+//! - an event without a message on a request's stream (a priming event) is part of its
+//!   exchange, and a response that came on another stream (after the server closed the
+//!   request's stream and the client resumed on GET) says so
+//!   ([`super::Via::other_stream`]).
 
 use std::collections::HashMap;
 
@@ -274,6 +280,35 @@ impl Indexer {
                 let path = path.split('?').next().unwrap_or_default().to_owned();
                 self.tape(tape).legacy = true;
                 self.push(tape, Update::Http(HttpFact::Endpoint { path }));
+                return;
+            }
+            // A priming event or a lone `retry` on a request's stream: part of its
+            // exchange, sent at its place.
+            let Some(&ex) = self.tape(tape).open_by_req.get(&via.req) else {
+                return;
+            };
+            let t =
+                v.t.as_deref()
+                    .and_then(Timestamp::parse)
+                    .map_or(0, Timestamp::millis);
+            let tp = self.tape(tape);
+            let seq = tp.seq;
+            tp.seq += 1;
+            let item = Item {
+                at: loc,
+                seq,
+                t,
+                kind: ItemKind::Event,
+                via,
+            };
+            self.push(tape, Update::Attached { exchange: ex, item });
+            return;
+        }
+        if http.method.as_deref() == Some("POST") && http.end.as_deref() == Some("client") {
+            // The client left a request's stream before the answer: as a cancellation,
+            // the recorded server never answered it.
+            if let Some(ex) = self.tape(tape).open_by_req.remove(&via.req) {
+                self.push(tape, Update::Cancelled { exchange: ex });
             }
             return;
         }
@@ -409,10 +444,13 @@ impl Indexer {
             self.opened(tape, ex, dir, keys, at, seq, t, attached_to, via);
         } else if let Some(ex) = pushed.closed {
             let tp = self.tape(tape);
+            let mut via = via;
             if let Some(&req) = tp.req_of.get(ex) {
                 if tp.open_by_req.get(&req) == Some(&(ex as u32)) {
                     tp.open_by_req.remove(&req);
                 }
+                via.other_stream =
+                    dir == Dir::Out && !tp.legacy && req != 0 && via.req != 0 && via.req != req;
             }
             self.push(
                 tape,

@@ -125,6 +125,9 @@ pub(super) struct HttpMember<'a> {
     /// `sse`: the line came as an event of an event stream.
     #[serde(default, borrow)]
     pub(super) sse: Option<SseMember<'a>>,
+    /// `end`: who cut a stream before it ended (`"client"`, `"shutdown"`).
+    #[serde(default, borrow)]
+    pub(super) end: Option<Cow<'a, str>>,
 }
 
 impl HttpMember<'_> {
@@ -149,6 +152,7 @@ impl HttpMember<'_> {
             eol,
             session_id: self.headers.as_ref().is_some_and(|h| h.session_id),
             status_only: false,
+            other_stream: false,
         }
     }
 
@@ -163,6 +167,10 @@ impl HttpMember<'_> {
 pub(super) struct SseMember<'a> {
     #[serde(default, borrow)]
     pub(super) event: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub(super) retry: Option<u64>,
     #[serde(default, borrow)]
     pub(super) eol: Option<Cow<'a, str>>,
 }

@@ -111,8 +111,10 @@ Over HTTP (--listen): each recorded session answers one live session, in order (
 initialize without a session opens the next one, with a fresh Mcp-Session-Id); requests
 without a session are matched against the recording's session-less traffic (2026-07-28,
 a discover probe). Answers are JSON or event streams as recorded, with the recorded status
-(a 400 refusal stays a 400); recorded server messages that belong to no request go on the
-session's GET stream (405 when the recording shows one); DELETE ends a session; an
+(a 400 refusal stays a 400) and the recorded priming events; a stream the server closed
+mid-call closes, its answer going to the GET that resumes it (Last-Event-ID); recorded
+server messages that belong to no request go on the session's GET stream (405 when the
+recording shows one); DELETE ends a session; an
 unknown session gets 404; a Host or Origin that is not loopback gets 403. A legacy
 HTTP+SSE recording is served as such (GET PATH, then POST to the announced endpoint). A
 stdio recording can be served over HTTP and an HTTP recording over stdio.
@@ -128,9 +130,9 @@ listed).
 Limits: input lines up to 64 MiB; live requests are redacted with the rules of the
 trace's first meta line; with --subset the tape's unsolicited messages are not sent (the
 live server sends its own) and the live server gets 3 s to exit after stdin closes;
---subset is stdio only. Over HTTP: HTTP/1.1, bodies up to 64 MiB, event streams are not
-resumable (Last-Event-ID is ignored), at most 1024 events wait for a server stream to
-open, connections get 2 s to finish after a stop.
+--subset is stdio only. Over HTTP: HTTP/1.1, bodies up to 64 MiB, a Last-Event-ID is not
+looked up (a stream the client broke is not resumed), at most 1024 events wait for a
+server stream to open, connections get 2 s to finish after a stop.
 
 Exit codes:
   0    every request answered, no client drift
