@@ -13,6 +13,7 @@
 
 pub mod diff;
 pub mod play;
+pub mod play_http;
 pub mod reader;
 pub mod rec;
 pub mod rec_http;
@@ -153,6 +154,7 @@ const BENCHES: &[(&str, BenchFn)] = &[
     ("rec", rec::run),
     ("rec-http", rec_http::run),
     ("play", play::run),
+    ("play-http", play_http::run),
     ("diff", diff::run),
 ];
 

@@ -1,0 +1,360 @@
+//! The `reel play --listen` bench (issue 6): the tape server over HTTP against the live
+//! server it stands in for.
+//!
+//! The project's own minimal Streamable HTTP MCP server (`crates/reel-record/examples/
+//! http_echo_server.rs`: hyper, answers `tools/call echo` with `application/json` at once)
+//! and its load driver (`http_load.rs`: 16 clients, one keep-alive connection each, one
+//! request in flight per client) run the same load against the server and against
+//! `reel play --listen` of a tape of that server's answers, interleaved round by round
+//! (median of the per-round ratios over [`ROUNDS`] rounds), each round on a fresh
+//! `reel play` so every round replays a tape of its own size.
+//!
+//! The tape is written here, in the shape `reel rec --url` gives this server's traffic:
+//! a 2026-07-28-style session-less exchange per request (`session: "reel:conn-N"`, the
+//! `http` facts of a JSON answer), the driver's exact request bodies and the server's
+//! exact answers. Every replayed request must be answered from the tape: the summary
+//! `reel play` prints at SIGTERM must show no miss.
+//!
+//! Figures: requests/s through `reel play --listen` ÷ requests/s of the live server
+//! (same round), both rates, reel's CPU time per request (user + system, every thread,
+//! `/proc`), and the median round trip with one client (no queueing). The driver, the
+//! server or reel, share the machine's cores.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::{Ctx, Figure, fmt_value, median};
+use crate::process::{cargo, display};
+
+const ROUNDS: usize = 5;
+const CLIENTS: usize = 16;
+/// The driver's default argument size (its `--size`), in bytes.
+const SIZE: usize = 256;
+
+struct Tools {
+    server: PathBuf,
+    load: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Load {
+    requests: f64,
+    rps: f64,
+    p50_us: f64,
+}
+
+/// A child killed on drop.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs the play-http bench.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
+    let tools = build_examples(ctx)?;
+    let requests = if ctx.quick { 800 } else { 32_000 };
+    let seq = requests / 16;
+    let rounds = if ctx.quick { 1 } else { ROUNDS };
+    let dir = ctx.work.join("play-http");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // One tape per reel play run: the 16-client run and the one-client run.
+    let tape = dir.join("echo-tape.jsonl");
+    write_tape(&tape, requests + seq, CLIENTS)?;
+    println!("tape: {} ({} exchanges)", tape.display(), requests + seq);
+
+    let (_server, server_addr) = start_server(&tools.server)?;
+    let direct_url = format!("http://{server_addr}/mcp");
+    load(&tools.load, &direct_url, requests / 8, CLIENTS)?;
+
+    let (mut ratios, mut cpu, mut direct_rps, mut play_rps) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut direct_p50, mut play_p50) = (Vec::new(), Vec::new());
+    for round in 1..=rounds {
+        let d1 = load(&tools.load, &direct_url, seq, 1)?;
+        let d = load(&tools.load, &direct_url, requests, CLIENTS)?;
+        let (play, url) = start_play(ctx, &tape)?;
+        let pid = play.child.0.id();
+        let p1 = load(&tools.load, &url, seq, 1)?;
+        let before = process_cpu(pid)?;
+        let p = load(&tools.load, &url, requests, CLIENTS)?;
+        let used = process_cpu(pid)? - before;
+        let summary = play.stop()?;
+        let answered = (p.requests + p1.requests) as u64;
+        if !summary.contains(&format!("reel play: {answered} answered from the tape"))
+            || !summary.contains(" 0 missed")
+        {
+            bail!("reel play did not answer every request from the tape: {summary}");
+        }
+        let cpu_us = used.as_secs_f64() * 1e6 / p.requests;
+        println!(
+            "round {round} direct {:>9} req/s p50 {:>6} µs | play {:>9} req/s p50 {:>6} µs, reel CPU {:.1} µs/request",
+            fmt_value(d.rps),
+            fmt_value(d.p50_us),
+            fmt_value(p.rps),
+            fmt_value(p.p50_us),
+            cpu_us
+        );
+        println!(
+            "        one client: direct p50 {:>6} µs | play p50 {:>6} µs",
+            fmt_value(d1.p50_us),
+            fmt_value(p1.p50_us)
+        );
+        ratios.push(p.rps / d.rps);
+        cpu.push(cpu_us);
+        direct_rps.push(d.rps);
+        play_rps.push(p.rps);
+        direct_p50.push(d1.p50_us);
+        play_p50.push(p1.p50_us);
+    }
+    let med = |xs: &[f64]| median(xs).unwrap_or(f64::NAN);
+    let how = format!(
+        "{CLIENTS} clients, {requests} tools/call echo POSTs per run ({SIZE} B argument, JSON answers), median of {rounds} interleaved rounds"
+    );
+    Ok(vec![
+        Figure::new("play --listen requests/s ÷ direct", med(&ratios), "ratio").note(format!(
+            "requests/s of reel play --listen ÷ the live echo server's, same round ({} vs {} req/s); {how}; 2 shared cores for driver and server",
+            fmt_value(med(&play_rps)),
+            fmt_value(med(&direct_rps))
+        )),
+        Figure::new("play --listen requests/s", med(&play_rps), "req/s")
+            .note(format!("direct: {} req/s", fmt_value(med(&direct_rps)))),
+        Figure::new("play --listen CPU per request", med(&cpu), "µs")
+            .note("reel's user+system time (all threads, /proc) ÷ requests, 16 clients"),
+        Figure::new("play --listen median round trip, one client", med(&play_p50), "µs").note(
+            format!(
+                "direct: {} µs; {} sequential requests per run",
+                fmt_value(med(&direct_p50)),
+                seq
+            ),
+        ),
+    ])
+}
+
+/// Writes a tape of `n` exchanges as `reel rec --url` records this server's traffic:
+/// the driver's requests (ids from 1, one per client connection in turn) and the echo
+/// server's answers, session-less on `clients` connections.
+fn write_tape(path: &Path, n: usize, clients: usize) -> anyhow::Result<()> {
+    let f =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    writeln!(
+        w,
+        r#"{{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"bench-echo","kind":"mcp","source":"reel@bench","reel":1,"transport":"http","listen":"127.0.0.1:1","upstream":"http://127.0.0.1:2/mcp"}}"#
+    )?;
+    let text = "x".repeat(SIZE);
+    for i in 1..=n {
+        let conn = (i - 1) % clients + 1;
+        let params = format!(r#"{{"name":"echo","arguments":{{"message":"{text}"}}}}"#);
+        writeln!(
+            w,
+            r#"{{"t":"2026-01-01T00:00:00.001Z","dir":"in","session":"reel:conn-{conn}","raw":{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{params}}},"http":{{"req":{i},"method":"POST","path":"/mcp","headers":{{"content-type":"application/json","mcp-protocol-version":"2025-11-25"}}}}}}"#
+        )?;
+        writeln!(
+            w,
+            r#"{{"t":"2026-01-01T00:00:00.002Z","dir":"out","session":"reel:conn-{conn}","raw":{{"jsonrpc":"2.0","id":{i},"result":{{"content":[{{"type":"text","text":"echo"}}],"echo":{params}}}}},"http":{{"req":{i},"status":200,"headers":{{"content-type":"application/json"}}}}}}"#
+        )?;
+    }
+    writeln!(
+        w,
+        r#"{{"t":"2026-01-01T00:00:01.000Z","type":"end","reason":"producer_shutdown"}}"#
+    )?;
+    w.flush()?;
+    Ok(())
+}
+
+fn build_examples(ctx: &Ctx) -> anyhow::Result<Tools> {
+    let mut c = cargo();
+    c.current_dir(crate::process::workspace_root()).args([
+        "build",
+        "-p",
+        "reel-record",
+        "--example",
+        "http_echo_server",
+        "--example",
+        "http_load",
+        "--message-format=json-render-diagnostics",
+    ]);
+    if !ctx.quick {
+        c.arg("--release");
+    }
+    let shown = display(&c);
+    println!("$ {shown}");
+    let mut child = c
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start `{shown}`"))?;
+    let (mut server, mut load) = (None, None);
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines() {
+            let Ok(msg) = serde_json::from_str::<Value>(&line?) else {
+                continue;
+            };
+            let exe = msg["executable"].as_str().map(PathBuf::from);
+            match msg["target"]["name"].as_str() {
+                Some("http_echo_server") => server = exe.or(server),
+                Some("http_load") => load = exe.or(load),
+                _ => {}
+            }
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("`{shown}` failed ({status})");
+    }
+    Ok(Tools {
+        server: server.context("cargo reported no http_echo_server executable")?,
+        load: load.context("cargo reported no http_load executable")?,
+    })
+}
+
+/// Starts the echo server; its address from its `listening on ADDR` line.
+fn start_server(exe: &Path) -> anyhow::Result<(Running, String)> {
+    let mut child = Command::new(exe)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot start {}", exe.display()))?;
+    let out = child.stdout.take().context("no stdout")?;
+    let running = Running(child);
+    let mut line = String::new();
+    BufReader::new(out).read_line(&mut line)?;
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .with_context(|| format!("the echo server said {line:?}"))?
+        .to_owned();
+    Ok((running, addr))
+}
+
+/// A running `reel play --listen`, its stderr collected on a thread.
+struct Play {
+    child: Running,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl Play {
+    /// SIGTERM; the summary it printed. It must exit 0 (no miss, no drift).
+    fn stop(mut self) -> anyhow::Result<String> {
+        let pid = libc::pid_t::try_from(self.child.0.id()).context("pid out of range")?;
+        // SAFETY: a signal to our own child, which has not been reaped yet.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+        let status = self.child.0.wait()?;
+        let text = self.stderr.join().unwrap_or_default();
+        if !status.success() {
+            bail!("reel play --listen exited with {status} after SIGTERM: {text}");
+        }
+        Ok(text)
+    }
+}
+
+/// Starts `reel play --listen`; the URL from its `reel: listening on URL` line.
+fn start_play(ctx: &Ctx, tape: &Path) -> anyhow::Result<(Play, String)> {
+    let mut c = Command::new(&ctx.reel);
+    c.arg("play")
+        .arg(tape)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let shown = display(&c);
+    println!("$ {shown}");
+    let mut child = c
+        .spawn()
+        .with_context(|| format!("cannot start `{shown}`"))?;
+    let err = child.stderr.take().context("no stderr")?;
+    let running = Running(child);
+    let mut lines = BufReader::new(err).lines();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let url = loop {
+        let Some(line) = lines.next() else {
+            bail!("`{shown}` exited before it listened");
+        };
+        let line = line?;
+        if let Some(url) = line.strip_prefix("reel: listening on ") {
+            break url.to_owned();
+        }
+        if Instant::now() > deadline {
+            bail!("`{shown}` did not listen within 30 s");
+        }
+    };
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        for l in lines.map_while(Result::ok) {
+            text.push_str(&l);
+            text.push('\n');
+        }
+        text
+    });
+    Ok((
+        Play {
+            child: running,
+            stderr,
+        },
+        url,
+    ))
+}
+
+/// One run of the load driver; every request must succeed.
+fn load(exe: &Path, url: &str, requests: usize, clients: usize) -> anyhow::Result<Load> {
+    let mut c = Command::new(exe);
+    c.args(["--url", url, "--clients", &clients.to_string()])
+        .args(["--requests", &requests.to_string()]);
+    let shown = display(&c);
+    let out = c
+        .output()
+        .with_context(|| format!("cannot start `{shown}`"))?;
+    if !out.status.success() {
+        bail!(
+            "`{shown}` failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("`{shown}` printed no report"))?;
+    if v["errors"].as_u64() != Some(0) {
+        bail!("`{shown}`: requests failed: {v}");
+    }
+    let num = |k: &str| {
+        v[k].as_f64()
+            .with_context(|| format!("report lacks {k}: {v}"))
+    };
+    Ok(Load {
+        requests: num("requests")?,
+        rps: num("rps")?,
+        p50_us: num("p50_us")?,
+    })
+}
+
+/// User + system CPU time of a process, all threads (Linux `/proc/<pid>/stat`).
+fn process_cpu(pid: u32) -> anyhow::Result<Duration> {
+    let path = format!("/proc/{pid}/stat");
+    let stat = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {path} (Linux only)"))?;
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| -> anyhow::Result<u64> {
+        fields
+            .get(i)
+            .and_then(|f| f.parse().ok())
+            .with_context(|| format!("unreadable {path}"))
+    };
+    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after ')'.
+    let total = ticks(11)? + ticks(12)?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = u64::try_from(hz).ok().filter(|h| *h > 0).unwrap_or(100);
+    Ok(Duration::from_nanos(total * 1_000_000_000 / hz))
+}
