@@ -782,3 +782,39 @@ fn priming_events_a_closed_stream_and_its_resumption_are_served_as_recorded() {
     };
     assert!(!rest.contains("after resuming"), "{rest}");
 }
+
+#[test]
+fn pace_replays_the_recorded_timing_over_http() {
+    let sb = Sandbox::new();
+    let mut t = Tape::http("http://127.0.0.1:1/mcp");
+    let s = Some("T");
+    t.c(s, INIT_2, post_req(1))
+        .s(s, &init_result(2, "paced"), issued("T", 1))
+        .c(
+            s,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":3}}}"#,
+            post_req(2),
+        )
+        .wait(200)
+        .s(
+            s,
+            r#"{"method":"notifications/progress","params":{"progress":1,"total":2,"progressToken":3},"jsonrpc":"2.0"}"#,
+            sse(2, "lf"),
+        )
+        .wait(200)
+        .s(s, &text_result(3, "paced done"), sse(2, "lf"));
+    let trace = t.write(&sb.path("paced.jsonl"));
+    let p = Player::start(&trace, &["--pace", "2x"]);
+    let session = initialize(&p);
+    let mut c = post_open(
+        &p.addr,
+        &p.path,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"t"}}}"#,
+    );
+    let evs = c.events(2);
+    assert_eq!(data(&evs[0])["params"]["progressToken"], "t");
+    assert_eq!(data(&evs[1])["result"]["content"][0]["text"], "paced done");
+    let s = p.stop();
+    assert_eq!(s.code(), Some(0), "{}", s.stderr);
+}

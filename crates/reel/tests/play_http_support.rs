@@ -103,6 +103,12 @@ impl Tape {
         }
     }
 
+    /// Lets `ms` milliseconds pass on the tape.
+    pub fn wait(&mut self, ms: u64) -> &mut Self {
+        self.t += ms;
+        self
+    }
+
     fn stamp(&mut self) -> String {
         self.t += 1;
         format!(

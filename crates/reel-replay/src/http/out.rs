@@ -26,7 +26,8 @@ use hyper::body::{Body, Frame, SizeHint};
 use reel_mcp::sse::{Eol, Event as SseEvent};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use crate::server::{ClientOut, Dest, Event, Notifier, Route};
+use super::tapes::Tape;
+use crate::server::{ClientOut, Dest, Event, Route};
 
 /// Locks, taking over a lock a panicking thread left behind (the data are plain maps
 /// and queues that stay consistent between statements).
@@ -309,13 +310,13 @@ impl ClientOut for HttpOut {
 /// Tells the tape server when the client stopped waiting for a route's answer, unless
 /// disarmed first (the answer went out).
 pub(super) struct GoneGuard {
-    armed: Option<(Notifier, u64)>,
+    armed: Option<(Arc<Tape>, u64)>,
 }
 
 impl GoneGuard {
-    pub(super) fn new(notifier: Notifier, route: u64) -> GoneGuard {
+    pub(super) fn new(tape: Arc<Tape>, route: u64) -> GoneGuard {
         GoneGuard {
-            armed: Some((notifier, route)),
+            armed: Some((tape, route)),
         }
     }
 
@@ -326,8 +327,8 @@ impl GoneGuard {
 
 impl Drop for GoneGuard {
     fn drop(&mut self) {
-        if let Some((n, route)) = self.armed.take() {
-            n.send(Event::Gone(route));
+        if let Some((tape, route)) = self.armed.take() {
+            tape.send(Event::Gone(route));
         }
     }
 }

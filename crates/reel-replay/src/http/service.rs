@@ -306,7 +306,7 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
     } else {
         (ctx.tapes.next_unclaimed(), None)
     };
-    let notifier = match ctx
+    let tape_server = match ctx
         .tapes
         .server(tape, session.as_ref().map(|s| s.id.as_str()))
     {
@@ -321,7 +321,7 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
     };
     if let Some(s) = session.as_ref().filter(|s| s.legacy) {
         let route = ctx.routes.to_session(s);
-        notifier.send(Event::Input(vec![InputLine {
+        tape_server.send(Event::Input(vec![InputLine {
             content,
             crlf: false,
             route,
@@ -333,7 +333,7 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
     }
     let session_id = session.as_ref().map(|s| s.id.clone());
     if !expects_answer {
-        notifier.send(Event::Input(vec![InputLine {
+        tape_server.send(Event::Input(vec![InputLine {
             content,
             crlf: false,
             route: 0,
@@ -345,8 +345,8 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
         };
     }
     let (route, mut rx) = ctx.routes.reply();
-    let mut guard = GoneGuard::new(notifier.clone(), route);
-    notifier.send(Event::Input(vec![InputLine {
+    let mut guard = GoneGuard::new(Arc::clone(&tape_server), route);
+    tape_server.send(Event::Input(vec![InputLine {
         content,
         crlf: false,
         route,

@@ -1,8 +1,8 @@
 //! The tapes of an HTTP replay: one index pass over the trace feeds every recorded
 //! session's tape ([`crate::tape::index_tapes`], [`crate::tape::Selection::All`]), and
 //! each tape a live session (or the session-less traffic) needs gets its own tape
-//! server — the stdio server's state machine ([`crate::server::serve_tape`]) on its own
-//! thread, fed through a channel.
+//! server — the stdio server's state machine behind a lock
+//! ([`crate::server::SharedTape`]), driven by the threads that bring it events.
 //!
 //! A tape's server starts when live traffic first needs it; the updates the index
 //! produced before that wait in the tape's backlog, so the server sees its tape from the
@@ -11,13 +11,13 @@
 //! kept here as [`Facts`], and waiters are woken as the index goes on.
 //!
 //! Invariants: live sessions claim recorded sessions in order (tape 1, 2, …), each at
-//! most once; every started tape server gets exactly one [`Update::Done`]; at the end
-//! every started server is told its input ended and is joined.
+//! most once; every started tape server gets exactly one [`Update::Done`], its updates
+//! in index order; at the end every started server is told its input ended and
+//! finished.
 
 use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use reel_mcp::jsonrpc::methods;
 use reel_mcp::normalize::Normalizer;
@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 use super::out::{HttpOut, LiveSession, Routes, TapeLink, lock};
 use super::{Diag, LineDiag};
 use crate::report::Summary;
-use crate::server::{Event, Notifier, PlayError, PlayOptions, RecordTo, Recorder, serve_tape};
+use crate::server::{Event, PlayError, PlayOptions, RecordTo, Recorder, SharedTape};
 use crate::tape::{HttpFact, IndexEnd, IndexSpec, Selection, Update, WHOLE};
 
 /// What the recording shows of a session beyond its messages.
@@ -45,10 +45,8 @@ pub(super) struct Facts {
     pub(super) requests: u64,
 }
 
-struct Running {
-    notifier: Notifier,
-    thread: JoinHandle<Result<Summary, PlayError>>,
-}
+/// A tape served over HTTP.
+pub(super) type Tape = SharedTape<HttpOut, LineDiag>;
 
 #[derive(Default)]
 struct Slot {
@@ -58,7 +56,7 @@ struct Slot {
     backlog: Vec<Update>,
     /// Its `Done` went to the server or the backlog.
     done: bool,
-    server: Option<Running>,
+    server: Option<Arc<Tape>>,
     /// A server was started for it.
     served: bool,
     /// A live session is answered from it.
@@ -72,8 +70,8 @@ struct Inner {
     complete: bool,
     /// The next recorded session a new live session is answered from.
     next_claim: u32,
-    /// Tape servers told to end early (their session was deleted), joined at the end.
-    ended: Vec<Running>,
+    /// `--pace` timer threads, joined at the end.
+    tickers: Vec<std::thread::JoinHandle<()>>,
 }
 
 impl Inner {
@@ -142,6 +140,7 @@ impl Tapes {
     /// servers, the rest kept.
     fn dispatch(&self, batch: Vec<(u32, Update)>) {
         let mut said = Vec::new();
+        let mut deliveries: Vec<(Arc<Tape>, Vec<Update>)> = Vec::new();
         {
             let mut inner = lock(&self.inner);
             let mut per_tape: Vec<(u32, Vec<Update>)> = Vec::new();
@@ -169,9 +168,7 @@ impl Tapes {
             for (tag, updates) in per_tape {
                 let slot = inner.slot(tag);
                 match &slot.server {
-                    Some(r) => {
-                        r.notifier.send(Event::Index(updates));
-                    }
+                    Some(t) => deliveries.push((Arc::clone(t), updates)),
                     None => slot.backlog.extend(updates),
                 }
             }
@@ -182,14 +179,16 @@ impl Tapes {
                         slot.done = true;
                         let done = Update::Done(missing_tape());
                         match &slot.server {
-                            Some(r) => {
-                                r.notifier.send(Event::Index(vec![done]));
-                            }
+                            Some(t) => deliveries.push((Arc::clone(t), vec![done])),
                             None => slot.backlog.push(done),
                         }
                     }
                 }
             }
+        }
+        // Outside the lock: a tape server may take a while over a batch.
+        for (tape, updates) in deliveries {
+            tape.send(Event::Index(updates));
         }
         for s in said {
             let _ = writeln!(LineDiag::new(self.diag.clone()), "{s}");
@@ -292,57 +291,57 @@ impl Tapes {
         link.bind(s);
     }
 
-    /// The notifier of tape `k`'s server, started if it is not running.
-    pub(super) fn server(&self, k: u32, session: Option<&str>) -> Result<Notifier, PlayError> {
+    /// Tape `k`'s server, started if it is not running.
+    pub(super) fn server(&self, k: u32, session: Option<&str>) -> Result<Arc<Tape>, PlayError> {
         let mut inner = lock(&self.inner);
         let complete = inner.complete;
         let slot = inner.slot(k);
-        if let Some(r) = &slot.server {
-            return Ok(r.notifier.clone());
+        if let Some(t) = &slot.server {
+            return Ok(Arc::clone(t));
         }
-        let (notifier, rx) = Notifier::channel();
         let mut backlog = std::mem::take(&mut slot.backlog);
         if complete && !slot.done {
             slot.done = true;
             backlog.push(Update::Done(missing_tape()));
         }
-        if !backlog.is_empty() {
-            notifier.send(Event::Index(backlog));
-        }
-        slot.served = true;
         let client = HttpOut {
             routes: Arc::clone(&self.routes),
             link: Arc::clone(&slot.link),
         };
         let mut opts = self.opts.clone();
         opts.session = k as usize;
-        let norm = self.norm.clone();
-        let diag = self.diag.clone();
         let record = lock(&self.record).clone().map(|r| {
             let label = session.map_or_else(|| format!("reel:tape-{k}"), str::to_owned);
             RecordTo::new(r, Some(label))
         });
-        let thread = std::thread::Builder::new()
-            .name(format!("reel-play-tape-{k}"))
-            .spawn(move || {
-                let mut diag = LineDiag::new(diag);
-                serve_tape(opts, norm, rx, client, &mut diag, record)
-            })
-            .map_err(PlayError::Output)?;
-        slot.server = Some(Running {
-            notifier: notifier.clone(),
-            thread,
-        });
-        Ok(notifier)
+        let diag = LineDiag::new(self.diag.clone());
+        let tape = Arc::new(SharedTape::new(
+            opts,
+            self.norm.clone(),
+            client,
+            diag,
+            record,
+            backlog,
+        )?);
+        slot.server = Some(Arc::clone(&tape));
+        slot.served = true;
+        if self.opts.pace.is_some() {
+            let t = Arc::clone(&tape);
+            let ticker = std::thread::Builder::new()
+                .name(format!("reel-play-pace-{k}"))
+                .spawn(move || t.tick())
+                .map_err(PlayError::Output)?;
+            inner.tickers.push(ticker);
+        }
+        Ok(tape)
     }
 
-    /// Ends tape `k`'s input (its session was deleted): its server finishes (it is
-    /// joined at the end).
+    /// Ends tape `k`'s input (its session was deleted): what it can still answer
+    /// without the client, it does; its summary is made at the end.
     pub(super) fn end(&self, k: u32) {
-        let mut inner = lock(&self.inner);
-        if let Some(r) = inner.slot(k).server.take() {
-            r.notifier.send(Event::InputEnd);
-            inner.ended.push(r);
+        let tape = lock(&self.inner).slot(k).server.clone();
+        if let Some(t) = tape {
+            t.send(Event::InputEnd);
         }
     }
 
@@ -351,33 +350,21 @@ impl Tapes {
     pub(super) fn finish(&self) -> Result<Summary, PlayError> {
         // The replay's trace is ended by its owner once every server let go of it.
         lock(&self.record).take();
-        let running: Vec<Running> = {
-            let mut inner = lock(&self.inner);
-            let mut all: Vec<Running> = inner
-                .slots
-                .iter_mut()
-                .filter_map(|s| s.server.take())
-                .collect();
-            for r in &all {
-                r.notifier.send(Event::InputEnd);
-            }
-            all.append(&mut inner.ended);
-            all
-        };
-        let results: Vec<Result<Summary, PlayError>> = running
-            .into_iter()
-            .map(|r| {
-                r.thread
-                    .join()
-                    .unwrap_or(Err(PlayError::Output(std::io::Error::other(
-                        "a tape server panicked",
-                    ))))
-            })
+        let tapes: Vec<Arc<Tape>> = lock(&self.inner)
+            .slots
+            .iter()
+            .filter_map(|s| s.server.clone())
             .collect();
+        let results: Vec<Summary> = tapes.iter().map(|t| t.finish()).collect();
+        drop(tapes);
+        let tickers = std::mem::take(&mut lock(&self.inner).tickers);
+        for t in tickers {
+            let _ = t.join();
+        }
         let inner = lock(&self.inner);
         let mut total = Summary::default();
         for r in results {
-            total.absorb(r?);
+            total.absorb(r);
         }
         for (k, slot) in inner.slots.iter().enumerate() {
             if slot.ready && !slot.served {

@@ -99,21 +99,14 @@ impl LineSplitter {
 
 /// Sends events to the server and wakes it.
 #[derive(Clone)]
-pub(crate) struct Notifier {
+pub(super) struct Notifier {
     tx: Sender<Event>,
     waker: Option<Arc<platform::Waker>>,
 }
 
 impl Notifier {
-    /// A channel to a server whose only feed is this channel (HTTP tapes), and the
-    /// receiving end for [`Feed::channel`].
-    pub(crate) fn channel() -> (Notifier, Receiver<Event>) {
-        let (tx, rx) = std::sync::mpsc::channel();
-        (Notifier { tx, waker: None }, rx)
-    }
-
     /// Sends; false when the server is gone.
-    pub(crate) fn send(&self, ev: Event) -> bool {
+    pub(super) fn send(&self, ev: Event) -> bool {
         if self.tx.send(ev).is_err() {
             return false;
         }
@@ -135,15 +128,6 @@ pub(super) struct Feed {
 const BATCH: usize = 1024;
 
 impl Feed {
-    /// Events from a channel only: the HTTP layer sends the client's input.
-    pub(super) fn channel(rx: Receiver<Event>) -> Feed {
-        Feed {
-            rx,
-            #[cfg(unix)]
-            direct: None,
-        }
-    }
-
     /// Input read by a thread from any reader.
     pub(super) fn threaded(
         input: impl Read + Send + 'static,

@@ -109,7 +109,7 @@ impl Incoming {
     }
 }
 
-impl<C: ClientOut> Server<'_, C> {
+impl<C: ClientOut, D: Write> Server<C, D> {
     // ---- input -------------------------------------------------------------------
 
     pub(super) fn input_line(&mut self, l: InputLine) {

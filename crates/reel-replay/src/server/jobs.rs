@@ -43,7 +43,7 @@ pub(super) enum Next {
     Unanswerable,
 }
 
-impl<C: ClientOut> Server<'_, C> {
+impl<C: ClientOut, D: Write> Server<C, D> {
     // ---- requests ----------------------------------------------------------------
 
     pub(super) fn served_by_tape(&self, inc: &Incoming) -> bool {

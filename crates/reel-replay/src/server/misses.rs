@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl<C: ClientOut> Server<'_, C> {
+impl<C: ClientOut, D: Write> Server<C, D> {
     // ---- misses and drift --------------------------------------------------------
 
     pub(super) fn miss_reason(&self, inc: &Incoming) -> String {

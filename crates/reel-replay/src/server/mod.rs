@@ -22,6 +22,7 @@ mod incoming;
 mod jobs;
 mod misses;
 mod record;
+mod shared_tape;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -50,11 +51,11 @@ use crate::report::{self, Candidate, Miss, Summary, Unused};
 use crate::splice;
 use crate::tape::{IdSplice, IndexSpec, Item, ItemKind, LineLoc, TapeFiles, Update, Via};
 
-use self::feed::Feed;
-pub(crate) use self::feed::Notifier;
+use self::feed::{Feed, Notifier};
 pub(crate) use self::incoming::{Incoming, Parsed, parse_live};
 use self::jobs::{Job, JobState, ServerRequest};
 pub(crate) use self::record::{RecordTo, Recorder};
+pub(crate) use self::shared_tape::SharedTape;
 
 /// Longest input line accepted from the client; a longer one is answered with an
 /// invalid-request error and dropped.
@@ -425,28 +426,6 @@ impl Shared {
     }
 }
 
-/// One tape of an HTTP replay (`reel play --listen`; `opts.session` is the tape's
-/// number, 0 for the session-less traffic), served on the calling thread: its
-/// events (the client's input, the index's updates for this tape, routes the client
-/// gave up) come from `events`, answers go to `client`. Returns once the input has
-/// ended and the tape is indexed, with this tape's summary (not printed).
-pub(crate) fn serve_tape<C: ClientOut>(
-    opts: PlayOptions,
-    norm: Normalizer,
-    events: mpsc::Receiver<Event>,
-    client: C,
-    diag: &mut dyn Write,
-    record: Option<RecordTo>,
-) -> Result<Summary, PlayError> {
-    let files = TapeFiles::open(&opts.trace)?;
-    let mut feed = Feed::channel(events);
-    let tape = u32::try_from(opts.session).unwrap_or(u32::MAX);
-    let mut server = Server::new(opts, files, norm, client, diag, record, None);
-    server.http_tape = Some(tape);
-    server.run(&mut feed)?;
-    Ok(server.finish().0)
-}
-
 fn spawn_indexer(opts: &PlayOptions, tx: Notifier) {
     let path = opts.trace.clone();
     let spec = IndexSpec::session(opts.session, opts.ignore.clone());
@@ -486,7 +465,7 @@ fn redactor_for(meta: Option<&Meta>, diag: &mut dyn Write) -> Redactor {
     }
 }
 
-struct Server<'d, C: ClientOut> {
+struct Server<C: ClientOut, D: Write> {
     opts: PlayOptions,
     tape: Tape,
     files: TapeFiles,
@@ -494,7 +473,7 @@ struct Server<'d, C: ClientOut> {
     client: C,
     client_gone: bool,
     recorder: Option<RecordTo>,
-    diag: &'d mut dyn Write,
+    diag: D,
     jobs: HashMap<u64, Job>,
     next_job: u64,
     by_live_id: HashMap<RpcId, u64>,
@@ -515,16 +494,16 @@ struct Server<'d, C: ClientOut> {
     http_tape: Option<u32>,
 }
 
-impl<'d, C: ClientOut> Server<'d, C> {
+impl<C: ClientOut, D: Write> Server<C, D> {
     fn new(
         opts: PlayOptions,
         files: TapeFiles,
         norm: Normalizer,
         client: C,
-        diag: &'d mut dyn Write,
+        diag: D,
         recorder: Option<RecordTo>,
         live: Option<Live>,
-    ) -> Server<'d, C> {
+    ) -> Server<C, D> {
         Server {
             opts,
             tape: Tape::new(),
@@ -555,7 +534,7 @@ impl<'d, C: ClientOut> Server<'d, C> {
     }
 }
 
-impl<'d, C: ClientOut> Server<'d, C> {
+impl<C: ClientOut, D: Write> Server<C, D> {
     fn run(&mut self, feed: &mut Feed) -> Result<(), PlayError> {
         let mut events = Vec::new();
         loop {
@@ -572,15 +551,22 @@ impl<'d, C: ClientOut> Server<'d, C> {
             for ev in events.drain(..) {
                 self.handle(ev);
             }
-            self.fire_timers();
-            self.pump_unsolicited();
-            if !self.client_gone {
-                if let Err(e) = self.client.flush() {
-                    self.client_error(e)?;
-                }
-            }
+            self.settle()?;
             if self.done() {
                 break;
+            }
+        }
+        Ok(())
+    }
+
+    /// After events were handled: timers that are due fire, unsolicited messages whose
+    /// place was reached go out, and what was written is flushed.
+    fn settle(&mut self) -> Result<(), PlayError> {
+        self.fire_timers();
+        self.pump_unsolicited();
+        if !self.client_gone {
+            if let Err(e) = self.client.flush() {
+                self.client_error(e)?;
             }
         }
         Ok(())
@@ -799,7 +785,7 @@ impl<'d, C: ClientOut> Server<'d, C> {
     /// Ends the replay of this tape: what is still parked is missed, and the summary
     /// says what was left unused. Gives the diagnostics writer back for the caller's
     /// last words.
-    fn finish(mut self) -> (Summary, &'d mut dyn Write) {
+    fn finish(mut self) -> (Summary, D) {
         let _ = self.client.flush();
         for (_, job) in std::mem::take(&mut self.jobs) {
             if job.state == JobState::Held {
