@@ -110,14 +110,14 @@ Normalisation rules (what may differ between honest runs), in order:
 Over HTTP (--listen): each recorded session answers one live session, in order (an
 initialize without a session opens the next one, with a fresh Mcp-Session-Id); requests
 without a session are matched against the recording's session-less traffic (2026-07-28,
-a discover probe). Answers are JSON or event streams as recorded, with the recorded status
-(a 400 refusal stays a 400) and the recorded priming events; a stream the server closed
-mid-call closes, its answer going to the GET that resumes it (Last-Event-ID); recorded
-server messages that belong to no request go on the session's GET stream (405 when the
-recording shows one); DELETE ends a session; an
-unknown session gets 404; a Host or Origin that is not loopback gets 403. A legacy
-HTTP+SSE recording is served as such (GET PATH, then POST to the announced endpoint). A
-stdio recording can be served over HTTP and an HTTP recording over stdio.
+a discover probe). Answers are JSON or event streams as recorded, with the recorded
+status (a 400 refusal stays a 400) and the recorded priming events; a stream the server
+closed mid-call closes, its answer going to the GET that resumes it (Last-Event-ID);
+recorded server messages that belong to no request go on the session's GET stream (405
+when the recording shows one); DELETE ends a session; an unknown session gets 404; a
+Host or Origin that is not loopback gets 403. A legacy HTTP+SSE recording is served as
+such (GET PATH, then POST to the announced endpoint). A stdio recording can be served
+over HTTP and an HTTP recording over stdio.
 
 A miss is answered with a JSON-RPC error: -32601 when the tape holds no request with that
 method, else -32010 (reel: no recorded answer); stderr names the request, the nearest
