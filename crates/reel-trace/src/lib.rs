@@ -28,6 +28,7 @@ pub mod redact;
 pub mod runs;
 pub mod stats;
 pub mod time;
+mod utf8;
 pub mod writer;
 
 pub use line::{

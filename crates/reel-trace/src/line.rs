@@ -160,7 +160,7 @@ pub enum LineError {
 ///
 /// `raw` members of message and extension lines borrow the input bytes.
 pub fn parse_line(bytes: &[u8]) -> Result<Line<'_>, LineError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| LineError::InvalidUtf8 {
+    let text = crate::utf8::validate(bytes).map_err(|e| LineError::InvalidUtf8 {
         column: e.valid_up_to() + 1,
     })?;
     parse_line_str(text)

@@ -116,7 +116,7 @@ impl<'c, 'p> Scan<'c, 'p> {
     /// Reads one non-blank line. `Err` says why it is not a record (it is then counted
     /// as skipped).
     pub fn line(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let problem = match std::str::from_utf8(bytes) {
+        let problem = match crate::utf8::validate(bytes) {
             Err(e) => format!("not valid UTF-8 (byte {})", e.valid_up_to() + 1),
             Ok(text) if !text.starts_with('{') => not_object(text),
             Ok(text) => match self.read(text) {
