@@ -5,7 +5,8 @@
 //! HTTP the way the recording was: a request's answer is JSON or an event stream (its
 //! recorded notifications and server→client requests first, then the result) with the
 //! recorded status; the server's own messages that belong to no request go on the
-//! session's GET stream; a refusal keeps its status (`400` to a `server/discover` probe).
+//! session's GET stream; a refusal keeps its status and body (`400` and an id-less error
+//! to a `server/discover` probe: the HTTP exchange pairs it with the request).
 //!
 //! Sessions: every recorded session is a tape of its own, answered to one live session,
 //! in order — the n-th live session (an `initialize` without a session) is answered from

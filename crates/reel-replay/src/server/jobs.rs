@@ -396,7 +396,8 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             (Some(requested), Some(result)) => self.negotiate(&requested, result),
             _ => None,
         };
-        let mut replace = vec![("id", id_raw)];
+        let keep_null = self.http_tape.is_some() && members.get("id") == Some("null");
+        let mut replace = vec![("id", if keep_null { "null" } else { id_raw })];
         if let Some(n) = &negotiated {
             replace.push(("result", n.as_str()));
         }
@@ -425,6 +426,13 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             .is_ok();
         let (a, b) = (sp.id_start as usize, (sp.id_start + sp.id_len) as usize);
         let fits = ok && buf.first() == Some(&b'{') && buf.last() == Some(&b'}') && b <= buf.len();
+        // Over HTTP an id-less refusal (a 400 to a discover probe) is sent as recorded:
+        // the HTTP exchange pairs it with the request.
+        let id_raw = if fits && self.http_tape.is_some() && &buf[a..b] == b"null" {
+            "null"
+        } else {
+            id_raw
+        };
         if fits {
             if self.recorder.is_some() {
                 // The replay's trace needs the text: build it once, checked.
