@@ -1,26 +1,31 @@
-//! The stdio tape server (`reel play`): a trace answers as the MCP server.
+//! The tape server (`reel play`): a trace answers as the MCP server.
 //!
-//! One thread owns all replay state and reacts to events from three feeders: the client's
-//! stdin (lines), the index of the tape ([`crate::tape::index`], batches of updates) and,
-//! with `--subset`, the live server. Nothing waits on anything else: a request the index
-//! has not reached yet is parked and retried as batches arrive; an exchange whose next
+//! Over stdio one thread owns all replay state and reacts to events from three feeders:
+//! the client's stdin (lines), the index of the tape ([`crate::tape::index`], batches of
+//! updates) and, with `--subset`, the live server. Over HTTP the same state machine
+//! serves each recorded session's tape behind a lock (`SharedTape`), driven by the
+//! threads that bring it events, and writes to a `ClientOut` that routes each message
+//! to its response or stream. Nothing waits on anything else: a request the index has
+//! not reached yet is parked and retried as batches arrive; an exchange whose next
 //! recorded step depends on the client (its answer to a server→client request) or on
 //! time (`--pace`) is a job that resumes when that happens.
 //!
 //! Invariants:
 //! - Answers are the recorded `result`/`error` bytes spliced with the live id
 //!   ([`crate::splice`]); the only edits are ids, progress tokens and a negotiated
-//!   `protocolVersion`.
+//!   `protocolVersion` (over HTTP, an id-less refusal keeps its `null`).
 //! - A job emits its exchange's recorded messages in recorded order, the response last;
 //!   a message recorded after the client's answer to a server request is emitted after
 //!   the live answer arrived.
-//! - After `notifications/cancelled`, nothing more of that exchange is sent.
+//! - After `notifications/cancelled` (over HTTP also: the client closed the response),
+//!   nothing more of that exchange is sent.
 //! - Output lines end in LF; input lines may end in LF or CRLF.
 
 mod feed;
 mod incoming;
 mod jobs;
 mod misses;
+mod out;
 mod record;
 mod shared_tape;
 
@@ -49,11 +54,13 @@ use crate::live::{Live, LiveOutput};
 use crate::matcher::{Lookup, Recorded, Tape};
 use crate::report::{self, Candidate, Miss, Summary, Unused};
 use crate::splice;
-use crate::tape::{IdSplice, IndexSpec, Item, ItemKind, LineLoc, TapeFiles, Update, Via};
+use crate::tape::{IdSplice, IndexSpec, Item, ItemKind, LineLoc, TapeFiles, Update};
 
 use self::feed::{Feed, Notifier};
 pub(crate) use self::incoming::{Incoming, Parsed, parse_live};
 use self::jobs::{Job, JobState, ServerRequest};
+use self::out::LineOut;
+pub(crate) use self::out::{ClientOut, Dest, Route};
 pub(crate) use self::record::{RecordTo, Recorder};
 pub(crate) use self::shared_tape::SharedTape;
 
@@ -199,93 +206,6 @@ pub(crate) struct InputLine {
     /// Where its answer goes ([`Route::Reply`]): the HTTP request that carried it; 0
     /// over stdio.
     pub(crate) route: u64,
-}
-
-/// Where a message to the client goes. Over stdio everything goes to stdout; over HTTP
-/// a message belongs to the response of the request it answers or came within, or, when
-/// it belongs to no request, to the session's server stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Route {
-    /// The response to the live input of this route number.
-    Reply(u64),
-    /// The session's standalone server stream (HTTP GET).
-    Stream,
-    /// The stream a client opens to resume one the server closed (HTTP GET with
-    /// `Last-Event-ID`): where a recorded answer that came after such a close goes.
-    Resume,
-}
-
-/// How one message reaches the client.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Dest {
-    pub(crate) route: Route,
-    /// The request's answer: nothing more goes to this route after it.
-    pub(crate) last: bool,
-    /// How the recorded message travelled: its HTTP status, JSON or event stream.
-    pub(crate) via: Via,
-}
-
-impl Dest {
-    /// The answer to the input of route `route`, made by reel (no recorded facts).
-    pub(crate) fn answer(route: u64) -> Dest {
-        Dest {
-            route: Route::Reply(route),
-            last: true,
-            via: Via::default(),
-        }
-    }
-
-    /// An answer refusing input that is no request (HTTP 400).
-    pub(crate) fn refusal(route: u64) -> Dest {
-        Dest {
-            via: Via {
-                status: 400,
-                ..Via::default()
-            },
-            ..Dest::answer(route)
-        }
-    }
-}
-
-/// The client's side of the server: where messages are written.
-pub(crate) trait ClientOut {
-    /// Writes one message: `parts`, joined, are its JSON text.
-    fn message(&mut self, dest: Dest, parts: &[&[u8]]) -> io::Result<()>;
-    /// Makes what was written go out.
-    fn flush(&mut self) -> io::Result<()>;
-    /// Nothing more goes to `route` (its request was cancelled or is left unanswered).
-    fn close(&mut self, route: Route) {
-        let _ = route;
-    }
-
-    /// The answer to `route` will not come (the recorded client left first): the
-    /// response starts as recorded (an event stream) and stays open; nothing over stdio.
-    fn hold(&mut self, route: Route, via: Via) {
-        let _ = (route, via);
-    }
-
-    /// An event of an event stream that carries no message (a recorded priming event);
-    /// nothing over stdio.
-    fn raw_event(&mut self, dest: Dest, event: &reel_mcp::sse::Event) -> io::Result<()> {
-        let _ = (dest, event);
-        Ok(())
-    }
-}
-
-/// Stdout (or any writer): one message per line.
-pub(crate) struct LineOut<W: Write>(pub(crate) BufWriter<W>);
-
-impl<W: Write> ClientOut for LineOut<W> {
-    fn message(&mut self, _dest: Dest, parts: &[&[u8]]) -> io::Result<()> {
-        for p in parts {
-            self.0.write_all(p)?;
-        }
-        self.0.write_all(b"\n")
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
-    }
 }
 
 pub(crate) enum Content {
