@@ -236,20 +236,24 @@ impl Summary {
             let _ = writeln!(s, "  … {} more unused", self.unused_total - listed);
         }
         if self.sessions > 0 || self.sessions_unreplayed > 0 {
-            let _ = writeln!(
+            let plural = |n: u64| if n == 1 { "" } else { "s" };
+            let _ = write!(
                 s,
-                "  {} live session{} served; {} recorded session{} never replayed ({} request{} in them)",
+                "  {} live session{} served",
                 self.sessions,
-                if self.sessions == 1 { "" } else { "s" },
-                self.sessions_unreplayed,
-                if self.sessions_unreplayed == 1 {
-                    ""
-                } else {
-                    "s"
-                },
-                self.unused_unreplayed,
-                if self.unused_unreplayed == 1 { "" } else { "s" },
+                plural(self.sessions)
             );
+            if self.sessions_unreplayed > 0 {
+                let _ = write!(
+                    s,
+                    "; {} recorded session{} never replayed ({} request{} in them)",
+                    self.sessions_unreplayed,
+                    plural(self.sessions_unreplayed),
+                    self.unused_unreplayed,
+                    plural(self.unused_unreplayed),
+                );
+            }
+            s.push('\n');
         }
         if self.unsent_unsolicited > 0 {
             let _ = writeln!(
