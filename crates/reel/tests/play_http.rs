@@ -819,3 +819,26 @@ fn pace_replays_the_recorded_timing_over_http() {
     let s = p.stop();
     assert_eq!(s.code(), Some(0), "{}", s.stderr);
 }
+
+#[test]
+fn a_probe_the_recording_never_saw_is_refused_as_a_legacy_server_does() {
+    let sb = Sandbox::new();
+    let mut t = Tape::http("http://127.0.0.1:1/mcp");
+    t.c(Some("S"), INIT_2, post_req(1))
+        .s(Some("S"), &init_result(2, "legacy only"), issued("S", 1))
+        .c(Some("S"), INITIALIZED, post_req(2));
+    let trace = t.write(&sb.path("no-probe.jsonl"));
+    let p = Player::start(&trace, &[]);
+    let probe = post(
+        &p.addr,
+        &p.path,
+        None,
+        r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+    );
+    assert_eq!(probe.json()["error"]["code"], -32601, "{}", probe.text());
+    let session = initialize(&p);
+    assert!(!session.is_empty());
+    let s = p.stop();
+    assert_eq!(s.code(), Some(0), "{}", s.stderr);
+    assert!(s.stderr.contains("1 generic, 0 missed"), "{}", s.stderr);
+}

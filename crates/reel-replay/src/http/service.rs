@@ -258,9 +258,13 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
         Err(status) => return respond(status, Reply::empty()),
     };
     let content = content_of(&body, &ctx.norm);
-    let (is_request, is_initialize) = match &content {
-        Content::Text(_, Parsed::Request(inc)) => (true, inc.method() == methods::INITIALIZE),
-        _ => (false, false),
+    let (is_request, is_initialize, is_discover) = match &content {
+        Content::Text(_, Parsed::Request(inc)) => (
+            true,
+            inc.method() == methods::INITIALIZE,
+            inc.method() == methods::SERVER_DISCOVER,
+        ),
+        _ => (false, false, false),
     };
     let expects_answer = !matches!(
         content,
@@ -301,6 +305,8 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
             }
             None => (0, None),
         }
+    } else if ctx.http_trace && is_discover && probe_for_next_session(ctx).await {
+        (ctx.tapes.next_unclaimed(), None)
     } else if ctx.http_trace {
         (0, None)
     } else {
@@ -395,6 +401,17 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
         }
     }
     r
+}
+
+/// A `server/discover` probe without a session, answered by the session the client
+/// opens next rather than by the session-less traffic, when that recording holds no
+/// probe and the next recorded session is a legacy one: it refuses the probe as a
+/// legacy server does, as over stdio.
+async fn probe_for_next_session(ctx: &Ctx) -> bool {
+    let next = ctx.tapes.facts(ctx.tapes.next_unclaimed()).await;
+    // The index has read the recording up to the next session's first line, so every
+    // session-less probe recorded before it is known.
+    !ctx.tapes.facts_now(0).discover && next.initialize && !next.discover
 }
 
 fn first_is_error(r: &Response<Reply>) -> bool {

@@ -41,6 +41,8 @@ pub(super) struct Facts {
     pub(super) endpoint: Option<String>,
     /// It holds an `initialize` from the client.
     pub(super) initialize: bool,
+    /// It holds a `server/discover` from the client.
+    pub(super) discover: bool,
     /// Client requests in it.
     pub(super) requests: u64,
 }
@@ -392,6 +394,9 @@ fn note(slot: &mut Slot, u: &Update) {
             slot.facts.requests += 1;
             if o.method == methods::INITIALIZE {
                 slot.facts.initialize = true;
+            }
+            if o.method == methods::SERVER_DISCOVER {
+                slot.facts.discover = true;
             }
         }
         Update::Http(HttpFact::Get { status }) => {
