@@ -3,8 +3,8 @@
 //! What reel knows of JSON-RPC and MCP beyond the trace format: message classes and
 //! pairing (re-exported from `reel-trace`), progress tokens and cancellation, and
 //! exchanges — a request with its response and the messages that came between.
-//! Replay, verify and diff build on these; the normaliser (match keys, volatile fields)
-//! joins them here when replay lands. [`sse`] frames and parses HTTP event streams for
+//! Replay, verify and diff build on these and share one normaliser ([`normalize`]: match
+//! keys, volatile fields, the JSON-pointer diff). [`sse`] frames and parses HTTP event streams for
 //! the recorder, the tape server and verify alike; [`http`] holds what they share of MCP
 //! over HTTP (header names, connection keys, the loopback guard).
 

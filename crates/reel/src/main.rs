@@ -1,11 +1,8 @@
-//! `reel`: record, replay, diff and show agent traffic.
+//! `reel`: record, replay, verify and diff agent traffic.
 //!
 //! This crate is argument parsing and wiring only; every command's work is done by a
 //! library crate that tests call directly. Each command lives in `cmd/<name>.rs` with its
 //! own clap `Args`.
-
-// Some exit codes and output helpers are used only by commands still being built.
-#![allow(dead_code)]
 
 mod cmd;
 mod exit;
@@ -17,7 +14,7 @@ use clap::{Parser, Subcommand};
 
 use crate::output::ColorChoice;
 
-/// Record, replay, diff and show MCP and LLM agent traffic (mcp-replay trace format v1).
+/// Record, replay, verify and diff MCP agent traffic (mcp-replay trace format v1).
 #[derive(Parser)]
 #[command(
     name = "reel",
@@ -45,7 +42,7 @@ enum Command {
     Stats(cmd::stats::Args),
     /// List recorded runs, newest first.
     Ls(cmd::ls::Args),
-    /// Serve a trace as the MCP server over stdio (offline, deterministic).
+    /// Serve a trace as the MCP server, over stdio or HTTP (--listen); offline, deterministic.
     Play(cmd::play::Args),
     /// Play the recorded client against a live server and report drift.
     Verify(cmd::verify::Args),
