@@ -125,16 +125,21 @@ fn a_trace_that_cannot_keep_up_slows_the_traffic_and_loses_nothing() {
             }
         },
         |mut to_reel, mut from_reel, _| {
-            let writer = std::thread::spawn(move || {
-                for i in 0..n {
-                    to_reel.write_all(line(i).as_bytes()).unwrap();
-                }
-            });
-            let mut echoed = Vec::new();
-            from_reel.read_to_end(&mut echoed).unwrap();
-            writer.join().unwrap();
-            let want: String = (0..n).map(line).collect();
-            assert!(echoed == want.as_bytes(), "the client got other bytes");
+            // Lock-step: each line is sent only once its echo is back, so every read of
+            // a pipe carries one line and the one-byte queue must hold traffic back.
+            // (Written all at once, the lines could arrive in a single chunk that the
+            // queue takes whole, and nothing would ever wait.)
+            for i in 0..n {
+                let want = line(i);
+                to_reel.write_all(want.as_bytes()).unwrap();
+                let mut echoed = vec![0; want.len()];
+                from_reel.read_exact(&mut echoed).unwrap();
+                assert!(echoed == want.as_bytes(), "the client got other bytes");
+            }
+            drop(to_reel);
+            let mut rest = Vec::new();
+            from_reel.read_to_end(&mut rest).unwrap();
+            assert!(rest.is_empty(), "nothing beyond the echoes");
         },
     );
     assert_eq!(outcome.exit_code, 0);
