@@ -7,88 +7,31 @@
 //! the user allowed (`--allow-host`, and the host of a non-wildcard `--listen`).
 //! `Origin: null` (a sandboxed page, a file) is refused too. A request without `Host`
 //! (HTTP/1.0) is let through: no browser sends one.
-
-use std::net::Ipv4Addr;
+//!
+//! The rule itself lives in [`reel_mcp::http::LoopbackGuard`], shared with `reel play
+//! --listen`; this adapter reads the two headers from a hyper request.
 
 use hyper::HeaderMap;
+use reel_mcp::http::LoopbackGuard;
 
-/// Why a request was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Refusal {
-    /// `"host"` or `"origin"`.
-    pub header: &'static str,
-    /// The value, as sent.
-    pub value: String,
-}
+pub(crate) use reel_mcp::http::Refusal;
 
 /// The names the listener answers to.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Guard {
-    /// Extra allowed host names, lower case, without port.
-    allowed: Vec<String>,
-}
+pub(crate) struct Guard(LoopbackGuard);
 
 impl Guard {
     pub fn new(allowed: impl IntoIterator<Item = String>) -> Self {
-        Guard {
-            allowed: allowed
-                .into_iter()
-                .map(|h| h.trim_matches(['[', ']']).to_ascii_lowercase())
-                .collect(),
-        }
+        Guard(LoopbackGuard::new(allowed))
     }
 
     /// Checks `Host` and `Origin`.
     pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
-        if let Some(h) = headers.get(hyper::header::HOST) {
-            let value = String::from_utf8_lossy(h.as_bytes());
-            if !self.allows(host_of_authority(&value)) {
-                return Err(Refusal {
-                    header: "host",
-                    value: value.into_owned(),
-                });
-            }
-        }
-        if let Some(o) = headers.get(hyper::header::ORIGIN) {
-            let value = String::from_utf8_lossy(o.as_bytes());
-            let ok = value
-                .split_once("://")
-                .map(|(_, rest)| host_of_authority(rest.split('/').next().unwrap_or("")))
-                .is_some_and(|h| self.allows(h));
-            if !ok {
-                return Err(Refusal {
-                    header: "origin",
-                    value: value.into_owned(),
-                });
-            }
-        }
-        Ok(())
+        self.0.check(
+            headers.get(hyper::header::HOST).map(|v| v.as_bytes()),
+            headers.get(hyper::header::ORIGIN).map(|v| v.as_bytes()),
+        )
     }
-
-    fn allows(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
-        is_loopback_name(&host) || self.allowed.contains(&host)
-    }
-}
-
-/// The host of `host[:port]` / `[v6][:port]`, without brackets.
-fn host_of_authority(authority: &str) -> &str {
-    let a = authority.trim();
-    if let Some(rest) = a.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or("");
-    }
-    a.rsplit_once(':').map_or(a, |(h, _)| h)
-}
-
-/// `localhost`, `*.localhost`, `127.0.0.0/8` or `::1`.
-pub(crate) fn is_loopback_name(host: &str) -> bool {
-    let host = host.trim_end_matches('.');
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || host == "::1"
-        || host
-            .parse::<Ipv4Addr>()
-            .is_ok_and(|ip| ip.octets()[0] == 127)
 }
 
 #[cfg(test)]
