@@ -275,15 +275,37 @@ fn build_reel(root: &Path, quick: bool) -> anyhow::Result<PathBuf> {
 
 /// Builds one binary and returns its path as cargo reports it.
 fn build_bin(root: &Path, package: &str, bin: &str, release: bool) -> anyhow::Result<PathBuf> {
-    let mut c = cargo();
-    c.current_dir(root).args([
-        "build",
-        "-p",
+    let mut exes = build_targets(root, package, "--bin", &[bin], release)?;
+    Ok(exes.remove(0))
+}
+
+/// Builds examples of `package` (optimised unless `--quick`) and returns their paths in
+/// the order named.
+pub fn build_examples(ctx: &Ctx, package: &str, names: &[&str]) -> anyhow::Result<Vec<PathBuf>> {
+    build_targets(
+        &process::workspace_root(),
         package,
-        "--bin",
-        bin,
-        "--message-format=json-render-diagnostics",
-    ]);
+        "--example",
+        names,
+        !ctx.quick,
+    )
+}
+
+/// Builds the named targets of one kind (`--bin`, `--example`) and returns the
+/// executables cargo reports, in the order named.
+fn build_targets(
+    root: &Path,
+    package: &str,
+    kind: &str,
+    names: &[&str],
+    release: bool,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let mut c = cargo();
+    c.current_dir(root).args(["build", "-p", package]);
+    for name in names {
+        c.args([kind, name]);
+    }
+    c.arg("--message-format=json-render-diagnostics");
     if release {
         c.arg("--release");
     }
@@ -293,18 +315,20 @@ fn build_bin(root: &Path, package: &str, bin: &str, release: bool) -> anyhow::Re
         .stdout(Stdio::piped())
         .spawn()
         .with_context(|| format!("cannot start `{shown}`"))?;
-    let mut exe = None;
+    let mut exes: Vec<Option<PathBuf>> = vec![None; names.len()];
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines() {
             let line = line?;
             let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else {
                 continue;
             };
-            if msg["reason"] == "compiler-artifact"
-                && msg["target"]["name"] == bin
-                && let Some(p) = msg["executable"].as_str()
-            {
-                exe = Some(PathBuf::from(p));
+            let (Some(name), Some(exe)) =
+                (msg["target"]["name"].as_str(), msg["executable"].as_str())
+            else {
+                continue;
+            };
+            if let Some(k) = names.iter().position(|n| *n == name) {
+                exes[k] = Some(PathBuf::from(exe));
             }
         }
     }
@@ -312,7 +336,11 @@ fn build_bin(root: &Path, package: &str, bin: &str, release: bool) -> anyhow::Re
     if !status.success() {
         bail!("`{shown}` failed ({status})");
     }
-    exe.with_context(|| format!("`{shown}` reported no {bin} executable"))
+    names
+        .iter()
+        .zip(exes)
+        .map(|(name, exe)| exe.with_context(|| format!("`{shown}` reported no {name} executable")))
+        .collect()
 }
 
 fn print_table(results: &[(&str, anyhow::Result<Vec<Figure>>)]) {

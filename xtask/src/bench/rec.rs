@@ -24,7 +24,6 @@
 //!   no event), its line count must agree, and every run's answers must match the direct
 //!   run's byte for byte (checksum). Any miss fails the bench.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -32,7 +31,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use super::{Ctx, Figure, Target, fmt_value, median};
-use crate::process::{cargo, display};
+use crate::process::display;
 
 const ROUNDS: usize = 3;
 
@@ -228,48 +227,11 @@ fn messages(w: &Workload) -> f64 {
 
 /// Builds the echo client and server in the profile of the reel under test.
 fn build_examples(ctx: &Ctx) -> anyhow::Result<Tools> {
-    let mut c = cargo();
-    c.current_dir(crate::process::workspace_root()).args([
-        "build",
-        "-p",
-        "reel-record",
-        "--example",
-        "echo_client",
-        "--example",
-        "echo_server",
-        "--message-format=json-render-diagnostics",
-    ]);
-    if !ctx.quick {
-        c.arg("--release");
-    }
-    let shown = display(&c);
-    println!("$ {shown}");
-    let mut child = c
-        .stdout(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("cannot start `{shown}`"))?;
-    let (mut client, mut server) = (None, None);
-    if let Some(out) = child.stdout.take() {
-        for line in BufReader::new(out).lines() {
-            let Ok(msg) = serde_json::from_str::<Value>(&line?) else {
-                continue;
-            };
-            let exe = msg["executable"].as_str().map(PathBuf::from);
-            match msg["target"]["name"].as_str() {
-                Some("echo_client") => client = exe.or(client),
-                Some("echo_server") => server = exe.or(server),
-                _ => {}
-            }
-        }
-    }
-    let status = child.wait()?;
-    if !status.success() {
-        bail!("`{shown}` failed ({status})");
-    }
-    Ok(Tools {
-        client: client.context("cargo reported no echo_client executable")?,
-        server: server.context("cargo reported no echo_server executable")?,
-    })
+    let [client, server]: [PathBuf; 2] =
+        super::build_examples(ctx, "reel-record", &["echo_client", "echo_server"])?
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("cargo reported another number of executables"))?;
+    Ok(Tools { client, server })
 }
 
 /// One client session, directly (`traces` = None) or through `reel rec --dir traces`.

@@ -33,7 +33,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use super::{Ctx, Figure, Target, fmt_value, median};
-use crate::process::{cargo, display};
+use crate::process::display;
 
 const ROUNDS: usize = 5;
 const CLIENTS: usize = 16;
@@ -165,48 +165,11 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
 }
 
 fn build_examples(ctx: &Ctx) -> anyhow::Result<Tools> {
-    let mut c = cargo();
-    c.current_dir(crate::process::workspace_root()).args([
-        "build",
-        "-p",
-        "reel-record",
-        "--example",
-        "http_echo_server",
-        "--example",
-        "http_load",
-        "--message-format=json-render-diagnostics",
-    ]);
-    if !ctx.quick {
-        c.arg("--release");
-    }
-    let shown = display(&c);
-    println!("$ {shown}");
-    let mut child = c
-        .stdout(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("cannot start `{shown}`"))?;
-    let (mut server, mut load) = (None, None);
-    if let Some(out) = child.stdout.take() {
-        for line in BufReader::new(out).lines() {
-            let Ok(msg) = serde_json::from_str::<Value>(&line?) else {
-                continue;
-            };
-            let exe = msg["executable"].as_str().map(PathBuf::from);
-            match msg["target"]["name"].as_str() {
-                Some("http_echo_server") => server = exe.or(server),
-                Some("http_load") => load = exe.or(load),
-                _ => {}
-            }
-        }
-    }
-    let status = child.wait()?;
-    if !status.success() {
-        bail!("`{shown}` failed ({status})");
-    }
-    Ok(Tools {
-        server: server.context("cargo reported no http_echo_server executable")?,
-        load: load.context("cargo reported no http_load executable")?,
-    })
+    let [server, load]: [PathBuf; 2] =
+        super::build_examples(ctx, "reel-record", &["http_echo_server", "http_load"])?
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("cargo reported another number of executables"))?;
+    Ok(Tools { server, load })
 }
 
 /// Starts the echo server; its address from its `listening on ADDR` line.
