@@ -343,6 +343,35 @@ fn build_targets(
         .collect()
 }
 
+/// A child process killed on drop, so a failed bench leaves no server behind.
+pub struct Running(pub std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts one of the HTTP echo servers; its address from its `listening on ADDR` line.
+pub fn start_echo_server(exe: &Path) -> anyhow::Result<(Running, String)> {
+    let mut child = Command::new(exe)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot start {}", exe.display()))?;
+    let out = child.stdout.take().context("no stdout")?;
+    let running = Running(child);
+    let mut line = String::new();
+    BufReader::new(out).read_line(&mut line)?;
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .with_context(|| format!("the echo server said {line:?}"))?
+        .to_owned();
+    Ok((running, addr))
+}
+
 fn print_table(results: &[(&str, anyhow::Result<Vec<Figure>>)]) {
     let mut rows: Vec<[String; 6]> = vec![[
         "bench".into(),

@@ -26,13 +26,14 @@
 
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde_json::Value;
 
 use super::{Ctx, Figure, Target, fmt_value, median};
+use super::{Running, start_echo_server as start_server};
 use crate::process::display;
 
 const ROUNDS: usize = 5;
@@ -53,16 +54,6 @@ struct Load {
     requests: f64,
     rps: f64,
     p50_us: f64,
-}
-
-/// A child killed on drop.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Runs the rec-http bench.
@@ -170,25 +161,6 @@ fn build_examples(ctx: &Ctx) -> anyhow::Result<Tools> {
             .try_into()
             .map_err(|_| anyhow::anyhow!("cargo reported another number of executables"))?;
     Ok(Tools { server, load })
-}
-
-/// Starts the echo server; its address from its `listening on ADDR` line.
-fn start_server(exe: &Path) -> anyhow::Result<(Running, String)> {
-    let mut child = Command::new(exe)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .with_context(|| format!("cannot start {}", exe.display()))?;
-    let out = child.stdout.take().context("no stdout")?;
-    let running = Running(child);
-    let mut line = String::new();
-    BufReader::new(out).read_line(&mut line)?;
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .with_context(|| format!("the echo server said {line:?}"))?
-        .to_owned();
-    Ok((running, addr))
 }
 
 /// Starts `reel rec --url`; the URL from its `reel: listening on URL` line.
