@@ -6,16 +6,22 @@
 //! - `pipe-1k`: the same with W = 16 calls in flight;
 //! - `seq-1m`: sequential calls with 1 MiB text;
 //!
-//! each once directly and once through `reel rec` (default settings: redaction on, the
-//! trace on the same disk), interleaved round by round so machine noise hits both alike;
-//! ratios are taken per round, then the median of 3 rounds. A last `1 GiB` session
-//! (512 calls × 1 MiB each way) runs only through reel, for its peak RSS.
+//! each directly, through a bare relay (`examples/relay.rs`: one extra process copying
+//! both pipes, recording nothing) and through `reel rec` (default settings: redaction
+//! on, the trace on the same disk), interleaved round by round so machine noise hits all
+//! alike; ratios are taken per round, then the median of 3 rounds. A last `1 GiB`
+//! session (512 calls × 1 MiB each way) runs only through reel, for its peak RSS.
+//!
+//! The relay is the ceiling of any stdio proxy on the machine at hand: its throughput
+//! ratio and its CPU per message are what the process in the middle costs before it
+//! records anything (on a 2-core VM a wake-up costs microseconds), so reel ÷ relay is
+//! the cost of the recording itself.
 //!
 //! What is measured, and how:
 //! - reel's own CPU per forwarded message: the client reaps reel with `wait4`, whose
 //!   account includes the echo server reel reaped; the server reports its own CPU time
 //!   at exit (`--rusage-out`) and is subtracted. Divided by every line reel forwarded
-//!   (N calls × 2 plus the 5 lines of the handshake);
+//!   (N calls × 2 plus the 5 lines of the handshake). The relay's the same way;
 //! - throughput ratios: calls/s through reel ÷ calls/s direct, same round;
 //! - added latency: median round trip through reel − median direct, sequential 1 KiB;
 //! - reel's peak RSS: `VmHWM` of the reel process, read by the client after the last
@@ -80,7 +86,7 @@ struct Report {
     calls_per_s: f64,
     p50_us: f64,
     checksum: String,
-    /// reel's own CPU (µs), through reel; the server's, direct.
+    /// The proxy's own CPU (µs), through the relay or reel; the server's, direct.
     cpu_us: f64,
     /// Peak RSS of the client's child (reel, or the server), KiB.
     vmhwm_kb: f64,
@@ -89,6 +95,25 @@ struct Report {
 struct Tools {
     client: PathBuf,
     server: PathBuf,
+    relay: PathBuf,
+}
+
+/// What sits between the client and the server.
+#[derive(Clone, Copy)]
+enum Via<'a> {
+    Direct,
+    /// The bare relay: the ceiling of any stdio proxy.
+    Relay,
+    /// `reel rec --dir TRACES`.
+    Reel(&'a Path),
+}
+
+/// One round of one workload.
+#[derive(Clone)]
+struct Round {
+    direct: Report,
+    relay: Report,
+    rec: Report,
 }
 
 /// Runs the rec bench.
@@ -98,30 +123,37 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let rounds = if ctx.quick { 1 } else { ROUNDS };
     let loads = workloads(ctx.quick);
 
-    // Per workload: (direct, through reel) per round.
-    let mut results: Vec<Vec<(Report, Report)>> = vec![Vec::new(); loads.len()];
+    // Per workload: one entry per round.
+    let mut results: Vec<Vec<Round>> = vec![Vec::new(); loads.len()];
     for round in 1..=rounds {
         for (i, w) in loads.iter().enumerate() {
-            let direct = session(ctx, &tools, w, None)?;
-            let rec = session(ctx, &tools, w, Some(&traces))?;
-            if rec.checksum != direct.checksum {
-                bail!(
-                    "{}: answers through reel differ from direct ({} vs {})",
-                    w.name,
-                    rec.checksum,
-                    direct.checksum
-                );
+            let direct = session(ctx, &tools, w, Via::Direct)?;
+            let relay = session(ctx, &tools, w, Via::Relay)?;
+            let rec = session(ctx, &tools, w, Via::Reel(&traces))?;
+            for (name, r) in [("the relay", &relay), ("reel", &rec)] {
+                if r.checksum != direct.checksum {
+                    bail!(
+                        "{}: answers through {name} differ from direct ({} vs {})",
+                        w.name,
+                        r.checksum,
+                        direct.checksum
+                    );
+                }
             }
+            let per_msg = |r: &Report| r.cpu_us / messages(w);
             println!(
-                "round {round} {:8} direct {:>9} calls/s p50 {:>7} µs | reel {:>9} calls/s p50 {:>7} µs, reel CPU {:.2} µs/msg",
+                "round {round} {:8} direct {:>9} calls/s p50 {:>7} µs | relay {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg | reel {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg",
                 w.name,
                 fmt_value(direct.calls_per_s),
                 fmt_value(direct.p50_us),
+                fmt_value(relay.calls_per_s),
+                fmt_value(relay.p50_us),
+                per_msg(&relay),
                 fmt_value(rec.calls_per_s),
                 fmt_value(rec.p50_us),
-                rec.cpu_us / messages(w),
+                per_msg(&rec),
             );
-            results[i].push((direct, rec));
+            results[i].push(Round { direct, relay, rec });
         }
     }
 
@@ -131,7 +163,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         size: 1 << 20,
         window: 1,
     };
-    let big_run = session(ctx, &tools, &big, Some(&traces))?;
+    let big_run = session(ctx, &tools, &big, Via::Reel(&traces))?;
     let gib = (big.calls as f64) * 2.0 * (big.size as f64) / f64::from(1u32 << 30);
     println!(
         "{}: {:.2} GiB forwarded, reel peak RSS {:.1} MiB",
@@ -140,73 +172,59 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         big_run.vmhwm_kb / 1024.0
     );
 
-    let ratio = |i: usize| {
-        median(
-            &results[i]
-                .iter()
-                .map(|(d, r)| r.calls_per_s / d.calls_per_s)
-                .collect::<Vec<_>>(),
-        )
+    let med = |i: usize, f: &dyn Fn(&Round) -> f64| {
+        median(&results[i].iter().map(f).collect::<Vec<_>>()).unwrap_or(f64::NAN)
     };
-    let cpu = |i: usize| {
-        median(
-            &results[i]
-                .iter()
-                .map(|(_, r)| r.cpu_us / messages(&loads[i]))
-                .collect::<Vec<_>>(),
-        )
-    };
-    let direct_rate = |i: usize| {
-        median(
-            &results[i]
-                .iter()
-                .map(|(d, _)| d.calls_per_s)
-                .collect::<Vec<_>>(),
-        )
-    };
-    let added = median(
-        &results[0]
-            .iter()
-            .map(|(d, r)| r.p50_us - d.p50_us)
-            .collect::<Vec<_>>(),
-    );
-    let value = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    let ratio = |i: usize| med(i, &|r| r.rec.calls_per_s / r.direct.calls_per_s);
+    let relay_ratio = |i: usize| med(i, &|r| r.relay.calls_per_s / r.direct.calls_per_s);
+    let over_relay = |i: usize| med(i, &|r| r.rec.calls_per_s / r.relay.calls_per_s);
+    let cpu = |i: usize| med(i, &|r| r.rec.cpu_us / messages(&loads[i]));
+    let relay_cpu = |i: usize| med(i, &|r| r.relay.cpu_us / messages(&loads[i]));
+    let direct_rate = |i: usize| fmt_value(med(i, &|r| r.direct.calls_per_s));
+    let added = med(0, &|r| r.rec.p50_us - r.direct.p50_us);
+    let relay_added = med(0, &|r| r.relay.p50_us - r.direct.p50_us);
     let rounds_note = format!("median of {rounds} interleaved rounds");
+    let relay_note = format!("the bare relay, the ceiling of any stdio proxy here; {rounds_note}");
 
     // The largest message is the echo answer: the text plus its JSON envelope.
     let largest_mib = (big.size as f64 + 100.0) / f64::from(1u32 << 20);
     let rss_target = RSS_BASE_MIB + 4.0 * largest_mib;
 
     Ok(vec![
-        Figure::new("reel CPU per forwarded message, 1 KiB sequential", value(cpu(0)), "µs")
+        Figure::new("reel CPU per forwarded message, 1 KiB sequential", cpu(0), "µs")
             .target(Target::AtMost(CPU_PER_MESSAGE_US))
             .note(format!(
                 "wait4(reel) − the echo server's own CPU, ÷ {} lines; {rounds_note}",
                 messages(&loads[0])
             )),
-        Figure::new("reel CPU per forwarded message, 1 KiB, W=16", value(cpu(1)), "µs")
+        Figure::new("bare relay CPU per forwarded message, 1 KiB sequential", relay_cpu(0), "µs")
+            .note(format!("a read, a write and a wake-up per line, nothing recorded; {relay_note}")),
+        Figure::new("reel CPU per forwarded message, 1 KiB, W=16", cpu(1), "µs")
             .target(Target::AtMost(CPU_PER_MESSAGE_US))
             .note(&rounds_note),
-        Figure::new("throughput through reel ÷ direct, 1 KiB, W=16", value(ratio(1)), "ratio")
+        Figure::new("bare relay CPU per forwarded message, 1 KiB, W=16", relay_cpu(1), "µs")
+            .note(&relay_note),
+        Figure::new("throughput through reel ÷ direct, 1 KiB, W=16", ratio(1), "ratio")
             .target(Target::AtLeast(THROUGHPUT_RATIO))
-            .note(format!(
-                "direct {} calls/s; {rounds_note}",
-                fmt_value(value(direct_rate(1)))
-            )),
-        Figure::new("throughput through reel ÷ direct, 1 MiB sequential", value(ratio(2)), "ratio")
+            .note(format!("direct {} calls/s; {rounds_note}", direct_rate(1))),
+        Figure::new("throughput through the bare relay ÷ direct, 1 KiB, W=16", relay_ratio(1), "ratio")
+            .note(&relay_note),
+        Figure::new("throughput through reel ÷ bare relay, 1 KiB, W=16", over_relay(1), "ratio")
+            .note(format!("what recording costs; {rounds_note}")),
+        Figure::new("throughput through reel ÷ direct, 1 MiB sequential", ratio(2), "ratio")
             .target(Target::AtLeast(THROUGHPUT_RATIO))
-            .note(format!(
-                "direct {} calls/s; {rounds_note}",
-                fmt_value(value(direct_rate(2)))
-            )),
-        Figure::new("throughput through reel ÷ direct, 1 KiB sequential", value(ratio(0)), "ratio")
-            .note(format!(
-                "direct {} calls/s; no target; {rounds_note}",
-                fmt_value(value(direct_rate(0)))
-            )),
-        Figure::new("median added latency per round trip, 1 KiB", value(added), "µs")
+            .note(format!("direct {} calls/s; {rounds_note}", direct_rate(2))),
+        Figure::new("throughput through the bare relay ÷ direct, 1 MiB sequential", relay_ratio(2), "ratio")
+            .note(&relay_note),
+        Figure::new("throughput through reel ÷ bare relay, 1 MiB sequential", over_relay(2), "ratio")
+            .note(format!("what recording costs; {rounds_note}")),
+        Figure::new("throughput through reel ÷ direct, 1 KiB sequential", ratio(0), "ratio")
+            .note(format!("direct {} calls/s; no target; {rounds_note}", direct_rate(0))),
+        Figure::new("median added latency per round trip, 1 KiB", added, "µs")
             .target(Target::AtMost(ADDED_LATENCY_US))
             .note(format!("p50 through reel − p50 direct (aim, not a hard target); {rounds_note}")),
+        Figure::new("median added latency per round trip, bare relay, 1 KiB", relay_added, "µs")
+            .note(format!("p50 through the relay − p50 direct; {relay_note}")),
         Figure::new("reel peak RSS, 1 GiB session of 1 MiB messages", big_run.vmhwm_kb / 1024.0, "MiB")
             .target(Target::AtMost(rss_target))
             .note(format!(
@@ -227,20 +245,23 @@ fn messages(w: &Workload) -> f64 {
 
 /// Builds the echo client and server in the profile of the reel under test.
 fn build_examples(ctx: &Ctx) -> anyhow::Result<Tools> {
-    let [client, server]: [PathBuf; 2] =
-        super::build_examples(ctx, "reel-record", &["echo_client", "echo_server"])?
+    let [client, server, relay]: [PathBuf; 3] =
+        super::build_examples(ctx, "reel-record", &["echo_client", "echo_server", "relay"])?
             .try_into()
             .map_err(|_| anyhow::anyhow!("cargo reported another number of executables"))?;
-    Ok(Tools { client, server })
+    Ok(Tools {
+        client,
+        server,
+        relay,
+    })
 }
 
-/// One client session, directly (`traces` = None) or through `reel rec --dir traces`.
-fn session(
-    ctx: &Ctx,
-    tools: &Tools,
-    w: &Workload,
-    traces: Option<&Path>,
-) -> anyhow::Result<Report> {
+/// One client session, directly, through the relay or through `reel rec`.
+fn session(ctx: &Ctx, tools: &Tools, w: &Workload, via: Via<'_>) -> anyhow::Result<Report> {
+    let traces = match via {
+        Via::Reel(dir) => Some(dir),
+        _ => None,
+    };
     let usage_file = ctx.work.join("rec-server-rusage.json");
     let _ = std::fs::remove_file(&usage_file);
     let mut c = Command::new(&tools.client);
@@ -259,6 +280,9 @@ fn session(
             .args(["rec", "--name", "bench", "--dir"])
             .arg(dir)
             .arg("--");
+    }
+    if let Via::Relay = via {
+        c.arg(&tools.relay);
     }
     c.arg(&tools.server).arg("--rusage-out").arg(&usage_file);
     let shown = display(&c);
@@ -292,10 +316,9 @@ fn session(
         calls_per_s: num("calls_per_s")?,
         p50_us: num("p50_us")?,
         checksum: v["checksum"].as_str().unwrap_or_default().to_owned(),
-        cpu_us: if traces.is_some() {
-            child_cpu - server_cpu
-        } else {
-            server_cpu
+        cpu_us: match via {
+            Via::Direct => server_cpu,
+            Via::Relay | Via::Reel(_) => child_cpu - server_cpu,
         },
         vmhwm_kb: num("child_vmhwm_kb")?,
     };

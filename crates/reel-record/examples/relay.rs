@@ -1,0 +1,70 @@
+//! A bare stdio relay: starts `CMD…` and copies the client's stdin to its stdin and its
+//! stdout to the client's stdout, recording nothing.
+//!
+//! It is the `reel rec` bench's ceiling: the least any stdio proxy process has to do
+//! (one read and one write per chunk on each pipe, one extra process in the path), done
+//! the way reel does it (one thread per direction, 1 MiB reads, the server's pipes
+//! widened to 1 MiB). What reel spends beyond it is the recording.
+//!
+//! Usage: `relay CMD…`. Exits with the command's exit code.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::process::{Command, Stdio};
+
+const CHUNK: usize = 1024 * 1024;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((cmd, rest)) = args.split_first() else {
+        eprintln!("relay: usage: relay CMD…");
+        std::process::exit(2);
+    };
+    let mut child = Command::new(cmd)
+        .args(rest)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            eprintln!("relay: cannot start {cmd}: {e}");
+            std::process::exit(2);
+        });
+    let to_child = child.stdin.take().expect("piped stdin");
+    let from_child = child.stdout.take().expect("piped stdout");
+    widen(to_child.as_raw_fd());
+    widen(from_child.as_raw_fd());
+
+    // Unbuffered, as reel reads and writes its own stdin and stdout.
+    // SAFETY: descriptors 0 and 1 are open for the life of the process and each is used
+    // by this one `File` only.
+    let (stdin, stdout) = unsafe { (File::from_raw_fd(0), File::from_raw_fd(1)) };
+    std::thread::spawn(move || copy(stdin, to_child));
+    let out = std::thread::spawn(move || copy(from_child, stdout));
+    let status = child.wait().expect("wait for the command");
+    let _ = out.join();
+    std::process::exit(status.code().unwrap_or(1));
+}
+
+/// Copies chunk by chunk, each written out at once, until EOF or an error.
+fn copy(mut src: impl Read, mut dst: impl Write) {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        match src.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if dst.write_all(&buf[..n]).and_then(|()| dst.flush()).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Widens a pipe to 1 MiB, as reel does for the server's pipes.
+fn widen(fd: std::os::fd::RawFd) {
+    // SAFETY: fcntl on a descriptor this process owns; failure leaves the pipe as it was.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETPIPE_SZ, 1024 * 1024);
+    }
+}
