@@ -36,6 +36,7 @@ pub use line::{
 };
 pub use reader::{OpenError, RawLine, TraceLine, TraceReader};
 pub use time::Timestamp;
+pub use utf8::validate as validate_utf8;
 pub use writer::{Ending, EventLine, MessageLine, TraceWriter};
 
 /// reel's version, as written to `meta.source` (`reel@<version>`).

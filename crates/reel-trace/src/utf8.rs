@@ -5,7 +5,7 @@
 //! the common (valid) case; the standard one runs only on failure, to say where.
 
 /// `std::str::from_utf8`, fast on valid input.
-pub(crate) fn validate(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
+pub fn validate(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
     match simdutf8::basic::from_utf8(bytes) {
         Ok(s) => Ok(s),
         Err(_) => std::str::from_utf8(bytes),
