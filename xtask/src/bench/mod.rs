@@ -353,9 +353,11 @@ impl Drop for Running {
     }
 }
 
-/// Starts one of the HTTP echo servers; its address from its `listening on ADDR` line.
-pub fn start_echo_server(exe: &Path) -> anyhow::Result<(Running, String)> {
+/// Starts one of the HTTP bench helpers (an echo server, the TCP relay); its address
+/// from its `listening on ADDR` line.
+pub fn start_listener(exe: &Path, args: &[&str]) -> anyhow::Result<(Running, String)> {
     let mut child = Command::new(exe)
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -367,7 +369,7 @@ pub fn start_echo_server(exe: &Path) -> anyhow::Result<(Running, String)> {
     let addr = line
         .trim()
         .strip_prefix("listening on ")
-        .with_context(|| format!("the echo server said {line:?}"))?
+        .with_context(|| format!("{} said {line:?}", exe.display()))?
         .to_owned();
     Ok((running, addr))
 }

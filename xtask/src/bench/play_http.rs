@@ -29,7 +29,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use super::{Ctx, Figure, fmt_value, median};
-use super::{Running, start_echo_server as start_server};
+use super::{Running, start_listener};
 use crate::process::display;
 
 const ROUNDS: usize = 5;
@@ -62,7 +62,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     write_tape(&tape, requests + seq, CLIENTS)?;
     println!("tape: {} ({} exchanges)", tape.display(), requests + seq);
 
-    let (_server, server_addr) = start_server(&tools.server)?;
+    let (_server, server_addr) = start_listener(&tools.server, &[])?;
     let direct_url = format!("http://{server_addr}/mcp");
     load(&tools.load, &direct_url, requests / 8, CLIENTS)?;
 

@@ -18,6 +18,11 @@
 //! - zero drops and zero errors: every request of every run answered 200 with JSON, and
 //!   the trace's `end.counts` holding one `in` and one `out` line per proxied request.
 //!
+//! - the ceiling: the same load through a bare TCP relay (`examples/tcp_relay.rs`: bytes
+//!   copied both ways, nothing parsed or recorded) in the same rounds, its throughput ÷
+//!   direct, its CPU per request and its added latency; reel ÷ relay is then what
+//!   parsing HTTP and recording cost.
+//!
 //! The three processes (driver, reel, server) share the machine's cores; the server
 //! costs about 10 µs of CPU per request, so a proxy, which does twice the server's
 //! socket work plus the trace, cannot come close to its throughput when the cores are
@@ -33,7 +38,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use super::{Ctx, Figure, Target, fmt_value, median};
-use super::{Running, start_echo_server as start_server};
+use super::{Running, start_listener};
 use crate::process::display;
 
 const ROUNDS: usize = 5;
@@ -46,6 +51,7 @@ const ADDED_LATENCY_US: f64 = 100.0;
 struct Tools {
     server: PathBuf,
     load: PathBuf,
+    relay: PathBuf,
 }
 
 /// One load run, as the driver reported it.
@@ -67,16 +73,20 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             .with_context(|| format!("cannot clear {}", traces.display()))?;
     }
 
-    let (server, server_addr) = start_server(&tools.server)?;
+    let (server, server_addr) = start_listener(&tools.server, &[])?;
     let direct_url = format!("http://{server_addr}/mcp");
+    let (relay, relay_addr) = start_listener(&tools.relay, &["--to", &server_addr])?;
+    let relay_url = format!("http://{relay_addr}/mcp");
+    let relay_pid = relay.0.id();
     let (mut reel, reel_url) = start_reel(ctx, &direct_url, &traces)?;
     let pid = reel.0.id();
 
     // Warm both paths (connections, caches, the trace file) before measuring.
     let warm = load(&tools.load, &direct_url, requests / 8, CLIENTS)?;
     let warm_reel = load(&tools.load, &reel_url, requests / 8, CLIENTS)?;
+    let warm_relay = load(&tools.load, &relay_url, requests / 8, CLIENTS)?;
     let mut proxied = warm_reel.requests;
-    let _ = warm;
+    let _ = (warm, warm_relay);
 
     let mut ratios = Vec::new();
     let mut added = Vec::new();
@@ -84,13 +94,19 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let mut cpu = Vec::new();
     let mut writer = Vec::new();
     let (mut direct_rps, mut reel_rps) = (Vec::new(), Vec::new());
+    let (mut relay_ratios, mut over_relay, mut relay_added) = (Vec::new(), Vec::new(), Vec::new());
+    let mut relay_cpu = Vec::new();
     for round in 1..=rounds {
         // Latency first, one client at a time: no queueing, only what reel adds.
         let seq = requests / 16;
         let d1 = load(&tools.load, &direct_url, seq, 1)?;
         let r1 = load(&tools.load, &reel_url, seq, 1)?;
+        let t1 = load(&tools.load, &relay_url, seq, 1)?;
         proxied += r1.requests;
         let d = load(&tools.load, &direct_url, requests, CLIENTS)?;
+        let relay_before = process_cpu(relay_pid)?;
+        let t = load(&tools.load, &relay_url, requests, CLIENTS)?;
+        relay_cpu.push((process_cpu(relay_pid)? - relay_before).as_secs_f64() * 1e6 / t.requests);
         let before = process_cpu(pid)?;
         let writer_before = thread_cpu(pid, "reel-trace")?;
         let r = load(&tools.load, &reel_url, requests, CLIENTS)?;
@@ -100,18 +116,24 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         proxied += r.requests;
         let cpu_us = used.as_secs_f64() * 1e6 / r.requests;
         println!(
-            "round {round} direct {:>9} req/s p50 {:>6} µs | reel {:>9} req/s p50 {:>6} µs, reel CPU {:.1} µs/request",
+            "round {round} direct {:>9} req/s p50 {:>6} µs | relay {:>9} req/s p50 {:>6} µs | reel {:>9} req/s p50 {:>6} µs, reel CPU {:.1} µs/request",
             fmt_value(d.rps),
             fmt_value(d.p50_us),
+            fmt_value(t.rps),
+            fmt_value(t.p50_us),
             fmt_value(r.rps),
             fmt_value(r.p50_us),
             cpu_us
         );
         println!(
-            "        one client: direct p50 {:>6} µs | reel p50 {:>6} µs",
+            "        one client: direct p50 {:>6} µs | relay p50 {:>6} µs | reel p50 {:>6} µs",
             fmt_value(d1.p50_us),
+            fmt_value(t1.p50_us),
             fmt_value(r1.p50_us)
         );
+        relay_ratios.push(t.rps / d.rps);
+        over_relay.push(r.rps / t.rps);
+        relay_added.push(t1.p50_us - d1.p50_us);
         ratios.push(r.rps / d.rps);
         added.push(r1.p50_us - d1.p50_us);
         added_loaded.push(r.p50_us - d.p50_us);
@@ -121,6 +143,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     }
 
     stop(&mut reel)?;
+    drop(relay);
     drop(server);
     check_trace(&traces, proxied)?;
 
@@ -131,6 +154,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     Ok(vec![
         Figure::new("rec --url CPU per proxied request", med(&cpu), "µs")
             .note(format!("reel's user+system time (all threads, /proc) ÷ requests; {how}")),
+        Figure::new("bare TCP relay CPU per proxied request", med(&relay_cpu), "µs")
+            .note("the relay's user+system time (/proc) ÷ requests, same load"),
         Figure::new("rec --url trace writer CPU per request", med(&writer), "µs").note(
             "the reel-trace thread's share of the above: redaction, formatting and writing of the request and response lines",
         ),
@@ -141,12 +166,19 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
                 fmt_value(med(&reel_rps)),
                 fmt_value(med(&direct_rps))
             )),
+        Figure::new("bare TCP relay throughput ÷ direct", med(&relay_ratios), "ratio").note(
+            "requests/s through a relay that copies bytes and parses nothing (examples/tcp_relay.rs) ÷ direct, same round: the ceiling of any proxy process here",
+        ),
+        Figure::new("rec --url throughput ÷ bare TCP relay", med(&over_relay), "ratio")
+            .note("what parsing HTTP and recording cost, same round"),
         Figure::new("rec --url median added latency", med(&added), "µs")
             .target(Target::AtMost(ADDED_LATENCY_US))
             .note(format!(
                 "median round trip through reel − direct, one client, {} sequential requests per run, median of {rounds} rounds",
                 requests / 16
             )),
+        Figure::new("bare TCP relay added latency", med(&relay_added), "µs")
+            .note("as above, through the TCP relay"),
         Figure::new("rec --url added latency, 16 clients", med(&added_loaded), "µs").note(
             "median round trip through reel − direct with 16 clients: mostly queueing for the shared cores",
         ),
@@ -156,11 +188,18 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
 }
 
 fn build_examples(ctx: &Ctx) -> anyhow::Result<Tools> {
-    let [server, load]: [PathBuf; 2] =
-        super::build_examples(ctx, "reel-record", &["http_echo_server", "http_load"])?
-            .try_into()
-            .map_err(|_| anyhow::anyhow!("cargo reported another number of executables"))?;
-    Ok(Tools { server, load })
+    let [server, load, relay]: [PathBuf; 3] = super::build_examples(
+        ctx,
+        "reel-record",
+        &["http_echo_server", "http_load", "tcp_relay"],
+    )?
+    .try_into()
+    .map_err(|_| anyhow::anyhow!("cargo reported another number of executables"))?;
+    Ok(Tools {
+        server,
+        load,
+        relay,
+    })
 }
 
 /// Starts `reel rec --url`; the URL from its `reel: listening on URL` line.
