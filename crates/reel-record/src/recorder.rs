@@ -220,7 +220,7 @@ impl<W: Write> Recorder<W> {
             return self.writer.write_event(&e);
         }
         let text;
-        match std::str::from_utf8(&l.bytes) {
+        match reel_trace::validate_utf8(&l.bytes) {
             Ok(s) => {
                 text = self.redactor.redact_text(s);
                 e.text = Some(&text);
@@ -294,7 +294,7 @@ pub(crate) struct Json<'a> {
 
 /// Decides whether a line is one JSON value; `None` for anything else.
 pub(crate) fn classify(bytes: &[u8]) -> Option<Json<'_>> {
-    let text = std::str::from_utf8(bytes).ok()?;
+    let text = reel_trace::validate_utf8(bytes).ok()?;
     let value = text.trim_matches([' ', '\t', '\n', '\r']);
     if value.is_empty() {
         return None;
