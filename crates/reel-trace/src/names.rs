@@ -11,6 +11,25 @@ use std::path::{Path, PathBuf};
 
 use crate::time::Timestamp;
 
+/// A command as one would type it in a POSIX shell, for messages: words made only of
+/// characters no shell treats specially stay bare, every other word is single-quoted.
+pub fn shell_words(command: &[String]) -> String {
+    command
+        .iter()
+        .map(|s| {
+            if !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@,+".contains(&b))
+            {
+                s.clone()
+            } else {
+                format!("'{}'", s.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Environment variable that overrides the trace directory.
 pub const DIR_ENV: &str = "REEL_DIR";
 
@@ -110,6 +129,19 @@ mod tests {
 
     fn label(args: &[&str]) -> String {
         derive_label(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn shell_words_quote_only_what_a_shell_would_read_otherwise() {
+        let words = |a: &[&str]| shell_words(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            words(&["node", "/opt/s.js", "--port=3000"]),
+            "node /opt/s.js --port=3000"
+        );
+        assert_eq!(
+            words(&["echo", "it's", "", "a b"]),
+            r"echo 'it'\''s' '' 'a b'"
+        );
     }
 
     #[test]

@@ -123,7 +123,7 @@ impl<'s> Run<'s> {
             .with_redactor(redactor.clone());
         let shown_command = match &opts.url {
             Some(url) => url.clone(),
-            None => shell_words(&opts.command),
+            None => reel_trace::names::shell_words(&opts.command),
         };
         // The server first: a command that cannot start leaves no trace behind.
         let (tx, rx) = mpsc::channel();
@@ -680,22 +680,4 @@ fn target_words(opts: &VerifyOptions) -> Vec<String> {
         Some(url) => vec![url.clone()],
         None => opts.command.clone(),
     }
-}
-
-/// The command as one would type it, for messages.
-fn shell_words(command: &[String]) -> String {
-    command
-        .iter()
-        .map(|s| {
-            if !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@,+".contains(&b))
-            {
-                s.clone()
-            } else {
-                format!("'{}'", s.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }

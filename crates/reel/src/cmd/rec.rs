@@ -180,7 +180,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     let recorder = StdioRecorder::new(config);
     // Messages show the command as the trace has it: redacted, since MCP clients keep
     // server stderr in their logs.
-    let shown = shell_words(recorder.command());
+    let shown = reel_trace::names::shell_words(recorder.command());
     let trace = recorder
         .create_trace(&dir)
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
@@ -308,22 +308,4 @@ fn redactor(args: &Args) -> anyhow::Result<Redactor> {
         };
         coded(code, e.to_string())
     })
-}
-
-/// The command as one would type it, for messages.
-fn shell_words(command: &[String]) -> String {
-    command
-        .iter()
-        .map(|s| {
-            if !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@,+".contains(&b))
-            {
-                s.clone()
-            } else {
-                format!("'{}'", s.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
