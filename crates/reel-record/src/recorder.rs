@@ -268,7 +268,7 @@ pub(crate) struct Tags<'a> {
 }
 
 impl Tags<'_> {
-    fn add_to(&self, e: &mut EventLine<'_>) {
+    pub(crate) fn add_to(&self, e: &mut EventLine<'_>) {
         if let Some(s) = self.session {
             e.fields.insert("session".into(), s.into());
         }

@@ -240,22 +240,19 @@ pub enum ItemKind {
     Event,
 }
 
-/// The event a `reel.sse` record line describes (`None` when the line is not one). The
-/// record keeps no empty `data`; an event with an `id` gets one back (`data:` with
-/// nothing after it), as the priming event MCP servers send is written.
+/// The event a `reel.sse` record line describes (`None` when the line is not one): its
+/// `text` is the event's data (`""` for a `data:` with nothing after it, as the priming
+/// event MCP servers send is written); a record without `text` is an event without data.
 pub fn recorded_sse_event(line: &[u8]) -> Option<reel_mcp::sse::Event> {
     match reel_trace::line::parse_line(line).ok()? {
         reel_trace::line::Line::Event(v) => scan::HttpMember::from_raw(v.http)
             .and_then(|h| h.sse)
-            .map(|s| {
-                let data = v.text.map(|t| t.into_owned());
-                reel_mcp::sse::Event {
-                    data: data.or_else(|| s.id.as_ref().map(|_| String::new())),
-                    event: s.event.map(|e| e.into_owned()),
-                    id: s.id.map(|i| i.into_owned()),
-                    retry: s.retry,
-                    ..reel_mcp::sse::Event::default()
-                }
+            .map(|s| reel_mcp::sse::Event {
+                data: v.text.map(|t| t.into_owned()),
+                event: s.event.map(|e| e.into_owned()),
+                id: s.id.map(|i| i.into_owned()),
+                retry: s.retry,
+                ..reel_mcp::sse::Event::default()
             }),
         _ => None,
     }
@@ -528,6 +525,26 @@ mod tests {
     }
 
     const META: &str = r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","redaction":{"enabled":true}}"#;
+
+    #[test]
+    fn a_recorded_sse_event_has_data_exactly_when_its_record_has_text() {
+        let ev = |text: &str| {
+            let line = format!(
+                r#"{{"t":"2026-01-01T00:00:00.000Z","dir":"event","kind":"reel.sse",{text}"http":{{"req":1,"sse":{{"id":"p","retry":500}}}}}}"#
+            );
+            recorded_sse_event(line.as_bytes()).expect("a reel.sse record")
+        };
+        let priming = ev(r#""text":"","#);
+        assert_eq!(
+            (
+                priming.data.as_deref(),
+                priming.id.as_deref(),
+                priming.retry
+            ),
+            (Some(""), Some("p"), Some(500))
+        );
+        assert_eq!(ev("").data, None);
+    }
 
     #[test]
     fn offsets_point_at_the_lines() {

@@ -682,7 +682,7 @@ fn polling_tape(sb: &Sandbox) -> std::path::PathBuf {
     let mut t = Tape::http("http://127.0.0.1:1/mcp");
     let s = Some("P");
     let priming = |req: u64, id: &str| {
-        json!({"http": {"req": req, "status": 200, "headers": {"content-type": "text/event-stream"},
+        json!({"text": "", "http": {"req": req, "status": 200, "headers": {"content-type": "text/event-stream"},
             "sse": {"id": id, "retry": 500, "eol": "crlf"}}})
     };
     t.c(s, INIT_2, post_req(1))

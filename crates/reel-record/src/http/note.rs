@@ -120,6 +120,10 @@ pub(crate) struct SseFacts {
     pub retry: Option<u64>,
     /// The event's line ending, when not LF (so a replay can frame it the same way).
     pub eol: Option<reel_mcp::sse::Eol>,
+    /// The event had a `data` field, possibly empty: a `reel.sse` record then has a
+    /// `text` (`""` for `data:` with nothing after it), and none when it had no `data`,
+    /// which a client does not dispatch.
+    pub has_data: bool,
 }
 
 impl SseFacts {
@@ -216,6 +220,12 @@ pub(crate) fn write<W: Write>(
                 session,
                 http: Some(&http),
             };
+            if line.bytes.is_empty() && sse.has_data {
+                let mut e = EventLine::new(line.t, KIND_SSE);
+                tags.add_to(&mut e);
+                e.text = Some("");
+                return rec.write_event(&e);
+            }
             rec.event(KIND_SSE, None, line, tags)
         }
         Note::Exchange(x) => exchange(rec, line, session, &x),

@@ -1149,6 +1149,7 @@ impl Pump {
                     event: e.event,
                     retry: e.retry,
                     eol: (e.eol != Eol::Lf).then_some(e.eol),
+                    has_data: e.data.is_some(),
                 };
                 let data = e.data.unwrap_or_default();
                 let json_like = data.trim_start().starts_with(['{', '[']);

@@ -213,6 +213,55 @@ fn an_sse_answer_reaches_the_client_event_by_event_before_the_upstream_finishes(
     );
 }
 
+#[test]
+fn sse_events_without_json_keep_in_the_trace_whether_they_had_data() {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let rx = Mutex::new(Some(rx));
+    let up = Upstream::start(move |_| Answer::Stream {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks: rx.lock().unwrap().take().expect("one streamed answer"),
+    });
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let call = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}"#;
+    let mut conn = send(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[("host", &p.addr), ("content-type", "application/json")],
+        call,
+    );
+    assert_eq!(read_head(&mut conn).0, 200);
+    // A priming event (`data:` with nothing after it, which a client dispatches), an
+    // event with no data at all (which it does not), an empty `ping`, then the answer.
+    let wire = "id: p1\ndata: \n\nid: p2\nretry: 500\n\nevent: ping\ndata:\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n";
+    tx.send(wire.as_bytes().to_vec()).unwrap();
+    drop(tx);
+    let mut got = Vec::new();
+    read_until(&mut conn, "0\r\n\r\n", &mut got);
+    assert!(String::from_utf8_lossy(&got).contains("id: p2\nretry: 500\n\n"));
+    assert_eq!(p.stop().code(), Some(0));
+
+    let lines = trace_lines(&s);
+    let sse = events(&lines, "reel.sse");
+    assert_eq!(sse.len(), 3, "{lines:#?}");
+    assert_eq!(
+        (&sse[0]["text"], &sse[0]["http"]["sse"]["id"]),
+        (&serde_json::json!(""), &serde_json::json!("p1"))
+    );
+    assert!(sse[1].get("text").is_none(), "{:?}", sse[1]);
+    assert_eq!(
+        sse[1]["http"]["sse"],
+        serde_json::json!({"id": "p2", "retry": 500})
+    );
+    assert_eq!(
+        (&sse[2]["text"], &sse[2]["http"]["sse"]["event"]),
+        (&serde_json::json!(""), &serde_json::json!("ping"))
+    );
+    assert_eq!(messages(&lines, "out").len(), 1);
+}
+
 /// Answers like a legacy HTTP+SSE server and an OAuth-protected one, with absolute URLs
 /// built from the `Host` it is sent (as real servers do).
 fn self_naming_upstream(stream: Arc<Mutex<Option<mpsc::Receiver<Vec<u8>>>>>) -> Upstream {
