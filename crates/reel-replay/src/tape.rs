@@ -398,8 +398,13 @@ pub const WHOLE: u32 = u32::MAX;
 /// Updates are handed over in batches of at most this many…
 const BATCH_UPDATES: usize = 256;
 /// …or as soon as this many bytes were read since the last batch, so the first
-/// exchanges reach the server within a fraction of a millisecond.
+/// exchanges reach the server within a fraction of a millisecond…
 const BATCH_BYTES: u64 = 64 * 1024;
+/// …and each batch may be twice the previous one, up to these, so that a long tape is
+/// handed over in a few hundred batches rather than one per 64 KiB (every hand-over
+/// wakes the server).
+const BATCH_UPDATES_MAX: usize = 4096;
+const BATCH_BYTES_MAX: u64 = 1024 * 1024;
 
 /// Indexes one tape of the trace at `path` ([`Selection::One`]), calling `sink` with
 /// batches of updates; stops early when `sink` returns false (the server is gone). The
@@ -440,6 +445,7 @@ pub fn index_tapes(
     let mut current: Option<PathBuf> = None;
     let mut offset: u64 = 0;
     let mut since_flush: u64 = 0;
+    let (mut batch_updates, mut batch_bytes) = (BATCH_UPDATES, BATCH_BYTES);
     while let Some(next) = reader.next_line() {
         let tl = match next {
             Ok(tl) => tl,
@@ -471,10 +477,12 @@ pub fn index_tapes(
         since_flush += on_disk;
         ix.end.lines += 1;
         ix.line(raw.bytes, raw.terminated, loc, &|| tl.location());
-        if ix.updates.len() >= BATCH_UPDATES
-            || (since_flush >= BATCH_BYTES && !ix.updates.is_empty())
+        if ix.updates.len() >= batch_updates
+            || (since_flush >= batch_bytes && !ix.updates.is_empty())
         {
             since_flush = 0;
+            batch_updates = (batch_updates * 2).min(BATCH_UPDATES_MAX);
+            batch_bytes = (batch_bytes * 2).min(BATCH_BYTES_MAX);
             if !sink(std::mem::take(&mut ix.updates)) {
                 return;
             }
