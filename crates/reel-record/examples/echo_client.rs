@@ -14,7 +14,11 @@
 //! - `child_vmhwm_kb`: the child's peak RSS (`VmHWM`, Linux), read after the last call
 //!   and before stdin is closed, so it is the child's own, not its children's.
 //!
-//! Usage: `echo_client --calls N --size S [--window W] [--server-rusage PATH] -- CMD…`
+//! - `--pause-ms MS`: waits that long between `tools/list` and the first call, outside
+//!   the measured time (the play bench lets `reel play` finish indexing its tape first).
+//!
+//! Usage: `echo_client --calls N --size S [--window W] [--server-rusage PATH]
+//! [--pause-ms MS] -- CMD…`
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
@@ -29,13 +33,14 @@ struct Opts {
     size: usize,
     window: usize,
     server_rusage: Option<String>,
+    pause_ms: u64,
     command: Vec<String>,
 }
 
 fn parse_args() -> Result<Opts, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let split = args.iter().position(|a| a == "--").ok_or(
-        "usage: echo_client --calls N --size S [--window W] [--server-rusage PATH] -- CMD…",
+        "usage: echo_client --calls N --size S [--window W] [--server-rusage PATH] [--pause-ms MS] -- CMD…",
     )?;
     let (flags, command) = (&args[..split], &args[split + 1..]);
     let mut o = Opts {
@@ -43,6 +48,7 @@ fn parse_args() -> Result<Opts, String> {
         size: 1024,
         window: 1,
         server_rusage: None,
+        pause_ms: 0,
         command: command.to_vec(),
     };
     let mut it = flags.iter();
@@ -54,6 +60,7 @@ fn parse_args() -> Result<Opts, String> {
             "--size" => o.size = num()? as usize,
             "--window" => o.window = num()?.max(1) as usize,
             "--server-rusage" => o.server_rusage = Some(v.clone()),
+            "--pause-ms" => o.pause_ms = num()?,
             _ => return Err(format!("unknown flag {f}")),
         }
     }
@@ -131,6 +138,7 @@ fn run(o: &Opts) -> io::Result<()> {
     to_server.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")?;
     to_server.write_all(&request(1, "tools/list", serde_json::json!({})))?;
     read_line(&mut from_server, &mut line)?;
+    std::thread::sleep(std::time::Duration::from_millis(o.pause_ms));
 
     // A writer thread keeps up to `window` calls in flight; this thread reads answers.
     // Separate threads, because a window of large calls can fill both pipes at once.

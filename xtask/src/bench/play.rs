@@ -11,9 +11,11 @@
 //! - `reel play` of a recording of (b)'s session: replay calls/s. Targets: ≥ 3 × (a) and
 //!   ≥ 0.8 × (b), as the median of the per-round ratios. (b) ÷ (a) is reported as well:
 //!   nothing outruns the client-bound limit, so it is the most any server, replay or
-//!   live, can reach against (a) with this client. Each subject's CPU time per
-//!   call (its own `wait4` account) is reported too: unlike calls/s it does not move
-//!   with the load of a shared machine.
+//!   live, can reach against (a) with this client. A fourth subject replays with its
+//!   tape indexed before the first call (the client pauses after `tools/list`): the
+//!   cost of serving alone, without the lazy index sharing the cores with the client.
+//!   Each subject's CPU time per call (its own `wait4` account) is reported too: unlike
+//!   calls/s it does not move with the load of a shared machine.
 //!
 //! Start-up and memory, on a 50 000-call recording (about 120 MB: 1 KiB texts, both
 //! directions): launch → answer to `initialize`, and launch → answer to the first
@@ -40,6 +42,10 @@ const CALLS: u64 = 20_000;
 const QUICK_CALLS: u64 = 400;
 const BIG_CALLS: u64 = 50_000;
 const QUICK_BIG_CALLS: u64 = 2_000;
+
+/// How long the "indexed first" run lets `reel play` index its tape before the first
+/// call: the 46 MB tape takes about 0.15 s of CPU.
+const INDEX_PAUSE_MS: u64 = 1500;
 
 const VS_PYTHON: f64 = 3.0;
 const VS_RUST: f64 = 0.8;
@@ -68,22 +74,27 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
 
     let reel = ctx.reel.display().to_string();
     let tape_s = tape.display().to_string();
-    let subjects: [(&str, Vec<String>); 3] = [
+    let play_cmd = vec![reel.clone(), "play".into(), tape_s];
+    // (name, command, pause after the handshake)
+    let subjects: [(&str, Vec<String>, u64); 4] = [
         (
             "python echo server",
             vec![python.clone(), py_server.display().to_string()],
+            0,
         ),
-        ("rust echo server", vec![server.display().to_string()]),
-        ("reel play", vec![reel.clone(), "play".into(), tape_s]),
+        ("rust echo server", vec![server.display().to_string()], 0),
+        ("reel play", play_cmd.clone(), 0),
+        ("reel play indexed first", play_cmd, INDEX_PAUSE_MS),
     ];
-    let mut rates: [Vec<f64>; 3] = Default::default();
-    let mut cpu: [Vec<f64>; 3] = Default::default();
+    let mut rates: [Vec<f64>; 4] = Default::default();
+    let mut cpu: [Vec<f64>; 4] = Default::default();
     let (mut vs_py, mut vs_rust, mut ceiling) = (Vec::new(), Vec::new(), Vec::new());
+    let mut indexed_vs_rust = Vec::new();
     for round in 1..=ROUNDS {
         let mut line = format!("round {round}:");
-        let mut this = [0.0; 3];
-        for (i, (name, cmd)) in subjects.iter().enumerate() {
-            let r = drive(&client, calls, cmd)?;
+        let mut this = [0.0; 4];
+        for (i, (name, cmd, pause)) in subjects.iter().enumerate() {
+            let r = drive(&client, calls, cmd, *pause)?;
             line.push_str(&format!(
                 " {name} {:.0}/s ({:.1} µs CPU/call)",
                 r.calls_per_s, r.cpu_us_per_call
@@ -96,10 +107,11 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         vs_py.push(this[2] / this[0]);
         vs_rust.push(this[2] / this[1]);
         ceiling.push(this[1] / this[0]);
+        indexed_vs_rust.push(this[3] / this[1]);
         println!("{line}");
     }
-    let [py, rust, play] = rates.map(|r| median(&r));
-    let [py_cpu, rust_cpu, play_cpu] = cpu.map(|c| median(&c));
+    let [py, rust, play, _] = rates.map(|r| median(&r));
+    let [py_cpu, rust_cpu, play_cpu, _] = cpu.map(|c| median(&c));
     let note = format!(
         "echo_client, {calls} calls, W={WINDOW}, {SIZE} B texts, median of {ROUNDS} interleaved rounds"
     );
@@ -131,6 +143,15 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         )
         .note("median of the per-round ratios; no server outruns the client-bound limit (b)"),
         None => Figure::missing("(b) Rust / (a) Python", "ratio", "no round ran"),
+    });
+    // The same replay with its tape indexed before the first call: what serving costs
+    // without the lazy index competing with the client for the cores.
+    figs.push(match median(&indexed_vs_rust) {
+        Some(v) => Figure::new("reel play, tape indexed before the calls / (b) Rust", v, "ratio")
+            .note(format!(
+                "the client waits {INDEX_PAUSE_MS} ms after tools/list, outside the measured time; median of the per-round ratios"
+            )),
+        None => Figure::missing("reel play, indexed first / (b) Rust", "ratio", "no round ran"),
     });
     for (name, v) in [
         ("reel play CPU per call", play_cpu),
@@ -183,6 +204,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         &client,
         big_calls,
         &[reel.clone(), "play".into(), big.display().to_string()],
+        0,
     )?;
     println!(
         "full replay of the large tape: {:.0} calls/s, reel play peak RSS {:.1} MB",
@@ -280,10 +302,11 @@ struct Driven {
 }
 
 /// Runs `echo_client --calls N --size S --window W -- CMD…` and checks its report.
-fn drive(client: &Path, calls: u64, cmd: &[String]) -> anyhow::Result<Driven> {
+fn drive(client: &Path, calls: u64, cmd: &[String], pause_ms: u64) -> anyhow::Result<Driven> {
     let mut c = Command::new(client);
     c.args(["--calls", &calls.to_string(), "--size", &SIZE.to_string()])
-        .args(["--window", &WINDOW.to_string(), "--"])
+        .args(["--window", &WINDOW.to_string()])
+        .args(["--pause-ms", &pause_ms.to_string(), "--"])
         .args(cmd)
         .stderr(Stdio::null());
     let shown = display(&c);
@@ -332,7 +355,7 @@ fn record(
         server.display().to_string(),
     ];
     println!("recording {calls} calls through reel rec");
-    drive(client, calls, &cmd)?;
+    drive(client, calls, &cmd, 0)?;
     let written = std::fs::read_dir(&scratch)
         .with_context(|| format!("reel rec wrote nothing in {}", scratch.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
