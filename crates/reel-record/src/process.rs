@@ -27,12 +27,22 @@ use signal_hook::iterator::{Handle, Signals};
 pub(crate) const FORWARDED: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
 
 /// Starts `command` with piped stdin and stdout, and stderr piped or inherited.
-pub(crate) fn spawn(command: &[OsString], pipe_stderr: bool) -> io::Result<Child> {
+///
+/// `own_group`: the child leads a process group of its own. reel asks for it when it
+/// forwards signals: a Ctrl-C at a terminal signals the terminal's foreground process
+/// group, which is then reel alone, and reel passes the signal on once. In reel's group,
+/// the server got it twice, from the terminal and from reel, and many servers take a
+/// second SIGINT as "exit now, skip the clean-up".
+pub(crate) fn spawn(command: &[OsString], pipe_stderr: bool, own_group: bool) -> io::Result<Child> {
+    use std::os::unix::process::CommandExt;
     let (program, args) = command
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
-    Command::new(program)
-        .args(args)
+    let mut cmd = Command::new(program);
+    if own_group {
+        cmd.process_group(0);
+    }
+    cmd.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(if pipe_stderr {

@@ -72,7 +72,9 @@ pub struct StdioConfig {
     /// Queue budget in bytes.
     pub queue_bytes: usize,
     /// Forward SIGINT, SIGTERM and SIGHUP to the server (the CLI does; a library caller
-    /// that handles signals itself may not want process-wide handlers).
+    /// that handles signals itself may not want process-wide handlers). The server then
+    /// runs in a process group of its own, so that a terminal's Ctrl-C reaches it once,
+    /// through reel, rather than twice.
     pub forward_signals: bool,
     /// How long to wait for the server's output to close after it exited.
     pub drain_limit: Duration,
@@ -253,7 +255,12 @@ impl StdioRecorder {
         } else {
             None
         };
-        let mut child = match process::spawn(&self.config.command, self.config.record_stderr) {
+        let spawned = process::spawn(
+            &self.config.command,
+            self.config.record_stderr,
+            self.config.forward_signals,
+        );
+        let mut child = match spawned {
             Ok(c) => c,
             Err(e) => {
                 drop(forwarder);

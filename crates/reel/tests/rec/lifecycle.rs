@@ -97,6 +97,47 @@ fn sigint_sigterm_and_sighup_to_reel_are_forwarded_to_the_server() {
 }
 
 #[test]
+fn a_terminal_ctrl_c_reaches_the_server_once_through_reel() {
+    use std::os::unix::process::CommandExt;
+    // A terminal signals its whole foreground process group; reel leads one here, as an
+    // interactive `reel rec` does. The server must get the SIGINT from reel alone: in
+    // reel's group it got it twice, and many servers take a second SIGINT as "exit now".
+    let s = Session::new();
+    let script = "import signal, sys\n\
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n\
+        print('ready', flush=True)\n\
+        info = signal.sigwaitinfo({signal.SIGINT})\n\
+        print('from', info.si_pid, flush=True)\n\
+        sys.exit(41)\n";
+    let mut cmd = s.command(&[], &["python3", "-c", script]);
+    cmd.process_group(0);
+    let r = start(cmd);
+    let reel_pid = r.child.id();
+    let trace_dir = s.dir();
+    let ready = eventually(Duration::from_secs(30), || {
+        std::fs::read_dir(&trace_dir)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| std::fs::read_to_string(e.path()).ok())
+            .is_some_and(|t| t.contains("\"text\":\"ready\""))
+    });
+    assert!(ready, "the server never said ready");
+    let killed = Command::new("kill")
+        .args(["-INT", "--", &format!("-{reel_pid}")])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = r.wait();
+    assert_eq!(out.code(), Some(41), "{}", out.stderr_text());
+    // The first SIGINT the server took came from reel, not from the "terminal".
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("ready\nfrom {reel_pid}\n")
+    );
+}
+
+#[test]
 fn a_command_that_cannot_start_gives_127_a_message_and_a_complete_trace() {
     let s = Session::new();
     let out = run(
