@@ -32,7 +32,10 @@ pub(crate) const FORWARDED: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
 /// forwards signals: a Ctrl-C at a terminal signals the terminal's foreground process
 /// group, which is then reel alone, and reel passes the signal on once. In reel's group,
 /// the server got it twice, from the terminal and from reel, and many servers take a
-/// second SIGINT as "exit now, skip the clean-up".
+/// second SIGINT as "exit now, skip the clean-up". Outside reel's group, a signal sent
+/// to the group (a client's `killpg` escalating to SIGKILL) no longer reaches the server,
+/// so on Linux the server is also killed when reel dies: a server that ignores both
+/// SIGTERM and the end of its stdin is not left behind.
 pub(crate) fn spawn(command: &[OsString], pipe_stderr: bool, own_group: bool) -> io::Result<Child> {
     use std::os::unix::process::CommandExt;
     let (program, args) = command
@@ -41,6 +44,27 @@ pub(crate) fn spawn(command: &[OsString], pipe_stderr: bool, own_group: bool) ->
     let mut cmd = Command::new(program);
     if own_group {
         cmd.process_group(0);
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: getpid has no memory effects.
+            let reel = unsafe { libc::getpid() };
+            // SAFETY: the closure runs in the forked child before exec and makes only
+            // async-signal-safe system calls (prctl, getppid, kill), touching no memory.
+            unsafe {
+                cmd.pre_exec(move || {
+                    // The death signal follows the thread that forks, which waits for
+                    // the server before it returns (`Recording::run`).
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    // reel died between the fork and the prctl: no signal will come.
+                    if libc::getppid() != reel {
+                        libc::kill(libc::getpid(), libc::SIGKILL);
+                    }
+                    Ok(())
+                });
+            }
+        }
     }
     cmd.args(args)
         .stdin(Stdio::piped())

@@ -138,6 +138,60 @@ fn a_terminal_ctrl_c_reaches_the_server_once_through_reel() {
 }
 
 #[test]
+fn a_server_that_ignores_sigterm_and_eof_dies_with_a_killed_reel() {
+    use std::os::unix::process::CommandExt;
+    // A client that gives up on reel kills its process group (the Python SDK does:
+    // SIGTERM, then SIGKILL). The server, in a group of its own, must not outlive reel
+    // even when it ignores SIGTERM and the end of its stdin.
+    let s = Session::new();
+    let script = "import os, signal, time\n\
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n\
+        print('pid', os.getpid(), flush=True)\n\
+        while True: time.sleep(1)\n";
+    let mut cmd = s.command(&[], &["python3", "-c", script]);
+    cmd.process_group(0);
+    let r = start(cmd);
+    let reel_pid = r.child.id();
+    let trace_dir = s.dir();
+    let mut server_pid = None;
+    let said = eventually(Duration::from_secs(30), || {
+        let text = std::fs::read_dir(&trace_dir)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| std::fs::read_to_string(e.path()).ok())
+            .unwrap_or_default();
+        server_pid = text
+            .split("\"text\":\"pid ")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        server_pid.is_some()
+    });
+    assert!(said, "the server never said its pid");
+    let server_pid = server_pid.unwrap().to_string();
+    let alive = |pid: &str| {
+        Command::new("kill")
+            .args(["-0", pid])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+    };
+    assert!(alive(&server_pid));
+    let killed = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{reel_pid}")])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let _ = r.wait();
+    assert!(
+        eventually(Duration::from_secs(30), || !alive(&server_pid)),
+        "the server outlived reel"
+    );
+}
+
+#[test]
 fn a_command_that_cannot_start_gives_127_a_message_and_a_complete_trace() {
     let s = Session::new();
     let out = run(
