@@ -131,6 +131,17 @@ pub(crate) enum Reply {
     Full(Option<Bytes>),
     /// Streamed: frames as the upstream sends them.
     Stream(mpsc::Receiver<ReplyFrame>),
+    /// A body the upstream cut short: the bytes that came, then (one turn later, so
+    /// that hyper writes them out before it aborts the response) the error, or the end
+    /// short of the announced length.
+    Cut {
+        /// The bytes that came, until sent.
+        data: Option<Bytes>,
+        /// The turn after the bytes was given.
+        flushed: bool,
+        /// The error to end with.
+        error: Option<std::io::Error>,
+    },
 }
 
 impl Reply {
@@ -147,6 +158,20 @@ impl Body for Reply {
         match &mut *self {
             Reply::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Reply::Stream(rx) => rx.poll_recv(cx),
+            Reply::Cut {
+                data,
+                flushed,
+                error,
+            } => {
+                if let Some(d) = data.take() {
+                    return Poll::Ready(Some(Ok(Frame::data(d))));
+                }
+                if !std::mem::replace(flushed, true) {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                Poll::Ready(error.take().map(Err))
+            }
         }
     }
 
@@ -158,7 +183,7 @@ impl Body for Reply {
         match self {
             Reply::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
             Reply::Full(None) => SizeHint::with_exact(0),
-            Reply::Stream(_) => SizeHint::default(),
+            Reply::Stream(_) | Reply::Cut { .. } => SizeHint::default(),
         }
     }
 }

@@ -837,15 +837,7 @@ async fn respond(
         content_length(&parts.headers)
     };
     if method == Method::HEAD || expected.is_some_and(|n| n <= INLINE_BODY_MAX) {
-        return match body.collect().await {
-            Ok(b) => {
-                let bytes = b.to_bytes();
-                let line = plain_line(ex, &facts, bytes.to_vec(), bytes.len() as u64);
-                sh.push(None, vec![line]);
-                Response::from_parts(parts, Reply::full(bytes))
-            }
-            Err(e) => bad_gateway(sh, ex, &format!("the upstream broke off the response: {e}")),
-        };
+        return inline(sh, ex, parts, body, facts).await;
     }
     let (tx, rx) = mpsc::channel(CHANNEL_FRAMES);
     let pump = Pump {
@@ -873,6 +865,110 @@ async fn respond(
     sh.active_pumps.fetch_add(1, Ordering::AcqRel);
     tokio::spawn(pump.run(body));
     Response::from_parts(parts, Reply::Stream(rx))
+}
+
+/// A small plain body read whole before anything goes to the client. Should it not
+/// arrive whole (the upstream breaks off, reel is stopped, the client leaves), the
+/// trace keeps the upstream's status, the bytes that came and how it ended, as a pump
+/// does, and the client gets the same cut-off response, not one of reel's own.
+async fn inline(
+    sh: &Shared,
+    ex: &Arc<Exchange>,
+    parts: hyper::http::response::Parts,
+    mut body: Incoming,
+    facts: Arc<ResponseFacts>,
+) -> Response<Reply> {
+    let mut read = InlineRead {
+        ex: Arc::clone(ex),
+        facts,
+        bytes: Vec::new(),
+        armed: true,
+    };
+    let mut stop = pin!(stopped(sh.stop.clone()));
+    let end = loop {
+        let frame = tokio::select! {
+            biased;
+            _ = &mut stop => break End::Shutdown,
+            f = body.frame() => f,
+        };
+        match frame {
+            None => break End::Upstream,
+            Some(Err(e)) => break End::Error(format!("the upstream broke off the response: {e}")),
+            Some(Ok(frame)) => {
+                if let Some(d) = frame.data_ref() {
+                    read.bytes.extend_from_slice(d);
+                }
+            }
+        }
+    };
+    let bytes = read.take();
+    if matches!(end, End::Upstream) {
+        let line = plain_line(ex, &read.facts, bytes.clone(), bytes.len() as u64);
+        sh.push(None, vec![line]);
+        return Response::from_parts(parts, Reply::full(bytes));
+    }
+    let mut note = ex.note(Some(Arc::clone(&read.facts)));
+    let error = match end {
+        End::Error(e) => {
+            note.error = Some(e.clone());
+            // The client must see a broken response, not a complete one.
+            Some(std::io::Error::other(e))
+        }
+        _ => {
+            note.end = Some("shutdown");
+            None
+        }
+    };
+    let data = (!bytes.is_empty()).then(|| Bytes::from(bytes.clone()));
+    sh.push(None, read.cut_lines(bytes, note));
+    let cut = Reply::Cut {
+        data,
+        flushed: false,
+        error,
+    };
+    Response::from_parts(parts, cut)
+}
+
+/// The bytes of a small plain body read so far; recorded, with `end: "client"`, if
+/// the client leaves (its handler is dropped) before the body is whole.
+struct InlineRead {
+    ex: Arc<Exchange>,
+    facts: Arc<ResponseFacts>,
+    bytes: Vec<u8>,
+    armed: bool,
+}
+
+impl InlineRead {
+    fn take(&mut self) -> Vec<u8> {
+        self.armed = false;
+        std::mem::take(&mut self.bytes)
+    }
+
+    /// The lines of a body cut short: the bytes that came (if any), then how it ended.
+    fn cut_lines(&self, bytes: Vec<u8>, note: ExchangeNote) -> Vec<LineRecord> {
+        let mut lines = Vec::new();
+        if !bytes.is_empty() {
+            let total = bytes.len() as u64;
+            lines.push(plain_line(&self.ex, &self.facts, bytes, total));
+        }
+        lines.push(
+            self.ex
+                .exchange_line(self.ex.session_or_conn(), note, Vec::new()),
+        );
+        lines
+    }
+}
+
+impl Drop for InlineRead {
+    fn drop(&mut self) {
+        if self.armed {
+            let bytes = self.take();
+            let mut note = self.ex.note(Some(Arc::clone(&self.facts)));
+            note.end = Some("client");
+            let lines = self.cut_lines(bytes, note);
+            self.ex.sh.push(None, lines);
+        }
+    }
 }
 
 /// An OAuth / OpenID metadata document: read whole, upstream URLs rewritten to reel's

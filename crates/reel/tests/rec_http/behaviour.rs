@@ -745,3 +745,93 @@ fn metadata_at_the_custom_path_www_authenticate_names_is_rewritten_too() {
     assert!(get("/other/doc").text().contains(&me));
     drop(p);
 }
+
+/// An upstream that dies in the middle of a small `Content-Length` body (one reel reads
+/// whole before passing it on): the client gets what the upstream sent, cut off as it
+/// was, not a 502 of reel's own; the trace keeps the upstream's status, the bytes that
+/// came and the error.
+#[test]
+fn a_small_body_the_upstream_breaks_off_reaches_the_client_and_the_trace_as_it_came() {
+    const PART: &str = r#"{"jsonrpc":"2.0","id":1,"#;
+    let up = Upstream::start(|_| {
+        let (tx, rx) = mpsc::channel();
+        tx.send(PART.as_bytes().to_vec()).unwrap();
+        Answer::Stream {
+            status: 200,
+            headers: vec![
+                ("content-type".into(), "application/json".into()),
+                ("content-length".into(), "100".into()),
+            ],
+            chunks: rx,
+        }
+    });
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let mut r = send(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[("host", &p.addr), ("content-type", "application/json")],
+        PING,
+    );
+    let (status, headers) = read_head(&mut r);
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-length"], ["100"]);
+    let mut got = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut r, &mut got);
+    assert_eq!(String::from_utf8_lossy(&got), PART);
+    let f = p.stop();
+    assert_eq!(f.code(), Some(0), "{}", f.stderr_text());
+
+    let lines = trace_lines(&s);
+    let cut = events(&lines, "reel.nonjson");
+    assert_eq!(cut.len(), 1, "{lines:?}");
+    assert_eq!(cut[0]["text"], PART);
+    assert_eq!(cut[0]["http"]["status"], 200);
+    let http = events(&lines, "reel.http");
+    assert_eq!(http.len(), 1, "{lines:?}");
+    assert_eq!(http[0]["http"]["status"], 200);
+    assert!(
+        http[0]["http"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("broke off")),
+        "{lines:?}"
+    );
+}
+
+/// reel stopped while it waits for the rest of a small body: the trace says the
+/// response was cut by the shutdown (with the upstream's status once it had it), not
+/// nothing at all.
+#[test]
+fn a_small_body_still_arriving_at_sigterm_is_recorded_as_cut_by_the_shutdown() {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let rx = Mutex::new(Some(rx));
+    let up = Upstream::start(move |_| Answer::Stream {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), "application/json".into()),
+            ("content-length".into(), "100".into()),
+        ],
+        chunks: rx.lock().unwrap().take().expect("one answer"),
+    });
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let _client = send(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[("host", &p.addr), ("content-type", "application/json")],
+        PING,
+    );
+    assert!(eventually(READ_LIMIT, || !up.seen().is_empty()));
+    let f = p.stop();
+    assert_eq!(f.code(), Some(0), "{}", f.stderr_text());
+    drop(tx);
+
+    let lines = trace_lines(&s);
+    assert_eq!(messages(&lines, "in").len(), 1, "{lines:?}");
+    let http = events(&lines, "reel.http");
+    assert_eq!(http.len(), 1, "{lines:?}");
+    assert_eq!(http[0]["http"]["end"], "shutdown", "{lines:?}");
+    assert_eq!(lines.last().unwrap()["type"], "end");
+}
