@@ -104,6 +104,23 @@ impl LoopbackGuard {
         Ok(())
     }
 
+    /// Checks every `Host` and `Origin` header line of a request. A request may carry
+    /// a header twice (no browser sends two `Host` lines, but a raw client can): every
+    /// value must pass, not only the first, which is all a `get` of the header sees.
+    pub fn check_all<'a>(
+        &self,
+        hosts: impl IntoIterator<Item = &'a [u8]>,
+        origins: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<(), Refusal> {
+        for host in hosts {
+            self.check(Some(host), None)?;
+        }
+        for origin in origins {
+            self.check(None, Some(origin))?;
+        }
+        Ok(())
+    }
+
     fn allows(&self, host: &str) -> bool {
         let host = host.to_ascii_lowercase();
         is_loopback_name(&host) || self.allowed.contains(&host)
@@ -174,6 +191,17 @@ mod tests {
             Some("mybox.lan:8080"),
             Some("https://MYBOX.lan")
         ));
+    }
+
+    #[test]
+    fn a_foreign_value_in_a_repeated_header_is_refused() {
+        let g = LoopbackGuard::default();
+        let local: &[u8] = b"localhost:1";
+        let evil: &[u8] = b"evil.example";
+        assert!(g.check_all([local, local], []).is_ok());
+        assert_eq!(g.check_all([local, evil], []).unwrap_err().header, "host");
+        let origins: [&[u8]; 2] = [b"http://localhost:1", b"http://evil.example"];
+        assert_eq!(g.check_all([local], origins).unwrap_err().header, "origin");
     }
 
     #[test]

@@ -307,6 +307,17 @@ fn a_foreign_host_or_origin_is_refused_with_403() {
             ("content-type", "application/json"),
         ],
         vec![("origin", "null"), ("content-type", "application/json")],
+        // A foreign name in a second Host or Origin line, not only in the first.
+        vec![
+            ("host", "localhost"),
+            ("host", "evil.example"),
+            ("content-type", "application/json"),
+        ],
+        vec![
+            ("origin", "http://localhost"),
+            ("origin", "http://evil.example"),
+            ("content-type", "application/json"),
+        ],
     ] {
         let r = request(&p.addr, "POST", &p.path, &headers, LIVE_INIT);
         assert_eq!(r.status, 403, "{headers:?}: {}", r.text());

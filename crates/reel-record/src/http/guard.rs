@@ -27,9 +27,15 @@ impl Guard {
 
     /// Checks `Host` and `Origin`.
     pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
-        self.0.check(
-            headers.get(hyper::header::HOST).map(|v| v.as_bytes()),
-            headers.get(hyper::header::ORIGIN).map(|v| v.as_bytes()),
+        self.0.check_all(
+            headers
+                .get_all(hyper::header::HOST)
+                .iter()
+                .map(|v| v.as_bytes()),
+            headers
+                .get_all(hyper::header::ORIGIN)
+                .iter()
+                .map(|v| v.as_bytes()),
         )
     }
 }

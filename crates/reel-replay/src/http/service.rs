@@ -193,9 +193,13 @@ fn header_str<'a>(req: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
 }
 
 async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Result<Response<Reply>, Infallible> {
-    let host = req.headers().get(header::HOST).map(HeaderValue::as_bytes);
-    let origin = req.headers().get(header::ORIGIN).map(HeaderValue::as_bytes);
-    if let Err(refusal) = ctx.guard.check(host, origin) {
+    let hosts = req.headers().get_all(header::HOST).iter();
+    let origins = req.headers().get_all(header::ORIGIN).iter();
+    let checked = ctx.guard.check_all(
+        hosts.map(HeaderValue::as_bytes),
+        origins.map(HeaderValue::as_bytes),
+    );
+    if let Err(refusal) = checked {
         if !ctx.refused_told.swap(true, Ordering::Relaxed) {
             let mut d = LineDiag::new(ctx.diag.clone());
             let _ = std::io::Write::write_all(

@@ -58,6 +58,30 @@ fn requests_naming_a_foreign_host_or_origin_get_403_and_never_reach_the_upstream
         PING,
     );
     assert_eq!(evil_origin.status, 403);
+    // A foreign name in a second Host or Origin line is refused too, not only in the
+    // first one.
+    let second_host = request(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[("host", &local), ("host", "evil.example"), ct],
+        PING,
+    );
+    assert_eq!(second_host.status, 403, "{}", second_host.text());
+    let local_origin = format!("http://{local}");
+    let second_origin = request(
+        &p.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("host", &local),
+            ("origin", &local_origin),
+            ("origin", "http://evil.example"),
+            ct,
+        ],
+        PING,
+    );
+    assert_eq!(second_origin.status, 403, "{}", second_origin.text());
     let fine = request(
         &p.addr,
         "POST",
@@ -96,7 +120,7 @@ fn requests_naming_a_foreign_host_or_origin_get_403_and_never_reach_the_upstream
         .iter()
         .filter_map(|e| e["http"]["refused"].as_str())
         .collect();
-    assert_eq!(refused, ["host", "origin"]);
+    assert_eq!(refused, ["host", "origin", "host", "origin"]);
 }
 
 #[test]
