@@ -853,3 +853,22 @@ fn a_probe_the_recording_never_saw_is_refused_as_a_legacy_server_does() {
     assert_eq!(s.code(), Some(0), "{}", s.stderr);
     assert!(s.stderr.contains("1 generic, 0 missed"), "{}", s.stderr);
 }
+
+/// The loopback guard stops browsers, not other machines: a listener on a non-loopback
+/// address says that anyone who can reach it gets the recording's answers, as `rec
+/// --url` does.
+#[test]
+fn a_non_loopback_listen_address_is_warned_about() {
+    let sb = Sandbox::new();
+    let trace = legacy_tape(&sb);
+    let mut cmd = reel();
+    cmd.arg("play").arg(&trace).args(["--listen", "0.0.0.0:0"]);
+    let p = Player::spawn(cmd);
+    let s = p.stop();
+    assert!(
+        s.stderr.contains("WARNING: listening on 0.0.0.0:")
+            && s.stderr.contains("not a loopback address"),
+        "{}",
+        s.stderr
+    );
+}

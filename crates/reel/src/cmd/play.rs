@@ -207,6 +207,14 @@ fn serve_http(
     l.allow_hosts = allow_hosts;
     l.handle_signals = true;
     let play = HttpPlay::bind(opts, l, Box::new(std::io::stderr()))?;
+    let addr = play.local_addr();
+    // The loopback guard stops browsers (DNS rebinding), not other machines: any of
+    // them that can reach the address gets the recording's answers. `rec` says so too.
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it can read the recording's answers"
+        );
+    }
     eprintln!("reel: listening on {}", play.url());
     play.run()
 }
