@@ -130,23 +130,59 @@ pub(crate) enum Reply {
     /// Complete: a small body reel has whole.
     Full(Option<Bytes>),
     /// Streamed: frames as the upstream sends them.
-    Stream(mpsc::Receiver<ReplyFrame>),
-    /// A body the upstream cut short: the bytes that came, then (one turn later, so
-    /// that hyper writes them out before it aborts the response) the error, or the end
-    /// short of the announced length.
-    Cut {
-        /// The bytes that came, until sent.
-        data: Option<Bytes>,
-        /// The turn after the bytes was given.
-        flushed: bool,
-        /// The error to end with.
-        error: Option<std::io::Error>,
-    },
+    Stream(Streamed),
+}
+
+/// The receiving end of a streamed body.
+///
+/// hyper aborts a response at an error, or at an end short of its `Content-Length`,
+/// without writing out the bytes it still buffers; so after a data frame, an end or an
+/// error waits one turn (hyper flushes when a body is not ready), and the client gets
+/// every byte the upstream sent before the break.
+pub(crate) struct Streamed {
+    rx: mpsc::Receiver<ReplyFrame>,
+    /// A data frame was given since the body was last not ready.
+    unflushed: bool,
+    /// The end (`None`) or error held back for one turn.
+    held: Option<Option<ReplyFrame>>,
 }
 
 impl Reply {
     pub fn full(b: impl Into<Bytes>) -> Self {
         Reply::Full(Some(b.into()))
+    }
+
+    /// A body fed by `rx`; it ends when every sender is gone.
+    pub fn stream(rx: mpsc::Receiver<ReplyFrame>) -> Self {
+        Reply::Stream(Streamed {
+            rx,
+            unflushed: false,
+            held: None,
+        })
+    }
+}
+
+impl Streamed {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<ReplyFrame>> {
+        if let Some(last) = self.held.take() {
+            return Poll::Ready(last);
+        }
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                self.unflushed = true;
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(last) if std::mem::take(&mut self.unflushed) => {
+                self.held = Some(last);
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            Poll::Pending => {
+                self.unflushed = false;
+                Poll::Pending
+            }
+            ready => ready,
+        }
     }
 }
 
@@ -157,21 +193,7 @@ impl Body for Reply {
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ReplyFrame>> {
         match &mut *self {
             Reply::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            Reply::Stream(rx) => rx.poll_recv(cx),
-            Reply::Cut {
-                data,
-                flushed,
-                error,
-            } => {
-                if let Some(d) = data.take() {
-                    return Poll::Ready(Some(Ok(Frame::data(d))));
-                }
-                if !std::mem::replace(flushed, true) {
-                    cx.waker().wake_by_ref();
-                    return Poll::Pending;
-                }
-                Poll::Ready(error.take().map(Err))
-            }
+            Reply::Stream(s) => s.poll(cx),
         }
     }
 
@@ -183,7 +205,7 @@ impl Body for Reply {
         match self {
             Reply::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
             Reply::Full(None) => SizeHint::with_exact(0),
-            Reply::Stream(_) | Reply::Cut { .. } => SizeHint::default(),
+            Reply::Stream(_) => SizeHint::default(),
         }
     }
 }

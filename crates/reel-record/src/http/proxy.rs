@@ -864,7 +864,7 @@ async fn respond(
     };
     sh.active_pumps.fetch_add(1, Ordering::AcqRel);
     tokio::spawn(pump.run(body));
-    Response::from_parts(parts, Reply::Stream(rx))
+    Response::from_parts(parts, Reply::stream(rx))
 }
 
 /// A small plain body read whole before anything goes to the client. Should it not
@@ -908,25 +908,21 @@ async fn inline(
         return Response::from_parts(parts, Reply::full(bytes));
     }
     let mut note = ex.note(Some(Arc::clone(&read.facts)));
-    let error = match end {
+    let (tx, rx) = mpsc::channel(2);
+    if !bytes.is_empty() {
+        let _ = tx.try_send(Ok(Frame::data(Bytes::from(bytes.clone()))));
+    }
+    match end {
         End::Error(e) => {
-            note.error = Some(e.clone());
             // The client must see a broken response, not a complete one.
-            Some(std::io::Error::other(e))
+            let _ = tx.try_send(Err(std::io::Error::other(e.clone())));
+            note.error = Some(e);
         }
-        _ => {
-            note.end = Some("shutdown");
-            None
-        }
-    };
-    let data = (!bytes.is_empty()).then(|| Bytes::from(bytes.clone()));
+        // The body ends short of its length: hyper cuts the connection.
+        _ => note.end = Some("shutdown"),
+    }
     sh.push(None, read.cut_lines(bytes, note));
-    let cut = Reply::Cut {
-        data,
-        flushed: false,
-        error,
-    };
-    Response::from_parts(parts, cut)
+    Response::from_parts(parts, Reply::stream(rx))
 }
 
 /// The bytes of a small plain body read so far; recorded, with `end: "client"`, if
@@ -1288,13 +1284,25 @@ impl Pump {
 
     async fn finish(&mut self, end: End) {
         let mut lines = Vec::new();
-        // Whatever the gate still holds goes out as it is.
+        // Whatever the gate still holds goes out as it is, and into the trace however
+        // the stream ended (an upstream that breaks off mid-event, a client that leaves,
+        // a stop): the upstream sent it.
         if let PumpKind::Sse(s) = &mut self.kind {
             if let Some(held) = s.gate.take() {
-                if !held.is_empty() && matches!(end, End::Upstream) {
+                if !held.is_empty() {
                     let out = self.first_event(&held);
-                    if let Ok(p) = self.tx.reserve().await {
-                        p.send(Ok(Frame::data(Bytes::from(out.clone()))));
+                    let frame = || Ok(Frame::data(Bytes::from(out.clone())));
+                    match end {
+                        End::Upstream => {
+                            if let Ok(p) = self.tx.reserve().await {
+                                p.send(frame());
+                            }
+                        }
+                        // No waiting on a client that may not read any more.
+                        End::Error(_) | End::Shutdown => {
+                            let _ = self.tx.try_send(frame());
+                        }
+                        End::Client => {}
                     }
                     lines.extend(self.parse(&out));
                 }

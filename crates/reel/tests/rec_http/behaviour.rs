@@ -859,3 +859,57 @@ fn a_small_body_still_arriving_at_sigterm_is_recorded_as_cut_by_the_shutdown() {
     assert_eq!(http[0]["http"]["end"], "shutdown", "{lines:?}");
     assert_eq!(lines.last().unwrap()["type"], "end");
 }
+
+/// The first event of a GET stream is held until it is complete (a legacy `endpoint`
+/// may need rewriting). An upstream that breaks off before that event's blank line
+/// still had it reach the client and the trace.
+#[test]
+fn a_get_streams_first_event_cut_off_by_the_upstream_reaches_the_client_and_the_trace() {
+    const EVENT: &str =
+        "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n";
+    let up = Upstream::start(|_| {
+        let (tx, rx) = mpsc::channel();
+        // One chunk of a chunked body, then the connection closes: no last chunk.
+        tx.send(format!("{:x}\r\n{EVENT}\r\n", EVENT.len()).into_bytes())
+            .unwrap();
+        Answer::Stream {
+            status: 200,
+            headers: vec![
+                ("content-type".into(), "text/event-stream".into()),
+                ("transfer-encoding".into(), "chunked".into()),
+            ],
+            chunks: rx,
+        }
+    });
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let mut stream = send(
+        &p.addr,
+        "GET",
+        "/mcp",
+        &[
+            ("host", &p.addr),
+            ("accept", "text/event-stream"),
+            ("mcp-session-id", "s-1"),
+        ],
+        b"",
+    );
+    assert_eq!(read_head(&mut stream).0, 200);
+    let mut got = Vec::new();
+    read_until(&mut stream, "\"params\":{}}\n", &mut got);
+    let f = p.stop();
+    assert_eq!(f.code(), Some(0), "{}", f.stderr_text());
+
+    let lines = trace_lines(&s);
+    let out = messages(&lines, "out");
+    assert_eq!(out.len(), 1, "{lines:?}");
+    assert_eq!(out[0]["raw"]["method"], "notifications/message");
+    assert_eq!(out[0]["http"]["sse"]["id"], "1");
+    let http = events(&lines, "reel.http");
+    assert!(
+        http.last().unwrap()["http"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("broke off")),
+        "{lines:?}"
+    );
+}
