@@ -53,7 +53,8 @@
 //!
 //! Headers kept: [`headers::REQUEST_ALLOWLIST`] (+ `mcp-param-*`) and
 //! [`headers::RESPONSE_ALLOWLIST`], values redacted (a secret-named header such as
-//! `authorization` loses its whole value).
+//! `authorization` loses its whole value; `location` is redacted as a request path is:
+//! secret-named query values, and an OAuth `code`).
 //!
 //! Limits: [`proxy::CHANNEL_FRAMES`] frames buffered per response; the first event of a
 //! GET stream is held until complete (at most [`proxy::GATE_MAX`] bytes); metadata

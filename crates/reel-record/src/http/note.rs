@@ -326,22 +326,17 @@ fn headers_json(redactor: &Redactor, headers: &HeaderList) -> String {
         }
         push_str(&mut s, name);
         s.push(':');
-        let mut values = headers
+        let values: Vec<Cow<'_, str>> = headers
             .iter()
             .filter(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str());
-        let first = values.next().unwrap_or_default();
-        match values.next() {
-            None => push_str(&mut s, first),
-            Some(second) => {
-                let mut joined = format!("{first}, {second}");
-                for v in values {
-                    joined.push_str(", ");
-                    joined.push_str(v);
-                }
-                push_str(&mut s, &joined);
-            }
-        }
+            .map(|(_, v)| match *name {
+                // A URL: its query may carry a token or an OAuth code (a redirect
+                // from an authorization endpoint), as a request path may.
+                "location" => Cow::Owned(redact_path(redactor, v)),
+                _ => Cow::Borrowed(v.as_str()),
+            })
+            .collect();
+        push_str(&mut s, &values.join(", "));
     }
     s.push('}');
     match redactor.redact_json(&s) {
@@ -377,7 +372,7 @@ pub(crate) fn redact_path(redactor: &Redactor, path: &str) -> String {
             out.push('&');
         }
         match pair.split_once('=') {
-            Some((k, v)) if !v.is_empty() && is_secret_name(redactor, k) => {
+            Some((k, v)) if !v.is_empty() && is_secret_query_name(redactor, k) => {
                 out.push_str(k);
                 out.push('=');
                 out.push_str(MARKER);
@@ -419,6 +414,13 @@ fn redact_form(redactor: &Redactor, form: &str) -> String {
         .join("&")
 }
 
+/// Whether a URL's query parameter `name` holds a secret: a secret member name, or an
+/// OAuth authorization `code` (a redirect's `?code=…&state=…`; the form of the token
+/// request that spends it is redacted the same way, see [`redact_form`]).
+fn is_secret_query_name(redactor: &Redactor, name: &str) -> bool {
+    (redactor.is_active() && name == "code") || is_secret_name(redactor, name)
+}
+
 /// Whether the redactor's key rules treat `name` as a secret member name.
 fn is_secret_name(redactor: &Redactor, name: &str) -> bool {
     let probe = serde_json::json!({ name: "x" }).to_string();
@@ -442,6 +444,17 @@ mod tests {
             "/message?sessionId=abc&api_key=[REDACTED]&token=[REDACTED]"
         );
         assert_eq!(redact_path(&r, "/mcp"), "/mcp");
+        let v = headers_value(
+            &r,
+            &vec![(
+                "location",
+                "http://localhost:9/cb?code=c0de&state=s&access_token=t".to_owned(),
+            )],
+        );
+        assert_eq!(
+            v["location"],
+            "http://localhost:9/cb?code=[REDACTED]&state=s&access_token=[REDACTED]"
+        );
         let v = headers_value(
             &r,
             &vec![

@@ -913,3 +913,36 @@ fn a_get_streams_first_event_cut_off_by_the_upstream_reaches_the_client_and_the_
         "{lines:?}"
     );
 }
+
+/// An upstream that is its own authorization server redirects the browser back to the
+/// client with the authorization code in the `Location` query: the client gets it, the
+/// trace does not (the token request that spends the code is redacted too).
+#[test]
+fn an_authorization_redirect_keeps_its_code_out_of_the_trace() {
+    const LOCATION: &str = "http://localhost:1/cb?code=c0de-5ecret&state=st8";
+    let up = Upstream::start(|_| Answer::Full {
+        status: 302,
+        headers: vec![("location".into(), LOCATION.into())],
+        body: Vec::new(),
+    });
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let r = request(
+        &p.addr,
+        "GET",
+        "/authorize?response_type=code&client_id=c&state=st8",
+        &[("host", &p.addr)],
+        b"",
+    );
+    assert_eq!((r.status, r.header("location")), (302, Some(LOCATION)));
+    assert_eq!(p.stop().code(), Some(0));
+
+    let text = std::fs::read_to_string(s.trace_path()).unwrap();
+    assert!(!text.contains("5ecret"), "a secret is in the trace: {text}");
+    let lines = trace_lines(&s);
+    let redirect = events(&lines, "reel.http");
+    assert_eq!(
+        redirect[0]["http"]["headers"]["location"],
+        "http://localhost:1/cb?code=[REDACTED]&state=st8"
+    );
+}
