@@ -17,8 +17,19 @@ use bytes::Bytes;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use tokio::sync::mpsc;
 
-/// What a finished request body reports: its bytes, and whether it arrived whole.
-pub(crate) type OnDone = Box<dyn FnOnce(Vec<u8>, bool) + Send>;
+/// How a request body ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum BodyEnd {
+    /// Complete.
+    Whole,
+    /// The client's side broke off (it went away mid-body): why.
+    ClientBroke(String),
+    /// Dropped before its end (the upstream hop gave up on it).
+    Dropped,
+}
+
+/// What a finished request body reports: its bytes, and how it ended.
+pub(crate) type OnDone = Box<dyn FnOnce(Vec<u8>, BodyEnd) + Send>;
 
 /// A request body passed through while a copy is kept for the trace — or, for a small
 /// body reel already read whole, that body.
@@ -30,8 +41,8 @@ pub(crate) struct TeeBody {
 }
 
 impl TeeBody {
-    /// Wraps `inner`; `on_done` is called once, when the body ended (or was dropped
-    /// before its end: then with `false`).
+    /// Wraps `inner`; `on_done` is called once, when the body ended, broke off or was
+    /// dropped before its end.
     pub fn new(inner: Incoming, on_done: OnDone) -> Self {
         let mut body = TeeBody {
             copy: Vec::new(),
@@ -41,7 +52,7 @@ impl TeeBody {
         };
         // hyper never polls a body that says it is empty: report it now.
         if inner.is_end_stream() {
-            body.done(true);
+            body.done(BodyEnd::Whole);
         }
         body.inner = Some(inner);
         body
@@ -57,16 +68,16 @@ impl TeeBody {
         }
     }
 
-    fn done(&mut self, whole: bool) {
+    fn done(&mut self, end: BodyEnd) {
         if let Some(f) = self.on_done.take() {
-            f(std::mem::take(&mut self.copy), whole);
+            f(std::mem::take(&mut self.copy), end);
         }
     }
 }
 
 impl Drop for TeeBody {
     fn drop(&mut self) {
-        self.done(false);
+        self.done(BodyEnd::Dropped);
     }
 }
 
@@ -94,16 +105,16 @@ impl Body for TeeBody {
                     }
                 }
                 if inner.is_end_stream() {
-                    this.done(true);
+                    this.done(BodyEnd::Whole);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
-                this.done(false);
+                this.done(BodyEnd::ClientBroke(e.to_string()));
                 Poll::Ready(Some(Err(e)))
             }
             Poll::Ready(None) => {
-                this.done(true);
+                this.done(BodyEnd::Whole);
                 Poll::Ready(None)
             }
         }

@@ -42,7 +42,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, mpsc, watch};
 use tokio_rustls::TlsConnector;
 
-use super::body::{Reply, ReplyFrame, TeeBody};
+use super::body::{BodyEnd, Reply, ReplyFrame, TeeBody};
 use super::guard::{Guard, Refusal};
 use super::headers::{
     OriginRewriter, capture_request, capture_response, rewrite_response_urls, strip_hop_by_hop,
@@ -408,6 +408,8 @@ struct ExState {
     form: Option<Arc<Vec<u8>>>,
     /// A response (the upstream's or reel's own) was recorded or is being streamed.
     answered: bool,
+    /// The client's request body broke off (it went away mid-body): why.
+    client_broke: Option<String>,
 }
 
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
@@ -435,9 +437,12 @@ impl Exchange {
         line
     }
 
-    /// The request body is complete (or was cut off: `whole` false).
-    fn request_done(&self, bytes: Vec<u8>, _whole: bool) {
+    /// The request body is complete, or was cut off.
+    fn request_done(&self, bytes: Vec<u8>, end: BodyEnd) {
         let mut st = self.lock();
+        if let BodyEnd::ClientBroke(why) = end {
+            st.client_broke = Some(why);
+        }
         if st.body != BodyState::Pending {
             // Recorded already.
             return;
@@ -492,6 +497,10 @@ impl Exchange {
 
     fn session(&self) -> Option<Arc<str>> {
         self.lock().session.clone()
+    }
+
+    fn client_broke(&self) -> Option<String> {
+        self.lock().client_broke.clone()
     }
 
     fn session_or_conn(&self) -> Arc<str> {
@@ -620,12 +629,12 @@ async fn handle(
         let ex = Arc::clone(&ex);
         TeeBody::new(
             body,
-            Box::new(move |bytes, whole| ex.request_done(bytes, whole)),
+            Box::new(move |bytes, end| ex.request_done(bytes, end)),
         )
     };
     let record_whole = || {
         if let Some(b) = &whole {
-            ex.request_done(b.to_vec(), true);
+            ex.request_done(b.to_vec(), BodyEnd::Whole);
         }
     };
     if let Err(e) = conn.ensure(&sh).await {
@@ -648,7 +657,12 @@ async fn handle(
     record_whole();
     match answer {
         None => Ok(shutting_down(&ex)),
-        Some(Err(e)) => Ok(bad_gateway(&sh, &ex, &e)),
+        // The upstream hop failed because the client's body did: not the upstream's
+        // fault.
+        Some(Err(e)) => match ex.client_broke() {
+            Some(why) => Ok(bad_request(&sh, &ex, &why)),
+            None => Ok(bad_gateway(&sh, &ex, &e)),
+        },
         Some(Ok(resp)) => Ok(respond(&sh, &ex, &conn, resp, &proxy_origin, &method).await),
     }
 }

@@ -946,3 +946,37 @@ fn an_authorization_redirect_keeps_its_code_out_of_the_trace() {
         "http://localhost:1/cb?code=[REDACTED]&state=st8"
     );
 }
+
+/// A client that goes away in the middle of a large (streamed) request body: the trace
+/// keeps what it sent and blames the client, and reel does not report the upstream as
+/// failing (it was not).
+#[test]
+fn a_client_leaving_mid_body_is_not_reported_as_an_upstream_failure() {
+    let up = Upstream::start(|_| Answer::json(200, PONG));
+    let s = Session::new();
+    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    {
+        let mut client = std::net::TcpStream::connect(&p.addr).unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: 200000\r\n\r\n",
+            p.addr
+        );
+        std::io::Write::write_all(&mut client, head.as_bytes()).unwrap();
+        std::io::Write::write_all(&mut client, &[b'{'; 100_000]).unwrap();
+    }
+    let broke = "the client's request body broke off";
+    assert!(
+        eventually(READ_LIMIT, || std::fs::read_to_string(s.trace_path())
+            .is_ok_and(|t| t.contains(broke))),
+        "{}",
+        std::fs::read_to_string(s.trace_path()).unwrap_or_default()
+    );
+    let f = p.stop();
+    assert_eq!(f.code(), Some(0), "{}", f.stderr_text());
+    assert!(!f.stderr_text().contains("502"), "{}", f.stderr_text());
+    let lines = trace_lines(&s);
+    let cut = events(&lines, "reel.nonjson");
+    assert_eq!(cut.len(), 1, "{lines:?}");
+    assert_eq!(cut[0]["side"], "in");
+    assert!(up.seen().is_empty());
+}
