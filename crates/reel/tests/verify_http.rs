@@ -252,3 +252,37 @@ fn a_url_that_cannot_be_reached_is_69_and_one_that_cannot_be_used_is_64() {
         .args(["--url", "http://127.0.0.1:1/mcp", "--", "true"]);
     assert_eq!(run(c).0, Some(64));
 }
+
+/// A server that breaks off its answer mid-body (fewer bytes than its
+/// `Content-Length`): the request is answered with an error naming the break at once,
+/// reported as drift, rather than waited for until the timeout and blamed on a server
+/// that "did not answer".
+#[test]
+fn an_answer_the_server_breaks_off_is_drift_named_as_such() {
+    use std::io::{BufRead, BufReader, Write};
+    let sb = Sandbox::new();
+    let trace = modern_tape(&sb.path("m.jsonl"));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            // The request head (its body is not needed), then half an answer.
+            let mut r = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"jsonrpc\":\"2.0\",",
+            );
+        }
+    });
+    let (code, out, err) = verify(
+        &trace,
+        &format!("http://127.0.0.1:{port}/mcp"),
+        &["--no-record", "--start-timeout", "5"],
+    );
+    assert_eq!(code, Some(2), "{out}\n{err}");
+    assert!(out.contains("the answer broke off"), "{out}\n{err}");
+}

@@ -16,7 +16,9 @@
 //!   `endpoint` event names where to POST; every answer comes on the stream;
 //! - an HTTP refusal whose JSON-RPC error has no id (a `400` to a discover probe) is
 //!   given the request's id, so it is compared with the recorded answer; a refusal with
-//!   no JSON-RPC body becomes an error message naming the status;
+//!   no JSON-RPC body becomes an error message naming the status, and so does an
+//!   answer the server breaks off (a body short of its length, an event stream cut
+//!   before the answer), at once rather than when `--timeout` runs out;
 //! - when verify is done, the session is ended with DELETE.
 //!
 //! HTTP facts that are not messages (statuses, connection failures) are reported as the
@@ -438,7 +440,14 @@ async fn post(st: Arc<State>, line: Vec<u8>) {
     } else {
         let body = match resp.into_body().collect().await {
             Ok(b) => b.to_bytes(),
-            Err(e) => return st.note(format!("reading the answer failed: {e}")),
+            Err(e) => {
+                st.note(format!("reading the answer failed: {e}"));
+                // The request gets its error now, not when --timeout runs out.
+                if let (true, Some(id)) = (is_request, &facts.id) {
+                    st.line(broken_answer(id, status, &e.to_string()).as_bytes());
+                }
+                return;
+            }
         };
         if !body.is_empty() && !legacy {
             message_body(
@@ -473,6 +482,13 @@ fn http_error(id: &str, status: hyper::StatusCode, body: &[u8]) -> String {
         if text.trim().is_empty() { "" } else { ": " },
         reel_mcp::normalize::shorten(text.trim(), 200)
     );
+    let err = serde_json::json!({"code": -32000, "message": msg});
+    splice::response(id, "error", &err.to_string())
+}
+
+/// A JSON-RPC error for a request whose answer the server broke off.
+fn broken_answer(id: &str, status: hyper::StatusCode, error: &str) -> String {
+    let msg = format!("HTTP {status}: the answer broke off: {error}");
     let err = serde_json::json!({"code": -32000, "message": msg});
     splice::response(id, "error", &err.to_string())
 }
@@ -538,6 +554,9 @@ fn message(st: &State, text: &str, request_id: Option<&str>) {
 /// Reads an event stream to its end; every event's data is a message.
 async fn read_events(st: &State, mut body: Incoming, request_id: Option<&str>) {
     let mut parser = Parser::new();
+    // The answer to the POSTed request came (on its stream, the one answer there is).
+    let mut answered = false;
+    let mut broke = None;
     loop {
         match body.frame().await {
             Some(Ok(frame)) => {
@@ -545,12 +564,13 @@ async fn read_events(st: &State, mut body: Incoming, request_id: Option<&str>) {
                     let mut events = Vec::new();
                     parser.feed(&data, |e| events.push(e));
                     for e in events {
-                        event(st, e, request_id);
+                        answered |= event(st, e, request_id);
                     }
                 }
             }
             Some(Err(e)) => {
                 st.note(format!("an event stream broke: {e}"));
+                broke = Some(e.to_string());
                 break;
             }
             None => break,
@@ -559,20 +579,30 @@ async fn read_events(st: &State, mut body: Incoming, request_id: Option<&str>) {
     let mut events = Vec::new();
     parser.finish(|e| events.push(e));
     for e in events {
-        event(st, e, request_id);
+        answered |= event(st, e, request_id);
+    }
+    // A stream that broke before the answer: the request gets its error now, not when
+    // --timeout runs out (verify does not resume streams).
+    if let (Some(e), Some(id), false) = (broke, request_id, answered) {
+        st.line(broken_answer(id, hyper::StatusCode::OK, &e).as_bytes());
     }
 }
 
-fn event(st: &State, e: reel_mcp::sse::Event, request_id: Option<&str>) {
+/// One event to the sink; true when it was an answer (a response or an error).
+fn event(st: &State, e: reel_mcp::sse::Event, request_id: Option<&str>) -> bool {
     if e.event_type() == "endpoint" {
         if let Some(d) = e.data {
             *lock(&st.endpoint) = Some(endpoint_path(&d));
             st.endpoint_known.notify_waiters();
         }
-        return;
+        return false;
     }
-    if let Some(data) = e.data.filter(|d| !d.trim().is_empty()) {
-        message(st, &data, request_id);
+    match e.data.filter(|d| !d.trim().is_empty()) {
+        Some(data) => {
+            message(st, &data, request_id);
+            matches!(Envelope::kind_of(&data), RpcKind::Response | RpcKind::Error)
+        }
+        None => false,
     }
 }
 
