@@ -79,6 +79,13 @@ impl TapeFiles {
         let paths = reel_trace::reader::trace_files(path);
         let mut files = Vec::with_capacity(paths.len());
         for p in &paths {
+            // Before opening: opening a FIFO waits for a writer. A pipe would be read
+            // by each of the several readers of the tape, each getting a part of it.
+            match std::fs::metadata(p) {
+                Ok(m) if m.is_dir() => return Err(OpenError::IsDirectory { path: p.clone() }),
+                Ok(m) if !m.is_file() => return Err(OpenError::NotAFile { path: p.clone() }),
+                _ => {}
+            }
             let f = File::open(p).map_err(|e| match e.kind() {
                 io::ErrorKind::NotFound => OpenError::NotFound { path: p.clone() },
                 _ => OpenError::Io {
@@ -90,6 +97,9 @@ impl TapeFiles {
                 return Err(OpenError::IsDirectory { path: p.clone() });
             }
             files.push(f);
+        }
+        if let (Some(f), Some(p)) = (files.first(), paths.first()) {
+            looks_like_a_trace(f, p)?;
         }
         Ok(TapeFiles { paths, files })
     }
@@ -145,6 +155,51 @@ impl TapeFiles {
 #[cfg(unix)]
 fn read_exact_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
+}
+
+/// Refuses a file that cannot be a trace before anything is served from it: an empty
+/// one, or one whose first line does not start a JSON object (a README, a binary, the
+/// wrong argument), which would otherwise be served as an empty tape.
+fn looks_like_a_trace(f: &File, path: &Path) -> Result<(), OpenError> {
+    let mut head = [0u8; 4096];
+    let mut len = 0;
+    while len < head.len() {
+        match read_at(f, &mut head[len..], len as u64) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(source) => {
+                return Err(OpenError::Io {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        }
+    }
+    let head = &head[..len];
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let problem = match head.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => return Ok(()),
+        // Whitespace only, so far: a meta line comes after a long run of blank lines?
+        // Leave that to the reader's warnings.
+        None if len == 4096 => return Ok(()),
+        None => "the file is empty",
+        Some(_) => "the first line is not a JSON object",
+    };
+    Err(OpenError::NotATrace {
+        path: path.to_owned(),
+        problem,
+    })
+}
+
+#[cfg(unix)]
+fn read_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(f, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(f, buf, offset)
 }
 
 #[cfg(windows)]

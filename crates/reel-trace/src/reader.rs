@@ -175,6 +175,23 @@ pub enum OpenError {
         /// The path.
         path: PathBuf,
     },
+    /// A pipe, FIFO or device where a trace file was expected: a trace is read more
+    /// than once (replay reads answers back by position), which only a file allows.
+    #[error(
+        "{path}: not a regular file (a pipe or FIFO?): a trace is read by position; save it to a file first"
+    )]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The file is empty, or does not start with a JSON object: not a trace.
+    #[error("{path}: not a trace: {problem} (a trace starts with a meta line)")]
+    NotATrace {
+        /// The path.
+        path: PathBuf,
+        /// What the file holds instead.
+        problem: &'static str,
+    },
     /// Any other I/O failure.
     #[error("{path}: {source}")]
     Io {

@@ -925,6 +925,50 @@ fn a_trace_with_a_torn_last_line_still_plays() {
     assert!(out.stderr.contains("torn last line"), "{}", out.stderr);
 }
 
+/// A file that is no trace (empty, a README, a binary) was served as an empty tape: a
+/// client got misses, or exit 0 when it sent only generic requests. A FIFO made reel
+/// wait forever for a second writer, and `<(cat trace)` was split between reel's
+/// readers, each getting a part. All are now refused before anything is served.
+#[test]
+fn a_file_that_is_not_a_trace_or_not_a_regular_file_is_refused_with_66() {
+    let sb = Sandbox::new();
+    let cases: [(&str, &[u8]); 3] = [
+        ("empty.jsonl", b""),
+        (
+            "README.md",
+            b"# reel\n\nA tape recorder for agent traffic.\n",
+        ),
+        ("a.out", b"\x7fELF\x02\x01\x01\x00\x00\x00\n"),
+    ];
+    let mut refused = Vec::new();
+    for (name, bytes) in cases {
+        let path = sb.path(name);
+        std::fs::write(&path, bytes).unwrap();
+        refused.push((path, "not a trace"));
+    }
+    #[cfg(unix)]
+    {
+        let fifo = sb.path("fifo.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        refused.push((fifo, "not a regular file"));
+    }
+    for (path, why) in refused {
+        let out = play_all(&sb, &[path.to_str().unwrap()], &[]);
+        assert_eq!(out.code, Some(66), "{}: {}", path.display(), out.stderr);
+        assert!(
+            out.stderr.contains(why),
+            "{}: {}",
+            path.display(),
+            out.stderr
+        );
+        assert!(out.rest.is_empty(), "{}: {:?}", path.display(), out.rest);
+    }
+}
+
 #[test]
 fn a_trace_without_an_end_line_plays_and_an_unanswered_request_is_a_miss() {
     let sb = Sandbox::new();
