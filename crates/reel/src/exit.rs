@@ -78,7 +78,7 @@ pub fn finish(result: anyhow::Result<u8>) -> ExitCode {
                 .chain()
                 .find_map(|c| c.downcast_ref::<Coded>())
                 .map_or(INTERNAL, |c| c.code);
-            eprintln!("reel: {e:#}");
+            say!("reel: {e:#}");
             ExitCode::from(code)
         }
     }

@@ -4,9 +4,11 @@
 //! library crate that tests call directly. Each command lives in `cmd/<name>.rs` with its
 //! own clap `Args`.
 
+// First, so that its `say!` is in scope in every module after it.
+#[macro_use]
+mod output;
 mod cmd;
 mod exit;
-mod output;
 
 use std::process::ExitCode;
 

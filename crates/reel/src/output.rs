@@ -3,6 +3,17 @@
 
 use std::io::{IsTerminal, Write};
 
+/// `eprintln!` that cannot panic. std's panics when stderr is a pipe whose reader went
+/// away (EPIPE); an MCP client that closes its end of reel's stderr must not kill a
+/// recording midway (the trace would lose the server's output and its `end`), and a
+/// message no one can read is not worth failing for.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// `--color`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {

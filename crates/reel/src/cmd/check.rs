@@ -145,7 +145,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
                 doc.unreadable += 1;
                 // Printed as the input is reached, so it sits between the reports it
                 // interrupts; the exit status says it happened.
-                eprintln!("reel: cannot check {e}");
+                say!("reel: cannot check {e}");
                 doc.files.push(FileResult::Unreadable {
                     file: path.display().to_string(),
                     unreadable: e.to_string(),

@@ -59,7 +59,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         Ok(l) => l,
         // Nothing recorded yet is not an error; a directory someone named that is missing is.
         Err(ListError::NotFound { .. }) if !given => {
-            eprintln!(
+            say!(
                 "reel ls: no runs yet ({} does not exist; `reel rec` creates it)",
                 dir.display()
             );
@@ -68,13 +68,13 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         Err(e) => return Err(coded(exit::NO_INPUT, e.to_string())),
     };
     for s in &listing.skipped {
-        eprintln!("reel ls: skipped {}: {}", s.path.display(), s.reason);
+        say!("reel ls: skipped {}: {}", s.path.display(), s.reason);
     }
     if args.json {
         out.json(&listing)?;
     } else if listing.runs.is_empty() {
         if given || dir.exists() {
-            eprintln!("reel ls: no runs in {}", dir.display());
+            say!("reel ls: no runs in {}", dir.display());
         }
     } else {
         print_table(&listing.runs, out)?;

@@ -211,10 +211,10 @@ fn serve_http(
     // The loopback guard stops browsers (DNS rebinding), not other machines: any of
     // them that can reach the address gets the recording's answers. `rec` says so too.
     if !addr.ip().is_loopback() {
-        eprintln!(
+        say!(
             "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it can read the recording's answers"
         );
     }
-    eprintln!("reel: listening on {}", play.url());
+    say!("reel: listening on {}", play.url());
     play.run()
 }

@@ -186,10 +186,10 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         .create_trace(&dir)
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
     if let Some(p) = trace.path() {
-        eprintln!("reel: recording `{}` to {}", recorder.label(), p.display());
+        say!("reel: recording `{}` to {}", recorder.label(), p.display());
     }
     let outcome = recorder
-        .run(trace, ClientIo::inherit(), |n| eprintln!("reel: {n}"))
+        .run(trace, ClientIo::inherit(), |n| say!("reel: {n}"))
         .map_err(|e| {
             let code = if e.is_output() {
                 exit::CANT_CREATE
@@ -199,20 +199,21 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
             coded(code, e.to_string())
         })?;
     if let ChildEnd::NotStarted(e) = &outcome.child {
-        eprintln!("reel: cannot start `{shown}`: {e}");
+        say!("reel: cannot start `{shown}`: {e}");
     }
     if let Some(e) = &outcome.trace_error {
         if let Some(p) = &outcome.path {
-            eprintln!(
+            say!(
                 "reel: the trace {} is incomplete: {e}; it is readable up to its last complete line",
                 p.display()
             );
         }
     }
     if outcome.dropped.0 > 0 {
-        eprintln!(
+        say!(
             "reel: {} lines ({} bytes) were not recorded (--drop-when-behind); see the reel.gap events",
-            outcome.dropped.0, outcome.dropped.1
+            outcome.dropped.0,
+            outcome.dropped.1
         );
     }
     Ok(outcome.exit_code)
@@ -252,7 +253,7 @@ fn run_http(args: Args, redactor: Redactor, dir: &std::path::Path) -> anyhow::Re
     let recorder = HttpRecorder::new(config).map_err(|e| coded(e.exit_code(), e.to_string()))?;
     let addr = recorder.local_addr();
     if !addr.ip().is_loopback() {
-        eprintln!(
+        say!(
             "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it can use the upstream through reel"
         );
     }
@@ -260,28 +261,29 @@ fn run_http(args: Args, redactor: Redactor, dir: &std::path::Path) -> anyhow::Re
         .create_trace(dir)
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
     if let Some(p) = trace.path() {
-        eprintln!("reel: recording {} to {}", recorder.upstream(), p.display());
+        say!("reel: recording {} to {}", recorder.upstream(), p.display());
     }
     // The line a script waits for: nothing follows the URL.
-    eprintln!("reel: listening on {}", recorder.listen_url());
+    say!("reel: listening on {}", recorder.listen_url());
     let outcome = recorder
-        .run(trace, |n| eprintln!("reel: {n}"))
+        .run(trace, |n| say!("reel: {n}"))
         .map_err(|e| coded(e.exit_code(), e.to_string()))?;
     if let Some(e) = &outcome.trace_error {
         if let Some(p) = &outcome.path {
-            eprintln!(
+            say!(
                 "reel: the trace {} is incomplete: {e}; it is readable up to its last complete line",
                 p.display()
             );
         }
     }
     if outcome.dropped.0 > 0 {
-        eprintln!(
+        say!(
             "reel: {} lines ({} bytes) were not recorded (--drop-when-behind); see the reel.gap events",
-            outcome.dropped.0, outcome.dropped.1
+            outcome.dropped.0,
+            outcome.dropped.1
         );
     }
-    eprintln!(
+    say!(
         "reel: stopped after {} requests; {} messages recorded",
         outcome.requests,
         outcome.counts.inbound + outcome.counts.outbound
@@ -292,7 +294,7 @@ fn run_http(args: Args, redactor: Redactor, dir: &std::path::Path) -> anyhow::Re
 /// The redaction rules the flags ask for.
 fn redactor(args: &Args) -> anyhow::Result<Redactor> {
     if args.no_redact {
-        eprintln!(
+        say!(
             "reel: WARNING: --no-redact: nothing is redacted; the trace will hold every secret the client and server exchange"
         );
         return Ok(Redactor::disabled());

@@ -362,3 +362,32 @@ fn check_says_interrupted(path: &std::path::Path) {
         "reel check said: {rules:?}"
     );
 }
+
+/// A client that closed its ends of reel's stdout and stderr made reel panic (exit 101)
+/// on its first `reel:` notice: std's `eprintln!` panics on EPIPE. The forwarding
+/// thread died with it, so the trace lost the server's output and its `end`.
+#[test]
+fn a_client_that_closed_reels_stdout_and_stderr_loses_nothing_from_the_trace() {
+    let s = Session::new();
+    let script = r#"read line; i=0; while [ $i -lt 20 ]; do echo "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{\"i\":$i}}"; echo "log $i" >&2; i=$((i+1)); done; exit 4"#;
+    let mut cmd = s.command(&[], &["sh", "-c", script]);
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start reel");
+    // The client goes away before anything is said: both read ends closed.
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let mut stdin = child.stdin.take().expect("stdin");
+    let _ = stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    drop(stdin);
+    let status = wait_limited(&mut child, crate::support::RUN_LIMIT).expect("reel ended");
+    assert_eq!(status.code(), Some(4), "the server's status, not a panic");
+    let trace = s.trace();
+    assert_eq!(trace.end().exit_code, Some(4));
+    assert_eq!(trace.raws("in").len(), 1);
+    assert_eq!(trace.raws("out").len(), 20);
+    assert_eq!(trace.events("reel.stderr").len(), 20);
+}
