@@ -173,6 +173,10 @@ pub struct Summary {
     /// Over HTTP: the recorded requests of those sessions (part of `unused_total`, not
     /// listed one by one).
     pub unused_unreplayed: u64,
+    /// `--session N` named a session the trace does not hold: a usage error, whatever
+    /// was served.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_such_session: bool,
 }
 
 impl Summary {
@@ -195,12 +199,15 @@ impl Summary {
         self.sessions += o.sessions;
         self.sessions_unreplayed += o.sessions_unreplayed;
         self.unused_unreplayed += o.unused_unreplayed;
+        self.no_such_session |= o.no_such_session;
     }
 
-    /// The exit code: 3 with misses (wins over 4), 4 with client drift unless lenient,
-    /// else 0.
+    /// The exit code: 64 when `--session` named a session the trace lacks, 3 with
+    /// misses (wins over 4), 4 with client drift unless lenient, else 0.
     pub fn exit_code(&self, lenient: bool) -> u8 {
-        if self.missed > 0 {
+        if self.no_such_session {
+            64
+        } else if self.missed > 0 {
             3
         } else if self.client_drift > 0 && !lenient {
             4

@@ -1117,9 +1117,13 @@ fn session_n_answers_from_the_nth_recorded_session() {
     let second = play_all(&sb, &[path.to_str().unwrap(), "--session", "2"], &[&ask]);
     assert_eq!(answer_text(&second.rest[0]), "session B");
     assert_eq!(second.code, Some(0), "{}", second.stderr);
+    // A session the trace does not hold is a usage error (64), not misses (3), and not
+    // success (0) when the client asked nothing.
     let none = play_all(&sb, &[path.to_str().unwrap(), "--session", "3"], &[&ask]);
-    assert_eq!(none.code, Some(3));
+    assert_eq!(none.code, Some(64), "{}", none.stderr);
     assert!(none.stderr.contains("holds 2 sessions"), "{}", none.stderr);
+    let idle = play_all(&sb, &[path.to_str().unwrap(), "--session", "3"], &[]);
+    assert_eq!(idle.code, Some(64), "{}", idle.stderr);
 }
 
 #[test]

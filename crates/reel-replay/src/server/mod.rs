@@ -672,12 +672,16 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 end.sessions,
                 if end.sessions == 1 { "" } else { "s" },
             )),
-            (false, None) => self.say(&format!(
-                "reel play: the trace holds {} session{}; session {} does not exist (--session)",
-                end.sessions,
-                if end.sessions == 1 { "" } else { "s" },
-                self.opts.session
-            )),
+            (false, None) => {
+                // Session 1 of a trace without traffic is an empty tape, not a mistake.
+                self.summary.no_such_session = self.opts.session > 1;
+                self.say(&format!(
+                    "reel play: the trace holds {} session{}; session {} does not exist (--session)",
+                    end.sessions,
+                    if end.sessions == 1 { "" } else { "s" },
+                    self.opts.session
+                ))
+            }
         }
     }
 

@@ -139,7 +139,8 @@ Exit codes:
   3    requests the tape could not answer (misses); wins over 4
   4    the client answered a server->client request (or an input_required round)
        differently than recorded (not with --lenient)
-  64   usage error (also: --listen cannot be bound)
+  64   usage error (also: --listen cannot be bound, or --session N names a session
+       the trace does not hold)
   66   the trace cannot be read, or no run has that name
   69   the live server of --subset cannot be started
   70   internal error (a bug: please report it)
