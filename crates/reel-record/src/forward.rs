@@ -18,12 +18,13 @@
 //! When the server has exited, [`Pumps::drain`] waits for its stdout and stderr threads
 //! to reach EOF and record their last lines, giving up only when nothing at all happens
 //! for the idle limit (a process the server started may hold the pipes open). The thread
-//! reading the client is never waited for: the client may keep its end open.
+//! reading the client is never waited for: the client may keep its end open; a line it
+//! had begun (no LF yet) is recorded from its shared splitter when the server is gone.
 
 use std::io::{self, Read, Write};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -44,6 +45,10 @@ pub(crate) struct Pumps {
     eof_rx: mpsc::Receiver<()>,
     /// The threads reading the server, which the end of the session waits for.
     from_server: Vec<JoinHandle<()>>,
+    /// The line the client has begun and not ended, shared with its thread: that thread
+    /// is never waited for (the client may keep its end open), so the end of the session
+    /// records what it holds, bytes the server already got.
+    client_line: Option<Arc<Mutex<LineSplitter>>>,
 }
 
 /// How [`Pumps::drain`] ended.
@@ -66,6 +71,7 @@ impl Pumps {
             eof_tx,
             eof_rx,
             from_server: Vec::new(),
+            client_line: None,
         }
     }
 
@@ -82,6 +88,13 @@ impl Pumps {
             Stream::ServerStderr => ("reel-err", Some(self.eof_tx.clone())),
         };
         let waited_for = eof.is_some();
+        let splitter = Arc::new(Mutex::new(match stream {
+            Stream::ServerStderr => LineSplitter::with_max_line(STDERR_MAX_LINE),
+            _ => LineSplitter::new(),
+        }));
+        if stream == Stream::ClientToServer {
+            self.client_line = Some(Arc::clone(&splitter));
+        }
         let queue = Arc::clone(&self.queue);
         let notices = Arc::clone(&self.notices);
         let progress = Arc::clone(&self.progress);
@@ -93,6 +106,7 @@ impl Pumps {
                     queue: &queue,
                     notices: &*notices,
                     progress: &progress,
+                    splitter: &splitter,
                 };
                 pipe.pump(src, dst, eof);
             })?;
@@ -105,6 +119,15 @@ impl Pumps {
     /// Waits for the server's output to end (see the module doc).
     pub fn drain(self, idle_limit: Duration) -> Drained {
         drop(self.eof_tx);
+        // The server is gone: the client's unfinished line is all it will have got, and
+        // whatever the server still says is read after it, so it goes first.
+        if let Some(splitter) = &self.client_line {
+            let mut lines = Vec::new();
+            lock(splitter).finish(|l| lines.push(line_record(Stream::ClientToServer, l)));
+            if !lines.is_empty() {
+                self.queue.push(self.queue.ticket(), lines, &|_| {});
+            }
+        }
         let mut closed = 0;
         let mut seen = self.progress.load(Ordering::Relaxed);
         let mut idle_since = Instant::now();
@@ -139,6 +162,23 @@ struct Pipe<'a> {
     queue: &'a Queue,
     notices: &'a dyn Fn(Notice),
     progress: &'a AtomicU64,
+    /// This pipe's partial line (see [`Pumps::drain`] for why it is shared).
+    splitter: &'a Mutex<LineSplitter>,
+}
+
+/// A poisoned splitter is still whole: `feed` and `finish` leave it consistent.
+fn lock(s: &Mutex<LineSplitter>) -> MutexGuard<'_, LineSplitter> {
+    s.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn line_record(stream: Stream, line: Line) -> LineRecord {
+    LineRecord {
+        stream,
+        t: Timestamp::now(),
+        bytes: line.bytes,
+        crlf: line.crlf,
+        http: None,
+    }
 }
 
 impl Pipe<'_> {
@@ -148,10 +188,6 @@ impl Pipe<'_> {
     /// once.
     fn pump(&self, mut src: Box<dyn Read + Send>, dst: Sink, eof: Option<mpsc::Sender<()>>) {
         let mut dst = Some(dst);
-        let mut splitter = match self.stream {
-            Stream::ServerStderr => LineSplitter::with_max_line(STDERR_MAX_LINE),
-            _ => LineSplitter::new(),
-        };
         let mut buf = vec![0u8; CHUNK];
         let mut lines = Vec::new();
         loop {
@@ -186,7 +222,7 @@ impl Pipe<'_> {
                         piece.len()
                     }
                 };
-                splitter.feed(&piece[..sent], |l| lines.push(self.record(l)));
+                lock(self.splitter).feed(&piece[..sent], |l| lines.push(self.record(l)));
                 match ticket {
                     Some(t) => self.push(t, std::mem::take(&mut lines)),
                     // A stderr line cut at its length limit.
@@ -207,20 +243,14 @@ impl Pipe<'_> {
         if let Some(eof) = eof {
             let _ = eof.send(());
         }
-        splitter.finish(|l| lines.push(self.record(l)));
+        lock(self.splitter).finish(|l| lines.push(self.record(l)));
         if !lines.is_empty() {
             self.push(self.queue.ticket(), lines);
         }
     }
 
     fn record(&self, line: Line) -> LineRecord {
-        LineRecord {
-            stream: self.stream,
-            t: Timestamp::now(),
-            bytes: line.bytes,
-            crlf: line.crlf,
-            http: None,
-        }
+        line_record(self.stream, line)
     }
 
     fn push(&self, ticket: crate::queue::Ticket, lines: Vec<LineRecord>) {

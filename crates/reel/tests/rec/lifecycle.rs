@@ -391,3 +391,31 @@ fn a_client_that_closed_reels_stdout_and_stderr_loses_nothing_from_the_trace() {
     assert_eq!(trace.raws("out").len(), 20);
     assert_eq!(trace.events("reel.stderr").len(), 20);
 }
+
+/// The client's thread is never waited for, so a line the client had begun without
+/// ending it (no LF yet) when the server exited was lost from the trace, although the
+/// server had received it and answered.
+#[test]
+fn a_client_line_without_newline_is_recorded_when_the_server_exits_first() {
+    let s = Session::new();
+    let request = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    // The server reads exactly the request's bytes, answers, and exits.
+    let script = format!(
+        r#"dd bs=1 count={} of=/dev/null 2>/dev/null; echo '{{"jsonrpc":"2.0","id":1,"result":{{}}}}'"#,
+        request.len()
+    );
+    let mut r = start(s.command(&[], &["sh", "-c", &script]));
+    let mut stdin = r.stdin.take().expect("stdin");
+    stdin.write_all(request).expect("write the request");
+    stdin.flush().expect("flush");
+    // reel's stdin stays open until reel has ended.
+    let out = r.wait();
+    drop(stdin);
+    assert_eq!(out.code(), Some(0), "{}", out.stderr_text());
+    let trace = s.trace();
+    assert_eq!(
+        trace.raws("in"),
+        vec![std::str::from_utf8(request).expect("UTF-8")]
+    );
+    assert_eq!(trace.raws("out").len(), 1);
+}
