@@ -193,7 +193,10 @@ impl Tape {
             }
             Update::Attached { exchange, item } => {
                 if let Some(e) = self.exchanges.get_mut(exchange as usize) {
-                    e.attached.push(item);
+                    // In recorded order: a notification that waited for the answer it
+                    // precedes arrives after items recorded later (see the indexer).
+                    let at = e.attached.partition_point(|i| i.seq <= item.seq);
+                    e.attached.insert(at, item);
                 }
             }
             Update::Cancelled { exchange } => {

@@ -589,6 +589,56 @@ fn progress_comes_before_the_result_with_the_live_token() {
 }
 
 #[test]
+fn a_notification_among_concurrent_calls_comes_before_the_result_it_preceded() {
+    // Three calls in flight; the server logs, then answers the second first. The log
+    // line preceded the second result: it is replayed before that result, not before
+    // the last call's (the most recently opened exchange when it was recorded).
+    let sb = Sandbox::new();
+    let mut t = sb.tape("t.jsonl");
+    handshake(&mut t);
+    let call = |id: u64, name: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}"}}}}"#
+        )
+    };
+    t.c(&call(1, "a"))
+        .c(&call(2, "b"))
+        .c(&call(3, "c"))
+        .s(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"b is done"}}"#)
+        .s(&text_result(json!(2), "b"))
+        .s(&text_result(json!(1), "a"))
+        .s(&text_result(json!(3), "c"));
+    let tape = t.end();
+    let mut p = sb.play(&[tape.to_str().unwrap()]);
+    start(&mut p);
+    p.send(&call(11, "a"));
+    p.send(&call(12, "b"));
+    p.send(&call(13, "c"));
+    let mut seen = Vec::new();
+    while seen
+        .iter()
+        .filter(|v: &&Value| v.get("id").is_some())
+        .count()
+        < 3
+    {
+        seen.push(p.recv());
+    }
+    let place = |pred: &dyn Fn(&Value) -> bool| seen.iter().position(pred);
+    let log = place(&|v| v["method"] == "notifications/message").expect("the log line");
+    let b = place(&|v| v["id"] == json!(12)).expect("b's result");
+    assert!(log < b, "{seen:#?}");
+    let out = p.finish();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.rest
+            .iter()
+            .all(|v| v["method"] != "notifications/message"),
+        "the log line came twice: {:?}",
+        out.rest
+    );
+}
+
+#[test]
 fn unsolicited_notifications_come_at_their_recorded_place() {
     let sb = Sandbox::new();
     let mut t = sb.tape("t.jsonl");

@@ -54,6 +54,22 @@ struct TapeIndex {
     req_of: Vec<u32>,
     /// The session is legacy HTTP+SSE: every server message came on one stream.
     legacy: bool,
+    /// Client exchanges opened and not closed yet, oldest first.
+    open_client: Vec<u32>,
+    /// Server notifications waiting for the result they precede (see [`Deferred`]).
+    deferred: Vec<Deferred>,
+}
+
+/// A server notification that came over stdio while several client calls were open.
+/// Nothing in it says which call it belongs to, and it is replayed before the result it
+/// preceded in the recording: the first of those calls to be answered. It waits for that
+/// answer; a notification none of them answers goes with the most recently opened one.
+struct Deferred {
+    /// The calls open when it came.
+    candidates: Vec<u32>,
+    /// The exchange it goes with when none of them is answered.
+    fallback: u32,
+    item: Item,
 }
 
 /// A recorded session and the tape it feeds (`None`: not selected).
@@ -106,6 +122,17 @@ impl Indexer {
     /// The last updates: each tape's [`Update::Done`] (one, tag 0, for
     /// [`Selection::One`]; per tape and then tagged [`WHOLE`] for [`Selection::All`]).
     pub(super) fn finish(&mut self) -> Vec<(u32, Update)> {
+        for tape in 0..self.tapes.len() {
+            for d in std::mem::take(&mut self.tapes[tape].deferred) {
+                self.push(
+                    tape as u32,
+                    Update::Attached {
+                        exchange: d.fallback,
+                        item: d.item,
+                    },
+                );
+            }
+        }
         let mut last = std::mem::take(&mut self.updates);
         self.end.sessions = self.numbered;
         match self.selection {
@@ -443,6 +470,7 @@ impl Indexer {
             }
             self.opened(tape, ex, dir, keys, at, seq, t, attached_to, via);
         } else if let Some(ex) = pushed.closed {
+            self.answered(tape, ex as u32);
             let tp = self.tape(tape);
             let mut via = via;
             if let Some(&req) = tp.req_of.get(ex) {
@@ -514,6 +542,9 @@ impl Indexer {
                 }
                 None => self.warn(format!("line {}: request not indexed (not JSON)", at.line)),
             }
+        }
+        if dir == Dir::In {
+            self.tape(tape).open_client.push(ex as u32);
         }
         let parent = match dir {
             Dir::Out => parent.map(|p| p as u32),
@@ -607,7 +638,19 @@ impl Indexer {
             },
             via,
         };
-        let last_in = self.tape(tape).last_in;
+        let tp = self.tape(tape);
+        let last_in = tp.last_in;
+        let progress = matches!(item.kind, ItemKind::Notification { progress: true });
+        if let Some(ex) = attached_to {
+            if via.req == 0 && !progress && tp.open_client.len() > 1 {
+                tp.deferred.push(Deferred {
+                    candidates: tp.open_client.clone(),
+                    fallback: ex as u32,
+                    item,
+                });
+                return;
+            }
+        }
         let u = match attached_to {
             Some(ex) => Update::Attached {
                 exchange: ex as u32,
@@ -619,6 +662,29 @@ impl Indexer {
             },
         };
         self.push(tape, u);
+    }
+
+    /// Client exchange `ex` got its answer: the notifications waiting for the first
+    /// answer among calls including it go with it, ahead of its `Closed`.
+    fn answered(&mut self, tape: u32, ex: u32) {
+        let tp = self.tape(tape);
+        tp.open_client.retain(|&e| e != ex);
+        if tp.deferred.is_empty() {
+            return;
+        }
+        let (now, wait): (Vec<Deferred>, Vec<Deferred>) = std::mem::take(&mut tp.deferred)
+            .into_iter()
+            .partition(|d| d.candidates.contains(&ex));
+        tp.deferred = wait;
+        for d in now {
+            self.push(
+                tape,
+                Update::Attached {
+                    exchange: ex,
+                    item: d.item,
+                },
+            );
+        }
     }
 }
 
