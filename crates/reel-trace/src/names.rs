@@ -56,37 +56,54 @@ pub fn file_name_part(label: &str) -> String {
 
 /// Derives a label from a (redacted) server command: the last argument that names
 /// something, reduced to its file name, lowercased, `[a-z0-9-]` only, 32 characters at
-/// most. Launcher words (`npx`, `node`, `uvx`, `python`, …), flags and arguments with
+/// most. Arguments that follow a flag (`--port 3000`, `--auth K`: a setting, perhaps a
+/// secret, not the server) are taken only when nothing else names anything. Launcher
+/// words (`npx`, `node`, `uvx`, `python`, …), flags, redacted values and arguments with
 /// spaces are skipped; `mcp` when nothing is left.
 pub fn derive_label(command: &[String]) -> String {
+    let after_flag =
+        |i: usize| i > 0 && command[i - 1].starts_with('-') && !command[i - 1].contains('=');
+    for positional_only in [true, false] {
+        for (i, arg) in command.iter().enumerate().rev() {
+            if positional_only && after_flag(i) {
+                continue;
+            }
+            if let Some(label) = label_of(arg) {
+                return label;
+            }
+        }
+    }
+    "mcp".to_owned()
+}
+
+/// The label one argument gives, if it names something.
+fn label_of(arg: &str) -> Option<String> {
     const LAUNCHERS: &[&str] = &[
         "npx", "node", "bun", "bunx", "deno", "run", "uv", "uvx", "python", "python3", "pnpm",
         "dlx", "exec", "yarn", "docker", "env", "tsx", "ts-node",
     ];
-    for arg in command.iter().rev() {
-        if arg.starts_with('-') || arg.contains(char::is_whitespace) {
-            continue;
-        }
-        let base = arg.rsplit(['/', '\\']).next().unwrap_or(arg);
-        if LAUNCHERS.contains(&base) || base.is_empty() {
-            continue;
-        }
-        let label: String = base
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .take(32)
-            .collect();
-        if !label.is_empty() {
-            return label;
-        }
+    if arg.starts_with('-')
+        || arg.contains(char::is_whitespace)
+        || arg.contains(crate::redact::MARKER)
+    {
+        return None;
     }
-    "mcp".to_owned()
+    let base = arg.rsplit(['/', '\\']).next().unwrap_or(arg);
+    if LAUNCHERS.contains(&base) || base.is_empty() {
+        return None;
+    }
+    let label: String = base
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(32)
+        .collect();
+    (!label.is_empty()).then_some(label)
 }
 
 /// The default trace directory: `$REEL_DIR`, else the per-user data directory
@@ -151,7 +168,11 @@ mod tests {
             label(&["npx", "-y", "@modelcontextprotocol/server-everything"]),
             "server-everything"
         );
-        assert_eq!(label(&["node", "srv.js", "--port", "3000"]), "3000");
+        // A flag's value is a setting, not a name, and may be a secret.
+        assert_eq!(label(&["node", "srv.js", "--port", "3000"]), "srv-js");
+        assert_eq!(label(&["server", "--auth", "xyz"]), "server");
+        assert_eq!(label(&["server", "--api-key", "[REDACTED]"]), "server");
+        assert_eq!(label(&["python", "--flag", "srv.py"]), "srv-py");
         assert_eq!(label(&["npx", "-y", "--"]), "mcp");
         assert_eq!(label(&["uvx", "mcp-server-git"]), "mcp-server-git");
         assert_eq!(label(&[]), "mcp");

@@ -1,6 +1,9 @@
 //! `meta.command`: a server's argv, redacted like free text plus one rule free text
 //! cannot see: the value that follows a secret-named flag (`--api-key K`), the most
-//! common way an MCP server gets its credentials on the command line.
+//! common way an MCP server gets its credentials on the command line. A flag is
+//! secret-named by the key rules, or when it is one of the short credential flags
+//! command lines use (`--auth`, `--key`, `--pat`, `--credentials`, …; see
+//! [`is_secret_flag`]).
 
 use super::protocol;
 use super::{MARKER, Redactor};
@@ -42,17 +45,36 @@ fn is_secret_value(value: &str) -> bool {
     !value.is_empty() && value != MARKER && !value.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// A flag name whose value is a credential: a secret key name, or a flag that is a
+/// credential word by itself or ends in one (`--auth`, `--key`, `--openai-key`).
+fn is_secret_flag(name: &str) -> bool {
+    const WORDS: [&str; 7] = [
+        "auth",
+        "key",
+        "pat",
+        "pass",
+        "credential",
+        "credentials",
+        "cookie",
+    ];
+    if protocol::is_secret_key(name) {
+        return true;
+    }
+    let last = name.rsplit(['-', '_']).next().unwrap_or(name);
+    WORDS.iter().any(|w| last.eq_ignore_ascii_case(w))
+}
+
 /// `--name=value`, `-name=value` or `NAME=value` with a secret name → redacted; a
 /// secret `--name` alone sets `value_follows`.
 fn secret_flag(arg: &str, value_follows: &mut bool) -> Option<String> {
     if let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
         return match flag.split_once('=') {
-            Some((name, value)) if protocol::is_secret_key(name) && is_secret_value(value) => {
+            Some((name, value)) if is_secret_flag(name) && is_secret_value(value) => {
                 Some(format!("{}={MARKER}", &arg[..arg.len() - value.len() - 1]))
             }
             Some(_) => None,
             None => {
-                *value_follows = protocol::is_secret_key(flag);
+                *value_follows = is_secret_flag(flag);
                 None
             }
         };

@@ -19,7 +19,7 @@ pub struct RuleDoc {
 pub const RULE_DOCS: &[RuleDoc] = &[
     RuleDoc {
         name: "secret-keys",
-        what: "every string under a member whose key contains password, passwd, secret, token, api_key/apiKey, authorization, private_key or access_key (any case), or is pwd or bearer; numbers, booleans, null and keys stay. In a command: the value of such a flag or VAR=",
+        what: "every string under a member whose key contains password, passwd, secret, token, api_key/apiKey, authorization, private_key or access_key (any case), or is pwd or bearer; numbers, booleans, null and keys stay. In a command: the value of such a flag or VAR=, or of a credential flag (--auth, --key, --pat, --pass, --credentials, --cookie, --*-key)",
         example: r#"{"db_password":"x"} → {"db_password":"[REDACTED]"}; --api-key K → --api-key [REDACTED]"#,
     },
     RuleDoc {

@@ -13,7 +13,7 @@
 //!
 //! | rule | what it redacts | example |
 //! | --- | --- | --- |
-//! | `secret-keys` | every string inside a member whose key contains `password`, `passwd`, `secret`, `token`, `api_key` (`apiKey`, `api-key`), `authorization`, `private_key`, `access_key` (any case), is `pwd` between word boundaries, or is `bearer`; keys, numbers, booleans, `null` and structure stay. In a command: the value of such a flag (`--api-key X`, `--token=X`) or variable (`API_KEY=X`) | `{"db_password":"x"}` → `{"db_password":"[REDACTED]"}` |
+//! | `secret-keys` | every string inside a member whose key contains `password`, `passwd`, `secret`, `token`, `api_key` (`apiKey`, `api-key`), `authorization`, `private_key`, `access_key` (any case), is `pwd` between word boundaries, or is `bearer`; keys, numbers, booleans, `null` and structure stay. In a command: the value of such a flag (`--api-key X`, `--token=X`), of a credential flag (`--auth X`, `--key X`, `--pat X`, `--openai-key=X`), or of such a variable (`API_KEY=X`) | `{"db_password":"x"}` → `{"db_password":"[REDACTED]"}` |
 //! | `aws-access-key` | `AKIA` + 16 upper-case letters or digits | `try AKIAIOSFODNN7EXAMPLE` → `try [REDACTED]` |
 //! | `sk-key` | `sk-` + 20 or more of `[A-Za-z0-9_-]` (OpenAI, Anthropic, …) | `sk-proj-…` → `[REDACTED]` |
 //! | `github-token` | `ghp_` `gho_` `ghu_` `ghs_` `ghr_` + 36 or more letters or digits | |
@@ -356,6 +356,11 @@ mod tests {
             "--verbose",
             "--password",
             "--next",
+            "--auth",
+            "s3cr3t",
+            "--openai-key=sk-1",
+            "--key-file",
+            "/etc/k.pem",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -377,6 +382,11 @@ mod tests {
                 "--verbose",
                 "--password",
                 "--next",
+                "--auth",
+                MARKER,
+                "--openai-key=[REDACTED]",
+                "--key-file",
+                "/etc/k.pem",
             ]
         );
         assert_eq!(r.redact_command(&out), out, "idempotent");
