@@ -318,6 +318,15 @@ struct Head {
 }
 
 fn head(path: &Path) -> Result<Head, DiffError> {
+    // A trace is read twice (index, then payloads at their offsets): a pipe or FIFO
+    // (`<(cat a.jsonl)`) would be empty the second time and diff against nothing.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Err(DiffError::Open {
+            source: reel_trace::reader::OpenError::NotAFile {
+                path: path.to_owned(),
+            },
+        });
+    }
     let mut r = TraceReader::open(path).map_err(|source| DiffError::Open { source })?;
     let Some(first) = r.next_line() else {
         return Err(DiffError::Empty {

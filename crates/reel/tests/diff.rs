@@ -701,11 +701,17 @@ fn unreadable_inputs_exit_66() {
     let text_file = t.tmp.path().join("notes.jsonl");
     std::fs::write(&text_file, "hello\n").unwrap();
     let missing = t.tmp.path().join("missing.jsonl");
+    // A FIFO (what `<(cat a.jsonl)` gives): a trace is read twice, so it is refused
+    // rather than diffed as empty the second time.
+    let fifo = t.tmp.path().join("fifo.jsonl");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
     for (other, says) in [
         (&empty, "empty"),
         (&text_file, "notes.jsonl:1: not a trace"),
         (&missing, "no such file"),
         (&t.tmp.path().to_path_buf(), "is a directory"),
+        (&fifo, "not a regular file"),
     ] {
         let r = reel(&["diff", a.to_str().unwrap(), other.to_str().unwrap()]);
         assert_eq!(r.code, 66, "{other:?}: {}", r.stderr);
