@@ -130,6 +130,13 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
+    // `create` would say only "File exists".
+    if dir.exists() {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "it exists and is not a directory",
+        ));
+    }
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
     #[cfg(unix)]

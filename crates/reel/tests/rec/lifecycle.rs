@@ -241,6 +241,17 @@ fn a_trace_that_cannot_be_created_gives_73_and_the_server_never_runs() {
         out.stderr_text()
     );
     assert!(!marker.exists(), "the server was started");
+    // --dir naming the file itself: the message says what is wrong with it.
+    let mut cmd = reel();
+    cmd.arg("rec").arg("--dir").arg(&file).args(["--", "true"]);
+    let out = run(cmd, Vec::new());
+    assert_eq!(out.code(), Some(73), "{}", out.stderr_text());
+    assert!(
+        out.stderr_text()
+            .contains("a-file: it exists and is not a directory"),
+        "{}",
+        out.stderr_text()
+    );
 }
 
 #[test]
