@@ -258,6 +258,9 @@ fn sessions_are_served_in_order_unknown_ones_get_404_and_delete_ends_one() {
 
     let unknown = post(&p.addr, &p.path, Some("no-such-session"), &call("who", "x"));
     assert_eq!(unknown.status, 404);
+    // Only the MCP endpoint takes messages.
+    let elsewhere = post(&p.addr, "/elsewhere", Some(&first), &call("who", "w0"));
+    assert_eq!(elsewhere.status, 404, "{}", elsewhere.text());
     let get = request(
         &p.addr,
         "GET",

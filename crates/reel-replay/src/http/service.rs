@@ -1,7 +1,8 @@
 //! The HTTP side of the tape server: requests in, responses out.
 //!
 //! - Every request first passes the loopback guard (403 otherwise).
-//! - `POST` carries one JSON-RPC message. Its session is the `Mcp-Session-Id` reel
+//! - `POST` to the MCP path (404 elsewhere, unless the URL names a legacy session)
+//!   carries one JSON-RPC message. Its session is the `Mcp-Session-Id` reel
 //!   issued (unknown or ended: 404), the legacy `sessionId` of the URL, or none: an
 //!   `initialize` without a session opens a new live session on the next recorded one
 //!   (a fresh session id in the answer's headers); other session-less messages are
@@ -256,6 +257,10 @@ fn content_of(body: &[u8], norm: &Normalizer) -> Content {
 
 async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
     let legacy_id = legacy_session_id(&req);
+    // The MCP endpoint only; a legacy session posts wherever its `endpoint` said.
+    if legacy_id.is_none() && req.uri().path() != ctx.path {
+        return respond(StatusCode::NOT_FOUND, Reply::empty());
+    }
     let header_id = header_str(&req, mcp_headers::SESSION_ID).map(str::to_owned);
     let body = match read_body(req).await {
         Ok(b) => b,
