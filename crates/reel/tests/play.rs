@@ -284,7 +284,8 @@ fn a_miss_names_the_request_and_the_nearest_candidate_and_exits_3() {
         Some(&json!(5)),
         "{err}"
     );
-    p.send(r#"{"jsonrpc":"2.0","id":11,"method":"resources/list"}"#);
+    // Its params are all normalised away (an empty `_meta`): the report says so.
+    p.send(r#"{"jsonrpc":"2.0","id":11,"method":"resources/list","params":{"_meta":{}}}"#);
     let (unknown, _) = p.until_response(&json!(11));
     assert_eq!(
         unknown.pointer("/error/code"),
@@ -309,6 +310,7 @@ fn a_miss_names_the_request_and_the_nearest_candidate_and_exits_3() {
         e.contains("miss: resources/list") && e.contains("no request with this method"),
         "{e}"
     );
+    assert!(e.contains("(none left after normalisation)"), "{e}");
     assert!(e.contains("2 missed"), "{e}");
     assert!(e.contains("2 recorded exchanges unused"), "{e}");
     assert!(

@@ -104,7 +104,21 @@ impl Incoming {
             .normalized(norm)
             .as_ref()
             .and_then(|v| v.get("params"))
-            .map_or_else(|| "(no params)".to_owned(), canonical);
+            .map_or_else(
+                || {
+                    // Normalisation drops identity-only params (an `initialize`'s client
+                    // info, an empty `_meta`): say so rather than deny there were any.
+                    let sent = serde_json::from_str::<Value>(&self.line)
+                        .is_ok_and(|v| v.get("params").is_some());
+                    if sent {
+                        "(none left after normalisation)"
+                    } else {
+                        "(no params)"
+                    }
+                    .to_owned()
+                },
+                canonical,
+            );
         report::short(&p)
     }
 }
