@@ -258,6 +258,11 @@ fn sessions_are_served_in_order_unknown_ones_get_404_and_delete_ends_one() {
 
     let unknown = post(&p.addr, &p.path, Some("no-such-session"), &call("who", "x"));
     assert_eq!(unknown.status, 404);
+    // A body over the 64 MiB line limit is refused, and the client, still sending
+    // when the limit is passed, gets to read the refusal.
+    let huge = "x".repeat((64 << 20) + (16 << 20));
+    let refused = post(&p.addr, &p.path, Some(&first), &huge);
+    assert_eq!(refused.status, 413, "{}", refused.text());
     // Only the MCP endpoint takes messages.
     let elsewhere = post(&p.addr, "/elsewhere", Some(&first), &call("who", "w0"));
     assert_eq!(elsewhere.status, 404, "{}", elsewhere.text());

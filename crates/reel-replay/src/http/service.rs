@@ -15,7 +15,8 @@
 //!   next recorded one is legacy (its first event the `endpoint` to POST to).
 //! - `DELETE` ends the session (its recorded status, else 200).
 //!
-//! Limits: a body above [`crate::server::MAX_LINE`] bytes is refused (413); the
+//! Limits: a body above [`crate::server::MAX_LINE`] bytes is refused (413, after
+//! reading up to [`DRAIN_MAX`] more so the client hears it); the
 //! connections get [`SHUTDOWN_GRACE`] to finish once the replay stops.
 
 use std::collections::HashMap;
@@ -427,13 +428,36 @@ fn first_is_error(r: &Response<Reply>) -> bool {
     r.status().is_client_error() || r.status().is_server_error()
 }
 
+/// Bytes of a too-large body read and dropped before the 413 goes out: a client that is
+/// still sending when the connection closes sees a broken pipe, not the answer. A body
+/// longer than this gets the connection closed.
+const DRAIN_MAX: u64 = 256 << 20;
+
 async fn read_body(req: Request<Incoming>) -> Result<Bytes, StatusCode> {
-    let limited = http_body_util::Limited::new(req.into_body(), MAX_LINE);
-    match limited.collect().await {
-        Ok(b) => Ok(b.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(StatusCode::PAYLOAD_TOO_LARGE),
-        Err(_) => Err(StatusCode::BAD_REQUEST),
+    let mut body = req.into_body();
+    let mut kept = Vec::new();
+    let mut total: u64 = 0;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(StatusCode::BAD_REQUEST);
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        total += data.len() as u64;
+        if total <= MAX_LINE as u64 {
+            kept.extend_from_slice(&data);
+        } else {
+            kept = Vec::new();
+            if total > MAX_LINE as u64 + DRAIN_MAX {
+                break;
+            }
+        }
     }
+    if total > MAX_LINE as u64 {
+        return Err(StatusCode::PAYLOAD_TOO_LARGE);
+    }
+    Ok(Bytes::from(kept))
 }
 
 async fn get(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
