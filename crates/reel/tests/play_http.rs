@@ -7,7 +7,9 @@
 //! HTTP trace over stdio, the Host/Origin guard, cancellation by closing the stream, and
 //! the summary and exit code after SIGTERM.
 
-#[path = "play_http_support.rs"]
+#[path = "common/net.rs"]
+mod net;
+#[path = "common/play_http_support.rs"]
 mod support;
 
 use std::io::Write;

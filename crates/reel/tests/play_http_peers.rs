@@ -13,7 +13,9 @@
 //! Peers come from `$REEL_PEERS`, else `<workspace>/.peers` (`cargo xtask peers`); when
 //! they are missing the tests fail and say so. Every process is killed on drop.
 
-#[path = "play_http_support.rs"]
+#[path = "common/net.rs"]
+mod net;
+#[path = "common/play_http_support.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -4,7 +4,9 @@
 //! between so the headers verify sends are on record; plus the exit codes for a URL
 //! that cannot be reached (69) or used (64).
 
-#[path = "play_http_support.rs"]
+#[path = "common/net.rs"]
+mod net;
+#[path = "common/play_http_support.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -14,52 +14,12 @@ use std::time::{Duration, Instant};
 
 use crate::support::{Finished, RUN_LIMIT, Session, reel, wait_limited};
 
-/// How long a proxy or server may take to come up.
+/// How long a proxy may take to come up.
 pub const START_LIMIT: Duration = Duration::from_secs(30);
 /// How long a raw read waits for what it expects.
 pub const READ_LIMIT: Duration = Duration::from_secs(20);
 
-/// A free loopback port (bound, then released: the server that uses it binds it next).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// Waits until something accepts connections on `port`.
-pub fn wait_port(port: u16) {
-    let deadline = Instant::now() + START_LIMIT;
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on port {port}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A child process killed on drop.
-pub struct Server(pub Child);
-
-impl Server {
-    /// Starts `cmd` (its output discarded) and waits for `port` to accept connections.
-    pub fn start(mut cmd: Command, port: u16) -> Server {
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the server");
-        let s = Server(child);
-        wait_port(port);
-        s
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+pub use crate::net::{Server, free_port};
 
 /// A running `reel rec --url`.
 pub struct Proxy {
@@ -311,12 +271,12 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Seen> {
     let mut parts = line.split_whitespace();
     let method = parts.next()?.to_owned();
     let path = parts.next()?.to_owned();
-    let headers = read_headers(r)?;
+    let headers = crate::net::read_headers(r)?;
     let chunked = headers
         .iter()
         .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
     let body = if chunked {
-        read_chunked(r)?
+        crate::net::read_chunked(r)?
     } else {
         let len: usize = headers
             .iter()
@@ -333,37 +293,6 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Seen> {
         headers,
         body,
     })
-}
-
-fn read_headers(r: &mut impl BufRead) -> Option<Vec<(String, String)>> {
-    let mut headers = Vec::new();
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            return Some(headers);
-        }
-        let (k, v) = line.split_once(':')?;
-        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
-    }
-}
-
-fn read_chunked(r: &mut impl BufRead) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let mut size = String::new();
-        r.read_line(&mut size).ok()?;
-        let n = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
-        let mut chunk = vec![0; n + 2];
-        r.read_exact(&mut chunk).ok()?;
-        if n == 0 {
-            return Some(body);
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
 }
 
 /// A response read by the raw client.
@@ -387,7 +316,7 @@ impl RawResponse {
     }
 }
 
-/// Sends one request (the head is written as given, `Content-Length` added for a body)
+/// Sends one request (the head written as given, `Content-Length` added for a body)
 /// and returns the connection, positioned at the response.
 pub fn send(
     addr: &str,
@@ -396,32 +325,16 @@ pub fn send(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> BufReader<TcpStream> {
-    let mut s = TcpStream::connect(addr).expect("connect to reel");
-    s.set_read_timeout(Some(READ_LIMIT)).unwrap();
-    let mut head = format!("{method} {path} HTTP/1.1\r\n");
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    if !body.is_empty() {
-        head.push_str(&format!("content-length: {}\r\n", body.len()));
-    }
-    head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body).unwrap();
-    BufReader::new(s)
+    let r = crate::net::write_request(addr, method, path, headers, body);
+    r.get_ref().set_read_timeout(Some(READ_LIMIT)).unwrap();
+    r
 }
 
 /// Reads a response's status line and headers.
 pub fn read_head(r: &mut BufReader<TcpStream>) -> (u16, HashMap<String, Vec<String>>) {
-    let mut line = String::new();
-    r.read_line(&mut line).expect("status line");
-    let status = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status in {line:?}"));
+    let (status, lines) = crate::net::read_status_and_headers(r);
     let mut headers: HashMap<String, Vec<String>> = HashMap::new();
-    for (k, v) in read_headers(r).expect("headers") {
+    for (k, v) in lines {
         headers.entry(k).or_default().push(v);
     }
     (status, headers)
@@ -434,7 +347,7 @@ pub fn read_response(mut r: BufReader<TcpStream>) -> RawResponse {
         .get("transfer-encoding")
         .is_some_and(|v| v.iter().any(|v| v.contains("chunked")));
     let body = if chunked {
-        read_chunked(&mut r).expect("a chunked body")
+        crate::net::read_chunked(&mut r).expect("a chunked body")
     } else if let Some(len) = headers
         .get("content-length")
         .and_then(|v| v.first())

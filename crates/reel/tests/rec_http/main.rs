@@ -13,6 +13,8 @@
 mod behaviour;
 mod harness;
 mod interop;
+#[path = "../common/net.rs"]
+mod net;
 #[allow(dead_code)]
 #[path = "../rec/support.rs"]
 mod support;

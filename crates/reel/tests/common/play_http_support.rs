@@ -1,14 +1,15 @@
 //! Harness for the `reel play --listen` and `reel verify --url` tests (included by
-//! `play_http.rs`, `play_http_peers.rs` and `verify_http.rs` with `#[path]`; built alone
-//! it holds no test): traces written line by line with their `session` and `http`
-//! facts, `reel play --listen` run as a user runs it (its address read from the one
-//! `reel: listening on URL` line, stopped with SIGTERM), a raw HTTP/1.1 client that can
-//! read an event stream event by event, the peers, and processes killed on drop.
+//! `play_http.rs`, `play_http_peers.rs` and `verify_http.rs` with `#[path]`, next to
+//! `common/net.rs`, which it builds on): traces written line by line with their
+//! `session` and `http` facts, `reel play --listen` run as a user runs it (its address
+//! read from the one `reel: listening on URL` line, stopped with SIGTERM), a raw
+//! HTTP/1.1 client that can read an event stream event by event, the peers, and
+//! processes killed on drop.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -56,22 +57,9 @@ impl Sandbox {
     }
 }
 
-/// A free loopback port (bound, then released: the server that uses it binds it next).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// Waits until something accepts connections on `port`.
-pub fn wait_port(port: u16) {
-    let deadline = Instant::now() + LIMIT;
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on port {port}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+// Each including test crate uses some of these.
+#[allow(unused_imports)]
+pub use crate::net::{Server, free_port, wait_port};
 
 // ---- traces ------------------------------------------------------------------------------
 
@@ -322,31 +310,6 @@ impl Drop for Player {
     }
 }
 
-/// A child process killed on drop (a peer server).
-pub struct Server(pub Child);
-
-impl Server {
-    /// Starts `cmd` (its output discarded) and waits for `port` to accept connections.
-    pub fn start(mut cmd: Command, port: u16) -> Server {
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the server");
-        let s = Server(child);
-        wait_port(port);
-        s
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 // ---- a raw HTTP/1.1 client ---------------------------------------------------------------
 
 /// A response read by the raw client (the body whole, or what was read of a stream).
@@ -382,43 +345,18 @@ pub struct Conn {
     pub body: Vec<u8>,
 }
 
-/// Sends a request (`Content-Length` added for a body) and reads the response head.
+/// Sends a request (`Host` added when not given, `Content-Length` for a body or a POST)
+/// and reads the response head.
 pub fn open(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Conn {
-    let mut s = TcpStream::connect(addr).expect("connect to reel");
-    s.set_read_timeout(Some(LIMIT)).unwrap();
-    let mut head = format!("{method} {path} HTTP/1.1\r\n");
+    let mut all: Vec<(&str, &str)> = Vec::new();
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        head.push_str(&format!("host: {addr}\r\n"));
+        all.push(("host", addr));
     }
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    if !body.is_empty() || method == "POST" {
-        head.push_str(&format!("content-length: {}\r\n", body.len()));
-    }
-    head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body.as_bytes()).unwrap();
-    let mut r = BufReader::new(s);
-    let mut line = String::new();
-    r.read_line(&mut line).expect("status line");
-    let status = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status in {line:?}"));
-    let mut headers = HashMap::new();
-    loop {
-        let mut l = String::new();
-        r.read_line(&mut l).expect("header line");
-        let l = l.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = l.split_once(':') {
-            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
-        }
-    }
+    all.extend_from_slice(headers);
+    let mut r = crate::net::write_request(addr, method, path, &all, body.as_bytes());
+    r.get_ref().set_read_timeout(Some(LIMIT)).unwrap();
+    let (status, lines) = crate::net::read_status_and_headers(&mut r);
+    let headers: HashMap<String, String> = lines.into_iter().collect();
     let chunked = headers
         .get("transfer-encoding")
         .is_some_and(|v| v.contains("chunked"));
@@ -435,18 +373,13 @@ impl Conn {
     /// Reads one more piece of the body; false at its end.
     fn read_more(&mut self) -> bool {
         if self.chunked {
-            let mut size = String::new();
-            if self.r.read_line(&mut size).unwrap_or(0) == 0 {
-                return false;
+            match crate::net::read_chunk(&mut self.r) {
+                Some(chunk) => {
+                    self.body.extend_from_slice(&chunk);
+                    true
+                }
+                None => false,
             }
-            let n = usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16)
-                .unwrap_or(0);
-            let mut chunk = vec![0; n + 2];
-            if self.r.read_exact(&mut chunk).is_err() || n == 0 {
-                return false;
-            }
-            self.body.extend_from_slice(&chunk[..n]);
-            true
         } else {
             let mut buf = [0u8; 8192];
             match self.r.read(&mut buf) {
