@@ -495,6 +495,50 @@ fn an_altered_result_is_output_drift_naming_exactly_that_call() {
 }
 
 #[test]
+fn a_list_changed_count_is_reported_but_is_drift_only_when_strict() {
+    let peers = Peers::get();
+    let rec = Recorded::new(
+        "listchanged",
+        "legacy",
+        &["tools", r#"call:add:{"a":2,"b":40}"#],
+        &peers.own_server(&[]),
+    );
+    // The recording saw the server announce a changed tool list twice (a server that
+    // registers tools after `initialized` does, depending on timing); this live run of
+    // the same server will not.
+    let path = rec.trace();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (body, end) = text.trim_end().rsplit_once('\n').expect("an end line");
+    let note = r#"{"t":"2026-01-01T00:00:00.000Z","dir":"out","raw":{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}}"#;
+    std::fs::write(&path, format!("{body}\n{note}\n{note}\n{end}\n")).unwrap();
+
+    let (code, report) = rec.verify_json(&["--no-record"], &peers.own_server(&[]));
+    assert_eq!(code, Some(0), "{report:#}");
+    let counted = report["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["method"] == "notifications/tools/list_changed")
+        .cloned();
+    assert_eq!(
+        counted,
+        Some(
+            serde_json::json!({"method": "notifications/tools/list_changed", "recorded": 2, "live": 0})
+        )
+    );
+    assert!(
+        report["notes"].to_string().contains("list_changed"),
+        "{report:#}"
+    );
+    let (code, report) = rec.verify_json(
+        &["--no-record", "--notifications", "strict"],
+        &peers.own_server(&[]),
+    );
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(report["drift"][0]["kind"], "notifications", "{report:#}");
+}
+
+#[test]
 fn a_removed_tool_is_structural_drift() {
     let peers = Peers::get();
     let steps = [

@@ -39,8 +39,9 @@ answer with the recorded one:
     are answered with the recorded answers (the earliest unused equal request, else the
     earliest unused one of the same method, reported as drift); one the recording never
     saw gets a JSON-RPC error (-32601) and is reported; ping is answered with {};
-  - server notifications (progress, logging, list_changed…) are compared as COUNTS PER
-    METHOD, not by position (--notifications ignore skips them).
+  - server notifications (progress, logging…) are compared as COUNTS PER METHOD, not by
+    position; a notifications/*/list_changed count is reported but is not drift, since
+    it depends on timing (--notifications strict compares it too, ignore skips all).
 Arguments a trace holds redacted are sent as recorded ([REDACTED]).
 Over HTTP (--url http://HOST:PORT/PATH): each message is a POST (answers as JSON or event
 streams), the Mcp-Session-Id the server issues and the negotiated MCP-Protocol-Version go
@@ -118,8 +119,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1)]
     session: usize,
 
-    /// How server notifications are compared: `count` (per method) or `ignore`.
-    #[arg(long, value_name = "HOW", default_value = "count", value_parser = ["count", "ignore"])]
+    /// How server notifications are compared: `count` (per method, list_changed
+    /// reported only), `strict` (per method, list_changed too) or `ignore`.
+    #[arg(long, value_name = "HOW", default_value = "count", value_parser = ["count", "strict", "ignore"])]
     notifications: String,
 
     /// Directory for the live run's trace, and where run names are looked up
@@ -188,6 +190,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     opts.ignore = ignore;
     opts.notifications = match args.notifications.as_str() {
         "ignore" => NotificationCheck::Ignore,
+        "strict" => NotificationCheck::Strict,
         _ => NotificationCheck::Count,
     };
     opts.record_dir = record_dir;
