@@ -64,3 +64,59 @@ fn a_closed_stdout_is_not_an_error() {
         );
     }
 }
+
+/// A trace is outside input: an ESC sequence in a label, a tool name, an error message or
+/// an unknown `type` must not reach the terminal raw (set its title, clear it, overwrite
+/// the verdict, write the clipboard with OSC 52).
+#[test]
+fn trace_content_cannot_drive_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    // \u001b]0;..\u0007 sets the title, \u001b[2J clears, \r returns over the line,
+    // \u009b is the one-byte CSI.
+    let evil = r"\u001b]0;owned\u0007\u001b[2J\r\u009b2J";
+    let meta = format!(
+        r#"{{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"run{evil}","command":["x"]}}"#
+    );
+    let trace = |name: &str, answer: &str| {
+        let lines = [
+            meta.clone(),
+            format!(
+                r#"{{"t":"2026-01-01T00:00:00.000Z","dir":"in","raw":{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"tool{evil}"}}}}}}"#
+            ),
+            format!(
+                r#"{{"t":"2026-01-01T00:00:00.000Z","dir":"out","raw":{{"jsonrpc":"2.0","id":1,"error":{{"code":-1,"message":"{answer}{evil}"}}}}}}"#
+            ),
+            format!(r#"{{"t":"2026-01-01T00:00:00.000Z","type":"odd{evil}"}}"#),
+        ];
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let a = trace("a.jsonl", "no");
+    let b = trace("b.jsonl", "nope");
+    let d = dir.path().to_str().unwrap();
+    for args in [
+        vec!["check", &a],
+        vec!["stats", &a],
+        vec!["ls", d],
+        vec!["diff", &a, &b],
+        vec!["diff", "--format", "github", &a, &b],
+        vec!["--color", "always", "diff", &a, &b],
+    ] {
+        let out = reel().args(&args).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("\\u{1b}]0;owned"), "{args:?}: {text}");
+        for (i, c) in text.char_indices() {
+            let sgr = c == '\u{1b}'
+                && args[1] == "always"
+                && text[i..].starts_with("\u{1b}[")
+                && text[i + 2..]
+                    .trim_start_matches(|c: char| c.is_ascii_digit() || c == ';')
+                    .starts_with('m');
+            assert!(
+                !c.is_control() || c == '\n' || sgr,
+                "{args:?}: a raw {c:?} reached stdout: {text}"
+            );
+        }
+    }
+}

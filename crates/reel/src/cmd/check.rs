@@ -20,6 +20,7 @@
 //! Exit status: 66 when any input cannot be read (the others are still checked), else 1
 //! when any trace has errors, else 0 (warnings and info allowed).
 
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use reel_trace::check::{self, CheckOptions, Problem, Report, Rule, Severity};
@@ -137,7 +138,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
                     .problems
                     .retain(|p| args.min_severity.admits(p.severity));
                 if !args.json {
-                    print_report(&report, args.quiet, out);
+                    print_report(&report, args.quiet, out)?;
                 }
                 doc.files.push(FileResult::Checked(report));
             }
@@ -156,7 +157,8 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     if args.json {
         out.json(&doc)?;
     } else if args.traces.len() > 1 {
-        println!(
+        writeln!(
+            out.human_stdout(),
             "{} files: {}, {}, {}{}",
             args.traces.len(),
             plural(doc.errors, "error"),
@@ -167,7 +169,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
             } else {
                 String::new()
             }
-        );
+        )?;
     }
     Ok(if doc.unreadable > 0 {
         exit::NO_INPUT
@@ -178,10 +180,13 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     })
 }
 
-fn print_report(report: &Report, quiet: bool, out: &Output) {
+/// Problems quote trace content (unknown `type`, `kind`, methods), so they go through
+/// the terminal-safe writer.
+fn print_report(report: &Report, quiet: bool, out: &Output) -> std::io::Result<()> {
+    let mut w = out.human_stdout();
     if !quiet {
         for p in &report.problems {
-            println!("{}", problem_line(p, out));
+            writeln!(w, "{}", problem_line(p, out))?;
         }
     }
     let status = if report.errors > 0 {
@@ -189,7 +194,8 @@ fn print_report(report: &Report, quiet: bool, out: &Output) {
     } else {
         out.paint("32", "ok")
     };
-    println!(
+    writeln!(
+        w,
         "{}: {status}: {}, {}, {} in {} ({})",
         report.file,
         plural(report.errors, "error"),
@@ -197,7 +203,8 @@ fn print_report(report: &Report, quiet: bool, out: &Output) {
         plural(report.infos, "info"),
         plural(report.lines, "line"),
         plural(report.sessions, "session"),
-    );
+    )?;
+    w.flush()
 }
 
 fn problem_line(p: &Problem, out: &Output) -> String {

@@ -172,6 +172,9 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         _ => coded(exit::INTERNAL, e.to_string()),
     })?;
     let format = if args.json { Format::Json } else { args.format };
+    // Text and GitHub lines quote trace content (tool names, error messages): they go
+    // through the terminal-safe writer; JSON escapes controls itself.
+    let mut human = out.human_stdout();
     let mut stdout = std::io::stdout().lock();
     match format {
         Format::Text => render::text(
@@ -180,14 +183,15 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
                 all: args.all,
                 color: out.color(),
             },
-            &mut stdout,
+            &mut human,
         )?,
         Format::Json => {
             serde_json::to_writer_pretty(&mut stdout, &render::json(&report))?;
             stdout.write_all(b"\n")?;
         }
-        Format::Github => render::github(&report, &mut stdout)?,
+        Format::Github => render::github(&report, &mut human)?,
     }
+    human.flush()?;
     stdout.flush()?;
     Ok(report.exit_code())
 }

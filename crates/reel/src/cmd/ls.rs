@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use reel_trace::runs::{self, ListError, Listing, Run, SCAN_LIMIT};
 
 use crate::exit::{self, coded};
-use crate::output::Output;
+use crate::output::{self, Output};
 
 const LONG_HELP: &str = "\
 Each run is read from its first line (meta: label, kind, start) and its last line (end:
@@ -101,14 +101,19 @@ const RIGHT: [bool; 10] = [
 ];
 
 fn print_table(runs: &[Run], out: &Output) -> anyhow::Result<()> {
-    let rows: Vec<[String; 10]> = runs.iter().map(row).collect();
+    // Escaped before measuring, so a label's escaped controls keep the columns aligned.
+    let rows: Vec<[String; 10]> = runs
+        .iter()
+        .map(|r| row(r).map(|c| output::terminal_safe(&c, false).into_owned()))
+        .collect();
     let mut widths = HEADERS.map(|h| h.chars().count());
     for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let mut stdout = std::io::stdout().lock();
+    // Labels are trace content: the terminal-safe writer escapes their controls.
+    let mut stdout = out.human_stdout();
     let header = layout(&HEADERS.map(str::to_owned), &widths);
     writeln!(stdout, "{}", out.paint("1", &header))?;
     for (run, r) in runs.iter().zip(&rows) {

@@ -73,7 +73,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         out.json(&report)?;
     } else {
         let text = render(&report, out);
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = out.human_stdout();
         stdout.write_all(text.as_bytes())?;
         stdout.flush()?;
     }

@@ -214,7 +214,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
             Class::Structural => out.paint("31;1", s),
         });
         use std::io::Write as _;
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = out.human_stdout();
         stdout.write_all(text.as_bytes())?;
         stdout.flush()?;
     }
