@@ -18,6 +18,7 @@ use reel_mcp::normalize::Normalizer;
 use reel_trace::line::parse_line;
 use reel_trace::redact::Redactor;
 use reel_trace::{Line, Turn};
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
 use crate::DiffError;
@@ -208,9 +209,16 @@ impl Payloads {
         match parse_line(&bytes) {
             Ok(Line::Message(v)) => {
                 let raw = v.raw_str().ok_or_else(|| problem("no raw member"))?;
-                self.prep
-                    .value(raw)
-                    .ok_or_else(|| problem("raw is not JSON"))
+                match self.prep.value(raw) {
+                    Some(value) => Ok(value),
+                    // Valid JSON that serde_json's `Value` refuses: a number beyond f64
+                    // (`1e999`) or nesting deeper than 128. The recorder keeps such bytes
+                    // verbatim, so the diff compares them as text rather than failing.
+                    None if serde_json::from_str::<IgnoredAny>(raw).is_ok() => {
+                        Ok(Value::String(raw.to_owned()))
+                    }
+                    None => Err(problem("raw is not JSON")),
+                }
             }
             _ => Err(problem("not a message line")),
         }

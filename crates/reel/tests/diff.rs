@@ -877,3 +877,33 @@ fn help_lists_every_rule() {
     }
     assert!(r.stdout.contains("reel.diff/1"));
 }
+
+/// `1e999` and nesting deeper than 128 are valid JSON that serde_json's `Value` refuses;
+/// a recorder keeps such answers verbatim, so diff compares them as text instead of
+/// refusing the trace with "was the trace changed while diffing?".
+#[test]
+fn answers_serde_cannot_hold_as_values_are_compared_as_text() {
+    let t = T::new();
+    for (x, y) in [
+        ("1e999", "2e999"),
+        (&*format!("{}1{}", "[".repeat(200), "]".repeat(200)), "[]"),
+    ] {
+        let side = |name: &str, v: &str| {
+            let path = t.tmp.path().join(name);
+            let answer = format!(
+                r#"{{"t":"2026-01-01T00:00:01.000Z","dir":"out","raw":{{"jsonrpc":"2.0","id":1,"result":{{"n":{v}}}}}}}"#
+            );
+            let lines = [
+                json!({"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z"}).to_string(),
+                call(1, "x", json!({})).to_string(),
+                answer,
+            ];
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+            path
+        };
+        let (a, b) = (side("a.jsonl", x), side("b.jsonl", y));
+        let (code, v) = diff_json(&a, &b, &[]);
+        assert_eq!(code, 1, "{x}: {v:#}");
+        assert_eq!(v["drifts"][0]["kind"], "result-changed", "{v:#}");
+    }
+}
