@@ -48,6 +48,9 @@ pub const JSON_DETAILED: usize = 1000;
 pub const TEXT_POINTERS: usize = 20;
 /// Lines of unified diff shown per drift in text.
 pub const TEXT_DIFF_LINES: usize = 200;
+/// Characters shown of one unified-diff line: a 64 MB string is one pretty-printed line,
+/// and printing it whole (twice) buries the report and floods the terminal.
+pub const TEXT_DIFF_LINE_CHARS: usize = 500;
 /// Unchanged lines around each change in the unified diff.
 pub const DIFF_CONTEXT: usize = 3;
 
@@ -291,9 +294,9 @@ fn show_detail(
             for h in unified(l, r, DIFF_CONTEXT) {
                 out.push(match h {
                     HunkLine::Header(s) => paint.p("36", &s),
-                    HunkLine::Same(s) => format!(" {s}"),
-                    HunkLine::Left(s) => paint.p("31", &format!("-{s}")),
-                    HunkLine::Right(s) => paint.p("32", &format!("+{s}")),
+                    HunkLine::Same(s) => format!(" {}", clip(&s)),
+                    HunkLine::Left(s) => paint.p("31", &format!("-{}", clip(&s))),
+                    HunkLine::Right(s) => paint.p("32", &format!("+{}", clip(&s))),
                 });
             }
             if out.len() == 2 {
@@ -326,8 +329,25 @@ fn one_side(
         sgr,
         &format!("{mark}{mark}{mark} {side} {what} (normalised)"),
     )];
-    out.extend(text.lines().map(|l| paint.p(sgr, &format!("{mark}{l}"))));
+    out.extend(
+        text.lines()
+            .map(|l| paint.p(sgr, &format!("{mark}{}", clip(l)))),
+    );
     out
+}
+
+/// A diff line cut at [`TEXT_DIFF_LINE_CHARS`], saying how much was left out (the JSON
+/// rendering keeps every value whole).
+fn clip(line: &str) -> std::borrow::Cow<'_, str> {
+    match line.char_indices().nth(TEXT_DIFF_LINE_CHARS) {
+        None => line.into(),
+        Some((at, _)) => format!(
+            "{}… ({} more bytes; --format json has them all)",
+            &line[..at],
+            line.len() - at
+        )
+        .into(),
+    }
 }
 
 /// The JSON document (`reel.diff/1`, see the module docs).

@@ -907,3 +907,21 @@ fn answers_serde_cannot_hold_as_values_are_compared_as_text() {
         assert_eq!(v["drifts"][0]["kind"], "result-changed", "{v:#}");
     }
 }
+
+/// A long string is one pretty-printed line: the unified diff shows its start, not all of
+/// it twice (a 64 MB answer printed 128 MB to the terminal).
+#[test]
+fn long_payload_lines_are_clipped_in_the_text_diff() {
+    let t = T::new();
+    let long = "x".repeat(100_000);
+    let a = t.trace("a", &with(base(0, "p"), 9, text(4, &long)));
+    let b = t.trace("b", &with(base(0, "p"), 9, text(4, &format!("{long}y"))));
+    let r = reel(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout.len() < 20_000,
+        "{} bytes of output",
+        r.stdout.len()
+    );
+    assert!(r.stdout.contains("more bytes; --format json has them all"));
+}
