@@ -677,3 +677,28 @@ fn help_documents_merging_and_limits() {
         assert!(text.contains(needle), "{needle:?} missing from --help");
     }
 }
+
+/// A turn whose usage holds `1e999` (valid JSON, beyond f64) passed the line's head but
+/// not the turn reader: it was counted as a turn and silently left out of the models.
+/// It is a skipped line now, and the readable turn beside it still counts.
+#[test]
+fn a_turn_serde_cannot_read_is_skipped_not_silently_dropped() {
+    let env = Env::new();
+    let turn = |usage: &str| {
+        format!(
+            r#"{{"t":"2026-01-01T00:00:01.000Z","type":"turn","role":"assistant","model":"m","usage":{usage},"blocks":[]}}"#
+        )
+    };
+    let text = [
+        meta("big", "llm").to_string(),
+        turn(r#"{"input_tokens":1,"output_tokens":1e999}"#),
+        turn(r#"{"input_tokens":2,"output_tokens":3}"#),
+    ]
+    .join("\n")
+        + "\n";
+    let path = env.raw("big.jsonl", text.as_bytes());
+    let r = env.stats(&[&path]);
+    assert_eq!(r["session"]["skippedLines"], 1, "{r:#}");
+    assert_eq!(r["session"]["records"]["turn"], 1, "{r:#}");
+    assert_eq!(r["models"]["summary"]["assistantTurns"], 1, "{r:#}");
+}

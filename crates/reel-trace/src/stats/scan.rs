@@ -134,22 +134,31 @@ impl<'c, 'p> Scan<'c, 'p> {
     fn read(&mut self, text: &str) -> Result<(), serde_json::Error> {
         let mut head = Head::default();
         match wire::read_head(text, &mut head) {
-            Ok(()) => {
-                self.record(&head, text);
-                Ok(())
-            }
+            Ok(()) => self.record(&head, text),
             Err(e) if e.classify() == serde_json::error::Category::Data => {
                 let normalised = serde_json::from_str::<serde_json::Value>(text)?.to_string();
                 let mut head = Head::default();
                 wire::read_head(&normalised, &mut head)?;
-                self.record(&head, &normalised);
-                Ok(())
+                self.record(&head, &normalised)
             }
             Err(e) => Err(e),
         }
     }
 
-    fn record(&mut self, head: &Head<'_>, text: &str) {
+    /// Counts and reads one record. `Err` when a turn or end line the head accepted
+    /// cannot be read whole (serde_json refuses a number beyond f64, `1e999`, or nesting
+    /// past 128 that the head skipped over): it is then a skipped line, said so, rather
+    /// than a turn counted in `records` and silently missing from the models.
+    fn record(&mut self, head: &Head<'_>, text: &str) -> Result<(), serde_json::Error> {
+        match head.ty.get() {
+            Some("turn") => {
+                with_record!(TurnRec, text, |turn, _t| self.turn_line(&turn))?;
+            }
+            Some("end") => {
+                with_record!(EndRec, text, |e, _t| self.end_line(&e))?;
+            }
+            _ => {}
+        }
         self.records.total += 1;
         if let Some(t) = head.t.non_empty() {
             if t > self.max_t.as_str() {
@@ -162,14 +171,8 @@ impl<'c, 'p> Scan<'c, 'p> {
                 self.records.meta += 1;
                 self.meta_line(text);
             }
-            Some("end") => {
-                self.records.end += 1;
-                let _ = with_record!(EndRec, text, |e, _t| self.end_line(&e));
-            }
-            Some("turn") => {
-                self.records.turn += 1;
-                let _ = with_record!(TurnRec, text, |turn, _t| self.turn_line(&turn));
-            }
+            Some("end") => self.records.end += 1,
+            Some("turn") => self.records.turn += 1,
             _ => match head.dir.get() {
                 Some("in" | "out") => {
                     self.records.message += 1;
@@ -187,6 +190,7 @@ impl<'c, 'p> Scan<'c, 'p> {
                 _ => self.records.other += 1,
             },
         }
+        Ok(())
     }
 
     fn meta_line(&mut self, text: &str) {
