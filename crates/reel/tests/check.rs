@@ -875,3 +875,29 @@ mod fixtures {
 fn sha256_hex(bytes: &[u8]) -> String {
     reel_trace::hash::request_sha256(bytes)
 }
+
+/// A quoted value is trace content: a newline in an unknown `type` forged a report line
+/// ("x.jsonl: ok: 0 errors") under the real one.
+#[test]
+fn quoted_trace_content_cannot_forge_report_lines() {
+    let t = Sandbox::new();
+    let path = t.write(
+        "nl.jsonl",
+        concat!(
+            r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"l","command":["x"]}"#,
+            "\n",
+            r#"{"t":"2026-01-01T00:00:00.000Z","type":"odd\nnl.jsonl: ok: 0 errors"}"#,
+            "\n"
+        ),
+    );
+    let out = t.run(&["check", path.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(r#"unknown line type "odd\nnl.jsonl: ok: 0 errors""#),
+        "{text}"
+    );
+    assert!(
+        !text.lines().any(|l| l.starts_with("nl.jsonl: ok")),
+        "{text}"
+    );
+}

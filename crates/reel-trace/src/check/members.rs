@@ -157,9 +157,20 @@ pub(super) fn describe_text(text: &str) -> String {
 }
 
 /// At most [`SNIPPET`] characters of `s`, with `…` when cut.
+/// Control characters are escaped (`\n`, `\u{1b}`): a quoted value is trace content,
+/// and a newline in it would forge report lines, an ESC would drive the terminal.
 pub(super) fn snippet(s: &str) -> String {
-    match s.char_indices().nth(SNIPPET) {
-        Some((cut, _)) => format!("{}…", &s[..cut]),
-        None => s.to_owned(),
+    let mut out = String::with_capacity(s.len().min(SNIPPET * 4));
+    for (i, c) in s.chars().enumerate() {
+        if i == SNIPPET {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
     }
+    out
 }
