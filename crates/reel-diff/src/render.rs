@@ -138,7 +138,7 @@ pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> 
         let width = r
             .drifts
             .iter()
-            .map(|d| d.subject.chars().count())
+            .map(|d| line(&d.subject).chars().count())
             .max()
             .unwrap_or(0)
             .min(48);
@@ -151,10 +151,10 @@ pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> 
                 w,
                 "  {class}  {:<22} {:<width$}  A:{:<6} B:{:<6} {}",
                 d.kind.name(),
-                d.subject,
+                line(&d.subject),
                 short(&d.a),
                 short(&d.b),
-                d.summary
+                line(&d.summary)
             )?;
         }
         if r.omitted_drifts > 0 {
@@ -175,11 +175,32 @@ pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> 
             } else {
                 String::new()
             };
-            writeln!(w, "  {:<14} {}{times}: {}", n.kind, n.subject, n.summary)?;
+            writeln!(
+                w,
+                "  {:<14} {}{times}: {}",
+                n.kind,
+                line(&n.subject),
+                line(&n.summary)
+            )?;
         }
     }
     writeln!(w)?;
     writeln!(w, "{}", verdict_line(r, &paint))
+}
+
+/// A subject or summary for one text line: it holds trace content (tool and method
+/// names), whose line breaks would otherwise start lines of their own in the report.
+fn line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .flat_map(char::escape_debug)
+            .collect::<String>()
+            .replace("\\\"", "\"")
+            .replace("\\'", "'"),
+    )
 }
 
 fn verdict_line(r: &Report, paint: &Paint) -> String {
@@ -218,7 +239,7 @@ fn full_drift(
         "{} — {}: {}  ({})",
         paint.p("1", title),
         paint.class(d.class),
-        paint.p("1", &d.subject),
+        paint.p("1", &line(&d.subject)),
         d.kind.name()
     )?;
     if let Some(a) = &d.a {
@@ -227,12 +248,17 @@ fn full_drift(
     if let Some(b) = &d.b {
         writeln!(w, "  B  {}", at(b))?;
     }
-    writeln!(w, "  {}", d.summary)?;
+    writeln!(w, "  {}", line(&d.summary))?;
     if !d.context.is_empty() {
         let side = if d.a.is_some() { "A" } else { "B" };
         writeln!(w, "  before it in {side}:")?;
         for c in &d.context {
-            writeln!(w, "    {:<8} {}", format!(":{}", c.place.line), c.subject)?;
+            writeln!(
+                w,
+                "    {:<8} {}",
+                format!(":{}", c.place.line),
+                line(&c.subject)
+            )?;
         }
     }
     if let Some(log) = &d.changelog {

@@ -73,7 +73,8 @@ fn trace_content_cannot_drive_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     // \u001b]0;..\u0007 sets the title, \u001b[2J clears, \r returns over the line,
     // \u009b is the one-byte CSI.
-    let evil = r"\u001b]0;owned\u0007\u001b[2J\r\u009b2J";
+    // \n then FORGED: a line of its own, if a line break in trace content reached stdout.
+    let evil = r"\u001b]0;owned\u0007\u001b[2J\r\u009b2J\nFORGED";
     let meta = format!(
         r#"{{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"run{evil}","command":["x"]}}"#
     );
@@ -106,6 +107,10 @@ fn trace_content_cannot_drive_the_terminal() {
         let out = reel().args(&args).output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains("\\u{1b}]0;owned"), "{args:?}: {text}");
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with("FORGED")),
+            "{args:?}: trace content started a line: {text}"
+        );
         for (i, c) in text.char_indices() {
             let sgr = c == '\u{1b}'
                 && args[1] == "always"

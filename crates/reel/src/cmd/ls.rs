@@ -101,10 +101,11 @@ const RIGHT: [bool; 10] = [
 ];
 
 fn print_table(runs: &[Run], out: &Output) -> anyhow::Result<()> {
-    // Escaped before measuring, so a label's escaped controls keep the columns aligned.
+    // Escaped before measuring, so a label's escaped controls keep the columns aligned
+    // (and a line break in one cannot start a row of its own).
     let rows: Vec<[String; 10]> = runs
         .iter()
-        .map(|r| row(r).map(|c| output::terminal_safe(&c, false).into_owned()))
+        .map(|r| row(r).map(|c| output::one_line(&c).into_owned()))
         .collect();
     let mut widths = HEADERS.map(|h| h.chars().count());
     for r in &rows {

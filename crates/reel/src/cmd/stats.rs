@@ -100,10 +100,10 @@ fn render(r: &Stats, out: &Output) -> String {
 
 fn render_session(s: &mut String, r: &Stats, out: &Output) {
     let ss = &r.session;
-    let label = ss.label.as_deref().unwrap_or("(no label)");
+    let label = crate::output::one_line(ss.label.as_deref().unwrap_or("(no label)"));
     let mut about = vec![ss.kind.clone().unwrap_or_else(|| "no meta line".to_owned())];
     about.extend(ss.producer.clone());
-    let _ = writeln!(s, "{}  ({})", out.paint("1", label), about.join(", "));
+    let _ = writeln!(s, "{}  ({})", out.paint("1", &label), about.join(", "));
     match &r.file {
         stats::FileRef::One(f) => {
             let _ = writeln!(s, "  file      {f}");
@@ -246,7 +246,12 @@ fn render_models(s: &mut String, r: &Stats, out: &Output) {
         c.as_of.as_deref().unwrap_or("?")
     );
     if !c.unpriced_models.is_empty() {
-        let _ = write!(line, "; unpriced: {}", c.unpriced_models.join(", "));
+        let unpriced: Vec<_> = c
+            .unpriced_models
+            .iter()
+            .map(|m| crate::output::one_line(m))
+            .collect();
+        let _ = write!(line, "; unpriced: {}", unpriced.join(", "));
     }
     let _ = writeln!(s, "{line}");
 }
@@ -299,9 +304,12 @@ struct Cell {
 }
 
 impl Cell {
+    /// A cell; its text may come from the trace, so it is made one line (see
+    /// [`output::one_line`]) before it is measured.
     fn left(text: impl Into<String>) -> Cell {
+        let text = text.into();
         Cell {
-            text: text.into(),
+            text: crate::output::one_line(&text).into_owned(),
             right: false,
             sgr: None,
         }
