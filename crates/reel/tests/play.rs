@@ -1330,6 +1330,49 @@ fn subset_serves_some_tools_from_the_tape_and_forwards_the_rest() {
     assert!(text.contains(r#""exitCode":0"#), "{text}");
 }
 
+/// A live server that ends with calls in flight: each forwarded request gets an error
+/// (and so does one sent later), so no client waits forever; the run exits 3.
+#[test]
+fn subset_live_server_that_ends_leaves_no_call_unanswered() {
+    let peers = Peers::get();
+    let sb = Sandbox::new();
+    let mut t = sb.tape("t.jsonl");
+    handshake(&mut t);
+    let tape = t.end();
+    let server = sb.path("dies.py");
+    std::fs::write(
+        &server,
+        "import sys, json\n\
+         m = json.loads(sys.stdin.readline())\n\
+         print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': {'protocolVersion': '2025-06-18', 'capabilities': {}, 'serverInfo': {'name': 'dies', 'version': '1'}}}), flush=True)\n\
+         sys.stdin.readline()\n",
+    )
+    .unwrap();
+    let mut p = sb.play(&[
+        tape.to_str().unwrap(),
+        "--subset",
+        "taped-tool",
+        "--",
+        peers.python.to_str().unwrap(),
+        server.to_str().unwrap(),
+    ]);
+    p.send(LIVE_INITIALIZE);
+    p.until_response(&json!("init"));
+    p.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+    let (lost, _) = p.until_response(&json!(7));
+    assert_eq!(
+        lost.pointer("/error/data/reel"),
+        Some(&json!("live-ended")),
+        "{lost}"
+    );
+    p.send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/list"}"#);
+    let (late, _) = p.until_response(&json!(8));
+    assert_eq!(late.pointer("/error/code"), Some(&json!(-32010)), "{late}");
+    let out = p.finish();
+    assert_eq!(out.code, Some(3), "{}", out.stderr);
+    assert!(out.stderr.contains("which has ended"), "{}", out.stderr);
+}
+
 #[test]
 fn subset_without_a_live_server_is_a_usage_error() {
     let sb = Sandbox::new();

@@ -241,20 +241,25 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         key: MatchKey,
     ) {
         if method == methods::CANCELLED {
-            if let Some(rid) = cancelled {
-                if let Some(id) = self.by_live_id.remove(&rid) {
+            if let Some(rid) = &cancelled {
+                if let Some(id) = self.by_live_id.remove(rid) {
                     if let Some(job) = self.jobs.remove(&id) {
                         self.client.close(Route::Reply(job.route));
                     }
                     self.summary.cancelled += 1;
                     return;
                 }
-                if self.cancel_parked(|p| p.id == rid) {
+                if self.cancel_parked(|p| &p.id == rid) {
                     return;
                 }
             }
         }
         if self.opts.subset.is_some() {
+            // A cancelled live call gets no answer, not even the error for a live server
+            // that ended.
+            if let Some(rid) = &cancelled {
+                self.forwarded.remove(rid);
+            }
             return self.forward(text.as_bytes());
         }
         if let Some(seq) = self.tape.match_notification(key) {
@@ -378,11 +383,41 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         }
     }
 
+    /// The live server ended: every forwarded request it left unanswered gets an
+    /// error, so no client waits forever for it.
+    pub(super) fn fail_forwarded(&mut self) {
+        let mut left: Vec<(String, u64)> = self.forwarded.drain().map(|(_, v)| v).collect();
+        left.sort();
+        for (id_raw, route) in left {
+            self.live_gone_error(&id_raw, route);
+        }
+    }
+
+    /// Answers a request meant for the live server after it ended (counted as a miss:
+    /// the replay could not answer it).
+    pub(super) fn live_gone_error(&mut self, id_raw: &str, route: u64) {
+        self.summary.missed += 1;
+        self.say(&format!(
+            "reel play: miss: request (id {id_raw}) for the live server of --subset, which has ended; answered with an error"
+        ));
+        let e = serde_json::json!({
+            "code": report::MISS_CODE,
+            "message": "reel play: the live server of --subset ended before answering",
+            "data": {"reel": "live-ended"},
+        });
+        self.send_error(Dest::answer(route), id_raw, &e);
+    }
+
     pub(super) fn live_line(&mut self, line: &[u8]) {
-        match std::str::from_utf8(line) {
-            Ok(text) if Envelope::parse(text).is_some() => {
-                let is_error = Envelope::kind_of(text) == RpcKind::Error;
-                let last = matches!(Envelope::kind_of(text), RpcKind::Error | RpcKind::Response);
+        let text = std::str::from_utf8(line).ok();
+        match text.and_then(|t| Envelope::parse(t).map(|env| (t, env))) {
+            Some((text, env)) => {
+                let kind = env.kind();
+                let is_error = kind == RpcKind::Error;
+                let last = matches!(kind, RpcKind::Error | RpcKind::Response);
+                if let (true, Some(id)) = (last, env.rpc_id()) {
+                    self.forwarded.remove(&id);
+                }
                 let dest = Dest {
                     last,
                     ..Dest::answer(0)

@@ -58,8 +58,13 @@ impl<C: ClientOut, D: Write> Server<C, D> {
 
     pub(super) fn request(&mut self, inc: Incoming) {
         if !self.served_by_tape(&inc) {
-            self.forward(inc.line.as_bytes());
             self.summary.forwarded += 1;
+            if self.live_done {
+                return self.live_gone_error(&inc.id_raw, inc.route);
+            }
+            self.forwarded
+                .insert(inc.id.clone(), (inc.id_raw.clone(), inc.route));
+            self.forward(inc.line.as_bytes());
             return;
         }
         if self.tape.meta().is_none() && !self.tape.complete() {

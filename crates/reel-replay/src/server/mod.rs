@@ -405,6 +405,9 @@ struct Server<C: ClientOut, D: Write> {
     summary: Summary,
     live: Option<Live>,
     live_done: bool,
+    /// Requests forwarded to the live server and not answered yet (id → id text,
+    /// route): answered with an error if the live server ends first.
+    forwarded: HashMap<RpcId, (String, u64)>,
     input_closed: bool,
     backlog: VecDeque<InputLine>,
     warnings_seen: usize,
@@ -444,6 +447,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             summary: Summary::default(),
             live,
             live_done: false,
+            forwarded: HashMap::new(),
             input_closed: false,
             backlog: VecDeque::new(),
             warnings_seen: 0,
@@ -545,7 +549,10 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                     r.stderr(&b);
                 }
             }
-            Event::Live(LiveOutput::End) => self.live_done = true,
+            Event::Live(LiveOutput::End) => {
+                self.live_done = true;
+                self.fail_forwarded();
+            }
             Event::Gone(route) => self.route_gone(route),
         }
     }
