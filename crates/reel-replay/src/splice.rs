@@ -117,6 +117,23 @@ pub fn with_progress_token(raw: &str, token: &str) -> Option<String> {
     Some(top.join_replacing(&[("params", &params)]))
 }
 
+/// A recorded `notifications/cancelled` whose `params.requestId` names one of the
+/// server→client requests in `fresh` (recorded id text → the id replay sent it with):
+/// the notification with that fresh id. `None` when it is no such notification.
+pub fn with_fresh_request_id(
+    raw: &str,
+    fresh: &std::collections::HashMap<String, String>,
+) -> Option<String> {
+    let top = Members::parse(raw)?;
+    if top.get("method")? != "\"notifications/cancelled\"" {
+        return None;
+    }
+    let params = Members::parse(top.get("params")?)?;
+    let id = fresh.get(params.get("requestId")?.trim())?;
+    let params = params.join_replacing(&[("requestId", id)]);
+    Some(top.join_replacing(&[("params", &params)]))
+}
+
 /// A recorded result object with its top-level member `key` replaced by `value`.
 pub fn with_member(raw_object: &str, key: &str, value: &str) -> Option<String> {
     Some(Members::parse(raw_object)?.join_replacing(&[(key, value)]))
@@ -148,6 +165,14 @@ mod tests {
             r#"{"method":"notifications/progress","params":{"progress":1,"total":3,"progressToken":"tok"},"jsonrpc":"2.0"}"#
         );
         assert!(with_progress_token(r#"{"method":"x"}"#, "1").is_none());
+        let fresh = std::collections::HashMap::from([("5".to_owned(), "0".to_owned())]);
+        let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"t"}}"#;
+        assert_eq!(
+            with_fresh_request_id(cancel, &fresh).unwrap(),
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0,"reason":"t"}}"#
+        );
+        let other = cancel.replace(":5,", ":6,");
+        assert!(with_fresh_request_id(&other, &fresh).is_none());
         assert!(with_id("[1]", "1").is_none());
         assert_eq!(
             with_member(

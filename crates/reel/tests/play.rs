@@ -786,6 +786,36 @@ fn a_sampling_request_is_asked_and_a_different_answer_is_client_drift() {
     );
 }
 
+/// A server that gave up on its own sampling request: the recorded cancel names the id
+/// the client saw (not the recorded one) and comes before the result, as recorded.
+#[test]
+fn a_servers_cancel_of_its_request_names_the_fresh_id_and_keeps_its_place() {
+    let sb = Sandbox::new();
+    let mut t = sb.tape("t.jsonl");
+    handshake(&mut t);
+    t.c(&call(json!(4), "ask-llm", json!({})))
+        .s(r#"{"jsonrpc":"2.0","id":57,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":20}}"#)
+        .s(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":57,"reason":"timeout"}}"#)
+        .s(&text_result(json!(4), "gave up"));
+    let tape = t.end();
+    let mut p = sb.play(&[tape.to_str().unwrap()]);
+    start(&mut p);
+    p.send(&call(json!(70), "ask-llm", json!({})));
+    let req = p.recv();
+    assert_eq!(req["method"], json!("sampling/createMessage"), "{req}");
+    let (res, before) = p.until_response(&json!(70));
+    assert_eq!(answer_text(&res), "gave up");
+    assert_eq!(
+        before.len(),
+        1,
+        "the cancel comes before the result: {before:?}"
+    );
+    assert_eq!(before[0]["method"], json!("notifications/cancelled"));
+    assert_eq!(before[0].pointer("/params/requestId"), Some(&req["id"]));
+    let out = p.finish();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+}
+
 #[test]
 fn an_unsolicited_roots_request_is_sent_after_its_place_with_a_fresh_id() {
     let sb = Sandbox::new();

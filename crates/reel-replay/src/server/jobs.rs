@@ -291,7 +291,14 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 }
             }
             ItemKind::Notification { progress: false } => {
-                if let Some(text) = self.with_raw(item.at, str::to_owned) {
+                if let Some(mut text) = self.with_raw(item.at, str::to_owned) {
+                    // The server cancelling its own request names it by the id the
+                    // client saw, not the recorded one.
+                    if !self.server_ids.is_empty() {
+                        if let Some(t) = splice::with_fresh_request_id(&text, &self.server_ids) {
+                            text = t;
+                        }
+                    }
                     self.send(dest, &text, "tape", false);
                 }
             }
@@ -318,11 +325,13 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 } else {
                     (RpcId::Number(n.to_string()), n.to_string())
                 };
-                let Some(Some(text)) =
-                    self.with_raw(item.at, |raw| splice::with_id(raw, &fresh_raw))
-                else {
+                let Some(Some((text, recorded_id))) = self.with_raw(item.at, |raw| {
+                    let recorded_id = splice::Members::parse(raw)?.get("id")?.trim().to_owned();
+                    Some((splice::with_id(raw, &fresh_raw)?, recorded_id))
+                }) else {
                     return;
                 };
+                self.server_ids.insert(recorded_id, fresh_raw);
                 if let (Some(j), Some(r)) = (job, self.tape.exchange(exchange).response) {
                     if let Some(job) = self.jobs.get_mut(&j) {
                         job.awaiting.push((fresh.clone(), r.seq));

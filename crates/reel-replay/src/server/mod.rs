@@ -399,6 +399,10 @@ struct Server<C: ClientOut, D: Write> {
     by_live_id: HashMap<RpcId, u64>,
     parked: VecDeque<Incoming>,
     server_reqs: HashMap<RpcId, ServerRequest>,
+    /// The recorded id (JSON text) of each server→client request sent, and the fresh
+    /// id it went out with: a recorded server-side `notifications/cancelled` names the
+    /// recorded one.
+    server_ids: HashMap<String, String>,
     next_server_id: u64,
     hw: Option<u64>,
     timers: BinaryHeap<Reverse<(Instant, u64)>>,
@@ -441,6 +445,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             by_live_id: HashMap::new(),
             parked: VecDeque::new(),
             server_reqs: HashMap::new(),
+            server_ids: HashMap::new(),
             next_server_id: 0,
             hw: None,
             timers: BinaryHeap::new(),

@@ -58,6 +58,9 @@ struct TapeIndex {
     open_client: Vec<u32>,
     /// Server notifications waiting for the result they precede (see [`Deferred`]).
     deferred: Vec<Deferred>,
+    /// The client exchange each server→client request was sent within, so a server
+    /// message about that request (the server cancelling it) goes with that call.
+    parent_of: HashMap<u32, u32>,
 }
 
 /// A server notification that came over stdio while several client calls were open.
@@ -505,9 +508,15 @@ impl Indexer {
     /// that carried a server message when the recording says.
     fn attachment(&mut self, tape: u32, dir: Dir, pushed: &Pushed, via: Via) -> Option<usize> {
         let tp = self.tape(tape);
-        let chosen = pushed
-            .attached_to
-            .filter(|&p| tp.builder.exchanges()[p].request_dir == Dir::In);
+        let chosen = pushed.attached_to.and_then(|p| {
+            if tp.builder.exchanges()[p].request_dir == Dir::In {
+                Some(p)
+            } else if dir == Dir::Out {
+                tp.parent_of.get(&(p as u32)).map(|&c| c as usize)
+            } else {
+                None
+            }
+        });
         if dir != Dir::Out || via.req == 0 {
             return chosen;
         }
@@ -550,6 +559,9 @@ impl Indexer {
             Dir::Out => parent.map(|p| p as u32),
             _ => None,
         };
+        if let Some(p) = parent {
+            self.tape(tape).parent_of.insert(ex as u32, p);
+        }
         self.push(
             tape,
             Update::Opened(Opened {
