@@ -29,6 +29,8 @@ pub enum LiveOutput {
 pub struct Live {
     child: Option<Child>,
     stdin: Option<ChildStdin>,
+    /// When its grace ends: [`STOP_GRACE`] after its stdin was first closed.
+    stop_by: Option<Instant>,
 }
 
 impl Live {
@@ -90,6 +92,7 @@ impl Live {
         Ok(Live {
             child: Some(child),
             stdin,
+            stop_by: None,
         })
     }
 
@@ -105,9 +108,19 @@ impl Live {
         stdin.flush()
     }
 
-    /// Closes its stdin (the stdio way to say "we are done").
+    /// Closes its stdin (the stdio way to say "we are done"); its grace starts.
     pub fn close_input(&mut self) {
         self.stdin = None;
+        self.stop_by
+            .get_or_insert_with(|| Instant::now() + STOP_GRACE);
+    }
+
+    /// When it is stopped if it has not exited: [`STOP_GRACE`] after its input was
+    /// closed (`None` while it is open). A caller waiting for its output ends should
+    /// wait no longer: a server that ignores the end of its input, or a child of it
+    /// that keeps its stdout open, would keep it waiting for ever.
+    pub fn stop_deadline(&self) -> Option<Instant> {
+        self.stop_by
     }
 
     /// Waits for it to exit (killing it after [`STOP_GRACE`]); its exit status as the
@@ -115,7 +128,7 @@ impl Live {
     pub fn finish(mut self) -> Option<i64> {
         self.close_input();
         let mut child = self.child.take()?;
-        let deadline = Instant::now() + STOP_GRACE;
+        let deadline = self.stop_by.unwrap_or_else(|| Instant::now() + STOP_GRACE);
         let status = loop {
             match child.try_wait() {
                 Ok(Some(s)) => break s,

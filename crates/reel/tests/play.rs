@@ -1378,10 +1378,13 @@ fn subset_live_server_that_ends_leaves_no_call_unanswered() {
          sys.stdin.readline()\n",
     )
     .unwrap();
+    let rec = sb.path("replays");
     let mut p = sb.play(&[
         tape.to_str().unwrap(),
         "--subset",
         "taped-tool",
+        "--record",
+        rec.to_str().unwrap(),
         "--",
         peers.python.to_str().unwrap(),
         server.to_str().unwrap(),
@@ -1401,6 +1404,47 @@ fn subset_live_server_that_ends_leaves_no_call_unanswered() {
     let out = p.finish();
     assert_eq!(out.code, Some(3), "{}", out.stderr);
     assert!(out.stderr.contains("which has ended"), "{}", out.stderr);
+}
+
+/// A live server that ignores the end of its input is stopped after its grace, so the
+/// replay ends (it waited for the server's output to end, for ever).
+#[test]
+fn subset_live_server_that_ignores_its_closed_input_is_stopped() {
+    let peers = Peers::get();
+    let sb = Sandbox::new();
+    let mut t = sb.tape("t.jsonl");
+    handshake(&mut t);
+    let tape = t.end();
+    let server = sb.path("stubborn.py");
+    std::fs::write(
+        &server,
+        "import sys, json, time\n\
+         m = json.loads(sys.stdin.readline())\n\
+         print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': {}}), flush=True)\n\
+         sys.stdin.read()\n\
+         time.sleep(3600)\n",
+    )
+    .unwrap();
+    let rec = sb.path("replays");
+    let mut p = sb.play(&[
+        tape.to_str().unwrap(),
+        "--subset",
+        "taped-tool",
+        "--record",
+        rec.to_str().unwrap(),
+        "--",
+        peers.python.to_str().unwrap(),
+        server.to_str().unwrap(),
+    ]);
+    p.send(LIVE_INITIALIZE);
+    p.until_response(&json!("init"));
+    let out = p.finish();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("did not exit within 3 s"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -467,10 +467,15 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     fn run(&mut self, feed: &mut Feed) -> Result<(), PlayError> {
         let mut events = Vec::new();
         loop {
+            let live_stop = self.live_stop_deadline();
             let timeout = self
                 .timers
                 .peek()
-                .map(|Reverse((due, _))| due.saturating_duration_since(Instant::now()));
+                .map(|Reverse((due, _))| *due)
+                .into_iter()
+                .chain(live_stop)
+                .min()
+                .map(|due| due.saturating_duration_since(Instant::now()));
             let input_only = self.tape.complete() && self.live.is_none() && timeout.is_none();
             if !feed.wait(timeout, input_only, &mut events) {
                 break;
@@ -514,8 +519,21 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         }
     }
 
+    /// While the live server is stopping (its input closed, its output still open):
+    /// when to stop waiting for it.
+    fn live_stop_deadline(&self) -> Option<Instant> {
+        match &self.live {
+            Some(l) if !self.live_done => l.stop_deadline(),
+            _ => None,
+        }
+    }
+
     fn done(&self) -> bool {
-        let live_done = self.live.is_none() || self.live_done;
+        let live_done = self.live.is_none()
+            || self.live_done
+            || self
+                .live_stop_deadline()
+                .is_some_and(|d| d <= Instant::now());
         (self.input_closed || self.client_gone) && self.tape.complete() && live_done
     }
 
@@ -752,6 +770,12 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             });
         }
         self.summary.unsent_unsolicited = self.tape.unsent_unsolicited() as u64;
+        if self.live.is_some() && !self.live_done {
+            self.say(&format!(
+                "reel play: the live server did not exit within {} s of its input closing; stopping it",
+                crate::live::STOP_GRACE.as_secs()
+            ));
+        }
         self.summary.live_exit = self.live.take().and_then(Live::finish);
         self.recorder = None;
         (self.summary, self.diag)
