@@ -816,6 +816,34 @@ fn a_servers_cancel_of_its_request_names_the_fresh_id_and_keeps_its_place() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
 }
 
+/// A client that never answers a sampling request the recorded client answered drifts
+/// as much as one that answers otherwise: reported, exit 4 (the result still comes
+/// when its input closes).
+#[test]
+fn a_sampling_request_never_answered_is_client_drift() {
+    let sb = Sandbox::new();
+    let tape = sampling_tape(&sb);
+    let mut p = sb.play(&[tape.to_str().unwrap()]);
+    start(&mut p);
+    p.send(&call(json!(70), "ask-llm", json!({"prompt":"hi"})));
+    let req = p.recv();
+    assert_eq!(req["method"], json!("sampling/createMessage"), "{req}");
+    let out = p.finish();
+    assert!(
+        out.rest.iter().any(|v| v["id"] == json!(70)),
+        "{:?}",
+        out.rest
+    );
+    assert_eq!(out.code, Some(4), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("the client never answered sampling/createMessage"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("1 client drift"), "{}", out.stderr);
+}
+
 #[test]
 fn an_unsolicited_roots_request_is_sent_after_its_place_with_a_fresh_id() {
     let sb = Sandbox::new();

@@ -246,6 +246,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                     if let Some(job) = self.jobs.remove(&id) {
                         self.client.close(Route::Reply(job.route));
                     }
+                    self.excuse_server_requests(id);
                     self.summary.cancelled += 1;
                     return;
                 }
@@ -298,6 +299,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 }
                 self.summary.cancelled += 1;
             }
+            self.excuse_server_requests(id);
         }
         self.cancel_parked(|p| p.route == route);
     }

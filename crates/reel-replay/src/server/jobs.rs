@@ -33,6 +33,8 @@ pub(super) struct Job {
 pub(super) struct ServerRequest {
     pub(super) ex: u32,
     pub(super) job: Option<u64>,
+    /// The client cancelled the call it was sent within: no answer is expected.
+    pub(super) excused: bool,
 }
 
 pub(super) enum Next {
@@ -232,6 +234,40 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         }
     }
 
+    /// Job `id` was cancelled: the server requests sent within it may go unanswered.
+    pub(super) fn excuse_server_requests(&mut self, id: u64) {
+        for sr in self.server_reqs.values_mut() {
+            if sr.job == Some(id) {
+                sr.excused = true;
+            }
+        }
+    }
+
+    /// At the end: a server request the recorded client answered and the live one
+    /// never did is client drift (as a different answer is).
+    pub(super) fn unanswered_server_requests(&mut self) {
+        let mut left: Vec<(RpcId, u32)> = self
+            .server_reqs
+            .drain()
+            .filter(|(_, sr)| !sr.excused)
+            .map(|(id, sr)| (id, sr.ex))
+            .collect();
+        left.sort();
+        for (id, ex) in left {
+            let e = self.tape.exchange(ex);
+            if e.response.is_none() {
+                continue;
+            }
+            let method = self.tape.method_name(e.method).to_owned();
+            let place = self.files.location(e.request.at);
+            self.summary.client_drift += 1;
+            self.say(&format!(
+                "reel play: client drift: the client never answered {method} (id {}, recorded at {place}), which the recorded client answered; replay goes on",
+                id.to_json()
+            ));
+        }
+    }
+
     pub(super) fn set_state(&mut self, id: u64, state: JobState) {
         if let Some(j) = self.jobs.get_mut(&id) {
             j.state = state;
@@ -337,8 +373,14 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                         job.awaiting.push((fresh.clone(), r.seq));
                     }
                 }
-                self.server_reqs
-                    .insert(fresh, ServerRequest { ex: exchange, job });
+                self.server_reqs.insert(
+                    fresh,
+                    ServerRequest {
+                        ex: exchange,
+                        job,
+                        excused: false,
+                    },
+                );
                 self.send(dest, &text, "tape", false);
             }
         }

@@ -751,6 +751,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             let reason = self.miss_reason(&inc);
             self.miss(inc, reason);
         }
+        self.unanswered_server_requests();
         let _ = self.client.flush();
         let unused: Vec<u32> = self.tape.unused().collect();
         self.summary.unused_total = unused.len() as u64;

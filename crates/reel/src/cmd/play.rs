@@ -138,7 +138,8 @@ Exit codes:
   0    every request answered, no client drift
   3    requests the tape could not answer (misses); wins over 4
   4    the client answered a server->client request (or an input_required round)
-       differently than recorded (not with --lenient)
+       differently than recorded, or never answered one the recorded client
+       answered (not with --lenient)
   64   usage error (also: --listen cannot be bound, or --session N names a session
        the trace does not hold)
   66   the trace cannot be read, or no run has that name
