@@ -652,9 +652,12 @@ impl Indexer {
         };
         let tp = self.tape(tape);
         let last_in = tp.last_in;
-        let progress = matches!(item.kind, ItemKind::Notification { progress: true });
+        // Progress names its call by token, and a server's cancel names its own request
+        // (which belongs to the call it was sent within): neither waits.
+        let names_its_call = matches!(item.kind, ItemKind::Notification { progress: true })
+            || method == methods::CANCELLED;
         if let Some(ex) = attached_to {
-            if via.req == 0 && !progress && tp.open_client.len() > 1 {
+            if via.req == 0 && !names_its_call && tp.open_client.len() > 1 {
                 tp.deferred.push(Deferred {
                     candidates: tp.open_client.clone(),
                     fallback: ex as u32,
