@@ -104,25 +104,36 @@ fn widen_pipe(fd: RawFd) {
 /// A running child that signals may be sent to until it is reaped.
 pub(crate) struct ChildHandle {
     pid: libc::pid_t,
+    /// The child leads its own process group ([`spawn`]'s `own_group`).
+    leads_group: bool,
     reaped: Mutex<bool>,
 }
 
 impl ChildHandle {
-    pub fn new(child: &Child) -> Self {
+    pub fn new(child: &Child, leads_group: bool) -> Self {
         ChildHandle {
             pid: child.id() as libc::pid_t,
+            leads_group,
             reaped: Mutex::new(false),
         }
     }
 
-    /// Sends `signal` unless the child was already reaped.
+    /// Sends `signal` unless the child was already reaped: to its whole process group
+    /// when it leads one, as a terminal or a client's `killpg` would have (a launcher
+    /// such as `npx` and the server it started both get it).
     pub fn signal(&self, signal: i32) {
         let reaped = self.reaped.lock().unwrap_or_else(|p| p.into_inner());
         if !*reaped {
+            let target = if self.leads_group {
+                -self.pid
+            } else {
+                self.pid
+            };
             // SAFETY: kill has no memory effects; the pid is our unreaped child (see the
-            // module invariant), so it cannot name another process.
+            // module invariant), so neither it nor the group it leads can name another
+            // process or group: a pid is not reused while it is a group's id.
             unsafe {
-                libc::kill(self.pid, signal);
+                libc::kill(target, signal);
             }
         }
     }

@@ -276,7 +276,7 @@ impl StdioRecorder {
                 });
             }
         };
-        let handle = Arc::new(ChildHandle::new(&child));
+        let handle = Arc::new(ChildHandle::new(&child, self.config.forward_signals));
         let setup = |what: &'static str| move |source| RecordError::Setup { what, source };
         let forwarding = match forwarder {
             Some(f) => Some(

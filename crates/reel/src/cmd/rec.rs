@@ -67,8 +67,8 @@ clients get 502 and the trace records it until it is up); 66 an unreadable --ups
 Exit status (stdio):
   N       the server's exit status
   128+N   the server was killed by signal N (SIGINT, SIGTERM and SIGHUP sent to reel are
-          forwarded to the server, which runs in a process group of its own: a Ctrl-C
-          at a terminal reaches it once, through reel)
+          forwarded to the server's process group, which is its own: a Ctrl-C at a
+          terminal reaches the server and what it started once, through reel)
   127     the server could not be started (the trace is complete, with exitCode 127)
   73      the trace directory or file cannot be created (the server is not started)
   64      usage error (bad flags, a --redact pattern that does not compile, a bad rule file)

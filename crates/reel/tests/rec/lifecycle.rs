@@ -138,6 +138,40 @@ fn a_terminal_ctrl_c_reaches_the_server_once_through_reel() {
 }
 
 #[test]
+fn a_forwarded_signal_reaches_the_processes_the_server_started() {
+    // A launcher (`npx`, `uvx`, a shell script) runs the real server as its child. A
+    // SIGTERM to reel goes to the server's whole process group, as a terminal's or a
+    // client's group signal would have, so the child gets it too.
+    let s = Session::new();
+    let child =
+        "trap 'echo child-got-TERM >&2; exit 0' TERM; echo ready; while :; do sleep 0.05; done";
+    let script = format!("sh -c \"{child}\" & wait");
+    let r = start(s.command(&[], &["sh", "-c", &script]));
+    let pid = r.child.id().to_string();
+    let trace_dir = s.dir();
+    let ready = eventually(Duration::from_secs(30), || {
+        std::fs::read_dir(&trace_dir)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| std::fs::read_to_string(e.path()).ok())
+            .is_some_and(|t| t.contains("\"text\":\"ready\""))
+    });
+    assert!(ready, "the server never said ready");
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    let out = r.wait();
+    assert!(
+        s.trace()
+            .events("reel.stderr")
+            .iter()
+            .any(|e| matches!(e, Entry::Event { text: Some(t), .. } if t == "child-got-TERM")),
+        "the server's child was not signalled: {}",
+        out.stderr_text()
+    );
+}
+
+#[test]
 fn a_server_that_ignores_sigterm_and_eof_dies_with_a_killed_reel() {
     use std::os::unix::process::CommandExt;
     // A client that gives up on reel kills its process group (the Python SDK does:
