@@ -36,6 +36,7 @@
 
 use std::io::{self, Write};
 
+use reel_trace::display::one_line;
 use serde_json::{Map, Value, json};
 
 use crate::drift::{Change, Class, Drift, Place};
@@ -138,7 +139,7 @@ pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> 
         let width = r
             .drifts
             .iter()
-            .map(|d| line(&d.subject).chars().count())
+            .map(|d| one_line(&d.subject).chars().count())
             .max()
             .unwrap_or(0)
             .min(48);
@@ -151,10 +152,10 @@ pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> 
                 w,
                 "  {class}  {:<22} {:<width$}  A:{:<6} B:{:<6} {}",
                 d.kind.name(),
-                line(&d.subject),
+                one_line(&d.subject),
                 short(&d.a),
                 short(&d.b),
-                line(&d.summary)
+                one_line(&d.summary)
             )?;
         }
         if r.omitted_drifts > 0 {
@@ -179,28 +180,13 @@ pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> 
                 w,
                 "  {:<14} {}{times}: {}",
                 n.kind,
-                line(&n.subject),
-                line(&n.summary)
+                one_line(&n.subject),
+                one_line(&n.summary)
             )?;
         }
     }
     writeln!(w)?;
     writeln!(w, "{}", verdict_line(r, &paint))
-}
-
-/// A subject or summary for one text line: it holds trace content (tool and method
-/// names), whose line breaks would otherwise start lines of their own in the report.
-fn line(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    std::borrow::Cow::Owned(
-        text.chars()
-            .flat_map(char::escape_debug)
-            .collect::<String>()
-            .replace("\\\"", "\"")
-            .replace("\\'", "'"),
-    )
 }
 
 fn verdict_line(r: &Report, paint: &Paint) -> String {
@@ -239,7 +225,7 @@ fn full_drift(
         "{} — {}: {}  ({})",
         paint.p("1", title),
         paint.class(d.class),
-        paint.p("1", &line(&d.subject)),
+        paint.p("1", &one_line(&d.subject)),
         d.kind.name()
     )?;
     if let Some(a) = &d.a {
@@ -248,7 +234,7 @@ fn full_drift(
     if let Some(b) = &d.b {
         writeln!(w, "  B  {}", at(b))?;
     }
-    writeln!(w, "  {}", line(&d.summary))?;
+    writeln!(w, "  {}", one_line(&d.summary))?;
     if !d.context.is_empty() {
         let side = if d.a.is_some() { "A" } else { "B" };
         writeln!(w, "  before it in {side}:")?;
@@ -257,7 +243,7 @@ fn full_drift(
                 w,
                 "    {:<8} {}",
                 format!(":{}", c.place.line),
-                line(&c.subject)
+                one_line(&c.subject)
             )?;
         }
     }

@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+pub mod display;
 pub mod hash;
 pub mod jsonrpc;
 pub mod line;

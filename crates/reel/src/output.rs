@@ -142,25 +142,8 @@ pub fn terminal_safe(text: &str, keep_sgr: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// `text` for one cell or one line of a report: every control character escaped,
-/// line breaks and tabs included, so trace content can neither drive the terminal nor
-/// start a line of its own (a label `x\nok: 0 errors` would forge a report line).
-pub fn one_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
+/// `text` for one cell or one line of a report (see [`reel_trace::display`]).
+pub use reel_trace::display::one_line;
 
 /// The length of the SGR sequence (`ESC [` digits and `;`, then `m`) `s` starts with.
 fn sgr_len(s: &str) -> Option<usize> {
@@ -175,15 +158,6 @@ fn sgr_len(s: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::terminal_safe;
-
-    #[test]
-    fn one_line_escapes_line_breaks_too() {
-        assert_eq!(super::one_line("plain"), "plain");
-        assert_eq!(
-            super::one_line("a\nb\tc\r\x1b]0;t\x07"),
-            r"a\nb\tc\r\u{1b}]0;t\u{7}"
-        );
-    }
 
     #[test]
     fn controls_are_escaped_and_only_sgr_passes_with_colour() {

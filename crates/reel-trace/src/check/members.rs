@@ -160,17 +160,9 @@ pub(super) fn describe_text(text: &str) -> String {
 /// Control characters are escaped (`\n`, `\u{1b}`): a quoted value is trace content,
 /// and a newline in it would forge report lines, an ESC would drive the terminal.
 pub(super) fn snippet(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(SNIPPET * 4));
-    for (i, c) in s.chars().enumerate() {
-        if i == SNIPPET {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
+    let mut cut: String = s.chars().take(SNIPPET).collect();
+    if s.chars().nth(SNIPPET).is_some() {
+        cut.push('…');
     }
-    out
+    crate::display::one_line(&cut).into_owned()
 }

@@ -279,7 +279,7 @@ fn render_errors(s: &mut String, r: &Stats, out: &Output) {
             Cell::left(e.t.as_deref().unwrap_or("?")),
             Cell::left(source),
             Cell::left(&e.name),
-            Cell::left(one_line(&e.message, 120)),
+            Cell::left(first_line(&e.message, 120)),
         ]);
     }
     t.write(s, out);
@@ -453,7 +453,7 @@ fn duration(ms: f64) -> String {
 }
 
 /// The first line of `text`, cut to `max` characters.
-fn one_line(text: &str, max: usize) -> String {
+fn first_line(text: &str, max: usize) -> String {
     let first = text.lines().next().unwrap_or("");
     let mut out: String = first.chars().take(max).collect();
     if first.chars().count() > max || text.lines().nth(1).is_some() {
@@ -477,6 +477,6 @@ mod tests {
         assert_eq!(usd(0.48766), "$0.4877");
         assert_eq!(usd(12.5), "$12.50");
         assert_eq!(percent(0.3), "30.0%");
-        assert_eq!(one_line("a\nb", 10), "a…");
+        assert_eq!(first_line("a\nb", 10), "a…");
     }
 }
