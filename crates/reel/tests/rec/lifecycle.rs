@@ -70,17 +70,8 @@ fn sigint_sigterm_and_sighup_to_reel_are_forwarded_to_the_server() {
         );
         let r = start(s.command(&[], &["sh", "-c", &script]));
         let pid = r.child.id().to_string();
-        let trace_dir = s.dir();
-        // The trace shows `ready` once the server runs with its trap set.
-        let ready = eventually(Duration::from_secs(30), || {
-            std::fs::read_dir(&trace_dir)
-                .ok()
-                .and_then(|mut d| d.next())
-                .and_then(|e| e.ok())
-                .and_then(|e| std::fs::read_to_string(e.path()).ok())
-                .is_some_and(|t| t.contains("\"text\":\"ready\""))
-        });
-        assert!(ready, "the server never said ready");
+        // The trace shows `ready` once the server runs.
+        s.wait_until_written("\"text\":\"ready\"");
         let killed = Command::new("kill")
             .args([&format!("-{sig}"), &pid])
             .status()
@@ -113,16 +104,8 @@ fn a_terminal_ctrl_c_reaches_the_server_once_through_reel() {
     cmd.process_group(0);
     let r = start(cmd);
     let reel_pid = r.child.id();
-    let trace_dir = s.dir();
-    let ready = eventually(Duration::from_secs(30), || {
-        std::fs::read_dir(&trace_dir)
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .and_then(|e| std::fs::read_to_string(e.path()).ok())
-            .is_some_and(|t| t.contains("\"text\":\"ready\""))
-    });
-    assert!(ready, "the server never said ready");
+    // The trace shows `ready` once the server runs.
+    s.wait_until_written("\"text\":\"ready\"");
     let killed = Command::new("kill")
         .args(["-INT", "--", &format!("-{reel_pid}")])
         .status()
@@ -148,16 +131,8 @@ fn a_forwarded_signal_reaches_the_processes_the_server_started() {
     let script = format!("sh -c \"{child}\" & wait");
     let r = start(s.command(&[], &["sh", "-c", &script]));
     let pid = r.child.id().to_string();
-    let trace_dir = s.dir();
-    let ready = eventually(Duration::from_secs(30), || {
-        std::fs::read_dir(&trace_dir)
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .and_then(|e| std::fs::read_to_string(e.path()).ok())
-            .is_some_and(|t| t.contains("\"text\":\"ready\""))
-    });
-    assert!(ready, "the server never said ready");
+    // The trace shows `ready` once the server runs.
+    s.wait_until_written("\"text\":\"ready\"");
     let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(killed.success());
     let out = r.wait();
@@ -186,16 +161,10 @@ fn a_server_that_ignores_sigterm_and_eof_dies_with_a_killed_reel() {
     cmd.process_group(0);
     let r = start(cmd);
     let reel_pid = r.child.id();
-    let trace_dir = s.dir();
     let mut server_pid = None;
     let said = eventually(Duration::from_secs(30), || {
-        let text = std::fs::read_dir(&trace_dir)
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .and_then(|e| std::fs::read_to_string(e.path()).ok())
-            .unwrap_or_default();
-        server_pid = text
+        server_pid = s
+            .written_so_far()
             .split("\"text\":\"pid ")
             .nth(1)
             .and_then(|rest| rest.split('"').next())

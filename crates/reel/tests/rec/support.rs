@@ -52,6 +52,27 @@ impl Session {
         c
     }
 
+    /// What the run has written to its trace so far (empty until the file exists).
+    pub fn written_so_far(&self) -> String {
+        std::fs::read_dir(self.dir())
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| std::fs::read_to_string(e.path()).ok())
+            .unwrap_or_default()
+    }
+
+    /// Waits until the trace being written holds `needle` (a running server's line
+    /// reached reel), failing after 30 s.
+    pub fn wait_until_written(&self, needle: &str) {
+        assert!(
+            eventually(Duration::from_secs(30), || self
+                .written_so_far()
+                .contains(needle)),
+            "{needle:?} never reached the trace"
+        );
+    }
+
     /// The one trace the run wrote.
     pub fn trace_path(&self) -> PathBuf {
         let mut files: Vec<PathBuf> = std::fs::read_dir(self.dir())
