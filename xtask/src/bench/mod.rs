@@ -12,6 +12,7 @@
 //! figures mean nothing and go to `target/bench/quick/`.
 
 pub mod diff;
+mod http_load;
 pub mod play;
 pub mod play_http;
 pub mod reader;
