@@ -8,6 +8,8 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long a server may take to come up, and a raw read to get what it waits for.
@@ -52,6 +54,59 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// A started `reel play --listen` or `reel rec --url`: the URL of its one
+/// `reel: listening on URL` line, and its stderr as collected so far.
+pub struct Listening {
+    pub child: Child,
+    pub url: String,
+    pub stderr: Arc<Mutex<String>>,
+    /// Collects stderr until reel closes it.
+    pub reader: JoinHandle<()>,
+}
+
+/// Starts `cmd` with stderr piped and waits for its listening line, failing with what
+/// it said after [`NET_LIMIT`].
+pub fn spawn_listening(mut cmd: Command) -> Listening {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("start reel");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let text = Arc::new(Mutex::new(String::new()));
+    let (tx, rx) = mpsc::channel();
+    let reader = {
+        let text = Arc::clone(&text);
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.strip_prefix("reel: listening on ") {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(url.to_owned());
+                    }
+                }
+                let mut t = text.lock().unwrap();
+                t.push_str(&line);
+                t.push('\n');
+            }
+        })
+    };
+    let url = rx.recv_timeout(NET_LIMIT).unwrap_or_else(|_| {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!(
+            "reel printed no listening line; stderr: {}",
+            text.lock().unwrap()
+        )
+    });
+    Listening {
+        child,
+        url,
+        stderr: text,
+        reader,
     }
 }
 

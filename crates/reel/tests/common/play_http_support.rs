@@ -8,11 +8,10 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -216,57 +215,22 @@ impl Player {
 
     /// Starts `cmd` (a `reel play --listen` or `reel rec --url`) and waits for its
     /// listening line.
-    pub fn spawn(mut cmd: Command) -> Player {
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("start reel");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let text = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = mpsc::channel();
-        let reader = {
-            let text = Arc::clone(&text);
-            std::thread::spawn(move || {
-                let mut tx = Some(tx);
-                for line in BufReader::new(stderr).lines() {
-                    let Ok(line) = line else { break };
-                    if let Some(url) = line.strip_prefix("reel: listening on ") {
-                        if let Some(tx) = tx.take() {
-                            let _ = tx.send(url.to_owned());
-                        }
-                    }
-                    let mut t = text.lock().unwrap();
-                    t.push_str(&line);
-                    t.push('\n');
-                }
-            })
-        };
-        let mut p = Player {
-            child: Some(child),
-            url: String::new(),
-            addr: String::new(),
-            path: String::new(),
-            stderr: text,
-            reader: Some(reader),
-        };
-        match rx.recv_timeout(LIMIT) {
-            Ok(url) => {
-                let rest = url.strip_prefix("http://").expect("an http:// URL");
-                let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-                p.addr = addr.to_owned();
-                p.path = if path.is_empty() {
-                    "/".into()
-                } else {
-                    path.into()
-                };
-                p.url = url;
-            }
-            Err(_) => panic!(
-                "reel printed no listening line; stderr: {}",
-                p.stderr_text()
-            ),
+    pub fn spawn(cmd: Command) -> Player {
+        let l = crate::net::spawn_listening(cmd);
+        let rest = l.url.strip_prefix("http://").expect("an http:// URL");
+        let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        Player {
+            addr: addr.to_owned(),
+            path: if path.is_empty() {
+                "/".into()
+            } else {
+                path.into()
+            },
+            url: l.url.clone(),
+            child: Some(l.child),
+            stderr: l.stderr,
+            reader: Some(l.reader),
         }
-        p
     }
 
     pub fn stderr_text(&self) -> String {

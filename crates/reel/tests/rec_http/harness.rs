@@ -6,16 +6,14 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::process::{Child, Command};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::support::{Finished, RUN_LIMIT, Session, reel, wait_limited};
 
-/// How long a proxy may take to come up.
-pub const START_LIMIT: Duration = Duration::from_secs(30);
 /// How long a raw read waits for what it expects.
 pub const READ_LIMIT: Duration = Duration::from_secs(20);
 
@@ -43,53 +41,20 @@ impl Proxy {
             .arg("--url")
             .arg(upstream)
             .args(flags)
-            .current_dir(s.tmp.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("start reel rec --url");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let text = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = mpsc::channel();
-        let reader = {
-            let text = Arc::clone(&text);
-            std::thread::spawn(move || {
-                let mut tx = Some(tx);
-                for line in BufReader::new(stderr).lines() {
-                    let Ok(line) = line else { break };
-                    if let Some(url) = line.strip_prefix("reel: listening on ") {
-                        if let Some(tx) = tx.take() {
-                            let _ = tx.send(url.to_owned());
-                        }
-                    }
-                    let mut t = text.lock().unwrap();
-                    t.push_str(&line);
-                    t.push('\n');
-                }
-            })
-        };
-        let mut proxy = Proxy {
-            child: Some(child),
-            url: String::new(),
-            addr: String::new(),
-            stderr: text,
-            reader: Some(reader),
-        };
-        match rx.recv_timeout(START_LIMIT) {
-            Ok(url) => {
-                proxy.addr = url
-                    .strip_prefix("http://")
-                    .and_then(|r| r.split('/').next())
-                    .expect("an http:// URL")
-                    .to_owned();
-                proxy.url = url;
-            }
-            Err(_) => panic!(
-                "reel printed no listening line; stderr: {}",
-                proxy.stderr_text()
-            ),
+            .current_dir(s.tmp.path());
+        let l = crate::net::spawn_listening(cmd);
+        Proxy {
+            addr: l
+                .url
+                .strip_prefix("http://")
+                .and_then(|r| r.split('/').next())
+                .expect("an http:// URL")
+                .to_owned(),
+            url: l.url.clone(),
+            child: Some(l.child),
+            stderr: l.stderr,
+            reader: Some(l.reader),
         }
-        proxy
     }
 
     pub fn stderr_text(&self) -> String {
