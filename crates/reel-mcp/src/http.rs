@@ -14,6 +14,15 @@
 
 use std::net::Ipv4Addr;
 
+/// Worker threads of one of reel's HTTP listeners: `configured`, or for 0 as many as
+/// the machine has cores, at most 4 (the proxy and the tape server use the same rule).
+pub fn worker_threads(configured: usize) -> usize {
+    match configured {
+        0 => std::thread::available_parallelism().map_or(2, |n| n.get().min(4)),
+        n => n,
+    }
+}
+
 /// Header names, lower case (HTTP header names are case-insensitive).
 pub mod headers {
     /// The MCP session (Streamable HTTP, 2025-03-26 … 2025-11-25).

@@ -350,10 +350,7 @@ impl HttpRecorder {
         ));
         let writer_thread = start_writer(writer, self.config.redactor.clone(), &queue, &notices)
             .map_err(HttpError::Runtime)?;
-        let threads = match self.config.threads {
-            0 => std::thread::available_parallelism().map_or(2, |n| n.get().min(4)),
-            n => n,
-        };
+        let threads = reel_mcp::http::worker_threads(self.config.threads);
         let mut builder = if threads == 1 {
             tokio::runtime::Builder::new_current_thread()
         } else {

@@ -230,10 +230,7 @@ impl HttpPlay {
     /// [`StopHandle`]); then every session ends and the summary of all of them is
     /// printed on the diagnostics writer and returned.
     pub fn run(self) -> Result<Summary, PlayError> {
-        let threads = match self.listen.threads {
-            0 => std::thread::available_parallelism().map_or(2, |n| n.get().min(4)),
-            n => n,
-        };
+        let threads = reel_mcp::http::worker_threads(self.listen.threads);
         let mut builder = if threads == 1 {
             tokio::runtime::Builder::new_current_thread()
         } else {
