@@ -1,6 +1,7 @@
-//! `cargo xtask bench --quick reader` runs end to end: it builds reel, generates a small
-//! trace, measures every figure and writes the results document. The figures of a quick
-//! run mean nothing; that they exist, are positive and carry their targets is the test.
+//! `cargo xtask bench --quick reader rec rec-http play` runs end to end: it builds reel
+//! and the bench peers, measures every figure and writes the results document. The
+//! figures of a quick run mean nothing; that they exist, carry their targets, and that
+//! each ratio target stands next to the ceiling measured in the same run, is the test.
 
 use std::path::Path;
 use std::process::Command;
@@ -8,10 +9,10 @@ use std::process::Command;
 use serde_json::Value;
 
 #[test]
-fn the_reader_bench_runs_and_writes_its_results() {
+fn the_benches_run_and_write_their_results() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(["bench", "--quick", "reader"])
+        .args(["bench", "--quick", "reader", "rec", "rec-http", "play"])
         .current_dir(root)
         .output()
         .expect("xtask runs");
@@ -60,4 +61,63 @@ fn the_reader_bench_runs_and_writes_its_results() {
     );
     // The quick trace is 16 MiB of lines near 550 bytes, with a tools/list answer or two.
     assert!((1000.0..=8000.0).contains(&longest), "{longest}");
+
+    // Every ratio target of the proxies and the replay has its ceiling beside it.
+    let bench = |name: &str| {
+        let b = doc["benches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == name)
+            .unwrap_or_else(|| panic!("no bench {name}"));
+        assert_eq!(b["ok"], true, "{b}");
+        b["figures"].as_array().unwrap().clone()
+    };
+    for (name, targeted, target, ceiling) in [
+        (
+            "rec",
+            "throughput through reel ÷ direct, 1 KiB, W=16",
+            0.9,
+            "throughput through the bare relay ÷ direct, 1 KiB, W=16",
+        ),
+        (
+            "rec",
+            "throughput through reel ÷ direct, 1 MiB sequential",
+            0.9,
+            "throughput through the bare relay ÷ direct, 1 MiB sequential",
+        ),
+        (
+            "rec-http",
+            "rec --url throughput ÷ direct",
+            0.8,
+            "bare TCP relay throughput ÷ direct",
+        ),
+        (
+            "play",
+            "reel play / (a) Python",
+            3.0,
+            "(b) Rust / (a) Python: the most any server reaches vs (a)",
+        ),
+        (
+            "play",
+            "reel play / (b) Rust",
+            0.8,
+            "reel play, tape indexed before the calls / (b) Rust",
+        ),
+    ] {
+        let figures = bench(name);
+        let find = |n: &str| {
+            figures
+                .iter()
+                .find(|f| f["name"] == n)
+                .unwrap_or_else(|| panic!("{name}: no figure {n}"))
+                .clone()
+        };
+        let t = find(targeted);
+        assert_eq!(t["target"]["op"], ">=", "{t}");
+        assert_eq!(t["target"]["value"], target, "{t}");
+        for f in [&t, &find(ceiling)] {
+            assert!(f["value"].as_f64().is_some_and(|v| v > 0.0), "{f}");
+        }
+    }
 }
