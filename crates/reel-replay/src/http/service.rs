@@ -435,7 +435,9 @@ const DRAIN_MAX: u64 = 256 << 20;
 
 async fn read_body(req: Request<Incoming>) -> Result<Bytes, StatusCode> {
     let mut body = req.into_body();
-    let mut kept = Vec::new();
+    // The usual body is one frame, kept as it came; more are joined.
+    let mut first: Option<Bytes> = None;
+    let mut joined = Vec::new();
     let mut total: u64 = 0;
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else {
@@ -445,19 +447,24 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, StatusCode> {
             continue;
         };
         total += data.len() as u64;
-        if total <= MAX_LINE as u64 {
-            kept.extend_from_slice(&data);
-        } else {
-            kept = Vec::new();
+        if total > MAX_LINE as u64 {
+            (first, joined) = (None, Vec::new());
             if total > MAX_LINE as u64 + DRAIN_MAX {
                 break;
             }
+        } else if let Some(f) = first.take() {
+            joined.extend_from_slice(&f);
+            joined.extend_from_slice(&data);
+        } else if joined.is_empty() {
+            first = Some(data);
+        } else {
+            joined.extend_from_slice(&data);
         }
     }
     if total > MAX_LINE as u64 {
         return Err(StatusCode::PAYLOAD_TOO_LARGE);
     }
-    Ok(Bytes::from(kept))
+    Ok(first.unwrap_or_else(|| Bytes::from(joined)))
 }
 
 async fn get(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
