@@ -3,7 +3,8 @@
 //! - `peers` installs the independent MCP peers the interop tests drive (npm packages and
 //!   a Python venv, each pinned to one exact version) into `<workspace>/.peers/`, once.
 //! - `test` is the one command that proves the project works: lint, peers,
-//!   `cargo test --workspace`, then the named `shared-fixtures` suite. CI runs it.
+//!   `cargo test --workspace`, then the `shared-fixtures` suite when `../shared` exists. CI
+//!   runs it.
 //! - `bench` release-builds reel and measures it against the targets the issues set.
 //!
 //! xtask depends on no crate of the project, so it builds and reports even while one of
@@ -23,7 +24,7 @@ cargo xtask: reel's build, test and benchmark tooling
 USAGE:
   cargo xtask peers                       install the MCP peers the tests need into .peers/
   cargo xtask test [--no-lint] [ARGS…]    fmt + clippy, peers, cargo test --workspace ARGS,
-                                          then the shared-fixtures suite (needs ../shared)
+                                          then the shared-fixtures suite (when ../shared exists)
   cargo xtask bench [--quick] [NAME…]     release-build reel, run benches (all by default),
                                           print a table, write target/bench/results.json
 

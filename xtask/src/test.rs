@@ -3,8 +3,16 @@
 //!
 //! Steps, in order: `cargo fmt --check` and clippy (skipped with `--no-lint`), `peers`,
 //! `cargo test --workspace` with `REEL_PEERS` set, `reel check` and `reel stats` on the
-//! README's example trace, then the `shared-fixtures` suite run again by name, so the log
-//! shows plainly that the other tools' real files were read.
+//! README's example trace, then the `shared-fixtures` suite.
+//!
+//! The shared-fixtures suite is every test that reads the other tools' real files in
+//! the `shared/` directory beside the workspace. Those tests are `#[ignore]`d, with
+//! the one reason [`SHARED_REASON`] names, so a fresh clone with nothing beside it
+//! passes `cargo test` on its own; this command then runs them (`-- --ignored`) when
+//! `shared/` exists, and says plainly in its summary when it does not. No test may be
+//! ignored for any other reason: [`stray_ignores`] fails the run if one is, so an
+//! ignored test never hides a failure.
+//!
 //! Every step runs even when an earlier one failed (a lint slip should not hide a test
 //! failure); any failure makes the exit status non-zero. Test counts are read from the
 //! test harness's `test result:` lines as they stream by, and a run that executed no
@@ -21,8 +29,8 @@ use crate::process::{self, cargo, display};
 /// The trace the README's first command summarises.
 const README_EXAMPLE: &str = "examples/everything-demo.jsonl";
 
-/// The shared-fixtures suite: `crates/reel/tests/shared_fixtures.rs`.
-const SHARED_SUITE: &str = "shared_fixtures";
+/// What every `#[ignore]` reason in the tree says: the test reads `../shared/fixtures`.
+const SHARED_REASON: &str = "reads ../shared/fixtures";
 
 /// `cargo xtask test [--no-lint] [ARGS…]`.
 pub fn cmd(args: &[String]) -> anyhow::Result<()> {
@@ -50,15 +58,19 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
     let shared = root.parent().unwrap_or(&root).join("shared");
     let mut report = Report::default();
 
-    if !shared.is_dir() {
-        eprintln!(
-            "xtask: error: {} is missing. The shared-fixtures suite reads the other tools' real \
-             files from the shared/ directory beside the workspace (CI always lays it there).",
-            shared.display()
-        );
-        report.fail("shared dir", format!("{} is missing", shared.display()));
+    let have_shared = shared.is_dir();
+    match stray_ignores(&root) {
+        Ok(stray) if stray.is_empty() => {}
+        Ok(stray) => report.fail(
+            "ignored tests",
+            format!(
+                "only tests that read ../shared/fixtures may be #[ignore]d (with a reason \
+                 saying \"{SHARED_REASON}\"); these are not: {}",
+                stray.join(", ")
+            ),
+        ),
+        Err(e) => report.fail("ignored tests", format!("{e:#}")),
     }
-
     if lint {
         let mut fmt = cargo();
         fmt.current_dir(&root)
@@ -123,25 +135,35 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
         process::run(c).map(|()| format!("reel check + stats {README_EXAMPLE}"))
     });
 
-    let mut named = cargo();
-    named
-        .current_dir(&root)
-        .args(["test", "-p", "reel", "--test", SHARED_SUITE])
-        .args(&harness_args)
-        .env("REEL_PEERS", &peers_dir);
-    println!(
-        "xtask: running the named suite `shared-fixtures` (crates/reel/tests/{SHARED_SUITE}.rs): \
-         the other tools' real files in {}",
-        shared.display()
-    );
-    report.step("shared-fixtures", &named, |c| {
-        if !shared.is_dir() {
-            bail!("{} is missing", shared.display());
-        }
-        cargo_test(c, true, &mut None)
-    });
+    let mut shared_run = None;
+    if have_shared {
+        let mut named = cargo();
+        named
+            .current_dir(&root)
+            .args(["test", "--workspace", "--no-fail-fast", "--", "--ignored"])
+            .args(harness_args.iter().skip(1))
+            .env("REEL_PEERS", &peers_dir);
+        println!(
+            "xtask: running the shared-fixtures suite (the tests ignored above: they read the \
+             other tools' real files in {})",
+            shared.display()
+        );
+        report.step("shared-fixtures", &named, |c| {
+            cargo_test(c, true, &mut shared_run)
+        });
+    } else {
+        header("shared-fixtures");
+        let note = format!(
+            "not run: {} is missing (the other tools' real files; the repository's own tests \
+             do not need it)",
+            shared.display()
+        );
+        println!("xtask: shared-fixtures {note}");
+        report.ok("shared-fixtures", note);
+    }
 
-    report.finish(workspace_seen)
+    let tally = workspace_seen.map(|main| main.with_shared(shared_run, have_shared));
+    report.finish(tally)
 }
 
 /// Outcome of one step.
@@ -275,14 +297,38 @@ struct Tally {
     passed: u64,
     failed: u64,
     ignored: u64,
+    /// True when the shared-fixtures suite was not run because `shared/` is missing.
+    shared_missing: bool,
 }
 
 impl Tally {
     fn line(&self) -> String {
-        format!(
+        let mut line = format!(
             "{} passed, {} failed, {} skipped",
             self.passed, self.failed, self.ignored
-        )
+        );
+        if self.shared_missing {
+            line.push_str(" (the shared-fixtures suite: ../shared is missing)");
+        }
+        line
+    }
+
+    /// The whole run's counts: the workspace run (where the shared-fixtures tests count
+    /// as ignored) plus the shared-fixtures run of those same tests.
+    fn with_shared(self, shared: Option<Tally>, have_shared: bool) -> Tally {
+        let Some(shared) = shared else {
+            return Tally {
+                shared_missing: !have_shared,
+                ..self
+            };
+        };
+        let ran = shared.passed + shared.failed;
+        Tally {
+            passed: self.passed + shared.passed,
+            failed: self.failed + shared.failed,
+            ignored: self.ignored.saturating_sub(ran),
+            shared_missing: false,
+        }
     }
 
     /// Adds one `test result: ok. 3 passed; 0 failed; 1 ignored; …` line; other lines
@@ -395,6 +441,35 @@ fn takes_value(flag: &str) -> bool {
     )
 }
 
+/// Every `#[ignore]` in the workspace's Rust sources whose reason does not say
+/// [`SHARED_REASON`], as `file:line`.
+fn stray_ignores(root: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    let mut stray = Vec::new();
+    let mut stack = vec![root.join("crates"), root.join("xtask")];
+    while let Some(dir) = stack.pop() {
+        let entries =
+            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+        for entry in entries {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                for (n, line) in text.lines().enumerate() {
+                    let line = line.trim_start();
+                    if line.starts_with("#[ignore") && !line.contains(SHARED_REASON) {
+                        let shown = path.strip_prefix(root).unwrap_or(&path);
+                        stray.push(format!("{}:{}", shown.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    stray.sort();
+    Ok(stray)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,10 +486,40 @@ mod tests {
             Tally {
                 passed: 16,
                 failed: 2,
-                ignored: 3
+                ignored: 3,
+                shared_missing: false,
             }
         );
         assert_eq!(t.line(), "16 passed, 2 failed, 3 skipped");
+    }
+
+    #[test]
+    fn the_shared_run_turns_ignored_tests_into_passed_ones() {
+        let main = Tally {
+            passed: 453,
+            failed: 0,
+            ignored: 7,
+            shared_missing: false,
+        };
+        let shared = Tally {
+            passed: 6,
+            failed: 1,
+            ..Tally::default()
+        };
+        assert_eq!(
+            main.with_shared(Some(shared), true).line(),
+            "459 passed, 1 failed, 0 skipped"
+        );
+        assert_eq!(
+            main.with_shared(None, false).line(),
+            "453 passed, 0 failed, 7 skipped (the shared-fixtures suite: ../shared is missing)"
+        );
+    }
+
+    #[test]
+    fn only_shared_fixture_tests_are_ignored() {
+        let root = crate::process::workspace_root();
+        assert_eq!(stray_ignores(&root).unwrap(), Vec::<String>::new());
     }
 
     #[test]

@@ -69,6 +69,7 @@ fn agree(expected: &Value, actual: &Value, at: &str, problems: &mut Vec<String>)
 }
 
 #[test]
+#[ignore = "reads ../shared/fixtures: `cargo xtask test` runs it when that directory exists"]
 fn stats_agree_with_every_expected_stats_file() {
     let expected_files = files_under(
         &Path::new(FIXTURES).join("fitness-report"),
@@ -129,6 +130,7 @@ fn the_comparison_itself_catches_a_difference() {
 }
 
 #[test]
+#[ignore = "reads ../shared/fixtures: `cargo xtask test` runs it when that directory exists"]
 fn every_mcp_tape_fixture_passes_check() {
     let traces = files_under(Path::new(FIXTURES), ".jsonl");
     assert!(traces.len() >= 6, "fixtures present: {traces:?}");

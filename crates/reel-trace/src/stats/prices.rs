@@ -119,39 +119,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_bundled_table_parses_and_covers_the_reference_models() {
+    fn the_bundled_table_parses_and_its_as_of_is_the_newest_entry() {
         let t = PriceTable::bundled();
         assert!(!t.as_of.is_empty() && !t.source.is_empty());
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/fixtures/mcp-tape/foil/prices-anthropic.json"
-        );
-        let reference = std::fs::read_to_string(path).unwrap();
-        let reference: Vec<Price> = serde_json::from_str(&reference).unwrap();
-        for r in &reference {
-            let ours = t
-                .lookup(&r.match_id)
-                .unwrap_or_else(|| panic!("{} missing", r.id));
-            assert_eq!(
-                (
-                    ours.in_per_mtok,
-                    ours.out_per_mtok,
-                    ours.cache_read_per_mtok,
-                    ours.cache_write_per_mtok
-                ),
-                (
-                    r.in_per_mtok,
-                    r.out_per_mtok,
-                    r.cache_read_per_mtok,
-                    r.cache_write_per_mtok
-                ),
-                "{}",
-                r.id
-            );
-        }
-        // The table's asOf is the newest entry's.
+        assert!(t.lookup("claude-opus-4-7").is_some());
         let newest = t.models.iter().map(|p| p.as_of.as_str()).max().unwrap();
         assert_eq!(t.as_of, newest);
+    }
+
+    /// mcp-tape's own price table in `../shared/fixtures` (run by `cargo xtask test`
+    /// when that directory exists).
+    mod shared_fixtures {
+        use super::*;
+
+        #[test]
+        #[ignore = "reads ../shared/fixtures: `cargo xtask test` runs it when that directory exists"]
+        fn the_bundled_table_covers_mcp_tapes_reference_models() {
+            let t = PriceTable::bundled();
+            let path = concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/fixtures/mcp-tape/foil/prices-anthropic.json"
+            );
+            let reference = std::fs::read_to_string(path).unwrap();
+            let reference: Vec<Price> = serde_json::from_str(&reference).unwrap();
+            for r in &reference {
+                let ours = t
+                    .lookup(&r.match_id)
+                    .unwrap_or_else(|| panic!("{} missing", r.id));
+                assert_eq!(
+                    (
+                        ours.in_per_mtok,
+                        ours.out_per_mtok,
+                        ours.cache_read_per_mtok,
+                        ours.cache_write_per_mtok
+                    ),
+                    (
+                        r.in_per_mtok,
+                        r.out_per_mtok,
+                        r.cache_read_per_mtok,
+                        r.cache_write_per_mtok
+                    ),
+                    "{}",
+                    r.id
+                );
+            }
+        }
     }
 
     #[test]
