@@ -13,7 +13,6 @@
 //!   honours cancellation, reports misses and drift, and can record itself; over stdio
 //!   here, over Streamable HTTP through [`http`] (`reel play --listen`).
 //! - [`splice`]: the byte-level edits an answer needs (id, progress token, version).
-//! - [`runs`]: finding a trace by run name.
 //!
 //! The normalisation every comparison uses lives in `reel_mcp::normalize`, shared with
 //! `verify` and `diff`.
@@ -24,7 +23,6 @@ pub mod http;
 pub mod live;
 pub mod matcher;
 pub mod report;
-pub mod runs;
 pub mod server;
 pub mod splice;
 pub mod tape;

@@ -162,7 +162,7 @@ impl<R: Read> LineReader<R> {
 #[non_exhaustive]
 pub enum OpenError {
     /// Nothing at that path.
-    #[error("{path}: no such file")]
+    #[error("{path}: no such file (give a trace file or a run name; `reel ls` lists the runs)")]
     NotFound {
         /// The path.
         path: PathBuf,

@@ -1,4 +1,5 @@
-//! The recorded runs in a directory (`reel ls`), each read from its head and tail only.
+//! The recorded runs in a directory (`reel ls`), each read from its head and tail only,
+//! and finding a run by name ([`resolve`], for every command that reads a trace).
 //!
 //! A trace directory can hold traces of many gigabytes, so a run is described from two
 //! small reads: the first line (the `meta`: label, kind, start) and the last line (the
@@ -19,6 +20,10 @@
 //! A file holding several appended sessions is described by its first `meta` and its last
 //! `end`. Files named `*.jsonl` whose first line is not a meta line are reported as
 //! skipped; other files (and directories, and names starting with `.`) are only counted.
+
+mod resolve;
+
+pub use resolve::{ResolveError, resolve};
 
 use std::collections::BTreeMap;
 use std::fs::File;

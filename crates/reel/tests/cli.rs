@@ -125,3 +125,154 @@ fn trace_content_cannot_drive_the_terminal() {
         }
     }
 }
+
+/// Naming a trace: every command that reads one takes a path or a run name with
+/// `--dir`, and the same rules (`demo~1`, a directory is not a trace, a file and a run
+/// of one name are not guessed between).
+mod run_names {
+    use super::*;
+    use std::path::Path;
+
+    /// A run labelled `label` started at `minute` past midnight, in `dir`.
+    fn run(dir: &Path, label: &str, minute: u32, answer: &str) -> std::path::PathBuf {
+        let started = format!("2026-01-01T00:{minute:02}:00.000Z");
+        let path = dir.join(format!("2026-01-01T00-{minute:02}-00-000Z-{label}.jsonl"));
+        let lines = [
+            format!(
+                r#"{{"v":1,"type":"meta","startedAt":"{started}","label":"{label}","command":["x"]}}"#
+            ),
+            format!(
+                r#"{{"t":"{started}","dir":"in","raw":{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo"}}}}}}"#
+            ),
+            format!(
+                r#"{{"t":"{started}","dir":"out","raw":{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"{answer}"}}]}}}}}}"#
+            ),
+            format!(r#"{{"t":"{started}","type":"end","exitCode":0,"durationMs":0}}"#),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    }
+
+    fn in_dir(cwd: &Path, args: &[&str]) -> std::process::Output {
+        reel()
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("REEL_DIR")
+            .output()
+            .unwrap()
+    }
+
+    #[test]
+    fn stats_and_check_take_run_names_and_dir() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = tmp.path().join("runs");
+        std::fs::create_dir(&runs).unwrap();
+        let newest = run(&runs, "demo", 2, "b");
+        run(&runs, "demo", 1, "a");
+        let out = in_dir(tmp.path(), &["stats", "--json", "--dir", "runs", "demo"]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            doc["file"],
+            Path::new("runs")
+                .join(newest.file_name().unwrap())
+                .display()
+                .to_string()
+        );
+        let out = in_dir(tmp.path(), &["check", "--dir", "runs", "demo", "demo~1"]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("00-02-00-000Z-demo.jsonl: ok"), "{text}");
+        assert!(text.contains("00-01-00-000Z-demo.jsonl: ok"), "{text}");
+        // REEL_DIR is the default --dir.
+        let out = reel()
+            .args(["stats", "demo~1"])
+            .current_dir(tmp.path())
+            .env("REEL_DIR", &runs)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+
+    #[test]
+    fn diff_refuses_a_trace_with_itself_and_names_the_run_before() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = tmp.path().join("runs");
+        std::fs::create_dir(&runs).unwrap();
+        let older = run(&runs, "demo", 1, "a");
+        run(&runs, "demo", 2, "b");
+        let out = in_dir(tmp.path(), &["diff", "--dir", "runs", "demo", "demo"]);
+        assert_eq!(out.status.code(), Some(64), "{out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("are the same file"), "{err}");
+        assert!(err.contains("reel diff demo~1 demo"), "{err}");
+        let path = older.to_str().unwrap();
+        let out = in_dir(tmp.path(), &["diff", path, path]);
+        assert_eq!(out.status.code(), Some(64), "{out:?}");
+        // The run before the newest, against the newest: their answers differ.
+        let out = in_dir(tmp.path(), &["diff", "--dir", "runs", "demo~1", "demo"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+    }
+
+    #[test]
+    fn a_directory_named_like_a_run_is_not_taken_for_the_trace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = tmp.path().join("demo");
+        std::fs::create_dir(&runs).unwrap();
+        run(&runs, "demo", 1, "a");
+        run(&runs, "demo-changed", 2, "b");
+        for args in [
+            &["stats", "--dir", "demo", "demo"][..],
+            &["check", "--dir", "demo", "demo"],
+            &["diff", "--dir", "demo", "demo", "demo-changed"],
+        ] {
+            let out = in_dir(tmp.path(), args);
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "{args:?}: {out:?}"
+            );
+        }
+        // No run of that name: the message says what the directory is, and hints once.
+        let out = in_dir(tmp.path(), &["stats", "--dir", "demo", "demo/../demo"]);
+        assert_eq!(out.status.code(), Some(66), "{out:?}");
+        std::fs::create_dir(tmp.path().join("other")).unwrap();
+        let out = in_dir(tmp.path(), &["play", "--dir", "demo", "other"]);
+        assert_eq!(out.status.code(), Some(66), "{out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("other: a directory, not a trace"), "{err}");
+        assert_eq!(err.matches("lists the runs").count(), 1, "{err}");
+    }
+
+    #[test]
+    fn a_file_and_a_run_of_one_name_are_an_error_naming_both() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = tmp.path().join("runs");
+        std::fs::create_dir(&runs).unwrap();
+        let recorded = run(&runs, "demo", 1, "a");
+        std::fs::copy(&recorded, tmp.path().join("demo")).unwrap();
+        let out = in_dir(tmp.path(), &["stats", "--dir", "runs", "demo"]);
+        assert_eq!(out.status.code(), Some(64), "{out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("write ./demo for the file"), "{err}");
+        let file = recorded.file_name().unwrap().to_str().unwrap();
+        assert!(err.contains(&format!("runs/{file} for the run")), "{err}");
+        let out = in_dir(tmp.path(), &["stats", "--dir", "runs", "./demo"]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+
+    #[test]
+    fn a_missing_trace_says_so_with_one_hint() {
+        let tmp = tempfile::tempdir().unwrap();
+        for cmd in ["play", "stats", "check", "diff"] {
+            let mut args = vec![cmd, "gone.jsonl"];
+            if cmd == "diff" {
+                args.push("gone2.jsonl");
+            }
+            let out = in_dir(tmp.path(), &args);
+            assert_eq!(out.status.code(), Some(66), "{cmd}: {out:?}");
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert!(err.contains("gone.jsonl: no such file"), "{cmd}: {err}");
+            assert_eq!(err.matches("(give").count(), 1, "{cmd}: {err}");
+        }
+    }
+}

@@ -77,3 +77,19 @@ fn demo_with_dir_writes_there() {
         "{names:?}"
     );
 }
+
+/// `reel demo --dir demo` leaves a directory `./demo` beside the runs named `demo`: the
+/// steps that name the runs must find the runs, not the directory.
+#[test]
+fn demo_with_a_relative_dir_named_like_its_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args(["demo", "--dir", "demo"])
+        .current_dir(tmp.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run reel demo");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("Every step behaved as expected"), "{text}");
+}

@@ -21,11 +21,11 @@
 //! when any trace has errors, else 0 (warnings and info allowed).
 
 use std::io::Write as _;
-use std::path::PathBuf;
 
 use reel_trace::check::{self, CheckOptions, Problem, Report, Rule, Severity};
 use serde::Serialize;
 
+use crate::cmd::trace_arg::RunDir;
 use crate::exit;
 use crate::output::Output;
 
@@ -49,9 +49,14 @@ cannot be read (missing, a directory, no permission); every input is still check
 #[derive(clap::Args)]
 #[command(after_long_help = AFTER_HELP)]
 pub struct Args {
-    /// Trace files to check. Rotated companions (TRACE.1, TRACE.2, …) are read first.
+    /// Traces to check: trace files or run names (the newest run recorded with that
+    /// --name in --dir; NAME~1 is the one before it). Rotated companions (TRACE.1,
+    /// TRACE.2, …) are read first.
     #[arg(value_name = "TRACE", required_unless_present = "list_rules")]
-    traces: Vec<PathBuf>,
+    traces: Vec<String>,
+
+    #[command(flatten)]
+    runs: RunDir,
 
     /// Write one JSON document (schema reel.check/1) instead of text.
     #[arg(long)]
@@ -128,8 +133,20 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         infos: 0,
         unreadable: 0,
     };
-    for path in &args.traces {
-        match check::check_trace(path, &options) {
+    for arg in &args.traces {
+        let path = match args.runs.resolve(arg) {
+            Ok(path) => path,
+            Err(e) => {
+                doc.unreadable += 1;
+                say!("reel: cannot check {e:#}");
+                doc.files.push(FileResult::Unreadable {
+                    file: arg.clone(),
+                    unreadable: format!("{e:#}"),
+                });
+                continue;
+            }
+        };
+        match check::check_trace(&path, &options) {
             Ok(mut report) => {
                 doc.errors += report.errors;
                 doc.warnings += report.warnings;

@@ -1,7 +1,7 @@
 //! `reel diff A B`: where two runs drifted apart.
 //!
 //! Wiring only: arguments → [`reel_diff::DiffOptions`], the two traces (paths or run
-//! names, found by [`reel_replay::runs::resolve`] as for `reel play`) →
+//! names, found by [`reel_trace::runs::resolve`] as for every command) →
 //! [`reel_diff::diff`], the report → text, JSON or GitHub annotations on
 //! stdout, and the verdict → the exit code. A progress bar goes to stderr while the
 //! traces are read, only when stderr is a terminal.
@@ -14,6 +14,7 @@ use reel_diff::render::{self, TextOptions};
 use reel_diff::{DiffError, DiffOptions, Progress};
 use reel_mcp::normalize::{Pointer, rules_help};
 
+use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, NO_INPUT, USAGE, coded};
 use crate::output::Output;
 
@@ -35,19 +36,17 @@ pub enum Format {
     after_long_help = long_help()
 )]
 pub struct Args {
-    /// The reference run: a trace file, or a run name (the newest run recorded with that
-    /// --name in the trace directory).
+    /// The reference run: a trace file, or a run name (the newest run recorded with
+    /// that --name in --dir; NAME~1 is the one before it).
     #[arg(value_name = "A")]
     a: String,
 
-    /// The run compared with it (a path or a run name).
+    /// The run compared with it (a trace file or a run name).
     #[arg(value_name = "B")]
     b: String,
 
-    /// Where run names are looked up (default: $REEL_DIR, else the per-user trace
-    /// directory, e.g. ~/.local/share/reel/traces).
-    #[arg(long, value_name = "DIR")]
-    dir: Option<PathBuf>,
+    #[command(flatten)]
+    runs: RunDir,
 
     /// Show every drift in full, not only the first.
     #[arg(long)]
@@ -149,12 +148,9 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     for file in &args.ignore_file {
         ignore.extend(read_ignore_file(file)?);
     }
-    let resolve = |arg: &str| {
-        reel_replay::runs::resolve(arg, args.dir.as_deref())
-            .map_err(|e| coded(NO_INPUT, e.to_string()))
-    };
-    let a = resolve(&args.a)?;
-    let b = resolve(&args.b)?;
+    let a = args.runs.resolve(&args.a)?;
+    let b = args.runs.resolve(&args.b)?;
+    refuse_same_file(&args.a, &a, &args.b, &b)?;
     let opts = DiffOptions {
         ignore,
         strict_notifications: args.strict_notifications,
@@ -164,11 +160,10 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     let report = reel_diff::diff(&a, &b, &opts, &mut |p| bar.show(p));
     bar.clear();
     let report = report.map_err(|e| match e {
-        DiffError::Open { .. } | DiffError::Empty { .. } | DiffError::NotATrace { .. } => coded(
-            NO_INPUT,
-            format!("{e} (give a trace file or a run name; `reel ls` lists the runs)"),
-        ),
-        DiffError::Reread { .. } => coded(NO_INPUT, e.to_string()),
+        DiffError::Open { .. }
+        | DiffError::Empty { .. }
+        | DiffError::NotATrace { .. }
+        | DiffError::Reread { .. } => coded(NO_INPUT, e.to_string()),
         _ => coded(exit::INTERNAL, e.to_string()),
     })?;
     let format = if args.json { Format::Json } else { args.format };
@@ -194,6 +189,32 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     human.flush()?;
     stdout.flush()?;
     Ok(report.exit_code())
+}
+
+/// A trace diffed with itself is identical by construction: that is never what was
+/// meant (`reel diff demo demo` with two runs named demo compares the newest twice).
+fn refuse_same_file(a_arg: &str, a: &Path, b_arg: &str, b: &Path) -> anyhow::Result<()> {
+    let same = match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    };
+    if !same {
+        return Ok(());
+    }
+    let hint = if a_arg == b_arg && !a_arg.contains(std::path::MAIN_SEPARATOR) {
+        format!(
+            "; to compare the newest run named `{a_arg}` with the one before it: reel diff {a_arg}~1 {a_arg}"
+        )
+    } else {
+        String::new()
+    };
+    Err(coded(
+        USAGE,
+        format!(
+            "{a_arg} and {b_arg} are the same file ({}): a trace is identical to itself{hint}",
+            a.display()
+        ),
+    ))
 }
 
 fn read_ignore_file(path: &Path) -> anyhow::Result<Vec<Pointer>> {

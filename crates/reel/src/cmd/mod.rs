@@ -8,4 +8,5 @@ pub mod ls;
 pub mod play;
 pub mod rec;
 pub mod stats;
+pub mod trace_arg;
 pub mod verify;

@@ -11,6 +11,7 @@ use reel_mcp::normalize::{Pointer, rules_help};
 use reel_replay::http::{HttpPlay, ListenOptions};
 use reel_replay::{Pace, PlayError, PlayOptions, Subset};
 
+use crate::cmd::trace_arg::RunDir;
 use crate::exit::{CANT_CREATE, INTERNAL, NO_INPUT, UNAVAILABLE, USAGE, coded};
 use crate::output::Output;
 
@@ -21,15 +22,13 @@ use crate::output::Output;
     after_long_help = long_help()
 )]
 pub struct Args {
-    /// The trace to serve: a path, or a run name (the newest run recorded with that
-    /// --name in the trace directory).
+    /// The trace to serve: a trace file, or a run name (the newest run recorded with
+    /// that --name in --dir; NAME~1 is the one before it).
     #[arg(value_name = "TRACE")]
     trace: String,
 
-    /// Where run names are looked up (default: $REEL_DIR, else the per-user trace
-    /// directory, e.g. ~/.local/share/reel/traces).
-    #[arg(long, value_name = "DIR")]
-    dir: Option<PathBuf>,
+    #[command(flatten)]
+    runs: RunDir,
 
     /// Requests must come in recorded order (mcporter's semantics); no generic answers
     /// for ping or logging/setLevel.
@@ -166,8 +165,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
             "--subset is served over stdio only; drop --listen, or serve the whole trace over HTTP without --subset",
         ));
     }
-    let trace = reel_replay::runs::resolve(&args.trace, args.dir.as_deref())
-        .map_err(|e| coded(NO_INPUT, e.to_string()))?;
+    let trace = args.runs.resolve(&args.trace)?;
     let opts = PlayOptions {
         trace,
         session: usize::try_from(args.session).unwrap_or(usize::MAX),
@@ -189,10 +187,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     match result {
         Ok(summary) => Ok(summary.exit_code(args.lenient)),
         Err(e @ PlayError::Listen { .. }) => Err(coded(USAGE, e.to_string())),
-        Err(e @ PlayError::Trace(_)) => Err(coded(
-            NO_INPUT,
-            format!("{e} (give a trace file or a run name; `reel ls` lists the runs)"),
-        )),
+        Err(e @ PlayError::Trace(_)) => Err(coded(NO_INPUT, e.to_string())),
         Err(e @ PlayError::Record { .. }) => Err(coded(CANT_CREATE, e.to_string())),
         Err(e @ PlayError::Live { .. }) => Err(coded(UNAVAILABLE, e.to_string())),
         Err(e) => Err(coded(INTERNAL, e.to_string())),

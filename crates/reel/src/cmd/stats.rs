@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use reel_trace::stats::{self, ErrorSource, Origin, Stats, StatsError};
+use reel_trace::stats::{self, ErrorSource, Origin, Stats};
 
+use crate::cmd::trace_arg::RunDir;
 use crate::exit;
 use crate::output::Output;
 
@@ -17,9 +18,14 @@ use crate::output::Output;
 #[derive(clap::Args)]
 #[command(after_long_help = AFTER_HELP)]
 pub struct Args {
-    /// Trace files (each read with its rotated companions FILE.N … FILE.1 first).
+    /// Traces: trace files or run names (the newest run recorded with that --name in
+    /// --dir; NAME~1 is the one before it), each read with its rotated companions
+    /// FILE.N … FILE.1 first.
     #[arg(required = true, value_name = "TRACE")]
-    traces: Vec<PathBuf>,
+    traces: Vec<String>,
+
+    #[command(flatten)]
+    runs: RunDir,
 
     /// Print the mcp-tape.stats/1 JSON document instead of tables.
     #[arg(long)]
@@ -65,9 +71,14 @@ Exit codes:
 
 /// Runs `reel stats`.
 pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
-    let report = match stats::stats_for_paths(&args.traces) {
+    let traces = args
+        .traces
+        .iter()
+        .map(|t| args.runs.resolve(t))
+        .collect::<anyhow::Result<Vec<PathBuf>>>()?;
+    let report = match stats::stats_for_paths(&traces) {
         Ok(r) => r,
-        Err(e) => return Err(exit::coded(exit::NO_INPUT, describe(&e))),
+        Err(e) => return Err(exit::coded(exit::NO_INPUT, e.to_string())),
     };
     if args.json {
         out.json(&report)?;
@@ -78,13 +89,6 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         stdout.flush()?;
     }
     Ok(exit::OK)
-}
-
-fn describe(e: &StatsError) -> String {
-    match e {
-        StatsError::Open(_) => format!("{e} (give the path of a .jsonl trace)"),
-        _ => e.to_string(),
-    }
 }
 
 /// The report as tables.

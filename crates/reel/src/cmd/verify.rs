@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use reel_mcp::normalize::{self, Pointer};
-use reel_replay::runs;
 use reel_replay::verify::script::ScriptError;
 use reel_replay::verify::{self, Class, NotificationCheck, VerifyError, VerifyOptions};
 use reel_trace::names;
 
+use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};
 use crate::output::Output;
 
@@ -92,8 +92,8 @@ Exit status:
 #[derive(clap::Args)]
 #[command(after_long_help = after_help())]
 pub struct Args {
-    /// The recording: a trace file, or a run name (the newest run with that --name in
-    /// --dir).
+    /// The recording: a trace file, or a run name (the newest run recorded with that
+    /// --name in --dir; NAME~1 is the one before it).
     #[arg(value_name = "TRACE")]
     trace: String,
 
@@ -124,10 +124,9 @@ pub struct Args {
     #[arg(long, value_name = "HOW", default_value = "count", value_parser = ["count", "strict", "ignore"])]
     notifications: String,
 
-    /// Directory for the live run's trace, and where run names are looked up
-    /// [default: $REEL_DIR, else the per-user data directory].
-    #[arg(long, value_name = "DIR")]
-    dir: Option<PathBuf>,
+    // Also where the live run's trace goes (see the long help).
+    #[command(flatten)]
+    runs: RunDir,
 
     /// Do not write the live run as a trace.
     #[arg(long)]
@@ -164,9 +163,8 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     if let Some(path) = &args.ignore_file {
         ignore.extend(read_ignore_file(path)?);
     }
-    let dir = args.dir.clone().or_else(names::default_trace_dir);
-    let trace = runs::resolve(&args.trace, dir.as_deref())
-        .map_err(|e| coded(exit::NO_INPUT, e.to_string()))?;
+    let trace = args.runs.resolve(&args.trace)?;
+    let dir = args.runs.dir.clone().or_else(names::default_trace_dir);
     let command: Vec<String> = args
         .command
         .iter()
