@@ -54,21 +54,63 @@ pub fn file_name_part(label: &str) -> String {
     if s.is_empty() { "mcp".to_owned() } else { s }
 }
 
-/// Derives a label from a (redacted) server command: the last argument that names
-/// something, reduced to its file name, lowercased, `[a-z0-9-]` only, 32 characters at
-/// most. Arguments that follow a flag (`--port 3000`, `--auth K`: a setting, perhaps a
-/// secret, not the server) are taken only when nothing else names anything. Launcher
-/// words (`npx`, `node`, `uvx`, `python`, …), flags, redacted values and arguments with
-/// spaces are skipped; `mcp` when nothing is left.
+/// Derives a label from a (redacted) server command: what names the server, not what
+/// it is told. The server is, in order of preference:
+/// 1. the first script or package the command runs: a file with a script extension
+///    (`server.py` → `server`), a scoped or versioned npm package
+///    (`@modelcontextprotocol/server-everything@1.0` → `server-everything`), or
+///    `python -m MODULE`. A script with a generic name (`index.js`, `main.py`,
+///    `cli.js`, `__main__.py`) is named by the directory above it, build directories
+///    (`dist`, `build`, `lib`, `src`, `bin`, `out`) skipped, so
+///    `…/server-everything/dist/index.js` is `server-everything`;
+/// 2. else the first word that is not a launcher (`npx`, `node`, `uvx`, `python`, …),
+///    a flag, a flag's value (`--port 3000`, `--auth K`: a setting, perhaps a secret),
+///    a transport word (`stdio`, `sse`, `http`, …), a path given as an argument
+///    (`/tmp`: what the server serves, not the server), a redacted value or a word with
+///    spaces.
+///
+/// The label is lowercased, `[a-z0-9-]` only, 32 characters at most; `mcp` when
+/// nothing names anything.
 pub fn derive_label(command: &[String]) -> String {
     let after_flag =
         |i: usize| i > 0 && command[i - 1].starts_with('-') && !command[i - 1].contains('=');
+    let usable = |arg: &str| {
+        !arg.starts_with('-')
+            && !arg.contains(char::is_whitespace)
+            && !arg.contains(crate::redact::MARKER)
+    };
+    if let Some(label) = container_image(command) {
+        return label;
+    }
+    for (i, arg) in command.iter().enumerate() {
+        if i > 0 && command[i - 1] == "-m" && usable(arg) {
+            let module = arg.split('.').next().unwrap_or(arg);
+            if let Some(label) = clean_label(module) {
+                return label;
+            }
+        }
+        if usable(arg) {
+            if let Some(label) = script_or_package(arg) {
+                return label;
+            }
+        }
+    }
     for positional_only in [true, false] {
-        for (i, arg) in command.iter().enumerate().rev() {
-            if positional_only && after_flag(i) {
+        for (i, arg) in command.iter().enumerate() {
+            if (positional_only && after_flag(i)) || !usable(arg) {
                 continue;
             }
-            if let Some(label) = label_of(arg) {
+            // The program itself may be given by path (`/usr/local/bin/mcp-git`); an
+            // argument given by path is data.
+            let is_path = arg.contains(['/', '\\']) || arg == "." || arg == "..";
+            if i > 0 && is_path {
+                continue;
+            }
+            let base = arg.rsplit(['/', '\\']).next().unwrap_or(arg);
+            if LAUNCHERS.contains(&base) || TRANSPORTS.contains(&base) {
+                continue;
+            }
+            if let Some(label) = clean_label(base) {
                 return label;
             }
         }
@@ -76,23 +118,119 @@ pub fn derive_label(command: &[String]) -> String {
     "mcp".to_owned()
 }
 
-/// The label one argument gives, if it names something.
-fn label_of(arg: &str) -> Option<String> {
-    const LAUNCHERS: &[&str] = &[
-        "npx", "node", "bun", "bunx", "deno", "run", "uv", "uvx", "python", "python3", "pnpm",
-        "dlx", "exec", "yarn", "docker", "env", "tsx", "ts-node",
+/// Words that start a server rather than name it.
+const LAUNCHERS: &[&str] = &[
+    "npx", "node", "bun", "bunx", "deno", "run", "uv", "uvx", "python", "python3", "pnpm", "dlx",
+    "exec", "yarn", "docker", "env", "tsx", "ts-node", "pipx", "sh", "bash",
+];
+
+/// Arguments that pick a transport: the same for every server, so never its name.
+const TRANSPORTS: &[&str] = &[
+    "stdio",
+    "sse",
+    "http",
+    "https",
+    "streamable-http",
+    "streamableHttp",
+    "streamable",
+    "serve",
+    "start",
+    "mcp",
+];
+
+/// Script names that say nothing about the server: its directory names it.
+const GENERIC_SCRIPTS: &[&str] = &["index", "main", "cli", "__main__", "server", "app", "mod"];
+
+/// Directories a build or layout puts scripts in: the one above names the server.
+const BUILD_DIRS: &[&str] = &["dist", "build", "lib", "src", "bin", "out", "esm", "cjs"];
+
+/// `docker run … IMAGE …` (or podman): the image's name, without registry, owner or
+/// tag (`ghcr.io/org/mcp-fetch:1.0` → `mcp-fetch`).
+fn container_image(command: &[String]) -> Option<String> {
+    const VALUE_FLAGS: &[&str] = &[
+        "-e",
+        "--env",
+        "--env-file",
+        "-v",
+        "--volume",
+        "--mount",
+        "--name",
+        "--network",
+        "-p",
+        "--publish",
+        "-w",
+        "--workdir",
+        "--entrypoint",
+        "-u",
+        "--user",
+        "--platform",
+        "-l",
+        "--label",
     ];
-    if arg.starts_with('-')
-        || arg.contains(char::is_whitespace)
-        || arg.contains(crate::redact::MARKER)
-    {
+    let engine = command.first()?.rsplit('/').next()?;
+    if !matches!(engine, "docker" | "podman") || command.get(1)? != "run" {
         return None;
     }
-    let base = arg.rsplit(['/', '\\']).next().unwrap_or(arg);
-    if LAUNCHERS.contains(&base) || base.is_empty() {
-        return None;
+    let mut args = command[2..].iter();
+    while let Some(arg) = args.next() {
+        if VALUE_FLAGS.contains(&arg.as_str()) {
+            args.next();
+        } else if !arg.starts_with('-') {
+            let name = arg.rsplit('/').next()?;
+            let name = name.split(['@', ':']).next()?;
+            return clean_label(name);
+        }
     }
-    let label: String = base
+    None
+}
+
+/// Directories of the file system's layout, which name no server (`/opt/server.js`).
+const SYSTEM_DIRS: &[&str] = &[
+    "opt", "srv", "usr", "local", "home", "tmp", "var", "root", "app", "apps", "work", "code",
+];
+
+/// The label of a script path or an npm package spec, if `arg` is one.
+fn script_or_package(arg: &str) -> Option<String> {
+    const SCRIPT_EXTENSIONS: &[&str] = &[
+        ".js", ".mjs", ".cjs", ".ts", ".mts", ".py", ".rb", ".sh", ".jar", ".php", ".pl",
+    ];
+    if let Some(ext) = SCRIPT_EXTENSIONS.iter().find(|e| arg.ends_with(**e)) {
+        let parts: Vec<&str> = arg[..arg.len() - ext.len()]
+            .split(['/', '\\'])
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect();
+        let (stem, dirs) = parts.split_last()?;
+        // `server.py` alone is the server; `…/server/dist/index.js` is named above.
+        if GENERIC_SCRIPTS.contains(stem) && !dirs.is_empty() {
+            if let Some(dir) = dirs.iter().rev().find(|d| {
+                !BUILD_DIRS.contains(d)
+                    && !SYSTEM_DIRS.contains(d)
+                    && !d.starts_with(['@', '.'])
+                    && **d != "node_modules"
+            }) {
+                return clean_label(dir);
+            }
+        }
+        return clean_label(stem);
+    }
+    // `@scope/name`, `@scope/name@1.2`, `name@1.2`: the package's own name.
+    let spec = arg
+        .strip_prefix('@')
+        .map_or(arg, |rest| match rest.split_once('/') {
+            Some((_, name)) => name,
+            None => rest,
+        });
+    let scoped = arg.starts_with('@') && arg.contains('/');
+    match spec.split_once('@') {
+        Some((name, _version)) if !name.is_empty() && !name.contains('/') => clean_label(name),
+        _ if scoped => clean_label(spec),
+        _ => None,
+    }
+}
+
+/// `word` lowercased to `[a-z0-9-]`, 32 characters at most; `None` when empty.
+fn clean_label(word: &str) -> Option<String> {
+    let label: String = word
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' {
@@ -103,6 +241,7 @@ fn label_of(arg: &str) -> Option<String> {
         })
         .take(32)
         .collect();
+    let label = label.trim_matches('-').to_owned();
     (!label.is_empty()).then_some(label)
 }
 
@@ -170,19 +309,78 @@ mod tests {
 
     #[test]
     fn labels_name_the_server() {
-        assert_eq!(label(&["node", "/opt/server.js"]), "server-js");
+        assert_eq!(label(&["node", "/opt/srv.js"]), "srv");
         assert_eq!(
             label(&["npx", "-y", "@modelcontextprotocol/server-everything"]),
             "server-everything"
         );
         // A flag's value is a setting, not a name, and may be a secret.
-        assert_eq!(label(&["node", "srv.js", "--port", "3000"]), "srv-js");
+        assert_eq!(label(&["node", "srv.js", "--port", "3000"]), "srv");
         assert_eq!(label(&["server", "--auth", "xyz"]), "server");
         assert_eq!(label(&["server", "--api-key", "[REDACTED]"]), "server");
-        assert_eq!(label(&["python", "--flag", "srv.py"]), "srv-py");
+        assert_eq!(label(&["python", "--flag", "srv.py"]), "srv");
         assert_eq!(label(&["npx", "-y", "--"]), "mcp");
         assert_eq!(label(&["uvx", "mcp-server-git"]), "mcp-server-git");
         assert_eq!(label(&[]), "mcp");
+    }
+
+    /// Different servers started the usual ways get different labels, and a transport
+    /// word or a served path never is one.
+    #[test]
+    fn labels_skip_transport_words_and_paths() {
+        let everything =
+            "/w/.peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+        assert_eq!(label(&["node", everything, "stdio"]), "server-everything");
+        assert_eq!(label(&["python", "server.py", "stdio"]), "server");
+        assert_eq!(label(&["node", "/opt/server.js"]), "server");
+        assert_eq!(label(&["python", "/home/me/weather/server.py"]), "weather");
+        assert_eq!(
+            label(&["python3", "/srv/app/weather.py", "stdio"]),
+            "weather"
+        );
+        assert_eq!(
+            label(&[
+                "npx",
+                "-y",
+                "@modelcontextprotocol/server-filesystem",
+                "/tmp"
+            ]),
+            "server-filesystem"
+        );
+        assert_eq!(
+            label(&[
+                "npx",
+                "-y",
+                "@modelcontextprotocol/server-filesystem@2026.8.31",
+                "/tmp"
+            ]),
+            "server-filesystem"
+        );
+        assert_eq!(
+            label(&["npx", "-y", "mcp-remote@0.1.0", "https://x"]),
+            "mcp-remote"
+        );
+        assert_eq!(
+            label(&["uvx", "mcp-server-fetch", "stdio"]),
+            "mcp-server-fetch"
+        );
+        assert_eq!(
+            label(&["python", "-m", "mcp_server_git.cli", "--repository", "/r"]),
+            "mcp-server-git"
+        );
+        assert_eq!(
+            label(&["uv", "run", "--with", "mcp", "tools/main.py"]),
+            "tools"
+        );
+        assert_eq!(label(&["/usr/local/bin/mcp-git", "/repo"]), "mcp-git");
+        assert_eq!(
+            label(&["deno", "run", "-A", "./src/main.ts", "sse"]),
+            "main"
+        );
+        assert_eq!(
+            label(&["docker", "run", "-i", "--rm", "mcp/fetch"]),
+            "fetch"
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::process::Command;
 use reel_trace::Dir;
 use reel_trace::jsonrpc::{Envelope, Paired, Pairer};
 
-use crate::support::{Entry, Peers, Session, run};
+use crate::support::{Entry, Peers, Session, Trace, run};
 
 /// Runs the client script directly against `server`, then with
 /// `tee A -- reel rec -- tee B -- server` in between, and checks everything.
@@ -166,4 +166,49 @@ fn python_client_and_python_server_speak_2026_07_28() {
     let python = peers.python.to_str().unwrap().to_owned();
     let server = Peers::script("demo_server.py");
     interop("demo", "auto", &[&python, server.to_str().unwrap()]);
+}
+
+/// Without --name, a run is named after its server, not after what the server is told:
+/// server-everything started as `node …/dist/index.js stdio`, a Python `server.py stdio`
+/// and server-filesystem serving `/tmp` each get their own name.
+#[test]
+fn default_labels_name_the_server_not_its_transport_or_path() {
+    let peers = Peers::get();
+    let everything = peers.everything.to_str().unwrap().to_owned();
+    let filesystem = peers
+        .everything
+        .join("../../../server-filesystem/dist/index.js")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let s = Session::new();
+    let script = s.tmp.path().join("server.py");
+    std::fs::write(&script, "import sys\nsys.stdin.read()\n").unwrap();
+    let py = peers.python.to_str().unwrap().to_owned();
+    let tmp = std::env::temp_dir().to_str().unwrap().to_owned();
+    for (server, label) in [
+        (
+            vec!["node", everything.as_str(), "stdio"],
+            "server-everything",
+        ),
+        (vec![py.as_str(), "server.py", "stdio"], "server"),
+        (
+            vec!["node", filesystem.as_str(), tmp.as_str()],
+            "server-filesystem",
+        ),
+    ] {
+        let out = run(s.command(&[], &server), Vec::new());
+        assert!(out.code().is_some(), "{server:?}: {}", out.stderr_text());
+        let trace = s.trace_path();
+        let meta = Trace::read(&trace);
+        assert_eq!(meta.meta().label.as_deref(), Some(label), "{server:?}");
+        assert!(
+            trace
+                .to_string_lossy()
+                .ends_with(&format!("-{label}.jsonl")),
+            "{}",
+            trace.display()
+        );
+        std::fs::remove_file(&trace).unwrap();
+    }
 }
