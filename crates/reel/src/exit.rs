@@ -84,6 +84,17 @@ pub fn finish(result: anyhow::Result<u8>) -> ExitCode {
     }
 }
 
+/// A report written to a reader that went away (`reel diff A B | head -1`) is not an
+/// error, and it does not change the verdict: a command with one writes its report
+/// through this and still exits with what it found, so a closed pipe cannot turn drift
+/// into success.
+pub fn keep_verdict(written: anyhow::Result<()>) -> anyhow::Result<()> {
+    match written {
+        Err(e) if is_broken_pipe(&e) => Ok(()),
+        other => other,
+    }
+}
+
 /// A reader that went away (`reel ls --json | head`) is not an error. serde_json wraps
 /// the I/O error of a failed write, so both shapes are looked for.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -96,14 +107,13 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Prints a clap error and maps it: help and version are success, the rest is usage (64).
+/// Prints a clap error and maps it: asked-for help and version are success; the rest,
+/// including help shown because no subcommand was given (`reel` alone), is usage (64).
 pub fn from_clap(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     let _ = e.print();
     match e.kind() {
-        ErrorKind::DisplayHelp
-        | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => ExitCode::from(OK),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => ExitCode::from(OK),
         _ => ExitCode::from(USAGE),
     }
 }

@@ -52,8 +52,8 @@ enum Command {
     Diff(cmd::diff::Args),
     /// The whole loop on a built-in example server: record, replay, drift, diff, stats.
     Demo(cmd::demo::Args),
-    /// reel's example MCP server and client (used by `reel demo`).
-    #[command(hide = true)]
+    /// reel's example MCP server and client, to try the other commands on (`reel demo`
+    /// runs them).
     Example(cmd::demo::ExampleArgs),
 }
 

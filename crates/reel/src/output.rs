@@ -92,8 +92,9 @@ impl Output {
 /// Human output quotes trace content (tool names, labels, error messages, unknown
 /// `type`/`dir`/`kind` values), and a trace is outside input: an ESC or C1 sequence in
 /// it could set the window title, clear the screen, move the cursor to overwrite a
-/// verdict, or write the clipboard (OSC 52). So every C0 control but `\n` and `\t`,
-/// DEL and every C1 control is written as `\u{..}`. When colour is on, SGR sequences
+/// verdict, or write the clipboard (OSC 52), and a bidi override could make a line read
+/// as something else. So every character [`reel_trace::display::is_unsafe`] names but
+/// `\n` and `\t` is written as `\u{..}`. When colour is on, SGR sequences
 /// (`ESC [ digits ; m`) pass: reel paints with them, and they can only colour text.
 pub struct TerminalSafe<W> {
     inner: W,
@@ -118,7 +119,7 @@ impl<W: Write> Write for TerminalSafe<W> {
 /// `text` with its control characters escaped (see [`TerminalSafe`]); SGR sequences
 /// kept when `keep_sgr`.
 pub fn terminal_safe(text: &str, keep_sgr: bool) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let unsafe_char = |c: char| reel_trace::display::is_unsafe(c) && c != '\n' && c != '\t';
     if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
@@ -174,5 +175,9 @@ mod tests {
             terminal_safe("plain — text\n", false),
             std::borrow::Cow::Borrowed(_)
         ));
+        assert_eq!(
+            terminal_safe("tool\u{202e}txt.exe\u{2066}\n", false),
+            "tool\\u{202e}txt.exe\\u{2066}\n"
+        );
     }
 }

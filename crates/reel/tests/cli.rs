@@ -20,6 +20,34 @@ fn usage_errors_exit_64() {
     }
 }
 
+/// `reel` alone is a usage error: help on stderr, exit 64 (reel's own table), not 0.
+#[test]
+fn no_subcommand_is_a_usage_error() {
+    let out = reel().output().unwrap();
+    assert_eq!(out.status.code(), Some(64));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("Usage: reel"), "{err}");
+}
+
+/// Every command a user is told to type is in `reel --help`: the demo prints
+/// `reel example client -- …`.
+#[test]
+fn help_lists_every_command_the_demo_prints() {
+    let out = reel().arg("--help").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for command in [
+        "rec", "play", "verify", "diff", "check", "stats", "ls", "demo", "example",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{command} "))),
+            "`{command}` missing from reel --help:\n{text}"
+        );
+    }
+    let out = reel().args(["example", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
 #[test]
 fn help_lists_the_exit_codes() {
     let out = reel().arg("--help").output().unwrap();
@@ -65,6 +93,72 @@ fn a_closed_stdout_is_not_an_error() {
     }
 }
 
+/// A reader that goes away does not hide a verdict: `reel diff A B | head -1` and
+/// `reel verify … | true` still exit with the drift they found, and `reel check
+/// --list-rules | head` neither panics nor fails.
+#[test]
+fn a_closed_stdout_keeps_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = |args: &[&std::ffi::OsStr]| {
+        let mut child = reel()
+            .args(args)
+            .env("REEL_DIR", dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        (out.status.code(), stderr)
+    };
+    let os = |words: &[&str]| -> Vec<std::ffi::OsString> {
+        words.iter().map(|w| std::ffi::OsString::from(*w)).collect()
+    };
+    let run = |v: Vec<std::ffi::OsString>| {
+        let v: Vec<&std::ffi::OsStr> = v.iter().map(|s| s.as_os_str()).collect();
+        closed(&v)
+    };
+    assert_eq!(run(os(&["check", "--list-rules"])).0, Some(0));
+
+    // Two runs of the example server, the second changed: drift.
+    let me = std::ffi::OsString::from(env!("CARGO_BIN_EXE_reel"));
+    let record = |name: &str, changed: bool| {
+        let mut cmd = reel();
+        cmd.args(["example", "client", "--"])
+            .arg(&me)
+            .args(["rec", "--dir"])
+            .arg(dir.path())
+            .args(["--name", name, "--"])
+            .arg(&me)
+            .args(["example", "server"]);
+        if changed {
+            cmd.arg("--changed");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    };
+    record("first", false);
+    record("second", true);
+    for format in ["text", "json", "github"] {
+        let (code, err) = run(os(&["diff", "--format", format, "first", "second"]));
+        assert_eq!(code, Some(1), "diff --format {format}: {err}");
+    }
+    let mut verify = os(&["verify", "first", "--no-record", "--"]);
+    verify.extend([
+        me.clone(),
+        "example".into(),
+        "server".into(),
+        "--changed".into(),
+    ]);
+    let (code, err) = run(verify);
+    assert_eq!(code, Some(1), "verify: {err}");
+    // check goes on past the closed pipe to every trace, and keeps its verdict.
+    let (code, err) = run(os(&["check", "first", "second"]));
+    assert_eq!(code, Some(0), "check: {err}");
+}
+
 /// A trace is outside input: an ESC sequence in a label, a tool name, an error message or
 /// an unknown `type` must not reach the terminal raw (set its title, clear it, overwrite
 /// the verdict, write the clipboard with OSC 52).
@@ -74,7 +168,8 @@ fn trace_content_cannot_drive_the_terminal() {
     // \u001b]0;..\u0007 sets the title, \u001b[2J clears, \r returns over the line,
     // \u009b is the one-byte CSI.
     // \n then FORGED: a line of its own, if a line break in trace content reached stdout.
-    let evil = r"\u001b]0;owned\u0007\u001b[2J\r\u009b2J\nFORGED";
+    // \u202e and \u2066 reorder what follows on screen (bidi override and isolate).
+    let evil = r"\u001b]0;owned\u0007\u001b[2J\r\u009b2J\u202eevil\u2066\nFORGED";
     let meta = format!(
         r#"{{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"run{evil}","command":["x"]}}"#
     );
@@ -118,8 +213,9 @@ fn trace_content_cannot_drive_the_terminal() {
                 && text[i + 2..]
                     .trim_start_matches(|c: char| c.is_ascii_digit() || c == ';')
                     .starts_with('m');
+            let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
             assert!(
-                !c.is_control() || c == '\n' || sgr,
+                (!c.is_control() && !bidi) || c == '\n' || sgr,
                 "{args:?}: a raw {c:?} reached stdout: {text}"
             );
         }

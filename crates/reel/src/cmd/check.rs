@@ -119,7 +119,7 @@ struct Document {
 /// Runs `reel check`.
 pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     if args.list_rules {
-        list_rules(out);
+        exit::keep_verdict(list_rules(out))?;
         return Ok(exit::OK);
     }
     let options = CheckOptions {
@@ -155,7 +155,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
                     .problems
                     .retain(|p| args.min_severity.admits(p.severity));
                 if !args.json {
-                    print_report(&report, args.quiet, out)?;
+                    exit::keep_verdict(print_report(&report, args.quiet, out).map_err(Into::into))?;
                 }
                 doc.files.push(FileResult::Checked(report));
             }
@@ -172,9 +172,9 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         }
     }
     if args.json {
-        out.json(&doc)?;
+        exit::keep_verdict(out.json(&doc))?;
     } else if args.traces.len() > 1 {
-        writeln!(
+        let summary = writeln!(
             out.human_stdout(),
             "{} files: {}, {}, {}{}",
             args.traces.len(),
@@ -186,7 +186,8 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
             } else {
                 String::new()
             }
-        )?;
+        );
+        exit::keep_verdict(summary.map_err(Into::into))?;
     }
     Ok(if doc.unreadable > 0 {
         exit::NO_INPUT
@@ -245,16 +246,20 @@ fn sgr(s: Severity) -> &'static str {
     }
 }
 
-fn list_rules(out: &Output) {
+fn list_rules(out: &Output) -> anyhow::Result<()> {
+    let mut w = out.human_stdout();
     for rule in Rule::ALL {
         let sev = rule.severity();
-        println!(
+        writeln!(
+            w,
             "{} {:<32} {}",
             out.paint(sgr(sev), &format!("{:<8}", sev.as_str())),
             rule.id(),
             rule.description()
-        );
+        )?;
     }
+    w.flush()?;
+    Ok(())
 }
 
 fn plural(n: u64, word: &str) -> String {

@@ -104,6 +104,11 @@ fn shown(exe: &Path) -> String {
 
 /// Arguments of the hidden `reel example`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Try the other commands on it, with nothing else installed:
+  reel example client -- reel rec --name try -- reel example server
+  reel example client -- reel play try
+  reel verify try -- reel example server --changed")]
 pub struct ExampleArgs {
     #[command(subcommand)]
     role: Role,

@@ -167,28 +167,38 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         _ => coded(exit::INTERNAL, e.to_string()),
     })?;
     let format = if args.json { Format::Json } else { args.format };
-    // Text and GitHub lines quote trace content (tool names, error messages): they go
-    // through the terminal-safe writer; JSON escapes controls itself.
+    exit::keep_verdict(write_report(&report, format, args.all, out))?;
+    Ok(report.exit_code())
+}
+
+/// The report on stdout. Text and GitHub lines quote trace content (tool names, error
+/// messages): they go through the terminal-safe writer; JSON escapes controls itself.
+fn write_report(
+    report: &reel_diff::Report,
+    format: Format,
+    all: bool,
+    out: &Output,
+) -> anyhow::Result<()> {
     let mut human = out.human_stdout();
     let mut stdout = std::io::stdout().lock();
     match format {
         Format::Text => render::text(
-            &report,
+            report,
             TextOptions {
-                all: args.all,
+                all,
                 color: out.color(),
             },
             &mut human,
         )?,
         Format::Json => {
-            serde_json::to_writer_pretty(&mut stdout, &render::json(&report))?;
+            serde_json::to_writer_pretty(&mut stdout, &render::json(report))?;
             stdout.write_all(b"\n")?;
         }
-        Format::Github => render::github(&report, &mut human)?,
+        Format::Github => render::github(report, &mut human)?,
     }
     human.flush()?;
     stdout.flush()?;
-    Ok(report.exit_code())
+    Ok(())
 }
 
 /// A trace diffed with itself is identical by construction: that is never what was

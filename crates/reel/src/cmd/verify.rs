@@ -204,8 +204,8 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         };
         coded(code, e.to_string())
     })?;
-    if args.json {
-        out.json(&report)?;
+    exit::keep_verdict(if args.json {
+        out.json(&report)
     } else {
         let text = report.to_text(&|class, s| match class {
             Class::Output => out.paint("33", s),
@@ -213,9 +213,11 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         });
         use std::io::Write as _;
         let mut stdout = out.human_stdout();
-        stdout.write_all(text.as_bytes())?;
-        stdout.flush()?;
-    }
+        stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .map_err(Into::into)
+    })?;
     Ok(report.exit_code)
 }
 
