@@ -3,7 +3,8 @@
 //!
 //! Steps, in order: `cargo fmt --check` and clippy (skipped with `--no-lint`), `peers`,
 //! `cargo test --workspace` with `REEL_PEERS` set, `reel check` and `reel stats` on the
-//! README's example trace, then the `shared-fixtures` suite.
+//! README's example trace, the README's `cargo install` command, then the
+//! `shared-fixtures` suite.
 //!
 //! The shared-fixtures suite is every test that reads the other tools' real files in
 //! the `shared/` directory beside the workspace. Those tests are `#[ignore]`d, with
@@ -133,6 +134,41 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
             .args(["run", "-q", "-p", "reel", "--", "check", README_EXAMPLE]);
         process::run(&mut check)?;
         process::run(c).map(|()| format!("reel check + stats {README_EXAMPLE}"))
+    });
+
+    // The README's install command, as a fresh clone runs it: `cargo install --path
+    // crates/reel --locked`, into a private root. `--debug` and the workspace's target
+    // directory reuse what the tests just built (a release build would add minutes);
+    // the path, the lock file and the installed binary are what is checked.
+    let root_dir = root.join("target/install-check");
+    let mut install = cargo();
+    install
+        .current_dir(&root)
+        .env("CARGO_TARGET_DIR", root.join("target"))
+        .args([
+            "install",
+            "--path",
+            "crates/reel",
+            "--locked",
+            "--debug",
+            "--root",
+        ])
+        .arg(&root_dir);
+    report.step("install", &install, |c| {
+        process::run(c)?;
+        let installed = root_dir.join("bin/reel");
+        let out = Command::new(&installed)
+            .arg("--version")
+            .output()
+            .with_context(|| format!("cannot run the installed {}", installed.display()))?;
+        let version = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() || !version.starts_with("reel ") {
+            bail!("{} --version printed {version:?}", installed.display());
+        }
+        Ok(format!(
+            "cargo install --path crates/reel --locked: {}",
+            version.trim()
+        ))
     });
 
     let mut shared_run = None;

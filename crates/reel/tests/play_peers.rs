@@ -491,3 +491,45 @@ fn inspector_cli_and_mcporter_replay_their_own_recordings() {
     assert_clean(&played);
     assert!(played.stderr.contains("unused: "), "{}", played.stderr);
 }
+
+/// The README's Inspector CLI example, in its argument order: the Inspector's flags
+/// first (`--tool-arg` first among them, since it takes every word up to the next
+/// flag), then reel's command with the server after `--`.
+#[test]
+fn inspector_cli_records_through_reel_as_the_readme_shows() {
+    let st = Stage::new();
+    let everything = st.peers.node_module(EVERYTHING);
+    let traces = st.traces();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let shown = "--tool-arg message=hi --method tools/call --tool-name echo \\\n  reel rec --name inspector -- npx -y @modelcontextprotocol/server-everything";
+    assert!(readme.contains(shown), "the README shows the tested order");
+    let args = [
+        "--tool-arg",
+        "message=hi",
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "echo",
+        env!("CARGO_BIN_EXE_reel"),
+        "rec",
+        "--name",
+        "inspector",
+        "--dir",
+        traces.to_str().unwrap(),
+        "--",
+        "node",
+        everything.to_str().unwrap(),
+        "stdio",
+    ];
+    let live = st.node(INSPECTOR, &args);
+    assert!(stdout(&live).contains("Echo: hi"), "{}", stdout(&live));
+    let trace = st.recorded();
+    assert!(
+        trace.to_string_lossy().ends_with("-inspector.jsonl"),
+        "{}",
+        trace.display()
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains(r#""message":"hi""#), "{text}");
+}
