@@ -249,6 +249,14 @@ mod run_names {
         path
     }
 
+    /// A working directory holding an empty `runs/` trace directory.
+    fn with_runs_dir() -> (tempfile::TempDir, std::path::PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = tmp.path().join("runs");
+        std::fs::create_dir(&runs).unwrap();
+        (tmp, runs)
+    }
+
     fn in_dir(cwd: &Path, args: &[&str]) -> std::process::Output {
         reel()
             .args(args)
@@ -260,9 +268,7 @@ mod run_names {
 
     #[test]
     fn stats_and_check_take_run_names_and_dir() {
-        let tmp = tempfile::tempdir().unwrap();
-        let runs = tmp.path().join("runs");
-        std::fs::create_dir(&runs).unwrap();
+        let (tmp, runs) = with_runs_dir();
         let newest = run(&runs, "demo", 2, "b");
         run(&runs, "demo", 1, "a");
         let out = in_dir(tmp.path(), &["stats", "--json", "--dir", "runs", "demo"]);
@@ -292,9 +298,7 @@ mod run_names {
 
     #[test]
     fn diff_refuses_a_trace_with_itself_and_names_the_run_before() {
-        let tmp = tempfile::tempdir().unwrap();
-        let runs = tmp.path().join("runs");
-        std::fs::create_dir(&runs).unwrap();
+        let (tmp, runs) = with_runs_dir();
         let older = run(&runs, "demo", 1, "a");
         run(&runs, "demo", 2, "b");
         let out = in_dir(tmp.path(), &["diff", "--dir", "runs", "demo", "demo"]);
@@ -341,9 +345,7 @@ mod run_names {
 
     #[test]
     fn a_file_and_a_run_of_one_name_are_an_error_naming_both() {
-        let tmp = tempfile::tempdir().unwrap();
-        let runs = tmp.path().join("runs");
-        std::fs::create_dir(&runs).unwrap();
+        let (tmp, runs) = with_runs_dir();
         let recorded = run(&runs, "demo", 1, "a");
         std::fs::copy(&recorded, tmp.path().join("demo")).unwrap();
         let out = in_dir(tmp.path(), &["stats", "--dir", "runs", "demo"]);
