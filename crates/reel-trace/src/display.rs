@@ -39,9 +39,60 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A duration for people: `850ms`, `12.3s`, `4m05s`, `2h03m`. Each unit is cut, not
+/// rounded up, as a clock shows it (59.96 s is `59.9s`, not `60.0s`); negative and
+/// unknown (NaN) durations show as `0ms`.
+pub fn duration(ms: f64) -> String {
+    let ms = if ms.is_nan() { 0.0 } else { ms.max(0.0) };
+    if ms < 1000.0 {
+        return format!("{}ms", ms.floor());
+    }
+    let tenths = (ms / 100.0).floor() as u64;
+    if tenths < 600 {
+        return format!("{}.{}s", tenths / 10, tenths % 10);
+    }
+    let s = (ms / 1000.0).floor() as u64;
+    if s < 3600 {
+        return format!("{}m{:02}s", s / 60, s % 60);
+    }
+    format!("{}h{:02}m", s / 3600, s / 60 % 60)
+}
+
+/// A size for people: `512 B`, `12.4 KiB`, `3.0 GiB`.
+pub fn size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut v = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
+}
+
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::{duration, one_line, size};
+
+    #[test]
+    fn durations_and_sizes_read_well() {
+        assert_eq!(duration(850.4), "850ms");
+        assert_eq!(duration(1234.0), "1.2s");
+        assert_eq!(duration(12_340.0), "12.3s");
+        assert_eq!(duration(59_960.0), "59.9s");
+        assert_eq!(duration(60_000.0), "1m00s");
+        assert_eq!(duration(245_000.0), "4m05s");
+        assert_eq!(duration(295_226.0), "4m55s");
+        assert_eq!(duration(7_380_000.0), "2h03m");
+        assert_eq!(duration(-5.0), "0ms");
+        assert_eq!(duration(f64::NAN), "0ms");
+        assert_eq!(size(512), "512 B");
+        assert_eq!(size(12_700), "12.4 KiB");
+        assert_eq!(size(3 << 30), "3.0 GiB");
+    }
 
     #[test]
     fn controls_are_escaped_and_nothing_else() {

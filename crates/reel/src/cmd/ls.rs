@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use reel_trace::display;
 use reel_trace::runs::{self, ListError, Listing, Run, SCAN_LIMIT};
 
 use crate::exit::{self, coded};
@@ -167,8 +168,8 @@ fn row(run: &Run) -> [String; 10] {
     };
     let label = run.label.clone().unwrap_or_else(|| "-".into());
     let duration = match run.duration_ms {
-        Some(ms) if run.interrupted => format!("≥{}", human_duration(ms)),
-        Some(ms) => human_duration(ms),
+        Some(ms) if run.interrupted => format!("≥{}", display::duration(ms)),
+        Some(ms) => display::duration(ms),
         None => "?".into(),
     };
     let (io, turns, errors) = match &run.counts {
@@ -202,58 +203,10 @@ fn row(run: &Run) -> [String; 10] {
         turns,
         errors,
         end,
-        human_size(run.bytes),
+        display::size(run.bytes),
         file,
     ]
 }
 
-/// 850ms, 12.3s, 4m05s, 2h03m.
-fn human_duration(ms: f64) -> String {
-    let ms = ms.max(0.0);
-    if ms < 1000.0 {
-        return format!("{ms:.0}ms");
-    }
-    let s = ms / 1000.0;
-    if s < 60.0 {
-        return format!("{s:.1}s");
-    }
-    let s = s as u64;
-    if s < 3600 {
-        return format!("{}m{:02}s", s / 60, s % 60);
-    }
-    format!("{}h{:02}m", s / 3600, s / 60 % 60)
-}
-
-/// 512 B, 12.4 KiB, 3.1 GiB.
-fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut v = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    format!("{v:.1} {}", UNITS[unit])
-}
-
 // The limit named in the help text is the library's.
 const _: () = assert!(SCAN_LIMIT == 8 << 20);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_and_sizes_read_well() {
-        assert_eq!(human_duration(850.0), "850ms");
-        assert_eq!(human_duration(12_340.0), "12.3s");
-        assert_eq!(human_duration(245_000.0), "4m05s");
-        assert_eq!(human_duration(7_380_000.0), "2h03m");
-        assert_eq!(human_size(512), "512 B");
-        assert_eq!(human_size(12_700), "12.4 KiB");
-        assert_eq!(human_size(3 << 30), "3.0 GiB");
-    }
-}

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 
+use reel_trace::display;
 use reel_trace::stats::{self, ErrorSource, Origin, Stats};
 
 use crate::cmd::trace_arg::RunDir;
@@ -128,7 +129,7 @@ fn render_session(s: &mut String, r: &Stats, out: &Output) {
         ss.started_at.as_deref().unwrap_or("?"),
         ss.ended_at.as_deref().unwrap_or("?"),
         ss.duration_ms
-            .map_or_else(|| "duration unknown".to_owned(), duration)
+            .map_or_else(|| "duration unknown".to_owned(), display::duration)
     );
     let ended = match (ss.exit_code, &ss.end_reason) {
         (Some(code), Some(reason)) => format!("exit {code}, {reason}"),
@@ -176,8 +177,8 @@ fn render_tools(s: &mut String, r: &Stats, out: &Output) {
             Cell::right(tool.calls.to_string()),
             Cell::right(tool.errors.to_string()).paint_if(tool.errors > 0, "31"),
             Cell::right(tool.pending.to_string()).paint_if(tool.pending > 0, "33"),
-            Cell::right(opt(tool.p50_ms, millis)),
-            Cell::right(opt(tool.p95_ms, millis)),
+            Cell::right(opt(tool.p50_ms, display::duration)),
+            Cell::right(opt(tool.p95_ms, display::duration)),
             Cell::left(origin),
         ]);
     }
@@ -221,8 +222,8 @@ fn render_models(s: &mut String, r: &Stats, out: &Output) {
             Cell::right(opt(row.cache_creation_tokens, tokens)),
             Cell::right(opt(row.cache_hit_rate, percent)),
             Cell::right(thinking),
-            Cell::right(opt(row.ttft_p50_ms, millis)),
-            Cell::right(opt(row.ttft_p95_ms, millis)),
+            Cell::right(opt(row.ttft_p50_ms, display::duration)),
+            Cell::right(opt(row.ttft_p95_ms, display::duration)),
             Cell::right(cost).paint_if(!row.priced, "33"),
         ]);
     }
@@ -236,7 +237,7 @@ fn render_models(s: &mut String, r: &Stats, out: &Output) {
         let _ = write!(line, " ({} echoed, not counted)", sum.echoed_turns);
     }
     if let Some(ms) = sum.total_model_time_ms {
-        let _ = write!(line, "; model time {}", duration(ms));
+        let _ = write!(line, "; model time {}", display::duration(ms));
     }
     let _ = writeln!(s, "{line}");
     let c = &m.cost;
@@ -432,30 +433,6 @@ fn usd(v: f64) -> String {
 }
 
 /// A latency: `850ms`, `1.2s`, `2m03s`.
-fn millis(ms: f64) -> String {
-    if ms < 1000.0 {
-        format!("{}ms", ms.round())
-    } else {
-        duration(ms)
-    }
-}
-
-/// A duration: `850ms`, `12.3s`, `4m55s`, `2h05m`.
-fn duration(ms: f64) -> String {
-    let secs = ms / 1000.0;
-    if ms < 1000.0 {
-        format!("{}ms", ms.round())
-    } else if secs < 60.0 {
-        format!("{secs:.1}s")
-    } else if secs < 3600.0 {
-        let s = secs.round() as u64;
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        let m = (secs / 60.0).round() as u64;
-        format!("{}h{:02}m", m / 60, m % 60)
-    }
-}
-
 /// The first line of `text`, cut to `max` characters.
 fn first_line(text: &str, max: usize) -> String {
     let first = text.lines().next().unwrap_or("");
@@ -475,9 +452,6 @@ mod tests {
         assert_eq!(tokens(206450.0), "206,450");
         assert_eq!(tokens(999.0), "999");
         assert_eq!(tokens(1000.0), "1,000");
-        assert_eq!(millis(850.0), "850ms");
-        assert_eq!(millis(1234.0), "1.2s");
-        assert_eq!(duration(295_226.0), "4m55s");
         assert_eq!(usd(0.48766), "$0.4877");
         assert_eq!(usd(12.5), "$12.50");
         assert_eq!(percent(0.3), "30.0%");
