@@ -67,14 +67,8 @@ pub struct DiffOptions {
     pub strict_usage: bool,
 }
 
-/// How far the diff has read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Progress {
-    /// Bytes read, both traces together.
-    pub done: u64,
-    /// Bytes of both traces.
-    pub total: u64,
-}
+/// How far the diff has read: bytes of both traces together.
+pub use reel_trace::Progress;
 
 /// Why two traces could not be diffed.
 #[derive(Debug, thiserror::Error)]

@@ -24,6 +24,7 @@ pub mod hash;
 pub mod jsonrpc;
 pub mod line;
 pub mod names;
+pub mod progress;
 pub mod reader;
 pub mod redact;
 pub mod runs;
@@ -35,6 +36,7 @@ pub mod writer;
 pub use line::{
     Block, Counts, Dir, End, Line, LineClass, LineError, MessageView, Meta, Turn, Usage,
 };
+pub use progress::Progress;
 pub use reader::{OpenError, RawLine, TraceLine, TraceReader};
 pub use time::Timestamp;
 pub use utf8::validate as validate_utf8;

@@ -40,6 +40,8 @@ pub struct LineReader<R> {
     eof: bool,
     number: u64,
     longest: usize,
+    /// Bytes read from `inner` so far.
+    read: u64,
 }
 
 impl<R: Read> LineReader<R> {
@@ -53,7 +55,14 @@ impl<R: Read> LineReader<R> {
             eof: false,
             number: 0,
             longest: 0,
+            read: 0,
         }
+    }
+
+    /// Bytes read from the underlying reader so far (at most one read ahead of the
+    /// lines returned): what a progress bar shows.
+    pub fn bytes_read(&self) -> u64 {
+        self.read
     }
 
     /// The length of the longest line seen so far.
@@ -148,6 +157,7 @@ impl<R: Read> LineReader<R> {
                 }
                 Ok(n) => {
                     self.end += n;
+                    self.read += n as u64;
                     return Ok(shift);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -274,6 +284,8 @@ pub struct TraceReader {
     current: usize,
     lines: LineReader<File>,
     bytes_total: u64,
+    /// Bytes of the files before the current one.
+    bytes_before: u64,
 }
 
 impl TraceReader {
@@ -302,6 +314,7 @@ impl TraceReader {
             current: 0,
             lines: LineReader::new(first),
             bytes_total: total,
+            bytes_before: 0,
         })
     }
 
@@ -315,6 +328,11 @@ impl TraceReader {
         self.bytes_total
     }
 
+    /// Bytes read so far, all files together (see [`LineReader::bytes_read`]).
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_before + self.lines.bytes_read()
+    }
+
     /// The longest line of the current file read so far.
     pub fn longest_line(&self) -> usize {
         self.lines.longest_line()
@@ -326,6 +344,7 @@ impl TraceReader {
             match self.lines.next_span() {
                 Ok(Some(span)) => break span,
                 Ok(None) if self.current + 1 < self.files.len() => {
+                    self.bytes_before += self.lines.bytes_read();
                     self.current += 1;
                     match open_file(&self.files[self.current]) {
                         Ok(f) => self.lines = LineReader::new(f),

@@ -39,6 +39,7 @@ pub use report::{
 };
 pub use tools::Origin;
 
+use crate::progress::{Progress, Throttle};
 use crate::reader::{OpenError, TraceReader};
 use errors::ErrorList;
 use models::ModelAgg;
@@ -72,10 +73,34 @@ pub enum StatsError {
 
 /// Summarises the traces at `paths` (each with its rotated companions) into one report.
 pub fn stats_for_paths(paths: &[PathBuf]) -> Result<Stats, StatsError> {
+    stats_for_paths_reporting(paths, &mut |_| {})
+}
+
+/// [`stats_for_paths`], telling `progress` how many bytes of all the traces are read
+/// (every [`crate::progress::STEP`] bytes, and at the end).
+pub fn stats_for_paths_reporting(
+    paths: &[PathBuf],
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Stats, StatsError> {
+    let size = |p: &PathBuf| -> u64 {
+        crate::reader::trace_files(p)
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum()
+    };
+    let total = paths.iter().map(size).sum();
     let mut c = Collector::new(PriceTable::bundled());
+    let mut before = 0;
+    let mut throttle = Throttle::default();
     for p in paths {
-        c.add_trace(p)?;
+        c.add_trace_reporting(p, &mut |read| {
+            let done = (before + read).min(total);
+            throttle.tick(Progress { done, total }, progress);
+        })?;
+        before += size(p);
     }
+    progress(Progress { done: total, total });
     Ok(c.finish())
 }
 
@@ -109,6 +134,16 @@ impl<'p> Collector<'p> {
 
     /// Reads the trace at `path` (after its rotated companions `path.N`…`path.1`).
     pub fn add_trace(&mut self, path: &Path) -> Result<(), StatsError> {
+        self.add_trace_reporting(path, &mut |_| {})
+    }
+
+    /// [`Collector::add_trace`], telling `read` the bytes of this trace read so far
+    /// after each line.
+    fn add_trace_reporting(
+        &mut self,
+        path: &Path,
+        read: &mut dyn FnMut(u64),
+    ) -> Result<(), StatsError> {
         let mut reader = TraceReader::open(path)?;
         let mut scan = Scan::new(self);
         let mut first = true;
@@ -129,6 +164,7 @@ impl<'p> Collector<'p> {
                 }
                 first = false;
             }
+            read(reader.bytes_read());
         }
         if first {
             return Err(StatsError::Empty {

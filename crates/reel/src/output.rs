@@ -143,6 +143,64 @@ pub fn terminal_safe(text: &str, keep_sgr: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A progress bar on stderr for a long read (`check`, `stats`, `diff` of big traces),
+/// drawn by indicatif only when stderr is a terminal and only once the work has taken
+/// [`PROGRESS_AFTER_ENV`] milliseconds (default 500), so a quick command or a pipe
+/// shows nothing. Cleared when dropped.
+pub struct Bar {
+    label: &'static str,
+    on: bool,
+    show_at: std::time::Instant,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+/// How long a command runs, in milliseconds, before it shows a progress bar.
+pub const PROGRESS_AFTER_ENV: &str = "REEL_PROGRESS_AFTER_MS";
+
+impl Bar {
+    /// A bar that will say `label`.
+    pub fn new(label: &'static str) -> Bar {
+        let after = std::env::var(PROGRESS_AFTER_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(500);
+        Bar {
+            label,
+            on: io::stderr().is_terminal(),
+            show_at: std::time::Instant::now() + std::time::Duration::from_millis(after),
+            bar: None,
+        }
+    }
+
+    /// Shows `p`.
+    pub fn show(&mut self, p: reel_trace::Progress) {
+        if !self.on || std::time::Instant::now() < self.show_at {
+            return;
+        }
+        let label = self.label;
+        let bar = self.bar.get_or_insert_with(|| {
+            let bar = indicatif::ProgressBar::new(p.total);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:30}] {percent:>3}%  {bytes} / {total_bytes}  {eta} left",
+            ) {
+                bar.set_style(style.progress_chars("#>-"));
+            }
+            bar.set_message(label);
+            bar
+        });
+        bar.set_length(p.total);
+        bar.set_position(p.done);
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 /// `text` for one cell or one line of a report (see [`reel_trace::display`]).
 pub use reel_trace::display::one_line;
 

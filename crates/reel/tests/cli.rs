@@ -159,6 +159,57 @@ fn a_closed_stdout_keeps_the_verdict() {
     assert_eq!(code, Some(0), "check: {err}");
 }
 
+/// `check`, `stats` and `diff` show a progress bar on a terminal (here a pty made by
+/// `script`), and nothing on stderr when it is a pipe.
+#[test]
+fn long_reads_show_progress_on_a_terminal_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("big.jsonl");
+    let mut text = String::from(
+        r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"big","command":["x"]}"#,
+    );
+    text.push('\n');
+    let pad = "x".repeat(1000);
+    for i in 0..3000 {
+        text.push_str(&format!(
+            r#"{{"t":"2026-01-01T00:00:00.000Z","dir":"in","raw":{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"t","arguments":{{"pad":"{pad}"}}}}}}}}"#
+        ));
+        text.push('\n');
+    }
+    std::fs::write(&trace, text).unwrap();
+    let other = dir.path().join("other.jsonl");
+    std::fs::copy(&trace, &other).unwrap();
+    let bin = env!("CARGO_BIN_EXE_reel");
+    let (t, o) = (trace.to_str().unwrap(), other.to_str().unwrap());
+    for (label, args) in [
+        ("reel stats", vec!["stats", "--json", t]),
+        ("reel check", vec!["check", "--quiet", t]),
+        ("reel diff", vec!["diff", t, o]),
+    ] {
+        let line = std::iter::once(bin)
+            .chain(args.iter().copied())
+            .map(|w| format!("'{w}'"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let on_tty = Command::new("script")
+            .args(["-qec", &format!("{line} >/dev/null"), "/dev/null"])
+            .env("REEL_PROGRESS_AFTER_MS", "0")
+            .output()
+            .expect("run script(1)");
+        let shown = String::from_utf8_lossy(&on_tty.stdout);
+        assert!(
+            shown.contains(label),
+            "{label}: no bar on a terminal: {shown:?}"
+        );
+        let piped = reel()
+            .args(&args)
+            .env("REEL_PROGRESS_AFTER_MS", "0")
+            .output()
+            .unwrap();
+        assert!(piped.stderr.is_empty(), "{label}: {piped:?}");
+    }
+}
+
 /// A trace is outside input: an ESC sequence in a label, a tool name, an error message or
 /// an unknown `type` must not reach the terminal raw (set its title, clear it, overwrite
 /// the verdict, write the clipboard with OSC 52).

@@ -51,6 +51,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use crate::line::kinds;
+use crate::progress::{Progress, Throttle};
 use crate::reader::{LineReader, OpenError, TraceReader};
 use checker::Checker;
 
@@ -106,15 +107,30 @@ impl Default for CheckOptions {
 /// Fails only when a file cannot be opened or read; everything wrong *inside* the files
 /// is in the report.
 pub fn check_trace(path: &Path, options: &CheckOptions) -> Result<Report, OpenError> {
+    check_trace_reporting(path, options, &mut |_| {})
+}
+
+/// [`check_trace`], telling `progress` how many of the trace's bytes are read (every
+/// [`crate::progress::STEP`] bytes, and at the end).
+pub fn check_trace_reporting(
+    path: &Path,
+    options: &CheckOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report, OpenError> {
     let mut reader = TraceReader::open(path)?;
     let files = reader.files().to_vec();
+    let total = reader.total_bytes();
     let mut checker = Checker::new(path, &files, options);
+    let mut throttle = Throttle::default();
     while let Some(next) = reader.next_line() {
         let line = next?;
         let file = files.iter().position(|f| f == line.path).unwrap_or(0);
         checker.line(file, line.raw, file + 1 == files.len());
+        let done = reader.bytes_read();
+        throttle.tick(Progress { done, total }, progress);
     }
-    Ok(checker.finish(reader.total_bytes()))
+    progress(Progress { done: total, total });
+    Ok(checker.finish(total))
 }
 
 /// Checks a trace read from `input`, reported under the name `name` (for tests and

@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use crate::cmd::trace_arg::RunDir;
 use crate::exit;
-use crate::output::Output;
+use crate::output::{Bar, Output};
 
 const AFTER_HELP: &str = "\
 Severities follow the format's tolerance rules: what a conforming reader must tolerate
@@ -146,7 +146,10 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
                 continue;
             }
         };
-        match check::check_trace(&path, &options) {
+        let mut bar = Bar::new("reel check");
+        let checked = check::check_trace_reporting(&path, &options, &mut |p| bar.show(p));
+        drop(bar);
+        match checked {
             Ok(mut report) => {
                 doc.errors += report.errors;
                 doc.warnings += report.warnings;

@@ -6,17 +6,16 @@
 //! stdout, and the verdict → the exit code. A progress bar goes to stderr while the
 //! traces are read, only when stderr is a terminal.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use reel_diff::render::{self, TextOptions};
-use reel_diff::{DiffError, DiffOptions, Progress};
+use reel_diff::{DiffError, DiffOptions};
 use reel_mcp::normalize::{Pointer, rules_help};
 
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, NO_INPUT, USAGE, coded};
-use crate::output::Output;
+use crate::output::{Bar, Output};
 
 /// `--format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -156,9 +155,9 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         strict_notifications: args.strict_notifications,
         strict_usage: args.strict_usage,
     };
-    let mut bar = Bar::new(std::io::stderr().is_terminal());
+    let mut bar = Bar::new("reel diff");
     let report = reel_diff::diff(&a, &b, &opts, &mut |p| bar.show(p));
-    bar.clear();
+    drop(bar);
     let report = report.map_err(|e| match e {
         DiffError::Open { .. }
         | DiffError::Empty { .. }
@@ -245,64 +244,4 @@ fn read_ignore_file(path: &Path) -> anyhow::Result<Vec<Pointer>> {
         out.push(p);
     }
     Ok(out)
-}
-
-/// A one-line progress bar on stderr, redrawn at most ten times a second, shown only
-/// when stderr is a terminal and the diff takes longer than half a second.
-struct Bar {
-    on: bool,
-    start: Instant,
-    last: Option<Instant>,
-    drawn: bool,
-}
-
-impl Bar {
-    fn new(on: bool) -> Bar {
-        Bar {
-            on,
-            start: Instant::now(),
-            last: None,
-            drawn: false,
-        }
-    }
-
-    fn show(&mut self, p: Progress) {
-        if !self.on || self.start.elapsed() < Duration::from_millis(500) {
-            return;
-        }
-        if self
-            .last
-            .is_some_and(|l| l.elapsed() < Duration::from_millis(100))
-        {
-            return;
-        }
-        self.last = Some(Instant::now());
-        let frac = if p.total == 0 {
-            1.0
-        } else {
-            (p.done as f64 / p.total as f64).min(1.0)
-        };
-        let width = 30;
-        let filled = (frac * width as f64) as usize;
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r\x1b[2Kreel diff [{}{}] {:>3.0}%  {} / {} MB",
-            "#".repeat(filled),
-            "-".repeat(width - filled),
-            frac * 100.0,
-            p.done / 1_000_000,
-            p.total / 1_000_000
-        );
-        let _ = err.flush();
-        self.drawn = true;
-    }
-
-    fn clear(&mut self) {
-        if self.drawn {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-        }
-    }
 }

@@ -13,7 +13,7 @@ use reel_trace::stats::{self, ErrorSource, Origin, Stats};
 
 use crate::cmd::trace_arg::RunDir;
 use crate::exit;
-use crate::output::Output;
+use crate::output::{Bar, Output};
 
 /// Arguments of `reel stats`.
 #[derive(clap::Args)]
@@ -77,10 +77,10 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         .iter()
         .map(|t| args.runs.resolve(t))
         .collect::<anyhow::Result<Vec<PathBuf>>>()?;
-    let report = match stats::stats_for_paths(&traces) {
-        Ok(r) => r,
-        Err(e) => return Err(exit::coded(exit::NO_INPUT, e.to_string())),
-    };
+    let mut bar = Bar::new("reel stats");
+    let report = stats::stats_for_paths_reporting(&traces, &mut |p| bar.show(p));
+    drop(bar);
+    let report = report.map_err(|e| exit::coded(exit::NO_INPUT, e.to_string()))?;
     if args.json {
         out.json(&report)?;
     } else {
