@@ -39,6 +39,39 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// What a piece of human output means, for a renderer that colours it: the library
+/// says what a word is, the CLI says how it looks (SGR codes on a terminal, nothing
+/// elsewhere).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Tone {
+    /// A failure: an error, a FAIL verdict.
+    Bad,
+    /// Something to look at: a warning.
+    Warn,
+    /// For information.
+    Note,
+    /// A success: ok.
+    Good,
+}
+
+/// How a renderer colours a [`Tone`]d piece of text.
+pub type Paint<'a> = &'a dyn Fn(Tone, &str) -> String;
+
+/// A [`Paint`] that adds nothing: plain text.
+pub fn plain(_: Tone, text: &str) -> String {
+    text.to_owned()
+}
+
+/// `n word`, `n words`: `1 error`, `2 errors`; `info` does not take an `s`.
+pub fn plural(n: u64, word: &str) -> String {
+    if n == 1 || word == "info" {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 /// A duration for people: `850ms`, `12.3s`, `4m05s`, `2h03m`. Each unit is cut, not
 /// rounded up, as a clock shows it (59.96 s is `59.9s`, not `60.0s`); negative and
 /// unknown (NaN) durations show as `0ms`.

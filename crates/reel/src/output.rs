@@ -4,6 +4,8 @@
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
 
+use reel_trace::display::Tone;
+
 /// `eprintln!` that cannot panic. std's panics when stderr is a pipe whose reader went
 /// away (EPIPE); an MCP client that closes its end of reel's stderr must not kill a
 /// recording midway (the trace would lose the server's output and its `end`), and a
@@ -66,6 +68,20 @@ impl Output {
         } else {
             text.to_owned()
         }
+    }
+
+    /// Paints a [`Tone`] the way reel's terminal output does (red, yellow, cyan,
+    /// green), or not at all when colour is off: the [`reel_trace::display::Paint`]
+    /// the libraries' renderers take.
+    pub fn tone(&self, tone: Tone, text: &str) -> String {
+        let sgr = match tone {
+            Tone::Bad => "31;1",
+            Tone::Warn => "33",
+            Tone::Note => "36",
+            Tone::Good => "32",
+            _ => return text.to_owned(),
+        };
+        self.paint(sgr, text)
     }
 
     /// Stdout for human output: trace content in it cannot drive the terminal (see

@@ -33,7 +33,7 @@
 //! pairs JSON-RPC requests with their responses and honours cancellation; `history`
 //! verifies `history_elided` markers; `members` holds the member type tables and how a
 //! value is quoted in a message; `report` files problems under their caps and builds
-//! the [`Report`].
+//! the [`Report`]; [`render`] writes reports as the `reel.check/1` document and as text.
 //!
 //! [`parse_line`]: crate::line::parse_line
 
@@ -42,6 +42,7 @@ mod history;
 mod lines;
 mod members;
 mod pairing;
+pub mod render;
 mod report;
 mod rules;
 #[cfg(test)]

@@ -1,29 +1,16 @@
 //! `reel check TRACE…`: validates traces with `reel_trace::check` and reports per file.
 //!
-//! Human output (stdout): one line per problem, `file:line: severity[rule]: message`,
-//! then a summary line per file. Colour only when [`Output::color`] says so.
-//!
-//! `--json` writes one document (schema `reel.check/1`):
-//!
-//! ```text
-//! { "schema": "reel.check/1",
-//!   "files": [ { "file", "files": [read order], "lines", "bytes", "sessions",
-//!                "errors", "warnings", "infos",
-//!                "problems": [ { "file", "line"?, "rule", "severity", "message", "count"? } ] }
-//!            | { "file", "unreadable": "why" } ],
-//!   "errors", "warnings", "infos", "unreadable" }
-//! ```
-//!
-//! `line` is absent for file-level problems and for summaries of unlisted problems;
-//! `count` is present on aggregated problems. Counts include problems not listed.
-//!
-//! Exit status: 66 when any input cannot be read (the others are still checked), else 1
-//! when any trace has errors, else 0 (warnings and info allowed).
+//! Wiring only: each name → a trace ([`RunDir`]), the trace → a [`check::Report`], the
+//! reports → the text or the `reel.check/1` document of [`reel_trace::check::render`]
+//! (which documents its shape), the [`Verdict`] → the exit code: 66 when any input
+//! cannot be read (the others are still checked), else 1 when any trace has errors,
+//! else 0 (warnings and info allowed).
 
 use std::io::Write as _;
 
-use reel_trace::check::{self, CheckOptions, Problem, Report, Rule, Severity};
-use serde::Serialize;
+use reel_trace::check::render::{self, Document, Verdict};
+use reel_trace::check::{self, CheckOptions, Severity};
+use reel_trace::display::Tone;
 
 use crate::cmd::trace_arg::RunDir;
 use crate::exit;
@@ -98,179 +85,59 @@ impl MinSeverity {
     }
 }
 
-/// One input's outcome in the JSON document.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum FileResult {
-    Checked(Report),
-    Unreadable { file: String, unreadable: String },
-}
-
-#[derive(Serialize)]
-struct Document {
-    schema: &'static str,
-    files: Vec<FileResult>,
-    errors: u64,
-    warnings: u64,
-    infos: u64,
-    unreadable: u64,
-}
-
 /// Runs `reel check`.
 pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
+    let paint = |t: Tone, s: &str| out.tone(t, s);
     if args.list_rules {
-        exit::keep_verdict(list_rules(out))?;
+        exit::keep_verdict(write_human(out, &render::rules_text(&paint)))?;
         return Ok(exit::OK);
     }
     let options = CheckOptions {
         max_per_rule: args.max_per_rule,
     };
-    let mut doc = Document {
-        schema: "reel.check/1",
-        files: Vec::new(),
-        errors: 0,
-        warnings: 0,
-        infos: 0,
-        unreadable: 0,
-    };
+    let mut doc = Document::default();
     for arg in &args.traces {
-        let path = match args.runs.resolve(arg) {
-            Ok(path) => path,
-            Err(e) => {
-                doc.unreadable += 1;
-                say!("reel: cannot check {e:#}");
-                doc.files.push(FileResult::Unreadable {
-                    file: arg.clone(),
-                    unreadable: format!("{e:#}"),
-                });
-                continue;
-            }
-        };
-        let mut bar = Bar::new("reel check");
-        let checked = check::check_trace_reporting(&path, &options, &mut |p| bar.show(p));
-        drop(bar);
+        let checked = args.runs.resolve(arg).and_then(|path| {
+            let mut bar = Bar::new("reel check");
+            Ok(check::check_trace_reporting(&path, &options, &mut |p| {
+                bar.show(p)
+            })?)
+        });
         match checked {
             Ok(mut report) => {
-                doc.errors += report.errors;
-                doc.warnings += report.warnings;
-                doc.infos += report.infos;
                 report
                     .problems
                     .retain(|p| args.min_severity.admits(p.severity));
                 if !args.json {
-                    exit::keep_verdict(print_report(&report, args.quiet, out).map_err(Into::into))?;
+                    let text = render::report_text(&report, args.quiet, &paint);
+                    exit::keep_verdict(write_human(out, &text))?;
                 }
-                doc.files.push(FileResult::Checked(report));
+                doc.add(report);
             }
             Err(e) => {
-                doc.unreadable += 1;
                 // Printed as the input is reached, so it sits between the reports it
                 // interrupts; the exit status says it happened.
-                say!("reel: cannot check {e}");
-                doc.files.push(FileResult::Unreadable {
-                    file: path.display().to_string(),
-                    unreadable: e.to_string(),
-                });
+                say!("reel: cannot check {e:#}");
+                doc.add_unreadable(arg.clone(), format!("{e:#}"));
             }
         }
     }
     if args.json {
         exit::keep_verdict(out.json(&doc))?;
     } else if args.traces.len() > 1 {
-        let summary = writeln!(
-            out.human_stdout(),
-            "{} files: {}, {}, {}{}",
-            args.traces.len(),
-            plural(doc.errors, "error"),
-            plural(doc.warnings, "warning"),
-            plural(doc.infos, "info"),
-            if doc.unreadable > 0 {
-                format!(", {} unreadable", doc.unreadable)
-            } else {
-                String::new()
-            }
-        );
-        exit::keep_verdict(summary.map_err(Into::into))?;
+        exit::keep_verdict(write_human(out, &format!("{}\n", doc.summary_line())))?;
     }
-    Ok(if doc.unreadable > 0 {
-        exit::NO_INPUT
-    } else if doc.errors > 0 {
-        exit::DIFFERENT
-    } else {
-        exit::OK
+    Ok(match doc.verdict() {
+        Verdict::Unreadable => exit::NO_INPUT,
+        Verdict::Violations => exit::DIFFERENT,
+        Verdict::Clean => exit::OK,
     })
 }
 
-/// Problems quote trace content (unknown `type`, `kind`, methods), so they go through
-/// the terminal-safe writer.
-fn print_report(report: &Report, quiet: bool, out: &Output) -> std::io::Result<()> {
+/// Human text quotes trace content, so it goes through the terminal-safe writer.
+fn write_human(out: &Output, text: &str) -> anyhow::Result<()> {
     let mut w = out.human_stdout();
-    if !quiet {
-        for p in &report.problems {
-            writeln!(w, "{}", problem_line(p, out))?;
-        }
-    }
-    let status = if report.errors > 0 {
-        out.paint("31;1", "FAIL")
-    } else {
-        out.paint("32", "ok")
-    };
-    writeln!(
-        w,
-        "{}: {status}: {}, {}, {} in {} ({})",
-        report.file,
-        plural(report.errors, "error"),
-        plural(report.warnings, "warning"),
-        plural(report.infos, "info"),
-        plural(report.lines, "line"),
-        plural(report.sessions, "session"),
-    )?;
-    w.flush()
-}
-
-fn problem_line(p: &Problem, out: &Output) -> String {
-    let place = match p.line {
-        Some(n) => format!("{}:{n}", p.file),
-        None => p.file.clone(),
-    };
-    let label = format!("{}[{}]", p.severity.as_str(), p.rule);
-    format!(
-        "{place}: {}: {}",
-        out.paint(sgr(p.severity), &label),
-        p.message
-    )
-}
-
-fn sgr(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "31;1",
-        Severity::Warning => "33",
-        Severity::Info => "36",
-    }
-}
-
-fn list_rules(out: &Output) -> anyhow::Result<()> {
-    let mut w = out.human_stdout();
-    for rule in Rule::ALL {
-        let sev = rule.severity();
-        writeln!(
-            w,
-            "{} {:<32} {}",
-            out.paint(sgr(sev), &format!("{:<8}", sev.as_str())),
-            rule.id(),
-            rule.description()
-        )?;
-    }
+    w.write_all(text.as_bytes())?;
     w.flush()?;
     Ok(())
-}
-
-fn plural(n: u64, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else if word == "info" {
-        format!("{n} info")
-    } else {
-        format!("{n} {word}s")
-    }
 }
