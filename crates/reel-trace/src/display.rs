@@ -53,6 +53,8 @@ pub enum Tone {
     Note,
     /// A success: ok.
     Good,
+    /// A title: a table's header row, a section's name.
+    Heading,
 }
 
 /// How a renderer colours a [`Tone`]d piece of text.
@@ -69,6 +71,119 @@ pub fn plural(n: u64, word: &str) -> String {
         format!("{n} {word}")
     } else {
         format!("{n} {word}s")
+    }
+}
+
+/// A cell of a [`Table`]: its text (made one line) and a tone applied after padding.
+pub struct Cell {
+    text: String,
+    right: bool,
+    tone: Option<Tone>,
+}
+
+impl Cell {
+    /// A left-aligned cell; its text may come from the trace, so it is made one line
+    /// (see [`one_line`]) before it is measured.
+    pub fn left(text: impl Into<String>) -> Cell {
+        let text = text.into();
+        Cell {
+            text: one_line(&text).into_owned(),
+            right: false,
+            tone: None,
+        }
+    }
+
+    /// A right-aligned cell (numbers).
+    pub fn right(text: impl Into<String>) -> Cell {
+        Cell {
+            right: true,
+            ..Cell::left(text)
+        }
+    }
+    /// The cell in `tone` when `cond` holds.
+    pub fn paint_if(mut self, cond: bool, tone: Tone) -> Cell {
+        if cond {
+            self.tone = Some(tone);
+        }
+        self
+    }
+}
+
+/// A table whose columns are as wide as their widest cell, two spaces apart; the last
+/// column is not padded. Tones are applied after padding, so escape codes never count
+/// towards a width.
+pub struct Table {
+    header: Vec<Cell>,
+    /// The tone of the header row.
+    pub header_tone: Tone,
+    rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    /// A table with these column titles; `true` right-aligns a column.
+    pub fn new(header: &[(&str, bool)]) -> Table {
+        let header = header
+            .iter()
+            .map(|(h, right)| {
+                if *right {
+                    Cell::right(*h)
+                } else {
+                    Cell::left(*h)
+                }
+            })
+            .collect();
+        Table {
+            header,
+            header_tone: Tone::Heading,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row.
+    pub fn row(&mut self, cells: Vec<Cell>) {
+        self.rows.push(cells);
+    }
+
+    /// Appends the table, a line each row, to `s`.
+    pub fn write(&self, s: &mut String, paint: Paint<'_>) {
+        let columns = self.header.len();
+        let mut widths = vec![0; columns];
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            for (w, c) in widths.iter_mut().zip(row) {
+                *w = (*w).max(c.text.chars().count());
+            }
+        }
+        let line = |row: &[Cell], header: bool| {
+            let mut l = String::new();
+            for (i, (c, w)) in row.iter().zip(&widths).enumerate() {
+                let pad = w - c.text.chars().count();
+                let last = i + 1 == columns;
+                let padded = match (c.right, last) {
+                    (true, _) => format!("{}{}", " ".repeat(pad), c.text),
+                    (false, true) => c.text.clone(),
+                    (false, false) => format!("{}{}", c.text, " ".repeat(pad)),
+                };
+                let tone = if header {
+                    Some(self.header_tone)
+                } else {
+                    c.tone
+                };
+                l.push_str(&match tone {
+                    Some(tone) => paint(tone, &padded),
+                    None => padded,
+                });
+                if !last {
+                    l.push_str("  ");
+                }
+            }
+            l
+        };
+        s.push_str(&line(&self.header, true));
+        s.push('\n');
+        for row in &self.rows {
+            s.push_str(&line(row, false));
+            s.push('\n');
+        }
     }
 }
 

@@ -21,6 +21,7 @@
 //! `end`. Files named `*.jsonl` whose first line is not a meta line are reported as
 //! skipped; other files (and directories, and names starting with `.`) are only counted.
 
+pub mod render;
 mod resolve;
 
 pub use resolve::{ResolveError, resolve};

@@ -22,6 +22,7 @@ mod lenient;
 mod models;
 mod prices;
 mod records;
+pub mod render;
 mod report;
 mod samples;
 mod scan;

@@ -217,9 +217,6 @@ impl Drop for Bar {
     }
 }
 
-/// `text` for one cell or one line of a report (see [`reel_trace::display`]).
-pub use reel_trace::display::one_line;
-
 /// The length of the SGR sequence (`ESC [` digits and `;`, then `m`) `s` starts with.
 fn sgr_len(s: &str) -> Option<usize> {
     let body = s.strip_prefix("\x1b[")?;
