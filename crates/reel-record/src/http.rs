@@ -73,9 +73,10 @@ use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use reel_trace::line::{Meta, REEL_VOCABULARY_VERSION};
+use reel_trace::line::Meta;
+use reel_trace::record::reel_meta;
 use reel_trace::redact::Redactor;
-use reel_trace::{Counts, Ending, REEL_VERSION, Timestamp, names};
+use reel_trace::{Counts, Ending, Timestamp, names};
 use tokio::sync::watch;
 
 use crate::queue::{Queue, WhenBehind};
@@ -311,19 +312,15 @@ impl HttpRecorder {
     /// The `meta` line.
     pub fn meta(&self) -> Meta {
         Meta {
-            v: Some(1.into()),
-            ty: "meta".to_owned(),
-            label: Some(self.label.clone()),
-            command: Some(self.command.clone().into()),
-            kind: Some("mcp".to_owned()),
-            source: Some(format!("reel@{REEL_VERSION}")),
-            producer: Some(serde_json::json!({ "name": "reel", "version": REEL_VERSION })),
-            reel: Some(REEL_VOCABULARY_VERSION),
-            transport: Some("http".to_owned()),
             listen: Some(self.local.to_string()),
             upstream: Some(self.upstream_shown.clone()),
-            redaction: Some(self.config.redactor.describe()),
-            ..Meta::default()
+            ..reel_meta(
+                &self.label,
+                &self.command,
+                "mcp",
+                "http",
+                &self.config.redactor,
+            )
         }
     }
 

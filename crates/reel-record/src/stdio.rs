@@ -32,9 +32,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use reel_trace::line::{Meta, REEL_VOCABULARY_VERSION};
+use reel_trace::line::Meta;
+use reel_trace::record::reel_meta;
 use reel_trace::redact::Redactor;
-use reel_trace::{Counts, Ending, REEL_VERSION, Timestamp, names};
+use reel_trace::{Counts, Ending, Timestamp, names};
 
 use crate::forward::{Drained, Pumps, Sink};
 use crate::queue::{Queue, Stream, WhenBehind};
@@ -205,19 +206,13 @@ impl StdioRecorder {
 
     /// The `meta` line.
     pub fn meta(&self) -> Meta {
-        Meta {
-            v: Some(1.into()),
-            ty: "meta".to_owned(),
-            label: Some(self.label.clone()),
-            command: Some(self.command.clone().into()),
-            kind: Some("mcp".to_owned()),
-            source: Some(format!("reel@{REEL_VERSION}")),
-            producer: Some(serde_json::json!({ "name": "reel", "version": REEL_VERSION })),
-            reel: Some(REEL_VOCABULARY_VERSION),
-            transport: Some("stdio".to_owned()),
-            redaction: Some(self.config.redactor.describe()),
-            ..Meta::default()
-        }
+        reel_meta(
+            &self.label,
+            &self.command,
+            "mcp",
+            "stdio",
+            &self.config.redactor,
+        )
     }
 
     /// Runs the session to its end: starts the server, forwards and records until the

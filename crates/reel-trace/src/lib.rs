@@ -2,7 +2,8 @@
 //!
 //! The mcp-replay trace format v1, as reel reads and writes it: the line kinds
 //! ([`line`](mod@line)), a streaming reader over any size of file in bounded memory ([`reader`]),
-//! a writer that never leaves half a line behind ([`writer`]), validation ([`check`]),
+//! a writer that never leaves half a line behind ([`writer`]), the one path every producer
+//! records observed lines through and its `meta` line ([`record`]), validation ([`check`]),
 //! aggregates ([`stats`]), the listing of recorded runs ([`runs`]), redaction
 //! ([`redact`]) and the `history_elided` rolling hash ([`hash`]).
 //!
@@ -26,6 +27,7 @@ pub mod line;
 pub mod names;
 pub mod progress;
 pub mod reader;
+pub mod record;
 pub mod redact;
 pub mod runs;
 pub mod stats;

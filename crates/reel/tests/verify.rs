@@ -1004,3 +1004,47 @@ fn a_refused_probe_falls_back_and_a_server_that_now_accepts_it_is_restarted() {
         "{report:#}"
     );
 }
+
+/// Regression: verify's own trace writer wrote a server's non-UTF-8 stdout line as
+/// base64 of its bytes, secret and all, where `reel rec` redacts it. Every producer
+/// now records through one path: the live run's trace holds the line redacted.
+#[test]
+fn a_secret_in_a_non_utf8_stdout_line_is_redacted_in_the_live_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let me = env!("CARGO_BIN_EXE_reel");
+    let rec = reel()
+        .args([
+            "example", "client", "--", me, "rec", "--name", "clean", "--dir",
+        ])
+        .arg(dir.path())
+        .args(["--", me, "example", "server"])
+        .output()
+        .unwrap();
+    assert_eq!(rec.status.code(), Some(0), "{rec:?}");
+    // The same server, printing a secret in a line that is not UTF-8 first.
+    let noisy = format!("printf 'key AKIAIOSFODNN7EXAMPLE \\377\\n'; exec '{me}' example server");
+    let out = reel()
+        .args(["verify", "clean", "--name", "noisy", "--dir"])
+        .arg(dir.path())
+        .args(["--", "sh", "-c", &noisy])
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+    let live = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-noisy.jsonl"))
+        .expect("the live run's trace");
+    let text = std::fs::read_to_string(&live).unwrap();
+    assert!(!text.contains("AKIAIOSFODNN7EXAMPLE"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("reel.nonjson"))
+        .expect("the line is recorded");
+    // Redacted text, not base64 of the raw bytes (which would hold the key).
+    assert!(
+        line.contains("[REDACTED]") && line.contains("\"lossy\":true"),
+        "{line}"
+    );
+    assert!(!line.contains("\"bytes\""), "{line}");
+}

@@ -17,7 +17,9 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::queue::LineRecord;
-use crate::recorder::{Recorder, Tags, classify};
+use reel_trace::record::{Tags, classify};
+
+use crate::recorder::Recorder;
 
 /// An HTTP exchange that carries no JSON-RPC message, or one that failed.
 pub(crate) const KIND_HTTP: &str = reel_trace::line::kinds::HTTP;
@@ -203,6 +205,7 @@ pub(crate) fn write<W: Write>(
             let tags = Tags {
                 session,
                 http: Some(&http),
+                ..Tags::default()
             };
             rec.message(Dir::In, line, tags)
         }
@@ -211,6 +214,7 @@ pub(crate) fn write<W: Write>(
             let tags = Tags {
                 session,
                 http: Some(&http),
+                ..Tags::default()
             };
             rec.message(Dir::Out, line, tags)
         }
@@ -219,6 +223,7 @@ pub(crate) fn write<W: Write>(
             let tags = Tags {
                 session,
                 http: Some(&http),
+                ..Tags::default()
             };
             if line.bytes.is_empty() && sse.has_data {
                 let mut e = EventLine::new(line.t, KIND_SSE);
@@ -271,6 +276,7 @@ fn exchange<W: Write>(
     let tags = Tags {
         session,
         http: Some(&http),
+        ..Tags::default()
     };
     // A JSON body (an OAuth metadata document, a JSON error) is kept as JSON.
     if let Some(json) = classify(&line.bytes) {

@@ -46,7 +46,7 @@ use reel_mcp::normalize::{
 use reel_trace::line::{Line, Meta, kinds, parse_line};
 use reel_trace::redact::Redactor;
 use reel_trace::writer::create_trace_file;
-use reel_trace::{Dir, Ending, EventLine, MessageLine, OpenError, Timestamp, TraceWriter};
+use reel_trace::{Dir, Ending, OpenError, Timestamp, TraceWriter};
 use serde_json::Value;
 use serde_json::value::RawValue;
 

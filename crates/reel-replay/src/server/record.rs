@@ -4,6 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use reel_trace::record::{LineRecorder, Tags, reel_meta};
+
 use super::*;
 
 /// A tape server's handle on the replay's trace: the shared writer and the session its
@@ -48,12 +50,12 @@ impl RecordTo {
 /// `--record`: the replay session written as a trace (tape direction: the client's
 /// lines are `in`, what it was sent is `out`), every message line marked with its
 /// `origin` (`tape`: from the recording or made by reel; `live`: the client, or the live
-/// server of `--subset`). Live content is redacted with the tape's rules.
+/// server of `--subset`). Live content is redacted with the tape's rules, through the
+/// one line-recording path every producer uses.
 pub(crate) struct Recorder {
-    pub(super) w: TraceWriter<File>,
-    pub(super) path: PathBuf,
-    pub(super) redactor: Redactor,
-    pub(super) failed: bool,
+    lines: LineRecorder<File>,
+    path: PathBuf,
+    failed: bool,
 }
 
 impl Recorder {
@@ -78,26 +80,13 @@ impl Recorder {
         });
         let label = format!("{base}-play");
         let (file, path) = create_trace_file(dir, started, &label).map_err(err)?;
-        let mut w = TraceWriter::new(file, started);
-        let version = reel_trace::REEL_VERSION;
-        let meta = Meta {
-            v: Some(Value::from(1)),
-            ty: "meta".into(),
-            label: Some(label),
-            command: Some(Value::from(redactor.redact_command(&opts.argv))),
-            kind: Some("mcp".into()),
-            source: Some(format!("reel@{version}")),
-            producer: Some(serde_json::json!({"name": "reel", "version": version})),
-            reel: Some(reel_trace::line::REEL_VOCABULARY_VERSION),
-            transport: Some(transport.into()),
-            redaction: Some(redactor.describe()),
-            ..Meta::default()
-        };
-        w.write_meta(&meta).map_err(err)?;
+        let mut lines = LineRecorder::new(TraceWriter::new(file, started), redactor.clone());
+        lines
+            .write_meta(&reel_meta(&label, &opts.argv, "mcp", transport, redactor))
+            .map_err(err)?;
         Ok(Recorder {
-            w,
+            lines,
             path,
-            redactor: redactor.clone(),
             failed: false,
         })
     }
@@ -109,22 +98,26 @@ impl Recorder {
     }
 
     fn in_line(&mut self, text: &str, crlf: bool, session: Option<&str>) {
-        let raw = self.redactor.redact_json(text);
-        let mut m = MessageLine::new(Timestamp::now(), Dir::In, &raw);
-        m.crlf = crlf;
-        m.session = session;
-        m.origin = Some("live");
-        let r = self.w.write_message(&m);
+        let tags = Tags {
+            session,
+            origin: Some("live"),
+            ..Tags::default()
+        };
+        let r = self
+            .lines
+            .message(Timestamp::now(), Dir::In, text.as_bytes(), crlf, tags);
         self.check(r);
     }
 
-    fn out_line(&mut self, text: &str, origin: &str, is_error: bool, session: Option<&str>) {
-        let raw = self.redactor.redact_json(text);
-        let mut m = MessageLine::new(Timestamp::now(), Dir::Out, &raw);
-        m.session = session;
-        m.origin = Some(origin);
-        m.is_error = is_error;
-        let r = self.w.write_message(&m);
+    fn out_line(&mut self, text: &str, origin: &str, _is_error: bool, session: Option<&str>) {
+        let tags = Tags {
+            session,
+            origin: Some(origin),
+            ..Tags::default()
+        };
+        let r = self
+            .lines
+            .message(Timestamp::now(), Dir::Out, text.as_bytes(), false, tags);
         self.check(r);
     }
 
@@ -137,24 +130,19 @@ impl Recorder {
     }
 
     fn nonjson_side(&mut self, bytes: &[u8], side: Dir) {
-        let text = String::from_utf8_lossy(bytes);
-        let redacted = self.redactor.redact_text(&text).into_owned();
-        let payload = if std::str::from_utf8(bytes).is_ok() {
-            redacted.as_bytes().to_vec()
-        } else {
-            bytes.to_vec()
-        };
-        let mut e = EventLine::new(Timestamp::now(), kinds::NONJSON).with_payload(&payload);
-        e.side = Some(side);
-        let r = self.w.write_event(&e);
+        let r = self.lines.event(
+            kinds::NONJSON,
+            Some(side),
+            Timestamp::now(),
+            bytes,
+            false,
+            Tags::default(),
+        );
         self.check(r);
     }
 
     fn stderr(&mut self, bytes: &[u8]) {
-        let text = String::from_utf8_lossy(bytes);
-        let redacted = self.redactor.redact_text(&text).into_owned();
-        let e = EventLine::new(Timestamp::now(), kinds::STDERR).with_payload(redacted.as_bytes());
-        let r = self.w.write_event(&e);
+        let r = self.lines.stderr(Timestamp::now(), bytes, false);
         self.check(r);
     }
 
@@ -165,7 +153,7 @@ impl Recorder {
                 self.path.display()
             )));
         }
-        self.w.finish(ending, Timestamp::now())?;
+        self.lines.finish(ending, Timestamp::now())?;
         Ok(self.path)
     }
 }

@@ -12,17 +12,16 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use reel_trace::line::{Meta, kinds};
+use reel_trace::line::kinds;
+use reel_trace::record::{LineRecorder, Tags, reel_meta};
 use reel_trace::redact::Redactor;
 use reel_trace::writer::create_trace_file;
-use reel_trace::{Dir, Ending, EventLine, MessageLine, Timestamp, TraceWriter};
-use serde_json::Value;
+use reel_trace::{Dir, Ending, Timestamp, TraceWriter};
 
 /// The trace being written.
 pub struct LiveRecord {
-    w: TraceWriter<File>,
+    lines: LineRecorder<File>,
     path: PathBuf,
-    redactor: Redactor,
     failed: Option<io::Error>,
 }
 
@@ -40,27 +39,11 @@ impl LiveRecord {
         reel_trace::names::ensure_dir(dir)?;
         let started = Timestamp::now();
         let (file, path) = create_trace_file(dir, started, label)?;
-        let mut w = TraceWriter::new(file, started);
-        let version = reel_trace::REEL_VERSION;
-        // `Meta::default()` leaves `type` empty; a meta line must say "meta".
-        let meta = Meta {
-            v: Some(Value::from(1)),
-            ty: "meta".to_owned(),
-            label: Some(label.to_owned()),
-            command: Some(Value::from(redactor.redact_command(command))),
-            kind: Some("mcp".into()),
-            source: Some(format!("reel@{version}")),
-            producer: Some(serde_json::json!({"name": "reel", "version": version})),
-            reel: Some(reel_trace::line::REEL_VOCABULARY_VERSION),
-            transport: Some(transport.into()),
-            redaction: Some(redactor.describe()),
-            ..Meta::default()
-        };
-        w.write_meta(&meta)?;
+        let mut lines = LineRecorder::new(TraceWriter::new(file, started), redactor.clone());
+        lines.write_meta(&reel_meta(label, command, "mcp", transport, redactor))?;
         Ok(LiveRecord {
-            w,
+            lines,
             path,
-            redactor: redactor.clone(),
             failed: None,
         })
     }
@@ -86,37 +69,35 @@ impl LiveRecord {
         self.message(Dir::Out, text, "live", is_error);
     }
 
-    fn message(&mut self, dir: Dir, text: &str, origin: &str, is_error: bool) {
-        let raw = self.redactor.redact_json(text);
-        let mut m = MessageLine::new(Timestamp::now(), dir, &raw);
-        m.origin = Some(origin);
-        m.is_error = is_error;
-        let r = self.w.write_message(&m);
+    /// `is_error` is the caller's reading of the message; the recorder tells errors
+    /// from the envelope itself, the same way for every producer.
+    fn message(&mut self, dir: Dir, text: &str, origin: &str, _is_error: bool) {
+        let tags = Tags {
+            origin: Some(origin),
+            ..Tags::default()
+        };
+        let r = self
+            .lines
+            .message(Timestamp::now(), dir, text.as_bytes(), false, tags);
         self.check(r);
     }
 
     /// A stdout line of the server that is not JSON.
     pub fn nonjson(&mut self, bytes: &[u8]) {
-        let redacted;
-        let payload: &[u8] = match std::str::from_utf8(bytes) {
-            Ok(text) => {
-                redacted = self.redactor.redact_text(text).into_owned();
-                redacted.as_bytes()
-            }
-            Err(_) => bytes,
-        };
-        let mut e = EventLine::new(Timestamp::now(), kinds::NONJSON).with_payload(payload);
-        e.side = Some(Dir::Out);
-        let r = self.w.write_event(&e);
+        let r = self.lines.event(
+            kinds::NONJSON,
+            Some(Dir::Out),
+            Timestamp::now(),
+            bytes,
+            false,
+            Tags::default(),
+        );
         self.check(r);
     }
 
     /// A chunk of the server's stderr.
     pub fn stderr(&mut self, bytes: &[u8]) {
-        let text = String::from_utf8_lossy(bytes);
-        let redacted = self.redactor.redact_text(&text).into_owned();
-        let e = EventLine::new(Timestamp::now(), kinds::STDERR).with_payload(redacted.as_bytes());
-        let r = self.w.write_event(&e);
+        let r = self.lines.stderr(Timestamp::now(), bytes, false);
         self.check(r);
     }
 
@@ -130,7 +111,7 @@ impl LiveRecord {
             Some(c) => Ending::ExitCode(c),
             None => Ending::Reason("server_status_unknown".into()),
         };
-        match self.w.finish(ending, Timestamp::now()) {
+        match self.lines.finish(ending, Timestamp::now()) {
             Ok(_) => Ok(self.path),
             Err(e) => Err((self.path, e)),
         }
