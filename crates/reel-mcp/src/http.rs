@@ -1,7 +1,7 @@
 //! MCP over HTTP, the knowledge every HTTP side of reel shares (the recording proxy, the
-//! tape server, verify): the names of MCP's HTTP headers, the session key reel gives a
-//! client connection that has no MCP session, and the loopback guard of reel's own
-//! listeners against DNS rebinding.
+//! tape server, verify): a server's URL ([`McpUrl`]), the names of MCP's HTTP headers,
+//! the session key reel gives a client connection that has no MCP session, and the
+//! loopback guard of reel's own listeners against DNS rebinding.
 //!
 //! The guard: a web page can make a browser send requests to `127.0.0.1` under a name
 //! the attacker controls (`Host: evil.example`) or from its own origin (`Origin:
@@ -13,6 +13,89 @@
 //! so it needs no HTTP library.
 
 use std::net::Ipv4Addr;
+
+/// A `--url` that is not an absolute `http://` or `https://` URL reel can use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--url {url}: {reason}; give an absolute http:// or https:// URL, e.g. http://127.0.0.1:3001/mcp"
+)]
+pub struct InvalidUrl {
+    /// The URL as given.
+    pub url: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// An MCP server's URL (`--url`), parsed by the `http` crate's URI grammar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpUrl {
+    /// The URL as given.
+    pub url: String,
+    /// `https`.
+    pub https: bool,
+    /// Host name or address (IPv6 without brackets).
+    pub host: String,
+    /// Port (the scheme's default when the URL has none).
+    pub port: u16,
+    /// The URL had an explicit port.
+    pub explicit_port: bool,
+    /// The URL's authority as written: the `Host` header value for the server.
+    pub authority: String,
+    /// Path and query of the URL (the MCP endpoint), `/` at least.
+    pub path: String,
+}
+
+impl McpUrl {
+    /// Parses an absolute `http(s)://host[:port][/path][?query]` URL without user info
+    /// (credentials belong in the client's `Authorization` header, not in a trace).
+    pub fn parse(url: &str) -> Result<McpUrl, InvalidUrl> {
+        let invalid = |reason: &str| InvalidUrl {
+            url: url.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let uri: ::http::Uri = url.parse().map_err(|e| invalid(&format!("{e}")))?;
+        let https = match uri.scheme_str() {
+            Some(s) if s.eq_ignore_ascii_case("http") => false,
+            Some(s) if s.eq_ignore_ascii_case("https") => true,
+            Some(s) => return Err(invalid(&format!("scheme {s} is not http or https"))),
+            None => return Err(invalid("it has no scheme")),
+        };
+        let authority = uri.authority().ok_or_else(|| invalid("it has no host"))?;
+        if authority.as_str().contains('@') {
+            return Err(invalid(
+                "user info in the URL is not supported (let the client send its Authorization header)",
+            ));
+        }
+        let host = authority.host().trim_matches(['[', ']']).to_owned();
+        if host.is_empty() {
+            return Err(invalid("it has no host"));
+        }
+        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        if uri.path().is_empty() && uri.query().is_none() && url.ends_with('?') {
+            return Err(invalid("it has an empty query"));
+        }
+        Ok(McpUrl {
+            url: url.to_owned(),
+            https,
+            host,
+            port,
+            explicit_port: authority.port_u16().is_some(),
+            authority: authority.as_str().to_owned(),
+            path: uri
+                .path_and_query()
+                .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned()),
+        })
+    }
+
+    /// `host:port` to connect to (IPv6 hosts in brackets), the port always written.
+    pub fn host_port(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+}
 
 /// Worker threads of one of reel's HTTP listeners: `configured`, or for 0 as many as
 /// the machine has cores, at most 4 (the proxy and the tape server use the same rule).
@@ -159,6 +242,31 @@ pub fn is_loopback_name(host: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_parse_or_say_what_is_wrong() {
+        let u = McpUrl::parse("http://127.0.0.1:3001/mcp").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("127.0.0.1", 3001, "/mcp")
+        );
+        let u = McpUrl::parse("https://Example.com/a/b?x=1").unwrap();
+        assert_eq!((u.port, u.https, u.path.as_str()), (443, true, "/a/b?x=1"));
+        assert_eq!(u.host_port(), "Example.com:443");
+        let u = McpUrl::parse("http://[::1]:8080").unwrap();
+        assert_eq!((u.host.as_str(), u.path.as_str()), ("::1", "/"));
+        assert_eq!(u.host_port(), "[::1]:8080");
+        for bad in [
+            "ftp://h/x",
+            "/mcp",
+            "http://user:pw@h/mcp",
+            "http://",
+            "not a url",
+        ] {
+            let e = McpUrl::parse(bad).unwrap_err();
+            assert!(e.to_string().starts_with(&format!("--url {bad}: ")), "{e}");
+        }
+    }
 
     fn ok(g: &LoopbackGuard, host: Option<&str>, origin: Option<&str>) -> bool {
         g.check(host.map(str::as_bytes), origin.map(str::as_bytes))

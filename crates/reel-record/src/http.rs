@@ -222,7 +222,7 @@ impl HttpRecorder {
     /// Checks the URL (and CA files), resolves the upstream host, binds the listener.
     /// The upstream need not be up yet: requests get 502 until it is.
     pub fn new(config: HttpConfig) -> Result<HttpRecorder, HttpError> {
-        let url = UpstreamUrl::parse(&config.url)?;
+        let url = UpstreamUrl::parse(&config.url).map_err(UrlError::from)?;
         let tls = if url.https {
             Some(upstream::tls_connector(&config.upstream_ca)?)
         } else {

@@ -137,7 +137,7 @@ pub enum VerifyError {
         source: std::io::Error,
     },
     /// `--url` is not a URL verify can use (exit 64).
-    #[error("--url {url}: {why}")]
+    #[error("{why}")]
     Url {
         /// The URL.
         url: String,

@@ -113,7 +113,7 @@ impl Shared {
         stop: watch::Receiver<bool>,
     ) -> Self {
         Shared {
-            rewriter: url.rewriter(),
+            rewriter: upstream::rewriter(&url),
             url,
             tls,
             queue,

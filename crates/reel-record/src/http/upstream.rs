@@ -14,6 +14,8 @@ use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
+use reel_mcp::http::InvalidUrl;
+
 use super::body::TeeBody;
 use super::headers::OriginRewriter;
 
@@ -25,15 +27,8 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 #[non_exhaustive]
 pub enum UrlError {
     /// Not an absolute `http://` or `https://` URL.
-    #[error(
-        "--url {url}: {reason}; give an absolute http:// or https:// URL, e.g. http://127.0.0.1:3001/mcp"
-    )]
-    Invalid {
-        /// The URL as given.
-        url: String,
-        /// What is wrong with it.
-        reason: String,
-    },
+    #[error(transparent)]
+    Invalid(#[from] InvalidUrl),
     /// An `--upstream-ca` file cannot be read or holds no certificate.
     #[error("--upstream-ca {}: {reason}", path.display())]
     Ca {
@@ -44,87 +39,29 @@ pub enum UrlError {
     },
 }
 
-/// The parsed upstream URL.
-#[derive(Debug, Clone)]
-pub struct UpstreamUrl {
-    /// The URL as given.
-    pub url: String,
-    /// `https`.
-    pub https: bool,
-    /// Host name or address (IPv6 without brackets).
-    pub host: String,
-    /// Port (the scheme's default when the URL has none).
-    pub port: u16,
-    /// The URL had an explicit port.
-    pub explicit_port: bool,
-    /// `Host` header value for the upstream hop.
-    pub authority: String,
-    /// Path and query of the URL (the MCP endpoint), `/` at least.
-    pub path: String,
-}
+/// The parsed upstream URL: the one URL type of reel's HTTP sides.
+pub use reel_mcp::http::McpUrl as UpstreamUrl;
 
-impl UpstreamUrl {
-    /// Parses an absolute `http(s)://host[:port][/path][?query]` URL without user info.
-    pub fn parse(url: &str) -> Result<UpstreamUrl, UrlError> {
-        let invalid = |reason: &str| UrlError::Invalid {
-            url: url.to_owned(),
-            reason: reason.to_owned(),
-        };
-        let uri: hyper::Uri = url.parse().map_err(|e| invalid(&format!("{e}")))?;
-        let https = match uri.scheme_str() {
-            Some(s) if s.eq_ignore_ascii_case("http") => false,
-            Some(s) if s.eq_ignore_ascii_case("https") => true,
-            Some(s) => return Err(invalid(&format!("scheme {s} is not http or https"))),
-            None => return Err(invalid("it has no scheme")),
-        };
-        let authority = uri.authority().ok_or_else(|| invalid("it has no host"))?;
-        if authority.as_str().contains('@') {
-            return Err(invalid(
-                "user info in the URL is not supported (let the client send its Authorization header)",
-            ));
-        }
-        let host = authority.host().trim_matches(['[', ']']).to_owned();
-        if host.is_empty() {
-            return Err(invalid("it has no host"));
-        }
-        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
-        if uri.path().is_empty() && uri.query().is_none() && url.ends_with('?') {
-            return Err(invalid("it has an empty query"));
-        }
-        Ok(UpstreamUrl {
-            url: url.to_owned(),
-            https,
-            host,
-            port,
-            explicit_port: authority.port_u16().is_some(),
-            authority: authority.as_str().to_owned(),
-            path: uri
-                .path_and_query()
-                .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned()),
-        })
+/// The origin's spellings (`scheme://authority`, and with and without a default port),
+/// for rewriting URLs that point at it.
+pub(crate) fn rewriter(url: &UpstreamUrl) -> OriginRewriter {
+    let scheme = if url.https { "https" } else { "http" };
+    let default = if url.https { 443 } else { 80 };
+    let host = if url.host.contains(':') {
+        format!("[{}]", url.host)
+    } else {
+        url.host.clone()
+    };
+    let mut spellings = vec![format!("{scheme}://{}", url.authority)];
+    if url.port == default {
+        spellings.push(format!("{scheme}://{host}"));
+        spellings.push(format!("{scheme}://{host}:{default}"));
+    } else {
+        spellings.push(format!("{scheme}://{host}:{}", url.port));
     }
-
-    /// The origin's spellings (`scheme://authority`, and with and without a default
-    /// port), for rewriting URLs that point at it.
-    pub(crate) fn rewriter(&self) -> OriginRewriter {
-        let scheme = if self.https { "https" } else { "http" };
-        let default = if self.https { 443 } else { 80 };
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        let mut spellings = vec![format!("{scheme}://{}", self.authority)];
-        if self.port == default {
-            spellings.push(format!("{scheme}://{host}"));
-            spellings.push(format!("{scheme}://{host}:{default}"));
-        } else {
-            spellings.push(format!("{scheme}://{host}:{}", self.port));
-        }
-        spellings.sort();
-        spellings.dedup();
-        OriginRewriter::new(spellings)
-    }
+    spellings.sort();
+    spellings.dedup();
+    OriginRewriter::new(spellings)
 }
 
 /// Builds the TLS client configuration: Mozilla's roots plus the certificates of each
@@ -224,28 +161,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_parse_or_say_what_is_wrong() {
-        let u = UpstreamUrl::parse("http://127.0.0.1:3001/mcp").unwrap();
-        assert_eq!(
-            (u.host.as_str(), u.port, u.path.as_str()),
-            ("127.0.0.1", 3001, "/mcp")
-        );
+    fn the_origin_is_rewritten_in_each_spelling() {
         let u = UpstreamUrl::parse("https://Example.com/a/b?x=1").unwrap();
-        assert_eq!((u.port, u.https, u.path.as_str()), (443, true, "/a/b?x=1"));
         assert_eq!(
-            u.rewriter().strip("https://example.com:443/.well-known/x"),
+            rewriter(&u).strip("https://example.com:443/.well-known/x"),
             Some("/.well-known/x")
         );
-        let u = UpstreamUrl::parse("http://[::1]:8080").unwrap();
-        assert_eq!((u.host.as_str(), u.path.as_str()), ("::1", "/"));
-        for bad in [
-            "ftp://h/x",
-            "/mcp",
-            "http://user:pw@h/mcp",
-            "http://",
-            "not a url",
-        ] {
-            assert!(UpstreamUrl::parse(bad).is_err(), "{bad}");
-        }
     }
 }

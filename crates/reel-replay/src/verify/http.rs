@@ -38,7 +38,7 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response};
 use hyper_util::rt::TokioIo;
-use reel_mcp::http::headers as mcp_headers;
+use reel_mcp::http::{McpUrl, headers as mcp_headers};
 use reel_mcp::jsonrpc::{Envelope, RpcKind, methods};
 use reel_mcp::sse::Parser;
 use serde_json::Value;
@@ -52,7 +52,7 @@ const INITIALIZED: &str = "notifications/initialized";
 /// How long the session's DELETE and the last answers get once verify is done.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
-/// An `http://host:port/path` URL, split.
+/// An `http://host:port/path` URL, split: what verify connects to.
 #[derive(Clone, Debug)]
 pub struct HttpUrl {
     /// `host:port`, as connected to and sent as `Host`.
@@ -62,34 +62,17 @@ pub struct HttpUrl {
 }
 
 impl HttpUrl {
-    /// Parses `url`; the error says what is wrong with it.
+    /// Parses `url` ([`McpUrl`]'s grammar); the error says what is wrong with it.
     pub fn parse(url: &str) -> Result<HttpUrl, String> {
-        let Some(rest) = url.strip_prefix("http://") else {
-            return Err(if url.starts_with("https://") {
-                format!("{url}: reel verify --url speaks plain http:// only")
-            } else {
-                format!("{url}: not an http:// URL")
-            });
-        };
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        if authority.is_empty() || authority.contains('@') {
-            return Err(format!("{url}: no host, or credentials in the URL"));
+        let parsed = McpUrl::parse(url).map_err(|e| e.to_string())?;
+        if parsed.https {
+            return Err(format!(
+                "--url {url}: reel verify --url speaks plain http:// only"
+            ));
         }
-        let authority = if authority
-            .rsplit_once(':')
-            .is_some_and(|(h, p)| !h.ends_with(']') || p.chars().all(|c| c.is_ascii_digit()))
-            && !authority.ends_with(']')
-        {
-            authority.to_owned()
-        } else {
-            format!("{authority}:80")
-        };
         Ok(HttpUrl {
-            authority,
-            path: path.to_owned(),
+            authority: parsed.host_port(),
+            path: parsed.path,
         })
     }
 
