@@ -6,7 +6,9 @@
 //! Replay, verify and diff build on these and share one normaliser ([`normalize`]: match
 //! keys, volatile fields, the JSON-pointer diff). [`sse`] frames and parses HTTP event streams for
 //! the recorder, the tape server and verify alike; [`http`] holds what they share of MCP
-//! over HTTP (header names, connection keys, the loopback guard).
+//! over HTTP (header names, connection keys, the loopback guard, the `--url` parser);
+//! `serve` (feature `serve`) is the one runtime, stop flag and accept loop of reel's
+//! HTTP listeners.
 
 #![deny(missing_docs)]
 
@@ -14,6 +16,8 @@ pub mod exchange;
 pub mod http;
 pub mod jsonrpc;
 pub mod normalize;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod sse;
 
 pub use exchange::{Exchange, ExchangeBuilder, Outcome};

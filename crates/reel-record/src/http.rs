@@ -73,11 +73,11 @@ use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use reel_mcp::serve;
 use reel_trace::line::Meta;
 use reel_trace::record::reel_meta;
 use reel_trace::redact::Redactor;
 use reel_trace::{Counts, Ending, Timestamp, names};
-use tokio::sync::watch;
 
 use crate::queue::{Queue, WhenBehind};
 use crate::stdio::{DEFAULT_QUEUE_BYTES, TRACE_LINGER};
@@ -194,16 +194,9 @@ pub struct HttpOutcome {
     pub trace_error: Option<std::io::Error>,
 }
 
-/// Stops a running proxy from another thread (tests, embedding programs).
-#[derive(Debug, Clone)]
-pub struct StopHandle(Arc<watch::Sender<bool>>);
-
-impl StopHandle {
-    /// Asks the proxy to stop: streams are closed, the trace ends.
-    pub fn stop(&self) {
-        let _ = self.0.send(true);
-    }
-}
+/// Stops a running proxy from another thread (tests, embedding programs): streams are
+/// closed, the trace ends.
+pub use reel_mcp::serve::Stop as StopHandle;
 
 /// A configured proxy, bound to its address, before it runs.
 pub struct HttpRecorder {
@@ -215,7 +208,7 @@ pub struct HttpRecorder {
     label: String,
     command: Vec<String>,
     upstream_shown: String,
-    stop: Arc<watch::Sender<bool>>,
+    stop: StopHandle,
 }
 
 impl HttpRecorder {
@@ -264,7 +257,6 @@ impl HttpRecorder {
             };
             names::derive_label(&[host.replace(['.', ':'], "-")])
         });
-        let (stop, _) = watch::channel(false);
         Ok(HttpRecorder {
             config,
             url,
@@ -274,7 +266,7 @@ impl HttpRecorder {
             label,
             command,
             upstream_shown,
-            stop: Arc::new(stop),
+            stop: StopHandle::new(),
         })
     }
 
@@ -301,7 +293,7 @@ impl HttpRecorder {
 
     /// A handle that stops [`HttpRecorder::run`] from another thread.
     pub fn stop_handle(&self) -> StopHandle {
-        StopHandle(Arc::clone(&self.stop))
+        self.stop.clone()
     }
 
     /// Creates the trace file in `dir`.
@@ -347,19 +339,8 @@ impl HttpRecorder {
         ));
         let writer_thread = start_writer(writer, self.config.redactor.clone(), &queue, &notices)
             .map_err(HttpError::Runtime)?;
-        let threads = reel_mcp::http::worker_threads(self.config.threads);
-        let mut builder = if threads == 1 {
-            tokio::runtime::Builder::new_current_thread()
-        } else {
-            let mut b = tokio::runtime::Builder::new_multi_thread();
-            b.worker_threads(threads);
-            b
-        };
-        let runtime = builder
-            .thread_name("reel-http")
-            .enable_all()
-            .build()
-            .map_err(HttpError::Runtime)?;
+        let runtime =
+            serve::runtime(self.config.threads, "reel-http").map_err(HttpError::Runtime)?;
         let mut allowed = self.config.allow_hosts.clone();
         if !self.local.ip().is_unspecified() {
             allowed.push(self.local.ip().to_string());
@@ -373,12 +354,12 @@ impl HttpRecorder {
             self.local,
             self.stop.subscribe(),
         ));
-        let stop = Arc::clone(&self.stop);
+        let stop = self.stop.clone();
         let handle_signals = self.config.handle_signals;
         let served: std::io::Result<()> = runtime.block_on(async {
             let listener = tokio::net::TcpListener::from_std(self.listener)?;
             if handle_signals {
-                watch_signals(stop)?;
+                serve::stop_on_signals(stop)?;
             }
             proxy::serve(listener, Arc::clone(&shared)).await;
             Ok(())
@@ -402,31 +383,4 @@ impl HttpRecorder {
             trace_error,
         })
     }
-}
-
-/// SIGINT, SIGTERM and SIGHUP stop the proxy.
-#[cfg(unix)]
-fn watch_signals(stop: Arc<watch::Sender<bool>>) -> std::io::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut int = signal(SignalKind::interrupt())?;
-    let mut term = signal(SignalKind::terminate())?;
-    let mut hup = signal(SignalKind::hangup())?;
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-            _ = hup.recv() => {}
-        }
-        let _ = stop.send(true);
-    });
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn watch_signals(stop: Arc<watch::Sender<bool>>) -> std::io::Result<()> {
-    tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
-        let _ = stop.send(true);
-    });
-    Ok(())
 }

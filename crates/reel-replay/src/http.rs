@@ -43,8 +43,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 
 use reel_mcp::http::LoopbackGuard;
+use reel_mcp::serve;
 use reel_trace::Ending;
-use tokio::sync::watch;
 
 use crate::report::Summary;
 use crate::server::{PlayError, PlayOptions, Recorder, Shared, finish_recorder};
@@ -130,16 +130,8 @@ impl ListenOptions {
     }
 }
 
-/// Stops a running [`HttpPlay`] from another thread.
-#[derive(Clone, Debug)]
-pub struct StopHandle(Arc<watch::Sender<bool>>);
-
-impl StopHandle {
-    /// Asks the server to stop: sessions end, the summary is made.
-    pub fn stop(&self) {
-        let _ = self.0.send(true);
-    }
-}
+/// Stops a running [`HttpPlay`] from another thread: sessions end, the summary is made.
+pub use reel_mcp::serve::Stop as StopHandle;
 
 /// A tape server bound to its address, before it serves.
 pub struct HttpPlay {
@@ -151,7 +143,7 @@ pub struct HttpPlay {
     shared: Shared,
     diag: Diag,
     recorder: Option<Arc<Mutex<Recorder>>>,
-    stop: Arc<watch::Sender<bool>>,
+    stop: StopHandle,
 }
 
 impl HttpPlay {
@@ -196,7 +188,6 @@ impl HttpPlay {
             )?))),
             None => None,
         };
-        let (stop, _) = watch::channel(false);
         Ok(HttpPlay {
             opts,
             listen,
@@ -206,7 +197,7 @@ impl HttpPlay {
             shared,
             diag,
             recorder,
-            stop: Arc::new(stop),
+            stop: StopHandle::new(),
         })
     }
 
@@ -223,26 +214,15 @@ impl HttpPlay {
 
     /// A handle that stops [`HttpPlay::run`] from another thread.
     pub fn stop_handle(&self) -> StopHandle {
-        StopHandle(Arc::clone(&self.stop))
+        self.stop.clone()
     }
 
     /// Serves until stopped (a signal when [`ListenOptions::handle_signals`], or the
     /// [`StopHandle`]); then every session ends and the summary of all of them is
     /// printed on the diagnostics writer and returned.
     pub fn run(self) -> Result<Summary, PlayError> {
-        let threads = reel_mcp::http::worker_threads(self.listen.threads);
-        let mut builder = if threads == 1 {
-            tokio::runtime::Builder::new_current_thread()
-        } else {
-            let mut b = tokio::runtime::Builder::new_multi_thread();
-            b.worker_threads(threads);
-            b
-        };
-        let runtime = builder
-            .thread_name("reel-play-http")
-            .enable_all()
-            .build()
-            .map_err(PlayError::Output)?;
+        let runtime =
+            serve::runtime(self.listen.threads, "reel-play-http").map_err(PlayError::Output)?;
         let routes = Arc::new(out::Routes::default());
         let http_trace = self
             .shared
@@ -275,12 +255,12 @@ impl HttpPlay {
             refused_told: AtomicBool::new(false),
             ids: AtomicU64::new(0),
         });
-        let stop = Arc::clone(&self.stop);
+        let stop = self.stop.clone();
         let handle_signals = self.listen.handle_signals;
         let served: io::Result<()> = runtime.block_on(async {
             let listener = tokio::net::TcpListener::from_std(self.listener)?;
             if handle_signals {
-                watch_signals(stop)?;
+                serve::stop_on_signals(stop)?;
             }
             service::serve(listener, Arc::clone(&ctx)).await;
             Ok(())
@@ -314,33 +294,6 @@ fn path_of_url(url: &str) -> Option<String> {
     };
     let path = path.split(['?', '#']).next().unwrap_or("/");
     Some(if path.is_empty() { "/" } else { path }.to_owned())
-}
-
-/// SIGINT, SIGTERM and SIGHUP stop the server.
-#[cfg(unix)]
-fn watch_signals(stop: Arc<watch::Sender<bool>>) -> io::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut int = signal(SignalKind::interrupt())?;
-    let mut term = signal(SignalKind::terminate())?;
-    let mut hup = signal(SignalKind::hangup())?;
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-            _ = hup.recv() => {}
-        }
-        let _ = stop.send(true);
-    });
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn watch_signals(stop: Arc<watch::Sender<bool>>) -> io::Result<()> {
-    tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
-        let _ = stop.send(true);
-    });
-    Ok(())
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use reel_mcp::serve::{accept_until_stopped, stopped};
 use reel_mcp::sse::{Eol, Event, Parser};
 use reel_trace::Timestamp;
 use tokio::net::{TcpListener, TcpStream};
@@ -262,42 +263,14 @@ impl Shared {
     }
 }
 
-/// Resolves when the stop flag is set (never, if its sender is gone without setting it).
-pub(crate) async fn stopped(mut rx: watch::Receiver<bool>) {
-    loop {
-        if *rx.borrow_and_update() {
-            return;
-        }
-        if rx.changed().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    }
-}
-
 /// Accepts client connections until stopped, then lets them finish (see
-/// [`SHUTDOWN_GRACE`]).
+/// [`SHUTDOWN_GRACE`]) and waits for the body pumps.
 pub(crate) async fn serve(listener: TcpListener, sh: Arc<Shared>) {
-    let mut tasks = tokio::task::JoinSet::new();
-    let mut n = 0u64;
-    let mut stop = pin!(stopped(sh.stop.clone()));
-    loop {
-        tokio::select! {
-            _ = &mut stop => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    n += 1;
-                    tasks.spawn(connection(stream, Arc::clone(&sh), n));
-                }
-                // Out of descriptors and the like: breathe, then go on.
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            },
-            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-        }
-    }
-    drop(listener);
-    let all = async { while tasks.join_next().await.is_some() {} };
-    let _ = tokio::time::timeout(SHUTDOWN_GRACE, all).await;
-    tasks.abort_all();
+    let on_conn = {
+        let sh = Arc::clone(&sh);
+        move |stream, n| connection(stream, Arc::clone(&sh), n)
+    };
+    accept_until_stopped(listener, sh.stop.clone(), SHUTDOWN_GRACE, || {}, on_conn).await;
     sh.pumps_done().await;
 }
 

@@ -38,6 +38,7 @@ use hyper_util::rt::TokioIo;
 use reel_mcp::http::{LoopbackGuard, headers as mcp_headers};
 use reel_mcp::jsonrpc::methods;
 use reel_mcp::normalize::Normalizer;
+use reel_mcp::serve::{accept_until_stopped, stopped};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
@@ -107,35 +108,19 @@ impl Ctx {
 /// Accepts connections until the stop signal, then ends the sessions and lets the
 /// connections finish.
 pub(super) async fn serve(listener: TcpListener, ctx: Arc<Ctx>) {
-    let mut tasks = tokio::task::JoinSet::new();
-    let mut stop = pin!(stopped(ctx.stop.clone()));
-    loop {
-        tokio::select! {
-            _ = &mut stop => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    tasks.spawn(connection(stream, Arc::clone(&ctx)));
-                }
-                // Out of descriptors and the like: breathe, then go on.
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            },
-            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-        }
-    }
-    drop(listener);
-    ctx.end_all();
-    let all = async { while tasks.join_next().await.is_some() {} };
-    let _ = tokio::time::timeout(SHUTDOWN_GRACE, all).await;
-    tasks.abort_all();
-}
-
-async fn stopped(mut stop: watch::Receiver<bool>) {
-    while !*stop.borrow() {
-        if stop.changed().await.is_err() {
-            // The sender is gone: nothing can stop us any more but the process ending.
-            std::future::pending::<()>().await;
-        }
-    }
+    let on_conn = {
+        let ctx = Arc::clone(&ctx);
+        move |stream, _n| connection(stream, Arc::clone(&ctx))
+    };
+    let end = Arc::clone(&ctx);
+    accept_until_stopped(
+        listener,
+        ctx.stop.clone(),
+        SHUTDOWN_GRACE,
+        move || end.end_all(),
+        on_conn,
+    )
+    .await;
 }
 
 async fn connection(stream: TcpStream, ctx: Arc<Ctx>) {
