@@ -4,7 +4,8 @@
 //! pairing (re-exported from `reel-trace`), progress tokens and cancellation, and
 //! exchanges — a request with its response and the messages that came between.
 //! Replay, verify and diff build on these and share one normaliser ([`normalize`]: match
-//! keys, volatile fields, the JSON-pointer diff). [`sse`] frames and parses HTTP event streams for
+//! keys, volatile fields, the JSON-pointer diff). [`framing`] splits byte streams into
+//! lines for every stdio side of reel; [`sse`] frames and parses HTTP event streams for
 //! the recorder, the tape server and verify alike; [`http`] holds what they share of MCP
 //! over HTTP (header names, connection keys, the loopback guard, the `--url` parser);
 //! `serve` (feature `serve`) is the one runtime, stop flag and accept loop of reel's
@@ -13,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod exchange;
+pub mod framing;
 pub mod http;
 pub mod jsonrpc;
 pub mod normalize;

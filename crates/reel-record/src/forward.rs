@@ -30,10 +30,10 @@ use std::time::{Duration, Instant};
 
 use reel_trace::Timestamp;
 
-use crate::lines::{Line, LineSplitter};
 use crate::queue::{FirstBehind, LineRecord, Queue, Stream};
 use crate::stdio::{CHUNK, STDERR_MAX_LINE};
 use crate::trace::{Notice, NoticeFn};
+use reel_mcp::framing::{Limit, Line, LineFramer};
 
 /// The forwarding threads of a session.
 pub(crate) struct Pumps {
@@ -48,7 +48,7 @@ pub(crate) struct Pumps {
     /// The line the client has begun and not ended, shared with its thread: that thread
     /// is never waited for (the client may keep its end open), so the end of the session
     /// records what it holds, bytes the server already got.
-    client_line: Option<Arc<Mutex<LineSplitter>>>,
+    client_line: Option<Arc<Mutex<LineFramer>>>,
 }
 
 /// How [`Pumps::drain`] ended.
@@ -89,8 +89,8 @@ impl Pumps {
         };
         let waited_for = eof.is_some();
         let splitter = Arc::new(Mutex::new(match stream {
-            Stream::ServerStderr => LineSplitter::with_max_line(STDERR_MAX_LINE),
-            _ => LineSplitter::new(),
+            Stream::ServerStderr => LineFramer::new(Limit::Cut(STDERR_MAX_LINE)),
+            _ => LineFramer::default(),
         }));
         if stream == Stream::ClientToServer {
             self.client_line = Some(Arc::clone(&splitter));
@@ -163,11 +163,11 @@ struct Pipe<'a> {
     notices: &'a dyn Fn(Notice),
     progress: &'a AtomicU64,
     /// This pipe's partial line (see [`Pumps::drain`] for why it is shared).
-    splitter: &'a Mutex<LineSplitter>,
+    splitter: &'a Mutex<LineFramer>,
 }
 
 /// A poisoned splitter is still whole: `feed` and `finish` leave it consistent.
-fn lock(s: &Mutex<LineSplitter>) -> MutexGuard<'_, LineSplitter> {
+fn lock(s: &Mutex<LineFramer>) -> MutexGuard<'_, LineFramer> {
     s.lock().unwrap_or_else(|p| p.into_inner())
 }
 

@@ -7,7 +7,8 @@
 //! HTTP (and legacy HTTP+SSE) reverse proxy behind `reel rec --url URL`. The parts they
 //! share:
 //! - `forward`: the forwarding threads, one per pipe, bytes onward first, lines after;
-//! - `lines`: splits a byte stream into lines *after* the bytes were forwarded;
+//! - `reel_mcp::framing` splits a byte stream into lines *after* the bytes were
+//!   forwarded;
 //! - `queue`: the one bounded queue between the forwarding threads and the trace,
 //!   with backpressure (default) or counted drops (`--drop-when-behind`);
 //! - `recorder`: the thread that owns the trace file — it classifies each line (JSON
@@ -25,7 +26,6 @@
 
 mod forward;
 pub mod http;
-mod lines;
 #[cfg(unix)]
 mod process;
 mod queue;

@@ -1,15 +1,17 @@
 //! The live server of `--subset`: a child process the tape server forwards to.
 //!
 //! This is the one place `reel play` starts and stops a process. Its stdout is read line
-//! by line and its stderr in chunks on two threads, each handed to a callback (the
+//! by line (framed by `reel_mcp::framing`) and its stderr in chunks on two threads, each handed to a callback (the
 //! server's event channel). Closing its stdin is the stdio way to ask it to stop; a
 //! child still running [`STOP_GRACE`] later is killed. A `Live` dropped without
 //! [`Live::finish`] kills its child, so no test or error path leaves one behind.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
+
+use reel_mcp::framing::LineFramer;
 
 /// How long a live server has to exit after its stdin is closed.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
@@ -52,26 +54,28 @@ impl Live {
         if let Some(out) = child.stdout.take() {
             let sink = sink.clone();
             thread::spawn(move || {
-                let mut r = BufReader::with_capacity(1 << 16, out);
-                let mut line = Vec::new();
+                let mut out = out;
+                let mut framer = LineFramer::default();
+                let mut buf = vec![0u8; 1 << 16];
+                let mut open = true;
                 loop {
-                    line.clear();
-                    match r.read_until(b'\n', &mut line) {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) => {
-                            if line.last() == Some(&b'\n') {
-                                line.pop();
-                            }
-                            if line.last() == Some(&b'\r') {
-                                line.pop();
-                            }
-                            if !sink(LiveOutput::Line(std::mem::take(&mut line))) {
-                                return;
-                            }
-                        }
+                    let n = match out.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(_) => break,
+                    };
+                    framer.feed(&buf[..n], |l| {
+                        open = open && sink(LiveOutput::Line(l.bytes));
+                    });
+                    if !open {
+                        return;
                     }
                 }
-                sink(LiveOutput::End);
+                framer.finish(|l| open = open && sink(LiveOutput::Line(l.bytes)));
+                if open {
+                    sink(LiveOutput::End);
+                }
             });
         }
         if let Some(mut err) = child.stderr.take() {

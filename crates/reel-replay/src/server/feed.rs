@@ -18,83 +18,62 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread;
 use std::time::Duration;
 
+use reel_mcp::framing::{Limit, Line, LineFramer};
 use reel_mcp::normalize::Normalizer;
 
 use super::incoming::parse_live;
 use super::{Content, Event, InputLine, MAX_LINE};
 
-/// Splits a byte stream into client lines (LF or CRLF), drops blank ones, caps their
-/// length at [`MAX_LINE`], and scans each.
+/// Splits a byte stream into client lines (LF or CRLF, by [`LineFramer`]), drops blank
+/// ones, marks those over [`MAX_LINE`] as oversized, and scans each.
 pub(super) struct LineSplitter {
-    pending: Vec<u8>,
-    oversized: bool,
+    framer: LineFramer,
     norm: Normalizer,
 }
 
 impl LineSplitter {
     pub(super) fn new(norm: Normalizer) -> LineSplitter {
         LineSplitter {
-            pending: Vec::new(),
-            oversized: false,
+            framer: LineFramer::new(Limit::Skip(MAX_LINE)),
             norm,
         }
     }
 
     /// Takes a chunk; complete lines go to `out`.
-    pub(super) fn feed(&mut self, mut chunk: &[u8], out: &mut Vec<InputLine>) {
-        while let Some(i) = memchr::memchr(b'\n', chunk) {
-            if !self.oversized {
-                self.pending.extend_from_slice(&chunk[..i]);
-            }
-            let bytes = std::mem::take(&mut self.pending);
-            out.extend(self.line(bytes));
-            self.oversized = false;
-            chunk = &chunk[i + 1..];
-        }
-        if !self.oversized {
-            self.pending.extend_from_slice(chunk);
-            if self.pending.len() > MAX_LINE {
-                self.oversized = true;
-                self.pending = Vec::new();
-            }
-        }
+    pub(super) fn feed(&mut self, chunk: &[u8], out: &mut Vec<InputLine>) {
+        let norm = &self.norm;
+        self.framer.feed(chunk, |l| out.extend(input_line(l, norm)));
     }
 
     /// The last line, when the input ended without a line break.
     pub(super) fn finish(&mut self) -> Option<InputLine> {
-        if self.pending.is_empty() && !self.oversized {
-            return None;
-        }
-        let bytes = std::mem::take(&mut self.pending);
-        let line = self.line(bytes);
-        self.oversized = false;
-        line
+        let mut last = None;
+        let norm = &self.norm;
+        self.framer.finish(|l| last = input_line(l, norm));
+        last
     }
+}
 
-    fn line(&self, mut bytes: Vec<u8>) -> Option<InputLine> {
-        let crlf = bytes.last() == Some(&b'\r');
-        if crlf {
-            bytes.pop();
-        }
-        let content = if self.oversized {
-            Content::Oversized
-        } else if bytes.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        } else {
-            match String::from_utf8(bytes) {
-                Ok(text) => {
-                    let parsed = parse_live(&text, &self.norm);
-                    Content::Text(text, parsed)
-                }
-                Err(e) => Content::NotUtf8(e.into_bytes()),
+/// A framed line as the server takes it; `None` for a blank one.
+fn input_line(line: Line, norm: &Normalizer) -> Option<InputLine> {
+    let content = if line.oversized {
+        Content::Oversized
+    } else if line.bytes.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    } else {
+        match String::from_utf8(line.bytes) {
+            Ok(text) => {
+                let parsed = parse_live(&text, norm);
+                Content::Text(text, parsed)
             }
-        };
-        Some(InputLine {
-            content,
-            crlf,
-            route: 0,
-        })
-    }
+            Err(e) => Content::NotUtf8(e.into_bytes()),
+        }
+    };
+    Some(InputLine {
+        content,
+        crlf: line.crlf,
+        route: 0,
+    })
 }
 
 /// Sends events to the server and wakes it.

@@ -1,0 +1,262 @@
+//! Line framing: the one way reel splits a byte stream (stdio, a pipe, a child's
+//! output) into lines — the recorder, the tape server and the live servers of `verify`
+//! and `play --subset` all use [`LineFramer`].
+//!
+//! A caller hands each chunk on to its destination first (a recorder forwards before it
+//! frames, so framing never delays a byte) and then feeds it here. A line that spans
+//! chunks is assembled in one growing buffer, whatever its length (a 64 MB `tools/call`
+//! result is one line), unless a [`Limit`] says otherwise.
+//!
+//! Invariants: the bytes of every emitted line are exactly the input between two LFs,
+//! minus the LF and one CR right before it (reported as `crlf`); a last line without LF
+//! is emitted by [`LineFramer::finish`] (with `terminated: false`); nothing is dropped
+//! or merged, except what [`Limit::Skip`] asks to discard.
+
+/// What happens to a line longer than a limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// Lines of any length are assembled.
+    None,
+    /// A partial line this long is emitted as it stands, in pieces of at most this many
+    /// bytes (a server's stderr: progress bars without LF must not grow memory).
+    Cut(usize),
+    /// A line longer than this is not kept: it is emitted, at its end, as an empty line
+    /// marked `oversized` (a peer's line too large to serve must not be held).
+    Skip(usize),
+}
+
+/// One line, without its line break.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The bytes between the line breaks (empty when `oversized`).
+    pub bytes: Vec<u8>,
+    /// The line ended in CRLF (the CR is not in `bytes`).
+    pub crlf: bool,
+    /// The line ended in LF (false: the stream ended, or a [`Limit::Cut`] piece).
+    pub terminated: bool,
+    /// The line was longer than [`Limit::Skip`] allows; its bytes were discarded.
+    pub oversized: bool,
+}
+
+/// Splits chunks into lines, keeping a partial line across chunks.
+#[derive(Debug)]
+pub struct LineFramer {
+    partial: Vec<u8>,
+    limit: Limit,
+    /// The last emitted line was cut at the limit and nothing came since: an LF now ends
+    /// that line rather than starting an empty one.
+    just_cut: bool,
+    /// The current line passed the [`Limit::Skip`] length: its bytes are discarded.
+    skipping: bool,
+}
+
+impl Default for LineFramer {
+    fn default() -> Self {
+        LineFramer::new(Limit::None)
+    }
+}
+
+impl LineFramer {
+    /// A framer with `limit` on line length.
+    pub fn new(limit: Limit) -> Self {
+        let limit = match limit {
+            Limit::Cut(n) => Limit::Cut(n.max(1)),
+            other => other,
+        };
+        LineFramer {
+            partial: Vec::new(),
+            limit,
+            just_cut: false,
+            skipping: false,
+        }
+    }
+
+    /// Feeds a chunk; `emit` gets every line the chunk completes, in order.
+    pub fn feed(&mut self, chunk: &[u8], mut emit: impl FnMut(Line)) {
+        let mut rest = chunk;
+        while let Some(i) = memchr::memchr(b'\n', rest) {
+            let piece = &rest[..i];
+            rest = &rest[i + 1..];
+            if std::mem::take(&mut self.just_cut) && piece.is_empty() {
+                continue;
+            }
+            if std::mem::take(&mut self.skipping) {
+                self.partial.clear();
+                emit(Line {
+                    bytes: Vec::new(),
+                    crlf: piece.last() == Some(&b'\r'),
+                    terminated: true,
+                    oversized: true,
+                });
+                continue;
+            }
+            let mut bytes = if self.partial.is_empty() {
+                piece.to_vec()
+            } else {
+                // The buffer moves into the line; the next partial line starts empty, so a
+                // 64 MB line does not leave a 64 MB buffer behind.
+                let mut p = std::mem::take(&mut self.partial);
+                p.extend_from_slice(piece);
+                p
+            };
+            let crlf = bytes.last() == Some(&b'\r');
+            if crlf {
+                bytes.pop();
+            }
+            if matches!(self.limit, Limit::Skip(max) if bytes.len() > max) {
+                emit(Line {
+                    bytes: Vec::new(),
+                    crlf,
+                    terminated: true,
+                    oversized: true,
+                });
+                continue;
+            }
+            emit(Line {
+                bytes,
+                crlf,
+                terminated: true,
+                oversized: false,
+            });
+        }
+        if self.skipping {
+            return;
+        }
+        self.partial.extend_from_slice(rest);
+        if !rest.is_empty() {
+            self.just_cut = false;
+        }
+        match self.limit {
+            Limit::None => {}
+            Limit::Cut(max) => {
+                while self.partial.len() >= max {
+                    let tail = self.partial.split_off(max);
+                    let bytes = std::mem::replace(&mut self.partial, tail);
+                    emit(Line {
+                        bytes,
+                        crlf: false,
+                        terminated: false,
+                        oversized: false,
+                    });
+                    self.just_cut = self.partial.is_empty();
+                }
+            }
+            // One byte past the limit (plus a CR) cannot be a line that fits.
+            Limit::Skip(max) if self.partial.len() > max.saturating_add(1) => {
+                self.skipping = true;
+                self.partial = Vec::new();
+            }
+            Limit::Skip(_) => {}
+        }
+    }
+
+    /// Ends the stream: emits a last line that had no LF, if any.
+    pub fn finish(&mut self, mut emit: impl FnMut(Line)) {
+        if std::mem::take(&mut self.skipping) {
+            emit(Line {
+                bytes: Vec::new(),
+                crlf: false,
+                terminated: false,
+                oversized: true,
+            });
+        } else if !self.partial.is_empty() {
+            let bytes = std::mem::take(&mut self.partial);
+            let oversized = matches!(self.limit, Limit::Skip(max) if bytes.len() > max);
+            emit(Line {
+                bytes: if oversized { Vec::new() } else { bytes },
+                crlf: false,
+                terminated: false,
+                oversized,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(chunks: &[&[u8]], splitter: &mut LineFramer) -> Vec<(Vec<u8>, bool)> {
+        let mut out = Vec::new();
+        for c in chunks {
+            splitter.feed(c, |l| out.push((l.bytes, l.crlf)));
+        }
+        splitter.finish(|l| out.push((l.bytes, l.crlf)));
+        out
+    }
+
+    #[test]
+    fn every_split_position_gives_the_same_lines() {
+        let input: &[u8] = b"{\"a\":1}\r\n\n\xff\xfe\nplain text\r\n[1,2]\nlast";
+        let whole = split(&[input], &mut LineFramer::default());
+        assert_eq!(
+            whole,
+            vec![
+                (b"{\"a\":1}".to_vec(), true),
+                (b"".to_vec(), false),
+                (b"\xff\xfe".to_vec(), false),
+                (b"plain text".to_vec(), true),
+                (b"[1,2]".to_vec(), false),
+                (b"last".to_vec(), false),
+            ]
+        );
+        for i in 0..input.len() {
+            for j in i..input.len() {
+                let got = split(
+                    &[&input[..i], &input[i..j], &input[j..]],
+                    &mut LineFramer::default(),
+                );
+                assert_eq!(got, whole, "split at {i}, {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn long_lines_are_assembled_and_capped_lines_are_cut() {
+        let long = vec![b'x'; 300_000];
+        let chunks: Vec<&[u8]> = long.chunks(65_536).chain([&b"\n"[..]]).collect();
+        let got = split(&chunks, &mut LineFramer::default());
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0.len(), 300_000);
+
+        let got = split(&chunks, &mut LineFramer::new(Limit::Cut(100_000)));
+        let lens: Vec<usize> = got.iter().map(|l| l.0.len()).collect();
+        assert_eq!(lens, vec![100_000, 100_000, 100_000]);
+    }
+
+    #[test]
+    fn oversized_lines_are_skipped_at_every_split_position() {
+        let input: &[u8] = b"ok\r\n0123456789abc\nfits\n0123456789\r\ntail-too-long";
+        let frame = |chunks: &[&[u8]]| {
+            let mut f = LineFramer::new(Limit::Skip(10));
+            let mut out = Vec::new();
+            for c in chunks {
+                f.feed(c, |l| out.push(l));
+            }
+            f.finish(|l| out.push(l));
+            out.into_iter()
+                .map(|l| (l.bytes, l.crlf, l.terminated, l.oversized))
+                .collect::<Vec<_>>()
+        };
+        let whole = frame(&[input]);
+        assert_eq!(
+            whole,
+            vec![
+                (b"ok".to_vec(), true, true, false),
+                (Vec::new(), false, true, true),
+                (b"fits".to_vec(), false, true, false),
+                (b"0123456789".to_vec(), true, true, false),
+                (Vec::new(), false, false, true),
+            ]
+        );
+        for i in 0..input.len() {
+            for j in i..input.len() {
+                assert_eq!(
+                    frame(&[&input[..i], &input[i..j], &input[j..]]),
+                    whole,
+                    "{i} {j}"
+                );
+            }
+        }
+    }
+}
