@@ -33,6 +33,7 @@ use std::sync::mpsc::{Receiver, SyncSender};
 use reel_mcp::exchange::{ExchangeBuilder, Facts, Outcome};
 use reel_mcp::jsonrpc::{Envelope, RpcId, RpcKind, methods};
 use reel_mcp::normalize::{MatchKey, Scanned, canonical};
+use reel_mcp::notifications::NotificationCheck;
 use reel_trace::line::kinds;
 use reel_trace::line::parse_line;
 use reel_trace::{Dir, Line, MessageView, TraceReader, Turn};
@@ -192,11 +193,27 @@ impl DirKey {
     }
 }
 
+/// How a side sorts the notifications that are not a call's progress.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NotificationRules {
+    /// `--strict-notifications`: kept for an in-place comparison by content.
+    pub in_place: bool,
+    /// `--notifications`: a method whose count it does not compare is only counted,
+    /// never compared in place either.
+    pub counts: NotificationCheck,
+}
+
+impl NotificationRules {
+    fn in_place(self, method: &str) -> bool {
+        self.in_place && self.counts.compares(method)
+    }
+}
+
 /// Reads one side and sends its events; returns what it counted.
 pub(crate) fn read_side(
     path: &Path,
     prep: Prep,
-    strict_notifications: bool,
+    notifications: NotificationRules,
     tx: SyncSender<Batch>,
     recycle: Receiver<Vec<Event>>,
 ) -> Result<SideTotals, DiffError> {
@@ -204,7 +221,7 @@ pub(crate) fn read_side(
     let files = reader.files().to_vec();
     let mut side = SideReader {
         prep,
-        strict_notifications,
+        notifications,
         builder: ExchangeBuilder::new(),
         slots: Vec::new(),
         open: 0,
@@ -264,7 +281,7 @@ fn bom_len(path: &Path) -> u64 {
 
 struct SideReader {
     prep: Prep,
-    strict_notifications: bool,
+    notifications: NotificationRules,
     builder: ExchangeBuilder,
     /// The records of the current builder's exchanges, by its index; `None` once done.
     slots: Vec<Option<Box<ExRec>>>,
@@ -493,7 +510,7 @@ impl SideReader {
                 other => What::Other(other.to_owned()),
             },
         };
-        let strict = self.strict_notifications;
+        let rules = self.notifications;
         let rec = self.slots.get_mut(idx).and_then(Option::as_mut);
         match (what, rec) {
             // A request the pairer refused (its id is in use): compared by count.
@@ -504,7 +521,7 @@ impl SideReader {
                 progress_fingerprint(raw, token, &mut rec.progress_fp);
             }
             (What::Cancelled, Some(rec)) => rec.cancelled = true,
-            (What::Other(_), Some(rec)) if strict => {
+            (What::Other(m), Some(rec)) if rules.in_place(&m) => {
                 rec.others.push(loc);
                 rec.others_fp.write_str(raw);
             }
@@ -567,7 +584,7 @@ impl SideReader {
             (None, RpcKind::Batch) => "(a batch)".to_owned(),
             (None, _) => "(not a JSON-RPC message)".to_owned(),
         };
-        if self.strict_notifications && u.kind == RpcKind::Notification {
+        if u.kind == RpcKind::Notification && self.notifications.in_place(&what) {
             let method = self.intern(&what);
             self.events.push(Event::Loose(Box::new(LooseRec {
                 dir,

@@ -6,7 +6,8 @@
 //! Replay, verify and diff build on these and share one normaliser ([`normalize`]: match
 //! keys, volatile fields, the JSON-pointer diff). [`sse`] frames and parses HTTP event streams for
 //! the recorder, the tape server and verify alike; [`http`] holds what they share of MCP
-//! over HTTP (header names, connection keys, the loopback guard).
+//! over HTTP (header names, connection keys, the loopback guard); [`notifications`] says
+//! when notification counts that differ between two runs are drift, for verify and diff.
 
 #![deny(missing_docs)]
 
@@ -14,6 +15,7 @@ pub mod exchange;
 pub mod http;
 pub mod jsonrpc;
 pub mod normalize;
+pub mod notifications;
 pub mod sse;
 
 pub use exchange::{Exchange, ExchangeBuilder, Outcome};

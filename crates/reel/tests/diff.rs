@@ -478,6 +478,51 @@ fn unsolicited_notifications_compare_as_counts_not_positions() {
 }
 
 #[test]
+fn list_changed_counts_are_notes_as_in_verify_unless_notifications_strict() {
+    let t = T::new();
+    let changed = || note("out", "notifications/tools/list_changed", json!({}));
+    let a = t.trace("a", &base(0, "p"));
+    // Five announcements, one of them while a call is open, none in A.
+    let mut b_lines = base(0, "p");
+    for at in [3, 3, 3, 3, 9] {
+        b_lines.insert(at, changed());
+    }
+    let b = t.trace("b", &b_lines);
+    let (code, v) = diff_json(&a, &b, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["notes"][0]["kind"], "notification-count", "{v:#}");
+    let summary = v["notes"][0]["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("0 in A, 5 in B; not drift"),
+        "{summary}"
+    );
+    // In place, by content: still a count, and still not drift.
+    let (code, v) = diff_json(&a, &b, &["--strict-notifications"]);
+    assert_eq!(code, 0, "{v:#}");
+
+    let (code, v) = diff_json(&a, &b, &["--notifications", "strict"]);
+    assert_eq!(code, 1, "{v:#}");
+    let (_, kind, subject, ..) = only_drift(&v);
+    assert_eq!(
+        (kind.as_str(), subject.as_str()),
+        (
+            "notification-count",
+            "notifications/tools/list_changed (server→client)"
+        )
+    );
+
+    // `ignore` skips every notification count, not only list_changed.
+    let mut c_lines = b_lines.clone();
+    c_lines.push(note("out", "notifications/message", json!({"data":"x"})));
+    let c = t.trace("c", &c_lines);
+    let (code, v) = diff_json(&a, &c, &["--notifications", "ignore"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["notes"], json!([]), "{v:#}");
+    let (code, _) = diff_json(&a, &c, &[]);
+    assert_eq!(code, 1);
+}
+
+#[test]
 fn permuted_order_diffs_as_identical() {
     let t = T::new();
     let a = t.trace("a", &base(0, "p"));
