@@ -32,7 +32,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use reel_mcp::normalize::{Difference, Normalizer, Pointer, diff as value_diff, json_eq};
+use reel_mcp::normalize::{Difference, Normalizer, Pointer, diff as value_diff, json_eq, numbers};
 pub use reel_mcp::notifications::NotificationCheck;
 use reel_trace::line::parse_line;
 use reel_trace::redact::Redactor;
@@ -240,7 +240,10 @@ impl Report {
     /// Re-reads a drift's payloads to show it in full.
     pub fn detail(&self, d: &Drift) -> Result<Option<Detail>, DiffError> {
         let mut pl = self.payloads.borrow_mut();
-        let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+        let pretty = |v: &Value| {
+            let text = serde_json::to_string_pretty(v).unwrap_or_default();
+            numbers::show(&text).into_owned()
+        };
         Ok(Some(match &d.refs {
             Refs::None => return Ok(None),
             Refs::Messages { a, b, progress } => {

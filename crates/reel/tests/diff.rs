@@ -522,6 +522,65 @@ fn list_changed_counts_are_notes_as_in_verify_unless_notifications_strict() {
     assert_eq!(code, 1);
 }
 
+/// A trace of the base session whose `weather` result carries `number` (as JSON text).
+fn with_number(t: &T, name: &str, number: &str) -> PathBuf {
+    let lines = with(
+        base(0, "p"),
+        9,
+        msg(
+            "out",
+            json!({"jsonrpc":"2.0","id":4,"result":{"content":[],"structuredContent":{"n":"NUMBER"}}}),
+        ),
+    );
+    let path = t.trace(name, &lines);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("\"NUMBER\"", number)).unwrap();
+    path
+}
+
+#[test]
+fn numbers_beyond_64_bits_compare_by_their_exact_value() {
+    let t = T::new();
+    let a = with_number(&t, "a", "12345678901234567890123");
+    let b = with_number(&t, "b", "12345678901234567890124");
+    let (code, v) = diff_json(&a, &b, &[]);
+    assert_eq!(code, 1, "{v:#}");
+    let (class, kind, subject, ..) = only_drift(&v);
+    assert_eq!(
+        (class.as_str(), kind.as_str(), subject.as_str()),
+        ("output", "result-changed", "tools/call weather")
+    );
+    assert_eq!(
+        v["drifts"][0]["pointers"],
+        json!(["/result/structuredContent/n"])
+    );
+    // Both numbers are shown as the numbers they are, in JSON and in text.
+    let r = reel(&["diff", "--json", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(
+        r.stdout.contains(r#""a": 12345678901234567890123"#)
+            && r.stdout.contains(r#""b": 12345678901234567890124"#),
+        "{}",
+        r.stdout
+    );
+    let r = reel(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(
+        r.stdout
+            .contains("12345678901234567890123 -> 12345678901234567890124"),
+        "{}",
+        r.stdout
+    );
+
+    // Decimals an f64 rounds alike differ too; the same value spelled otherwise does not.
+    let c = with_number(&t, "c", "0.10000000000000000001");
+    let d = with_number(&t, "d", "0.10000000000000000002");
+    assert_eq!(diff_json(&c, &d, &[]).0, 1);
+    let e = with_number(&t, "e", "1.2345678901234567890123e22");
+    assert_eq!(diff_json(&a, &e, &[]).0, 0);
+    let f = with_number(&t, "f", "9007199254740993.0");
+    let g = with_number(&t, "g", "9007199254740993");
+    assert_eq!(diff_json(&f, &g, &[]).0, 0);
+}
+
 #[test]
 fn permuted_order_diffs_as_identical() {
     let t = T::new();

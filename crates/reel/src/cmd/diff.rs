@@ -191,10 +191,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
             },
             &mut human,
         )?,
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut stdout, &render::json(&report))?;
-            stdout.write_all(b"\n")?;
-        }
+        Format::Json => out.json(&render::json(&report))?,
         Format::Github => render::github(&report, &mut human)?,
     }
     human.flush()?;
