@@ -80,8 +80,17 @@ impl Output {
     /// Writes a JSON document to stdout, pretty-printed, with a final newline.
     pub fn json<T: serde::Serialize>(&self, value: &T) -> anyhow::Result<()> {
         let mut stdout = std::io::stdout().lock();
-        // Values compared exactly carry numbers beyond an f64 as marker strings: they
-        // are printed as the numbers they are.
+        serde_json::to_writer_pretty(&mut stdout, value)?;
+        stdout.write_all(b"\n")?;
+        stdout.flush()?;
+        Ok(())
+    }
+
+    /// As [`Output::json`], for a report quoting compared values (`diff`, `verify`):
+    /// those carry numbers beyond an f64 as marker strings
+    /// (`reel_mcp::normalize::numbers`), printed here as the numbers they are.
+    pub fn json_compared<T: serde::Serialize>(&self, value: &T) -> anyhow::Result<()> {
+        let mut stdout = std::io::stdout().lock();
         let text = serde_json::to_string_pretty(value)?;
         stdout.write_all(reel_mcp::normalize::numbers::show(&text).as_bytes())?;
         stdout.write_all(b"\n")?;

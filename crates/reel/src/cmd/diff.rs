@@ -191,7 +191,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
             },
             &mut human,
         )?,
-        Format::Json => out.json(&render::json(&report))?,
+        Format::Json => out.json_compared(&render::json(&report))?,
         Format::Github => render::github(&report, &mut human)?,
     }
     human.flush()?;

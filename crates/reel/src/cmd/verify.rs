@@ -202,7 +202,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         coded(code, e.to_string())
     })?;
     if args.json {
-        out.json(&report)?;
+        out.json_compared(&report)?;
     } else {
         let text = report.to_text(&|class, s| match class {
             Class::Output => out.paint("33", s),
