@@ -256,7 +256,7 @@ pub struct HonestRule {
     pub description: &'static str,
 }
 
-static HONEST: [HonestRule; 11] = [
+static HONEST: [HonestRule; 12] = [
     HonestRule {
         name: "content-alignment",
         description: "exchanges pair by direction, method and normalised params, the earliest unpaired first: order, pipelining and concurrency are not drift",
@@ -268,6 +268,10 @@ static HONEST: [HonestRule; 11] = [
     HonestRule {
         name: "ids-and-sessions",
         description: "JSON-RPC ids and session ids never count (answers pair through their requests)",
+    },
+    HonestRule {
+        name: "http-refusals",
+        description: "an error without an id on a request's own HTTP response (a 400 refusing a server/discover probe) answers that request, as play, verify, check and stats pair it",
     },
     HonestRule {
         name: "server-requests",

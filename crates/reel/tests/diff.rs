@@ -582,6 +582,35 @@ fn numbers_beyond_64_bits_compare_by_their_exact_value() {
 }
 
 #[test]
+fn an_id_less_http_refusal_answers_the_probe_its_http_request_carried() {
+    let t = T::new();
+    let probe = |req: u64| {
+        json!({"dir":"in","session":"reel:conn-1","http":{"req":req,"method":"POST"},
+               "raw":{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}})
+    };
+    let refusal = |req: u64, id: Value| {
+        json!({"dir":"out","session":"reel:conn-1","http":{"req":req,"status":400},
+               "raw":{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":id}})
+    };
+    let session = |first: Vec<Value>| {
+        let mut lines = first;
+        lines.extend(base(1, "p"));
+        lines
+    };
+    // As recorded (id null), and as `reel verify` writes the live run (the id given).
+    let a = t.trace("a", &session(vec![probe(1), refusal(1, Value::Null)]));
+    let b = t.trace("b", &session(vec![probe(1), refusal(1, json!(1))]));
+    let (code, v) = diff_json(&a, &b, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["counts"]["identical"], 5, "{v:#}");
+
+    // On another HTTP request the refusal answers nothing.
+    let c = t.trace("c", &session(vec![probe(1), refusal(2, Value::Null)]));
+    let (code, v) = diff_json(&b, &c, &[]);
+    assert_eq!(code, 2, "{v:#}");
+}
+
+#[test]
 fn permuted_order_diffs_as_identical() {
     let t = T::new();
     let a = t.trace("a", &base(0, "p"));

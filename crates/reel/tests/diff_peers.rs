@@ -345,3 +345,31 @@ fn honest_http_runs_of_server_everything_diff_as_identical_whatever_its_list_cha
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["notes"], json!([]), "{v:#}");
 }
+
+#[test]
+fn a_python_sdk_http_recording_and_its_verify_run_diff_as_identical() {
+    use peer_runs::{Everything, Timing, record_python};
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Everything::start();
+    // The probe is refused with HTTP 400 and `"id": null` as recorded; verify's live
+    // run gives the refusal the probe's id.
+    let recorded = record_python(&server, tmp.path(), "rec", Timing::Sdk);
+    let out = Command::new(env!("CARGO_BIN_EXE_reel"))
+        .arg("verify")
+        .arg(&recorded)
+        .args(["--url", &server.url, "--name", "live", "--dir"])
+        .arg(tmp.path())
+        .output()
+        .expect("run reel verify");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let live = peer_runs::trace_named(tmp.path(), "live");
+    let (code, v) = diff(&recorded, &live, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["counts"]["paired"], v["counts"]["identical"], "{v:#}");
+}
