@@ -394,7 +394,7 @@ impl<T> Pairer<T> {
                     request_dir: dir,
                     id,
                 };
-                if dir == Dir::In {
+                if dir == Dir::In && req != 0 {
                     self.carried.carried(req, key.clone());
                 }
                 match self.pending.insert(key, (info(), req)) {

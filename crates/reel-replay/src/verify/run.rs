@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use reel_mcp::jsonrpc::{Envelope, RpcId};
 use reel_mcp::normalize::{MatchKey, Normalizer, Pointer};
+use reel_mcp::notifications::{CountVerdict, TIMING_NOTE};
 use reel_trace::line::Meta;
 use reel_trace::redact::Redactor;
 use serde_json::Value;
@@ -38,7 +39,6 @@ use super::report::{
 use super::script::{PING, Script};
 use super::{NotificationCheck, VerifyError, VerifyOptions};
 use crate::live::LiveOutput;
-use reel_mcp::notifications::{CountVerdict, TIMING_NOTE};
 
 mod edit;
 mod receive;

@@ -295,7 +295,10 @@ impl<'c, 'p> Scan<'c, 'p> {
                 }
             };
             let key = self.key(head, id);
-            self.carried.carried(head.http_req(), key.clone());
+            let req = head.http_req();
+            if req != 0 {
+                self.carried.carried(req, key.clone());
+            }
             self.mcp.open(key, pending, &mut self.c.tools);
             return;
         }
