@@ -196,6 +196,7 @@ impl Aligner {
         compare::counts(
             &totals[0].counts,
             &totals[1].counts,
+            self.strict.notifications,
             &self.payloads,
             &mut self.findings,
         );

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use reel_mcp::normalize::{Difference, diff, json_eq};
+use reel_mcp::notifications::{CountVerdict, NotificationCheck, TIMING_NOTE};
 use serde_json::{Value, json};
 
 use crate::DiffError;
@@ -83,6 +84,7 @@ impl Findings {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Strictness {
     pub usage: bool,
+    pub notifications: NotificationCheck,
 }
 
 pub(crate) fn place(p: &Payloads, loc: Loc, response: Option<Loc>) -> Place {
@@ -648,10 +650,12 @@ pub(crate) fn unpaired_loose(side: usize, r: &LooseRec, pl: &[Payloads; 2], out:
     });
 }
 
-/// Unsolicited messages compared as counts per (direction, method).
+/// Unsolicited messages compared as counts per (direction, method); which counts of
+/// notifications are drift is `check`'s to say (the rule verify applies).
 pub(crate) fn counts(
     a: &[BTreeMap<String, crate::side::Count>; 2],
     b: &[BTreeMap<String, crate::side::Count>; 2],
+    check: NotificationCheck,
     pl: &[Payloads; 2],
     out: &mut Findings,
 ) {
@@ -665,15 +669,33 @@ pub(crate) fn counts(
         for key in keys {
             let (ca, cb) = (a[d].get(key), b[d].get(key));
             let (na, nb) = (ca.map_or(0, |c| c.n), cb.map_or(0, |c| c.n));
-            if na == nb {
-                continue;
+            // A parenthesised key names no method (a response to no request, a batch…):
+            // those always compare.
+            let verdict = if key.starts_with('(') {
+                NotificationCheck::Strict.judge(key, na, nb)
+            } else {
+                check.judge(key, na, nb)
+            };
+            let subject = format!("{key} ({})", dir.text());
+            let (pa, pb) = (
+                ca.map(|c| place(&pl[0], c.first, None)),
+                cb.map(|c| place(&pl[1], c.first, None)),
+            );
+            match verdict {
+                CountVerdict::Same => continue,
+                CountVerdict::Timing => {
+                    let summary = format!("{na} in A, {nb} in B; {TIMING_NOTE}");
+                    out.note("notification-count", &subject, summary, pa, pb);
+                    continue;
+                }
+                CountVerdict::Drift => {}
             }
             out.push(Drift {
                 class: Class::Output,
                 kind: Kind::NotificationCount,
-                subject: format!("{key} ({})", dir.text()),
-                a: ca.map(|c| place(&pl[0], c.first, None)),
-                b: cb.map(|c| place(&pl[1], c.first, None)),
+                subject,
+                a: pa,
+                b: pb,
                 summary: format!("{na} in A, {nb} in B (compared as counts)"),
                 pointers: Vec::new(),
                 changelog: None,

@@ -232,8 +232,8 @@ pub(crate) enum Refs {
 /// A difference reported but not counted as drift.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Note {
-    /// What kind of difference (`ping-unpaired`, `model`, `usage`, `timing`,
-    /// `stop-reason`).
+    /// What kind of difference (`ping-unpaired`, `notification-count`, `model`, `usage`,
+    /// `timing`, `stop-reason`).
     pub kind: String,
     /// What it concerns.
     pub subject: String,
@@ -256,7 +256,7 @@ pub struct HonestRule {
     pub description: &'static str,
 }
 
-static HONEST: [HonestRule; 10] = [
+static HONEST: [HonestRule; 12] = [
     HonestRule {
         name: "content-alignment",
         description: "exchanges pair by direction, method and normalised params, the earliest unpaired first: order, pipelining and concurrency are not drift",
@@ -270,6 +270,10 @@ static HONEST: [HonestRule; 10] = [
         description: "JSON-RPC ids and session ids never count (answers pair through their requests)",
     },
     HonestRule {
+        name: "http-refusals",
+        description: "an error without an id on a request's own HTTP response (a 400 refusing a server/discover probe) answers that request, as play, verify, check and stats pair it",
+    },
+    HonestRule {
         name: "server-requests",
         description: "server->client requests (sampling, elicitation, roots) are exchanges of their own, aligned by content: when a timer sent them is not drift",
     },
@@ -279,7 +283,11 @@ static HONEST: [HonestRule; 10] = [
     },
     HonestRule {
         name: "notification-counts",
-        description: "other notifications (logging, list_changed, ones that arrived while a call was open) compare as counts per method and direction (--strict-notifications: in place, by content)",
+        description: "other notifications (logging, ones that arrived while a call was open) compare as counts per method and direction (--strict-notifications: in place, by content; --notifications ignore: not at all)",
+    },
+    HonestRule {
+        name: "list-changed-counts",
+        description: "a notifications/*/list_changed count that differs is a note, not drift: it depends on when the client's stream opened, as `reel verify` also rules (--notifications strict: drift)",
     },
     HonestRule {
         name: "ping",

@@ -32,7 +32,8 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use reel_mcp::normalize::{Difference, Normalizer, Pointer, diff as value_diff, json_eq};
+use reel_mcp::normalize::{Difference, Normalizer, Pointer, diff as value_diff, json_eq, numbers};
+pub use reel_mcp::notifications::NotificationCheck;
 use reel_trace::line::parse_line;
 use reel_trace::redact::Redactor;
 use reel_trace::{Line, TraceReader};
@@ -61,8 +62,12 @@ pub struct DiffOptions {
     /// turns they address `{"role", "blocks"}`.
     pub ignore: Vec<Pointer>,
     /// Compare notifications outside a call's progress in place, by content, instead of
-    /// as counts per method.
+    /// as counts per method (those whose counts [`DiffOptions::notifications`] does not
+    /// compare still count).
     pub strict_notifications: bool,
+    /// Which notification counts are compared (`--notifications`): the rule `reel verify`
+    /// applies too.
+    pub notifications: NotificationCheck,
     /// Count a turn's model, usage, timing and stop-reason differences as output drift.
     pub strict_usage: bool,
 }
@@ -229,7 +234,10 @@ impl Report {
     /// Re-reads a drift's payloads to show it in full.
     pub fn detail(&self, d: &Drift) -> Result<Option<Detail>, DiffError> {
         let mut pl = self.payloads.borrow_mut();
-        let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+        let pretty = |v: &Value| {
+            let text = serde_json::to_string_pretty(v).unwrap_or_default();
+            numbers::show(&text).into_owned()
+        };
         Ok(Some(match &d.refs {
             Refs::None => return Ok(None),
             Refs::Messages { a, b, progress } => {
@@ -388,7 +396,10 @@ pub fn diff(
     let base = Normalizer::new().with_ignore(opts.ignore.clone());
     let prep_a = Prep::new(base.clone(), cross_a);
     let prep_b = Prep::new(base, cross_b);
-    let strict = opts.strict_notifications;
+    let notes = side::NotificationRules {
+        in_place: opts.strict_notifications,
+        counts: opts.notifications,
+    };
 
     let total = reel_trace::reader::trace_files(a)
         .iter()
@@ -409,12 +420,13 @@ pub fn diff(
         payloads,
         compare::Strictness {
             usage: opts.strict_usage,
+            notifications: opts.notifications,
         },
     );
 
     let (res_a, res_b, aligned) = std::thread::scope(|scope| {
-        let ha = scope.spawn(move || side::read_side(a, prep_a, strict, tx_a, recycle_a));
-        let hb = scope.spawn(move || side::read_side(b, prep_b, strict, tx_b, recycle_b));
+        let ha = scope.spawn(move || side::read_side(a, prep_a, notes, tx_a, recycle_a));
+        let hb = scope.spawn(move || side::read_side(b, prep_b, notes, tx_b, recycle_b));
         let aligned = lockstep(
             &mut aligner,
             [rx_a, rx_b],

@@ -11,7 +11,10 @@
 //! Each message is scanned once by the shared normaliser ([`Scanned`]: class, match key,
 //! the answer and the progress token verbatim), and those facts form the exchanges in the
 //! shared [`ExchangeBuilder`] (a request, its response, the progress and cancellation
-//! that belong to it), as replay forms them. The builder keeps every exchange it
+//! that belong to it), as replay forms them; over HTTP an error without an id answers
+//! the request its HTTP request carried (`HttpCarried`, the rule every reader pairs
+//! by), so a recorded refusal of a discover probe and the one verify writes with the
+//! probe's id are the same answer. The builder keeps every exchange it
 //! formed, so this reader starts a fresh builder whenever no exchange is open and
 //! [`RESET_AFTER`] exchanges have accumulated, and at each new session (`meta` line).
 //! Limit: a trace that never has a moment without an open exchange keeps its builder
@@ -31,8 +34,9 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use reel_mcp::exchange::{ExchangeBuilder, Facts, Outcome};
-use reel_mcp::jsonrpc::{Envelope, RpcId, RpcKind, methods};
+use reel_mcp::jsonrpc::{Envelope, HttpCarried, RpcId, RpcKind, methods};
 use reel_mcp::normalize::{MatchKey, Scanned, canonical};
+use reel_mcp::notifications::NotificationCheck;
 use reel_trace::line::kinds;
 use reel_trace::line::parse_line;
 use reel_trace::{Dir, Line, MessageView, TraceReader, Turn};
@@ -192,11 +196,27 @@ impl DirKey {
     }
 }
 
+/// How a side sorts the notifications that are not a call's progress.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NotificationRules {
+    /// `--strict-notifications`: kept for an in-place comparison by content.
+    pub in_place: bool,
+    /// `--notifications`: a method whose count it does not compare is only counted,
+    /// never compared in place either.
+    pub counts: NotificationCheck,
+}
+
+impl NotificationRules {
+    fn in_place(self, method: &str) -> bool {
+        self.in_place && self.counts.compares(method)
+    }
+}
+
 /// Reads one side and sends its events; returns what it counted.
 pub(crate) fn read_side(
     path: &Path,
     prep: Prep,
-    strict_notifications: bool,
+    notifications: NotificationRules,
     tx: SyncSender<Batch>,
     recycle: Receiver<Vec<Event>>,
 ) -> Result<SideTotals, DiffError> {
@@ -204,8 +224,9 @@ pub(crate) fn read_side(
     let files = reader.files().to_vec();
     let mut side = SideReader {
         prep,
-        strict_notifications,
+        notifications,
         builder: ExchangeBuilder::new(),
+        carried: HttpCarried::new(),
         slots: Vec::new(),
         open: 0,
         seq: 0,
@@ -264,8 +285,10 @@ fn bom_len(path: &Path) -> u64 {
 
 struct SideReader {
     prep: Prep,
-    strict_notifications: bool,
+    notifications: NotificationRules,
     builder: ExchangeBuilder,
+    /// Open client exchanges (builder indices) by the HTTP request that carried them.
+    carried: HttpCarried<usize>,
     /// The records of the current builder's exchanges, by its index; `None` once done.
     slots: Vec<Option<Box<ExRec>>>,
     open: usize,
@@ -381,13 +404,39 @@ impl SideReader {
                 loc.line,
             ),
         };
+        // An HTTP refusal without an id (a 400 to a discover probe) answers the request
+        // its HTTP request carried, as play, verify, check and stats pair it.
+        let kind = scanned
+            .as_ref()
+            .map_or_else(|| Envelope::kind_of(&raw), |s| s.kind);
+        let id = scanned.as_ref().and_then(|s| s.id);
+        let req = v.http_req();
+        if let Some(idx) = self.carried.id_less_answer(dir, kind, id, req) {
+            if self.slots.get(idx).is_some_and(Option::is_some) {
+                let outcome = match kind {
+                    RpcKind::Error => Outcome::Error(
+                        scanned
+                            .as_ref()
+                            .and_then(|s| s.envelope().error_parts())
+                            .and_then(|(code, _)| code),
+                    ),
+                    _ => Outcome::Result,
+                };
+                self.close_exchange(idx, scanned.as_ref(), loc, Some(outcome));
+                return;
+            }
+        }
         if let Some(idx) = pushed.opened {
+            if dir == Dir::In {
+                self.carried.carried(req, idx);
+            }
             self.open_exchange(idx, dir, &raw, scanned.as_ref(), loc);
         } else if let Some(idx) = pushed.attached_to {
             self.attach(idx, dir, &raw, scanned.as_ref(), loc);
         }
         if let Some(idx) = pushed.closed {
-            self.close_exchange(idx, scanned.as_ref(), loc);
+            self.carried.forget(&idx);
+            self.close_exchange(idx, scanned.as_ref(), loc, None);
         }
         if pushed.unsolicited {
             self.unsolicited(&raw, loc);
@@ -493,7 +542,7 @@ impl SideReader {
                 other => What::Other(other.to_owned()),
             },
         };
-        let strict = self.strict_notifications;
+        let rules = self.notifications;
         let rec = self.slots.get_mut(idx).and_then(Option::as_mut);
         match (what, rec) {
             // A request the pairer refused (its id is in use): compared by count.
@@ -504,7 +553,7 @@ impl SideReader {
                 progress_fingerprint(raw, token, &mut rec.progress_fp);
             }
             (What::Cancelled, Some(rec)) => rec.cancelled = true,
-            (What::Other(_), Some(rec)) if strict => {
+            (What::Other(m), Some(rec)) if rules.in_place(&m) => {
                 rec.others.push(loc);
                 rec.others_fp.write_str(raw);
             }
@@ -514,7 +563,15 @@ impl SideReader {
         }
     }
 
-    fn close_exchange(&mut self, idx: usize, scanned: Option<&Scanned<'_>>, loc: Loc) {
+    /// Ends exchange `idx` with the response at `loc`; `outcome` when the builder did
+    /// not pair it (an id-less HTTP refusal), else the builder's.
+    fn close_exchange(
+        &mut self,
+        idx: usize,
+        scanned: Option<&Scanned<'_>>,
+        loc: Loc,
+        outcome: Option<Outcome>,
+    ) {
         let Some(mut rec) = self.slots.get_mut(idx).and_then(Option::take) else {
             return;
         };
@@ -524,7 +581,7 @@ impl SideReader {
         rec.response = Some(loc);
         let (result, error) = scanned.map_or((None, None), |sc| (sc.result, sc.error));
         let mut f = Fingerprint::new();
-        match &ex.outcome {
+        match outcome.as_ref().unwrap_or(&ex.outcome) {
             Outcome::Error(code) => {
                 let env = Envelope {
                     error,
@@ -553,6 +610,7 @@ impl SideReader {
         if self.open == 0 && self.slots.len() >= RESET_AFTER {
             self.builder = ExchangeBuilder::new();
             self.slots.clear();
+            self.carried.clear();
         }
     }
 
@@ -567,7 +625,7 @@ impl SideReader {
             (None, RpcKind::Batch) => "(a batch)".to_owned(),
             (None, _) => "(not a JSON-RPC message)".to_owned(),
         };
-        if self.strict_notifications && u.kind == RpcKind::Notification {
+        if u.kind == RpcKind::Notification && self.notifications.in_place(&what) {
             let method = self.intern(&what);
             self.events.push(Event::Loose(Box::new(LooseRec {
                 dir,
@@ -593,6 +651,7 @@ impl SideReader {
             }
         }
         self.slots.clear();
+        self.carried.clear();
         self.open = 0;
         self.builder = ExchangeBuilder::new();
     }

@@ -1,11 +1,14 @@
 //! The JSON-RPC layer as MCP uses it.
 //!
-//! The envelope itself (classes, ids, pairing per (session, direction, id)) is defined
+//! The envelope itself (classes, ids, pairing per (session, direction, id), and the
+//! pairing of id-less HTTP refusals by the HTTP request that carried them) is defined
 //! with the trace format in [`reel_trace::jsonrpc`] and re-exported here; this module adds
 //! what needs MCP knowledge: the progress token a request hands out, and which
 //! notifications belong to which exchange (see [`crate::exchange`]).
 
-pub use reel_trace::jsonrpc::{Envelope, PairKey, Paired, Pairer, RpcId, RpcKind};
+pub use reel_trace::jsonrpc::{
+    Envelope, HttpCarried, PairKey, Paired, Pairer, RpcId, RpcKind, is_id_less_answer,
+};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;

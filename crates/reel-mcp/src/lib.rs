@@ -8,8 +8,9 @@
 //! lines for every stdio side of reel; [`sse`] frames and parses HTTP event streams for
 //! the recorder, the tape server and verify alike; [`http`] holds what they share of MCP
 //! over HTTP (header names, connection keys, the loopback guard, the `--url` parser);
-//! `serve` (feature `serve`) is the one runtime, stop flag and accept loop of reel's
-//! HTTP listeners.
+//! [`notifications`] says when notification counts that differ between two runs are
+//! drift, for verify and diff; `serve` (feature `serve`) is the one runtime, stop flag
+//! and accept loop of reel's HTTP listeners.
 
 #![deny(missing_docs)]
 
@@ -18,6 +19,7 @@ pub mod framing;
 pub mod http;
 pub mod jsonrpc;
 pub mod normalize;
+pub mod notifications;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod sse;

@@ -13,8 +13,9 @@
 //! Invariants:
 //! - Equality after normalisation is JSON value equality: object member order is
 //!   irrelevant and numbers compare by value (`1`, `1.0` and `1e0` are equal), see
-//!   [`json_eq`]. [`MatchKey`] hashes the same equivalence, so equal values always have
-//!   equal keys.
+//!   [`json_eq`] — exactly, also beyond what an `f64` holds ([`numbers`]). [`MatchKey`]
+//!   hashes the same equivalence (numbers beyond an `f64` as the `f64` nearest them), so
+//!   equal values always have equal keys.
 //! - The rules only remove (or, inside arrays, blank) members; they never invent content.
 
 use std::borrow::Cow;
@@ -24,6 +25,7 @@ use reel_trace::redact::Redactor;
 use serde_json::{Map, Value};
 
 mod key;
+pub mod numbers;
 mod scan;
 
 pub use self::key::{KeyHasher, MatchKey};
@@ -165,6 +167,11 @@ pub fn rules_help() -> String {
     for r in RULES.iter().filter(|r| r.phase == Phase::Cleanup) {
         line(&mut s, r.name, r.description);
     }
+    line(
+        &mut s,
+        "equality",
+        "then values compare by value: member order aside, numbers exactly (1 = 1.0 = 1e0; integers beyond 64 bits and long decimals by every digit; only play's match key hashes them as the f64 they round to)",
+    );
     s
 }
 
@@ -496,10 +503,18 @@ fn numbers_eq(a: &serde_json::Number, b: &serde_json::Number) -> bool {
     canonical_number(a) == canonical_number(b)
 }
 
-/// JSON value equality: member order is irrelevant, numbers compare by value.
+/// JSON value equality: member order is irrelevant, numbers compare by value (those
+/// [`numbers::parse`] kept as markers by their exact decimal value).
 pub fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => numbers_eq(x, y),
+        (Value::String(x), Value::String(y)) => match (numbers::marked(x), numbers::marked(y)) {
+            (Some(p), Some(q)) => numbers::marked_eq(p, q),
+            _ => x == y,
+        },
+        (Value::String(s), Value::Number(n)) | (Value::Number(n), Value::String(s)) => {
+            numbers::marked(s).is_some_and(|m| numbers::marked_eq(m, &n.to_string()))
+        }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
         }
@@ -530,7 +545,7 @@ impl fmt::Display for Difference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let show = |v: &Option<Value>| match v {
             None => "(absent)".to_owned(),
-            Some(v) => shorten(&v.to_string(), SHOWN_VALUE_CHARS),
+            Some(v) => shorten(&numbers::show_value(v), SHOWN_VALUE_CHARS),
         };
         let at = if self.pointer.is_empty() {
             "(whole value)"
@@ -707,7 +722,7 @@ impl Normalizer {
 }
 
 fn parse(raw: &str) -> Result<Value, NormalizeError> {
-    serde_json::from_str(raw).map_err(|e| NormalizeError::NotJson {
+    numbers::parse(raw).map_err(|e| NormalizeError::NotJson {
         message: e.to_string(),
     })
 }
@@ -888,6 +903,46 @@ mod tests {
                 .unwrap()
                 .remove_from(&mut json!({"x":[1,2]}))
         );
+    }
+
+    #[test]
+    fn numbers_beyond_an_f64_compare_exactly_and_keep_their_keys() {
+        let n = Normalizer::new();
+        let msg = |x: &str| format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"n":{x},"m":[{x}]}}}}"#);
+        let big = n
+            .normalize_recorded(&msg("12345678901234567890123"))
+            .unwrap();
+        let next = n.normalize_live(&msg("12345678901234567890124")).unwrap();
+        let spelled = n
+            .normalize_live(&msg("1.2345678901234567890123e22"))
+            .unwrap();
+        assert!(!json_eq(&big, &next));
+        assert!(json_eq(&big, &spelled));
+        let d = diff(&big, &next);
+        assert_eq!(
+            d.iter().map(|d| d.pointer.as_str()).collect::<Vec<_>>(),
+            ["/result/m/0", "/result/n"]
+        );
+        assert_eq!(
+            d[1].to_string(),
+            "/result/n: 12345678901234567890123 -> 12345678901234567890124"
+        );
+        // An f64's value stays a number, and equals an exact spelling of itself.
+        let f = n.normalize_recorded(&msg("1e22")).unwrap();
+        assert!(f["result"]["n"].is_number());
+        assert!(json_eq(
+            &f,
+            &n.normalize_live(&msg("10000000000000000000000")).unwrap()
+        ));
+        let odd = n.normalize_recorded(&msg("9007199254740993.0")).unwrap();
+        assert!(json_eq(
+            &odd,
+            &n.normalize_live(&msg("9007199254740993")).unwrap()
+        ));
+        // The text's scan and the value hash a marked number alike.
+        let raw = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"n":12345678901234567890123}}"#;
+        let scanned = n.scan(raw).unwrap().key;
+        assert_eq!(scanned, MatchKey::of(&n.normalize_recorded(raw).unwrap()));
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //!   recording spoke 2026-07-28) stops the run: nothing after it is comparable.
 //! - A message waits for the answers and server requests that preceded it on the tape
 //!   (see [`script`]); every wait is bounded by the timeout.
-//! - Server notifications are compared as counts per method, not by position.
+//! - Server notifications are compared as counts per method, not by position, under
+//!   the rule `reel diff` uses too ([`NotificationCheck`]).
 //!
 //! Invariants: the child is always stopped (stdin closed, killed after
 //! [`crate::live::STOP_GRACE`]); the report's exit code is 2 when any drift is
@@ -38,6 +39,7 @@ use std::time::Duration;
 use reel_mcp::normalize::Pointer;
 
 pub use compare::{Class, Kind};
+pub use reel_mcp::notifications::NotificationCheck;
 pub use report::{Drift, Report};
 pub use script::{Script, ScriptError};
 
@@ -46,33 +48,6 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default time a server has to start and answer its first request (`npx` may
 /// download the server first).
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How server notifications are compared.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum NotificationCheck {
-    /// Counts per method must be equal, except for `notifications/*/list_changed`,
-    /// whose counts are reported only (the default). How many of those a server sends,
-    /// and whether one reaches a stream the client has not opened yet, depends on timing:
-    /// server-everything sends five while it registers tools after `initialized`, or
-    /// none, from one run to the next.
-    #[default]
-    Count,
-    /// Counts per method must be equal, `list_changed` included.
-    Strict,
-    /// Not compared.
-    Ignore,
-}
-
-impl NotificationCheck {
-    /// Whether a difference in the counts of `method` is drift.
-    pub fn compares(self, method: &str) -> bool {
-        match self {
-            NotificationCheck::Strict => true,
-            NotificationCheck::Count => !method.ends_with("/list_changed"),
-            NotificationCheck::Ignore => false,
-        }
-    }
-}
 
 /// What to verify.
 #[derive(Clone, Debug)]

@@ -1,6 +1,7 @@
 //! The JSON-RPC 2.0 envelope of message lines: what a `raw` payload is (request,
 //! notification, response, error, batch), its id, and pairing of requests with
-//! responses.
+//! responses — by id, and over HTTP by the HTTP request that carried them where a
+//! refusal has no id ([`HttpCarried`]).
 //!
 //! Pairing keys on (session, direction of the request, id). Ids collide across
 //! directions (a client's request 1 and a server's request 1 are different calls) and
@@ -236,17 +237,115 @@ pub enum Paired<T> {
     Ignored,
 }
 
+/// True for a response or an error whose id is absent or `null`: an answer JSON-RPC
+/// cannot pair (see [`HttpCarried`] for the pairing HTTP gives it).
+pub fn is_id_less_answer(kind: RpcKind, id: Option<&RawValue>) -> bool {
+    matches!(kind, RpcKind::Response | RpcKind::Error) && id.is_none_or(is_null)
+}
+
+/// The client requests open per HTTP request (`http.req` of reel's HTTP traces): the
+/// pairing guide where JSON-RPC ids give none.
+///
+/// The rule, applied by every reader that pairs (play, verify, check, stats): a server
+/// message that is a response or an error without an id (absent or `null`) and came on
+/// the response to HTTP request `req` answers the client request that HTTP request
+/// carried, while that request is open. Servers refuse a request at the HTTP level that
+/// way: one older than 2026-07-28 answers the `server/discover` probe every 2026-07-28
+/// client sends first with HTTP 400 and `"id": null`, and by ids alone the refusal would
+/// answer nothing and the probe would stay unanswered.
+///
+/// `K` names a request the caller's way (an exchange index, a [`PairKey`]). Request
+/// number 0 means "not recorded" and is never remembered.
+#[derive(Debug)]
+pub struct HttpCarried<K> {
+    open: HashMap<u64, K>,
+}
+
+impl<K> Default for HttpCarried<K> {
+    fn default() -> Self {
+        HttpCarried {
+            open: HashMap::new(),
+        }
+    }
+}
+
+impl<K: PartialEq> HttpCarried<K> {
+    /// Nothing open.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Client request `request` came on HTTP request `req`.
+    pub fn carried(&mut self, req: u64, request: K) {
+        if req != 0 {
+            self.open.insert(req, request);
+        }
+    }
+
+    /// The open request HTTP request `req` carried.
+    pub fn get(&self, req: u64) -> Option<&K> {
+        self.open.get(&req)
+    }
+
+    /// Takes the open request HTTP request `req` carried (its HTTP exchange ended it).
+    pub fn take(&mut self, req: u64) -> Option<K> {
+        self.open.remove(&req)
+    }
+
+    /// `request`, carried by HTTP request `req`, was answered by its id.
+    pub fn answered(&mut self, req: u64, request: &K) {
+        if self.open.get(&req) == Some(request) {
+            self.open.remove(&req);
+        }
+    }
+
+    /// `request` was answered by its id (its HTTP request unknown here).
+    pub fn forget(&mut self, request: &K) {
+        self.open.retain(|_, k| k != request);
+    }
+
+    /// The request a message answers by the rule above, taken: `Some` only for an
+    /// id-less response or error travelling server to client on HTTP request `req`
+    /// while the request that HTTP request carried is open.
+    pub fn id_less_answer(
+        &mut self,
+        dir: Dir,
+        kind: RpcKind,
+        id: Option<&RawValue>,
+        req: u64,
+    ) -> Option<K> {
+        if dir != Dir::Out || req == 0 || !is_id_less_answer(kind, id) {
+            return None;
+        }
+        self.take(req)
+    }
+
+    /// Forgets everything (a new trace session).
+    pub fn clear(&mut self) {
+        self.open.clear();
+    }
+
+    /// Nothing is open (always so for a stdio trace).
+    pub fn is_empty(&self) -> bool {
+        self.open.is_empty()
+    }
+}
+
 /// Pairs requests with responses per [`PairKey`], carrying a caller value `T` from the
-/// request to its response (a line number, a timestamp, a tool name…).
+/// request to its response (a line number, a timestamp, a tool name…). Given the HTTP
+/// request that carried each message ([`Pairer::offer_via`]), it also pairs an id-less
+/// refusal with its request ([`HttpCarried`]).
 #[derive(Debug)]
 pub struct Pairer<T> {
-    pending: HashMap<PairKey, T>,
+    pending: HashMap<PairKey, (T, u64)>,
+    carried: HttpCarried<PairKey>,
 }
 
 impl<T> Default for Pairer<T> {
     fn default() -> Self {
         Pairer {
             pending: HashMap::new(),
+            carried: HttpCarried::default(),
         }
     }
 }
@@ -265,7 +364,27 @@ impl<T> Pairer<T> {
         env: &Envelope<'_>,
         info: impl FnOnce() -> T,
     ) -> Paired<T> {
-        match env.kind() {
+        self.offer_via(session, dir, env, 0, info)
+    }
+
+    /// Offers a message that came on HTTP request `req` (`http.req`; 0 when none is
+    /// recorded): as [`Pairer::offer`], and an id-less answer closes the client request
+    /// that HTTP request carried.
+    pub fn offer_via(
+        &mut self,
+        session: Option<&str>,
+        dir: Dir,
+        env: &Envelope<'_>,
+        req: u64,
+        info: impl FnOnce() -> T,
+    ) -> Paired<T> {
+        let kind = env.kind();
+        if let Some(key) = self.carried.id_less_answer(dir, kind, env.id, req) {
+            if let Some((v, _)) = self.pending.remove(&key) {
+                return Paired::Closed(v);
+            }
+        }
+        match kind {
             RpcKind::Request => {
                 let Some(id) = env.rpc_id() else {
                     return Paired::Ignored;
@@ -275,8 +394,11 @@ impl<T> Pairer<T> {
                     request_dir: dir,
                     id,
                 };
-                match self.pending.insert(key, info()) {
-                    Some(old) => Paired::DuplicatePending(old),
+                if dir == Dir::In && req != 0 {
+                    self.carried.carried(req, key.clone());
+                }
+                match self.pending.insert(key, (info(), req)) {
+                    Some((old, _)) => Paired::DuplicatePending(old),
                     None => Paired::Opened,
                 }
             }
@@ -284,11 +406,12 @@ impl<T> Pairer<T> {
                 let Some(id) = env.rpc_id() else {
                     return Paired::Orphan;
                 };
-                match self
-                    .pending
-                    .remove(&PairKey::for_response(session, dir, id))
-                {
-                    Some(v) => Paired::Closed(v),
+                let key = PairKey::for_response(session, dir, id);
+                match self.pending.remove(&key) {
+                    Some((v, carried_by)) => {
+                        self.carried.answered(carried_by, &key);
+                        Paired::Closed(v)
+                    }
                     None => Paired::Orphan,
                 }
             }
@@ -298,12 +421,13 @@ impl<T> Pairer<T> {
 
     /// Requests still waiting, in no particular order.
     pub fn pending(&self) -> impl Iterator<Item = (&PairKey, &T)> {
-        self.pending.iter()
+        self.pending.iter().map(|(k, (v, _))| (k, v))
     }
 
     /// Takes the requests still waiting.
     pub fn drain_pending(&mut self) -> Vec<(PairKey, T)> {
-        self.pending.drain().collect()
+        self.carried.clear();
+        self.pending.drain().map(|(k, (v, _))| (k, v)).collect()
     }
 
     /// How many requests are waiting.
@@ -362,6 +486,68 @@ mod tests {
             .rpc_id()
             .unwrap();
         assert_eq!(big.to_json(), "99999999999999999999");
+    }
+
+    #[test]
+    fn an_id_less_refusal_answers_the_request_its_http_request_carried() {
+        let mut p: Pairer<u32> = Pairer::new();
+        let probe = env(r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#);
+        let refusal =
+            env(r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request"},"id":null}"#);
+        assert!(matches!(
+            p.offer_via(Some("c1"), Dir::In, &probe, 1, || 10),
+            Paired::Opened
+        ));
+        // Not on another HTTP request, and not without one.
+        assert!(matches!(
+            p.offer_via(Some("c1"), Dir::Out, &refusal, 2, || 0),
+            Paired::Orphan
+        ));
+        assert!(matches!(
+            p.offer(Some("c1"), Dir::Out, &refusal, || 0),
+            Paired::Orphan
+        ));
+        assert!(matches!(
+            p.offer_via(Some("c1"), Dir::Out, &refusal, 1, || 0),
+            Paired::Closed(10)
+        ));
+        assert_eq!(p.pending_len(), 0);
+        // Once answered, the HTTP request answers nothing more.
+        assert!(matches!(
+            p.offer_via(Some("c1"), Dir::Out, &refusal, 1, || 0),
+            Paired::Orphan
+        ));
+    }
+
+    #[test]
+    fn an_answered_request_leaves_nothing_for_a_later_id_less_error() {
+        let mut c: HttpCarried<u32> = HttpCarried::new();
+        let null = serde_json::from_str::<&RawValue>("null").unwrap();
+        let one = serde_json::from_str::<&RawValue>("1").unwrap();
+        c.carried(4, 7);
+        c.carried(0, 8);
+        assert_eq!(c.get(0), None);
+        assert_eq!(
+            c.id_less_answer(Dir::Out, RpcKind::Error, Some(one), 4),
+            None
+        );
+        assert_eq!(
+            c.id_less_answer(Dir::In, RpcKind::Error, Some(null), 4),
+            None
+        );
+        assert_eq!(
+            c.id_less_answer(Dir::Out, RpcKind::Notification, None, 4),
+            None
+        );
+        c.answered(4, &7);
+        assert_eq!(
+            c.id_less_answer(Dir::Out, RpcKind::Error, Some(null), 4),
+            None
+        );
+        c.carried(5, 9);
+        assert_eq!(c.id_less_answer(Dir::Out, RpcKind::Error, None, 5), Some(9));
+        assert!(is_id_less_answer(RpcKind::Response, Some(null)));
+        assert!(!is_id_less_answer(RpcKind::Request, None));
     }
 
     #[test]

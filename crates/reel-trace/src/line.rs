@@ -301,6 +301,21 @@ impl MessageView<'_> {
     pub fn raw_str(&self) -> Option<&str> {
         self.raw.map(RawValue::get)
     }
+
+    /// `http.req`: which HTTP request of the recording carried the message (the
+    /// pairing guide of [`crate::jsonrpc::HttpCarried`]); 0 when none is recorded or it
+    /// is not a number.
+    pub fn http_req(&self) -> u64 {
+        #[derive(Deserialize)]
+        struct Http {
+            #[serde(default)]
+            req: Option<u64>,
+        }
+        self.http
+            .and_then(|h| serde_json::from_str::<Http>(h.get()).ok())
+            .and_then(|h| h.req)
+            .unwrap_or(0)
+    }
 }
 
 /// Deserialises a member that must be present to be `Some`, `null` included.

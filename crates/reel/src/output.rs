@@ -101,6 +101,18 @@ impl Output {
         stdout.flush()?;
         Ok(())
     }
+
+    /// As [`Output::json`], for a report quoting compared values (`diff`, `verify`):
+    /// those carry numbers beyond an f64 as marker strings
+    /// (`reel_mcp::normalize::numbers`), printed here as the numbers they are.
+    pub fn json_compared<T: serde::Serialize>(&self, value: &T) -> anyhow::Result<()> {
+        let mut stdout = std::io::stdout().lock();
+        let text = serde_json::to_string_pretty(value)?;
+        stdout.write_all(reel_mcp::normalize::numbers::show(&text).as_bytes())?;
+        stdout.write_all(b"\n")?;
+        stdout.flush()?;
+        Ok(())
+    }
 }
 
 /// A writer for human output that escapes control characters.

@@ -7,6 +7,11 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "common/net.rs"]
+mod net;
+#[path = "common/peer_runs.rs"]
+mod peer_runs;
+
 const META: &str =
     r#"{"v":1,"type":"meta","startedAt":"2026-05-12T23:00:00.000Z","label":"t","command":["srv"]}"#;
 const END: &str = r#"{"t":"2026-05-12T23:00:01.000Z","type":"end","exitCode":0,"durationMs":1000}"#;
@@ -903,4 +908,58 @@ fn quoted_trace_content_cannot_forge_report_lines() {
         !text.lines().any(|l| l.starts_with("nl.jsonl: ok")),
         "{text}"
     );
+}
+
+/// A 2026-07-28 client's `server/discover` probe refused by an older HTTP server (400
+/// and an error whose id is `null`) is answered: by the HTTP request that carried both,
+/// as play and verify pair it.
+mod http_refusal {
+    use super::*;
+
+    const PROBE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    const REFUSAL: &str = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}"#;
+
+    fn line(dir: &str, req: u64, raw: &str, http: &str) -> String {
+        format!(
+            r#"{{"t":"{T}","dir":"{dir}","session":"reel:conn-1","raw":{raw},"http":{{"req":{req}{http}}}}}"#
+        )
+    }
+
+    #[test]
+    fn a_refused_probe_is_not_an_unanswered_request() {
+        let sb = Sandbox::new();
+        let f = sb.trace(
+            "refused.jsonl",
+            &[
+                &line("in", 1, PROBE, r#","method":"POST","path":"/mcp""#),
+                &line("out", 1, REFUSAL, r#","status":400"#),
+            ],
+        );
+        expect(&sb, &f, 0, &[]);
+        // The refusal came on another HTTP request: it answers nothing there.
+        let f = sb.trace(
+            "elsewhere.jsonl",
+            &[
+                &line("in", 1, PROBE, ""),
+                &line("out", 2, REFUSAL, r#","status":400"#),
+            ],
+        );
+        expect(&sb, &f, 0, &[("unanswered-request", Some(2))]);
+    }
+
+    #[test]
+    fn a_python_sdk_recording_against_server_everything_checks_clean() {
+        let sb = Sandbox::new();
+        let server = peer_runs::Everything::start();
+        let trace =
+            peer_runs::record_python(&server, sb.dir.path(), "probe", peer_runs::Timing::Sdk);
+        let text = std::fs::read_to_string(&trace).unwrap();
+        assert!(
+            text.contains(r#""method":"server/discover""#) && text.contains(r#""status":400"#),
+            "the client probed and was refused"
+        );
+        let (code, report) = sb.check_one(&trace);
+        assert_eq!(code, 0, "{report:#}");
+        assert_eq!(problems(&report), vec![], "{report:#}");
+    }
 }

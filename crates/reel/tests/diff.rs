@@ -478,6 +478,139 @@ fn unsolicited_notifications_compare_as_counts_not_positions() {
 }
 
 #[test]
+fn list_changed_counts_are_notes_as_in_verify_unless_notifications_strict() {
+    let t = T::new();
+    let changed = || note("out", "notifications/tools/list_changed", json!({}));
+    let a = t.trace("a", &base(0, "p"));
+    // Five announcements, one of them while a call is open, none in A.
+    let mut b_lines = base(0, "p");
+    for at in [3, 3, 3, 3, 9] {
+        b_lines.insert(at, changed());
+    }
+    let b = t.trace("b", &b_lines);
+    let (code, v) = diff_json(&a, &b, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["notes"][0]["kind"], "notification-count", "{v:#}");
+    let summary = v["notes"][0]["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("0 in A, 5 in B; not drift"),
+        "{summary}"
+    );
+    // In place, by content: still a count, and still not drift.
+    let (code, v) = diff_json(&a, &b, &["--strict-notifications"]);
+    assert_eq!(code, 0, "{v:#}");
+
+    let (code, v) = diff_json(&a, &b, &["--notifications", "strict"]);
+    assert_eq!(code, 1, "{v:#}");
+    let (_, kind, subject, ..) = only_drift(&v);
+    assert_eq!(
+        (kind.as_str(), subject.as_str()),
+        (
+            "notification-count",
+            "notifications/tools/list_changed (server→client)"
+        )
+    );
+
+    // `ignore` skips every notification count, not only list_changed.
+    let mut c_lines = b_lines.clone();
+    c_lines.push(note("out", "notifications/message", json!({"data":"x"})));
+    let c = t.trace("c", &c_lines);
+    let (code, v) = diff_json(&a, &c, &["--notifications", "ignore"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["notes"], json!([]), "{v:#}");
+    let (code, _) = diff_json(&a, &c, &[]);
+    assert_eq!(code, 1);
+}
+
+/// A trace of the base session whose `weather` result carries `number` (as JSON text).
+fn with_number(t: &T, name: &str, number: &str) -> PathBuf {
+    let lines = with(
+        base(0, "p"),
+        9,
+        msg(
+            "out",
+            json!({"jsonrpc":"2.0","id":4,"result":{"content":[],"structuredContent":{"n":"NUMBER"}}}),
+        ),
+    );
+    let path = t.trace(name, &lines);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("\"NUMBER\"", number)).unwrap();
+    path
+}
+
+#[test]
+fn numbers_beyond_64_bits_compare_by_their_exact_value() {
+    let t = T::new();
+    let a = with_number(&t, "a", "12345678901234567890123");
+    let b = with_number(&t, "b", "12345678901234567890124");
+    let (code, v) = diff_json(&a, &b, &[]);
+    assert_eq!(code, 1, "{v:#}");
+    let (class, kind, subject, ..) = only_drift(&v);
+    assert_eq!(
+        (class.as_str(), kind.as_str(), subject.as_str()),
+        ("output", "result-changed", "tools/call weather")
+    );
+    assert_eq!(
+        v["drifts"][0]["pointers"],
+        json!(["/result/structuredContent/n"])
+    );
+    // Both numbers are shown as the numbers they are, in JSON and in text.
+    let r = reel(&["diff", "--json", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(
+        r.stdout.contains(r#""a": 12345678901234567890123"#)
+            && r.stdout.contains(r#""b": 12345678901234567890124"#),
+        "{}",
+        r.stdout
+    );
+    let r = reel(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(
+        r.stdout
+            .contains("12345678901234567890123 -> 12345678901234567890124"),
+        "{}",
+        r.stdout
+    );
+
+    // Decimals an f64 rounds alike differ too; the same value spelled otherwise does not.
+    let c = with_number(&t, "c", "0.10000000000000000001");
+    let d = with_number(&t, "d", "0.10000000000000000002");
+    assert_eq!(diff_json(&c, &d, &[]).0, 1);
+    let e = with_number(&t, "e", "1.2345678901234567890123e22");
+    assert_eq!(diff_json(&a, &e, &[]).0, 0);
+    let f = with_number(&t, "f", "9007199254740993.0");
+    let g = with_number(&t, "g", "9007199254740993");
+    assert_eq!(diff_json(&f, &g, &[]).0, 0);
+}
+
+#[test]
+fn an_id_less_http_refusal_answers_the_probe_its_http_request_carried() {
+    let t = T::new();
+    let probe = |req: u64| {
+        json!({"dir":"in","session":"reel:conn-1","http":{"req":req,"method":"POST"},
+               "raw":{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}})
+    };
+    let refusal = |req: u64, id: Value| {
+        json!({"dir":"out","session":"reel:conn-1","http":{"req":req,"status":400},
+               "raw":{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":id}})
+    };
+    let session = |first: Vec<Value>| {
+        let mut lines = first;
+        lines.extend(base(1, "p"));
+        lines
+    };
+    // As recorded (id null), and as `reel verify` writes the live run (the id given).
+    let a = t.trace("a", &session(vec![probe(1), refusal(1, Value::Null)]));
+    let b = t.trace("b", &session(vec![probe(1), refusal(1, json!(1))]));
+    let (code, v) = diff_json(&a, &b, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["counts"]["identical"], 5, "{v:#}");
+
+    // On another HTTP request the refusal answers nothing.
+    let c = t.trace("c", &session(vec![probe(1), refusal(2, Value::Null)]));
+    let (code, v) = diff_json(&b, &c, &[]);
+    assert_eq!(code, 2, "{v:#}");
+}
+
+#[test]
 fn permuted_order_diffs_as_identical() {
     let t = T::new();
     let a = t.trace("a", &base(0, "p"));

@@ -2,7 +2,8 @@
 //! made with `reel rec` (driven by a small JSON-RPC client below) diff as identical apart
 //! from the content that really differs — its dynamic resource embeds the time of day —
 //! and `--ignore` on that pointer makes them identical; a recording and its
-//! `reel verify` run diff as identical.
+//! `reel verify` run diff as identical; honest runs of the Python SDK client over HTTP
+//! diff as identical whatever the race of its GET stream gave.
 //!
 //! The peers are installed by `cargo xtask peers` (`$REEL_PEERS`, else
 //! `<workspace>/.peers`); when they are missing the test fails and says so.
@@ -14,6 +15,11 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+
+#[path = "common/net.rs"]
+mod net;
+#[path = "common/peer_runs.rs"]
+mod peer_runs;
 
 const ANSWER_LIMIT: Duration = Duration::from_secs(60);
 
@@ -267,4 +273,103 @@ fn a_recording_and_its_verify_run_diff_as_identical() {
     let (code, v) = diff(&a, &c, &[]);
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(v["drifts"][0]["subject"], "tools/call weather");
+}
+
+/// How many `notifications/tools/list_changed` a trace holds.
+fn list_changed(trace: &Path) -> usize {
+    std::fs::read_to_string(trace)
+        .expect("read the trace")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["raw"]["method"] == "notifications/tools/list_changed")
+        .count()
+}
+
+#[test]
+fn honest_http_runs_of_server_everything_diff_as_identical_whatever_its_list_changed_count() {
+    use peer_runs::{Everything, Timing, record_python};
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Everything::start();
+    // The SDK opens its GET stream beside `notifications/initialized`; the server's five
+    // `tools/list_changed` reach the client only when the stream wins. Every other run
+    // makes it win, so the pairs cover both outcomes of the race.
+    let runs: Vec<PathBuf> = (0..11)
+        .map(|i| {
+            let timing = if i % 2 == 1 {
+                Timing::StreamFirst
+            } else {
+                Timing::Sdk
+            };
+            record_python(&server, tmp.path(), &format!("run{i}"), timing)
+        })
+        .collect();
+    let counts: Vec<usize> = runs.iter().map(|r| list_changed(r)).collect();
+    assert!(
+        counts.contains(&5) && counts.contains(&0),
+        "the race gave {counts:?}"
+    );
+
+    let mut identical = 0;
+    let mut failures = Vec::new();
+    for pair in runs.windows(2) {
+        let (code, v) = diff(&pair[0], &pair[1], &[]);
+        if code == 0 && v["verdict"] == "identical" {
+            identical += 1;
+        } else {
+            failures.push(format!("{v:#}"));
+        }
+    }
+    assert_eq!(identical, 10, "{counts:?}\n{}", failures.join("\n"));
+
+    // The count difference is reported as a note; --notifications strict makes it drift.
+    let (a, b) = (0..11)
+        .flat_map(|i| (0..11).map(move |j| (i, j)))
+        .find(|&(i, j)| counts[i] == 0 && counts[j] == 5)
+        .expect("a run of each outcome");
+    let (code, v) = diff(&runs[a], &runs[b], &[]);
+    assert_eq!(code, 0, "{v:#}");
+    let notes = v["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{v:#}");
+    assert_eq!(notes[0]["kind"], "notification-count");
+    assert_eq!(
+        notes[0]["subject"],
+        "notifications/tools/list_changed (server→client)"
+    );
+    let (code, v) = diff(&runs[a], &runs[b], &["--notifications", "strict"]);
+    assert_eq!(code, 1, "{v:#}");
+    let drifts = v["drifts"].as_array().unwrap();
+    assert_eq!(drifts.len(), 1, "{v:#}");
+    assert_eq!(drifts[0]["kind"], "notification-count");
+    assert_eq!(drifts[0]["summary"], "0 in A, 5 in B (compared as counts)");
+    let (code, v) = diff(&runs[a], &runs[b], &["--notifications", "ignore"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["notes"], json!([]), "{v:#}");
+}
+
+#[test]
+fn a_python_sdk_http_recording_and_its_verify_run_diff_as_identical() {
+    use peer_runs::{Everything, Timing, record_python};
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Everything::start();
+    // The probe is refused with HTTP 400 and `"id": null` as recorded; verify's live
+    // run gives the refusal the probe's id.
+    let recorded = record_python(&server, tmp.path(), "rec", Timing::Sdk);
+    let out = Command::new(env!("CARGO_BIN_EXE_reel"))
+        .arg("verify")
+        .arg(&recorded)
+        .args(["--url", &server.url, "--name", "live", "--dir"])
+        .arg(tmp.path())
+        .output()
+        .expect("run reel verify");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let live = peer_runs::trace_named(tmp.path(), "live");
+    let (code, v) = diff(&recorded, &live, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["counts"]["paired"], v["counts"]["identical"], "{v:#}");
 }

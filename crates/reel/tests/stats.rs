@@ -6,6 +6,11 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+#[path = "common/net.rs"]
+mod net;
+#[path = "common/peer_runs.rs"]
+mod peer_runs;
+
 /// An isolated directory per test, and the built binary.
 struct Env {
     dir: tempfile::TempDir,
@@ -701,4 +706,53 @@ fn a_turn_serde_cannot_read_is_skipped_not_silently_dropped() {
     assert_eq!(r["session"]["skippedLines"], 1, "{r:#}");
     assert_eq!(r["session"]["records"]["turn"], 1, "{r:#}");
     assert_eq!(r["models"]["summary"]["assistantTurns"], 1, "{r:#}");
+}
+
+/// The refusal of a 2026-07-28 client's `server/discover` probe by an older HTTP server
+/// (400, id `null`) is the probe's answer, paired by the HTTP request that carried both
+/// (as check, play and verify pair it): an error of `server/discover`, not of a
+/// "(notification)".
+#[test]
+fn a_refused_discover_probe_is_an_error_of_server_discover() {
+    let env = Env::new();
+    let http = |req: u64, status: Option<u16>| match status {
+        Some(s) => json!({"req": req, "status": s}),
+        None => json!({"req": req, "method": "POST", "path": "/mcp"}),
+    };
+    let lines = vec![
+        meta("probe", "mcp"),
+        json!({"t": at(0), "dir": "in", "session": "reel:conn-1", "http": http(1, None),
+               "raw": {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}}),
+        json!({"t": at(5), "dir": "out", "session": "reel:conn-1", "http": http(1, Some(400)),
+               "raw": {"jsonrpc": "2.0", "error": {"code": -32000, "message": "Bad Request: Server not initialized"}, "id": null}}),
+        // An id-less error on an HTTP request that carried no request stays unnamed.
+        json!({"t": at(9), "dir": "out", "session": "reel:conn-1", "http": http(7, Some(400)),
+               "raw": {"jsonrpc": "2.0", "error": {"code": -32700, "message": "parse error"}, "id": null}}),
+    ];
+    let path = env.trace("probe.jsonl", &lines);
+    let r = env.stats(&[&path]);
+    assert_eq!(
+        r["errors"],
+        json!([
+            {"t": at(5), "source": "jsonrpc", "name": "server/discover", "message": "Bad Request: Server not initialized (code -32000)"},
+            {"t": at(9), "source": "jsonrpc", "name": "(notification)", "message": "parse error (code -32700)"},
+        ])
+    );
+}
+
+#[test]
+fn a_python_sdk_recording_against_server_everything_has_no_notification_error() {
+    let env = Env::new();
+    let server = peer_runs::Everything::start();
+    let trace = peer_runs::record_python(&server, env.dir.path(), "probe", peer_runs::Timing::Sdk);
+    let r = env.stats(&[&trace]);
+    let errors = r["errors"].as_array().unwrap();
+    assert!(
+        errors.iter().all(|e| e["name"] != "(notification)"),
+        "{errors:#?}"
+    );
+    assert!(
+        errors.iter().any(|e| e["name"] == "server/discover"),
+        "{errors:#?}"
+    );
 }

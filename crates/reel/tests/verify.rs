@@ -1048,3 +1048,64 @@ fn a_secret_in_a_non_utf8_stdout_line_is_redacted_in_the_live_run() {
     );
     assert!(!line.contains("\"bytes\""), "{line}");
 }
+
+/// A stdio recording whose one tool call answers `number` (its JSON text).
+fn numbered_trace(dir: &Path, name: &str, number: &str) -> PathBuf {
+    let lines = [
+        r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"n","kind":"mcp","source":"test"}"#.to_owned(),
+        r#"{"t":"2026-01-01T00:00:00.000Z","dir":"in","raw":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}}"#.to_owned(),
+        r#"{"t":"2026-01-01T00:00:00.010Z","dir":"out","raw":{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}}"#.to_owned(),
+        r#"{"t":"2026-01-01T00:00:00.020Z","dir":"in","raw":{"jsonrpc":"2.0","method":"notifications/initialized"}}"#.to_owned(),
+        r#"{"t":"2026-01-01T00:00:00.030Z","dir":"in","raw":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count","arguments":{}}}}"#.to_owned(),
+        format!(r#"{{"t":"2026-01-01T00:00:00.040Z","dir":"out","raw":{{"jsonrpc":"2.0","id":2,"result":{{"content":[],"structuredContent":{{"n":{number}}}}}}}}}"#),
+        r#"{"t":"2026-01-01T00:00:01.000Z","type":"end","exitCode":0}"#.to_owned(),
+    ];
+    let path = dir.join(format!("{name}.jsonl"));
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write trace");
+    path
+}
+
+#[test]
+fn numbers_beyond_64_bits_compare_by_their_exact_value() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let recorded = numbered_trace(tmp.path(), "recorded", "12345678901234567890123");
+    // The live server is `reel play` of a run that answered one more.
+    let verify = |live: &Path| {
+        let mut c = reel();
+        c.arg("verify")
+            .arg(&recorded)
+            .args(["--no-record", "--json", "--"])
+            .arg(env!("CARGO_BIN_EXE_reel"))
+            .arg("play")
+            .arg(live);
+        run(c)
+    };
+    let out = verify(&numbered_trace(
+        tmp.path(),
+        "other",
+        "12345678901234567890124",
+    ));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    let report: Value = serde_json::from_str(&stdout).expect("a JSON report");
+    assert_eq!(
+        drift_kinds(&report),
+        [(
+            "output".to_owned(),
+            "result".to_owned(),
+            "tools/call count".to_owned()
+        )]
+    );
+    assert!(
+        stdout.contains(r#""recorded": 12345678901234567890123"#)
+            && stdout.contains(r#""live": 12345678901234567890124"#),
+        "{stdout}"
+    );
+    // The same number spelled otherwise is the same answer.
+    let out = verify(&numbered_trace(
+        tmp.path(),
+        "same",
+        "1.2345678901234567890123e22",
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}

@@ -232,7 +232,11 @@ pub(super) fn hash_value(v: &Value) -> u128 {
                 h_float(n.as_f64().unwrap_or(f64::NAN))
             }
         }
-        Value::String(s) => h_str(s),
+        // As the scan of the text hashes the number a marker stands for.
+        Value::String(s) => match super::numbers::marked(s) {
+            Some(n) => h_float(super::numbers::marked_f64(n)),
+            None => h_str(s),
+        },
         Value::Array(a) => {
             let mut h = ArrayHash::new();
             for e in a {

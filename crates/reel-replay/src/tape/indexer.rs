@@ -10,7 +10,8 @@
 //!   unsolicited, whatever was open at the time (except on a legacy HTTP+SSE session,
 //!   where every server message shares the one stream);
 //! - an error without an id (a 400 refusal of a `server/discover` probe) answers the
-//!   request its HTTP exchange carried, and so does a `reel.http` record of an error
+//!   request its HTTP exchange carried (the rule of [`HttpCarried`], which check,
+//!   stats and verify pair by too), and so does a `reel.http` record of an error
 //!   status (4xx/5xx) whose body was no JSON-RPC message;
 //! - `reel.http` records of GET and DELETE exchanges, and a legacy `endpoint` event,
 //!   become [`HttpFact`]s of their session;
@@ -25,7 +26,7 @@ use std::collections::HashMap;
 
 use reel_mcp::exchange::{ExchangeBuilder, Facts, Pushed};
 use reel_mcp::http::is_connection_key;
-use reel_mcp::jsonrpc::{RpcId, RpcKind, methods};
+use reel_mcp::jsonrpc::{HttpCarried, RpcId, RpcKind, methods};
 use reel_mcp::normalize::{MatchKey, NormalizeError, Normalizer, Scanned};
 use reel_trace::line::{Line, Meta, kinds, parse_line};
 use reel_trace::{Dir, Timestamp};
@@ -49,7 +50,7 @@ struct TapeIndex {
     /// The meta segment of its last message.
     segment: u64,
     /// Open client exchanges by the HTTP request that carried them.
-    open_by_req: HashMap<u32, u32>,
+    carried: HttpCarried<u32>,
     /// The HTTP request of each exchange's request (0: none recorded).
     req_of: Vec<u32>,
     /// The session is legacy HTTP+SSE: every server message came on one stream.
@@ -314,7 +315,7 @@ impl Indexer {
             }
             // A priming event or a lone `retry` on a request's stream: part of its
             // exchange, sent at its place.
-            let Some(&ex) = self.tape(tape).open_by_req.get(&via.req) else {
+            let Some(&ex) = self.tape(tape).carried.get(u64::from(via.req)) else {
                 return;
             };
             let t =
@@ -337,7 +338,7 @@ impl Indexer {
         if http.method.as_deref() == Some("POST") && http.end.as_deref() == Some("client") {
             // The client left a request's stream before the answer: as a cancellation,
             // the recorded server never answered it.
-            if let Some(ex) = self.tape(tape).open_by_req.remove(&via.req) {
+            if let Some(ex) = self.tape(tape).carried.take(u64::from(via.req)) {
                 self.push(tape, Update::Cancelled { exchange: ex });
             }
             return;
@@ -350,7 +351,7 @@ impl Indexer {
             Some("POST") if via.status >= 400 => {
                 // An error status whose body was no JSON-RPC message: the answer to the
                 // request that exchange carried, if it carried one.
-                let Some(ex) = self.tape(tape).open_by_req.remove(&via.req) else {
+                let Some(ex) = self.tape(tape).carried.take(u64::from(via.req)) else {
                     return;
                 };
                 let t =
@@ -427,8 +428,11 @@ impl Indexer {
         let seq = tp.seq;
         tp.seq += 1;
         tp.messages += 1;
-        if dir == Dir::Out && via.req != 0 && id_less_answer(&scanned) {
-            if let Some(ex) = tp.open_by_req.remove(&via.req) {
+        let (kind, id) = scanned
+            .as_ref()
+            .map_or((RpcKind::Invalid, None), |s| (s.kind, s.id));
+        if dir == Dir::Out {
+            if let Some(ex) = tp.carried.id_less_answer(dir, kind, id, u64::from(via.req)) {
                 self.push(
                     tape,
                     Update::Closed {
@@ -469,7 +473,7 @@ impl Indexer {
             let tp = self.tape(tape);
             tp.req_of.push(via.req);
             if dir == Dir::In && via.req != 0 {
-                tp.open_by_req.insert(via.req, ex as u32);
+                tp.carried.carried(u64::from(via.req), ex as u32);
             }
             self.opened(tape, ex, dir, keys, at, seq, t, attached_to, via);
         } else if let Some(ex) = pushed.closed {
@@ -477,9 +481,7 @@ impl Indexer {
             let tp = self.tape(tape);
             let mut via = via;
             if let Some(&req) = tp.req_of.get(ex) {
-                if tp.open_by_req.get(&req) == Some(&(ex as u32)) {
-                    tp.open_by_req.remove(&req);
-                }
+                tp.carried.answered(u64::from(req), &(ex as u32));
                 via.other_stream =
                     dir == Dir::Out && !tp.legacy && req != 0 && via.req != 0 && via.req != req;
             }
@@ -520,7 +522,7 @@ impl Indexer {
         if dir != Dir::Out || via.req == 0 {
             return chosen;
         }
-        if let Some(&ex) = tp.open_by_req.get(&via.req) {
+        if let Some(&ex) = tp.carried.get(u64::from(via.req)) {
             return Some(ex as usize);
         }
         if tp.legacy { chosen } else { None }
@@ -701,12 +703,4 @@ impl Indexer {
             );
         }
     }
-}
-
-/// A response or error whose id is absent or `null`.
-fn id_less_answer(scanned: &Result<Scanned<'_>, NormalizeError>) -> bool {
-    scanned.as_ref().is_ok_and(|s| {
-        matches!(s.kind, RpcKind::Response | RpcKind::Error)
-            && s.id.is_none_or(|i| i.get().trim() == "null")
-    })
 }

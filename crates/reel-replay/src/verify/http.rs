@@ -39,7 +39,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response};
 use hyper_util::rt::TokioIo;
 use reel_mcp::http::{McpUrl, headers as mcp_headers};
-use reel_mcp::jsonrpc::{Envelope, RpcKind, methods};
+use reel_mcp::jsonrpc::{Envelope, RpcKind, is_id_less_answer, methods};
 use reel_mcp::sse::Parser;
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
@@ -509,9 +509,9 @@ fn message(st: &State, text: &str, request_id: Option<&str>) {
         .as_ref()
         .map_or_else(|| Envelope::kind_of(text), Envelope::kind);
     if matches!(kind, RpcKind::Response | RpcKind::Error) {
-        let id_less = env
-            .as_ref()
-            .is_none_or(|e| e.id.is_none_or(|i| i.get().trim() == "null"));
+        // The rule every trace reader pairs by (reel_trace::jsonrpc::HttpCarried): an
+        // id-less answer on a request's HTTP response answers that request.
+        let id_less = is_id_less_answer(kind, env.as_ref().and_then(|e| e.id));
         if let (true, Some(id)) = (id_less, request_id) {
             if let Some(with) = splice::with_id(text, id) {
                 return st.line(with.as_bytes());

@@ -30,7 +30,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use reel_mcp::normalize::{Difference, shorten};
+use reel_mcp::normalize::{Difference, numbers, shorten};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -319,7 +319,7 @@ fn first_drift(s: &mut String, d: &Drift, paint: &dyn Fn(Class, &str) -> String)
         for p in d.differences.iter().take(DIFFERENCES_SHOWN) {
             let show = |v: &Option<Value>| match v {
                 None => "(absent)".to_owned(),
-                Some(v) => shorten(&v.to_string(), 120),
+                Some(v) => shorten(&numbers::show_value(v), 120),
             };
             let at = if p.pointer.is_empty() {
                 "(whole message)"

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use reel_mcp::jsonrpc::{Envelope, RpcId};
 use reel_mcp::normalize::{MatchKey, Normalizer, Pointer};
+use reel_mcp::notifications::{CountVerdict, TIMING_NOTE};
 use reel_trace::line::Meta;
 use reel_trace::redact::Redactor;
 use serde_json::Value;
@@ -538,37 +539,30 @@ impl<'s> Run<'s> {
             );
         }
         if check != NotificationCheck::Ignore && complete {
-            let differ = |n: &&NotificationCount| n.recorded != n.live;
-            for n in counts
-                .iter()
-                .filter(differ)
-                .filter(|n| !check.compares(&n.method))
-            {
-                self.report.notes.push(format!(
-                    "{}: sent {} time(s), recorded {} time(s); not drift, a list_changed count depends on timing (--notifications strict compares it)",
-                    n.method, n.live, n.recorded
-                ));
-            }
-            for n in counts
-                .iter()
-                .filter(differ)
-                .filter(|n| check.compares(&n.method))
-            {
-                self.push_drift(Drift {
-                    class: Class::Output,
-                    kind: Kind::Notifications,
-                    method: n.method.clone(),
-                    tool: None,
-                    line: None,
-                    live_id: None,
-                    message: format!(
-                        "sent {} time(s), recorded {} time(s) (notifications are compared as counts per method; --notifications ignore skips this)",
-                        n.live, n.recorded
-                    ),
-                    request: None,
-                    differences: Vec::new(),
-                    context: Vec::new(),
-                });
+            for n in &counts {
+                let verdict = check.judge(&n.method, n.recorded, n.live);
+                match verdict {
+                    CountVerdict::Same => {}
+                    CountVerdict::Timing => self.report.notes.push(format!(
+                        "{}: sent {} time(s), recorded {} time(s); {TIMING_NOTE}",
+                        n.method, n.live, n.recorded
+                    )),
+                    CountVerdict::Drift => self.push_drift(Drift {
+                        class: Class::Output,
+                        kind: Kind::Notifications,
+                        method: n.method.clone(),
+                        tool: None,
+                        line: None,
+                        live_id: None,
+                        message: format!(
+                            "sent {} time(s), recorded {} time(s) (notifications are compared as counts per method; --notifications ignore skips this)",
+                            n.live, n.recorded
+                        ),
+                        request: None,
+                        differences: Vec::new(),
+                        context: Vec::new(),
+                    }),
+                }
             }
         }
         self.report.notifications = counts;

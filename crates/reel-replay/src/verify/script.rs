@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use reel_mcp::exchange::{Exchange, ExchangeBuilder, MessageRef, Outcome};
 use reel_mcp::http::is_connection_key;
-use reel_mcp::jsonrpc::{Envelope, RpcId, RpcKind, methods};
+use reel_mcp::jsonrpc::{Envelope, HttpCarried, RpcId, RpcKind, methods};
 use reel_trace::line::{Line, Meta, parse_line};
 use reel_trace::{Dir, OpenError, TraceReader};
 
@@ -190,7 +190,7 @@ struct Loader {
     /// the session-less traffic, played with whichever session is selected).
     sessions: Vec<(u64, Option<String>)>,
     /// Open client requests by the HTTP exchange that carried them (`http.req`).
-    open_by_req: HashMap<u64, usize>,
+    carried: HttpCarried<usize>,
     /// Id-less HTTP refusals paired by `http.req`: (exchange, its answer).
     refusals: Vec<(usize, MessageRef)>,
     /// Session-less lines were seen (a trace of only those is one session).
@@ -215,7 +215,7 @@ impl Loader {
         Loader {
             selected,
             sessions: Vec::new(),
-            open_by_req: HashMap::new(),
+            carried: HttpCarried::new(),
             refusals: Vec::new(),
             pool_seen: false,
             segment: 0,
@@ -281,10 +281,7 @@ impl Loader {
                 if self.meta.is_none() {
                     self.meta = Some(self.segment_meta.clone().unwrap_or_default());
                 }
-                let req = v
-                    .http
-                    .and_then(|h| serde_json::from_str::<HttpReq>(h.get()).ok())
-                    .and_then(|h| h.req);
+                let req = v.http_req();
                 match (v.dir(), v.raw_str()) {
                     (Some(dir @ (Dir::In | Dir::Out)), Some(raw)) => {
                         self.message(dir, session, raw, number, place, req);
@@ -305,7 +302,7 @@ impl Loader {
         raw: &str,
         line: u64,
         place: &str,
-        req: Option<u64>,
+        req: u64,
     ) {
         let index = self.messages.len();
         self.messages.push(Message {
@@ -317,28 +314,22 @@ impl Loader {
         let kind = env
             .as_ref()
             .map_or_else(|| Envelope::kind_of(raw), Envelope::kind);
-        // An HTTP refusal without an id (a 400 to a discover probe) answers the request
-        // its HTTP exchange carried.
-        let id_less = env
-            .as_ref()
-            .is_some_and(|e| e.id.is_none_or(|i| i.get().trim() == "null"));
         // (The builder is offered every message all the same: its message indices
         // must stay those of `messages`.)
         let pushed = self.builder.push(session, dir, raw, line);
-        if let (Dir::Out, RpcKind::Response | RpcKind::Error, true, Some(r)) =
-            (dir, kind, id_less, req)
-        {
-            if let Some(e) = self.open_by_req.remove(&r) {
-                self.refusals.push((e, MessageRef { index, line }));
-                self.pending_responses.push(e);
-                return;
-            }
+        // An HTTP refusal without an id (a 400 to a discover probe) answers the request
+        // its HTTP exchange carried.
+        let id = env.as_ref().and_then(|e| e.id);
+        if let Some(e) = self.carried.id_less_answer(dir, kind, id, req) {
+            self.refusals.push((e, MessageRef { index, line }));
+            self.pending_responses.push(e);
+            return;
         }
-        if let (Dir::In, Some(e), Some(r)) = (dir, pushed.opened, req) {
-            self.open_by_req.insert(r, e);
+        if let (Dir::In, Some(e)) = (dir, pushed.opened) {
+            self.carried.carried(req, e);
         }
         if let Some(e) = pushed.closed {
-            self.open_by_req.retain(|_, &mut x| x != e);
+            self.carried.forget(&e);
         }
         let method = env
             .as_ref()
@@ -421,12 +412,6 @@ impl Loader {
 }
 
 /// The part of a line's `http` member the script needs.
-#[derive(serde::Deserialize)]
-struct HttpReq {
-    #[serde(default)]
-    req: Option<u64>,
-}
-
 /// `ping` from the server is answered but never waited for: servers send it on timers.
 pub const PING: &str = "ping";
 

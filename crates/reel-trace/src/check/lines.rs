@@ -167,7 +167,7 @@ impl Checker {
         let session = view.session.as_deref();
         let text = raw.get();
         match text.trim_start().as_bytes().first() {
-            Some(b'{') => self.envelope(loc, session, dir, text, None),
+            Some(b'{') => self.envelope(loc, session, dir, text, None, view.http_req()),
             Some(b'[') => self.batch(loc, session, dir, text),
             _ => self.report(
                 Some(loc),

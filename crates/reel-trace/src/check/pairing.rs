@@ -6,7 +6,9 @@
 //! `notifications/cancelled` closes the request it names, and up to
 //! [`MAX_CANCELLED`] cancelled ids are remembered so that a late answer is not called
 //! an orphan. The pending requests are the only state of a check that grows with the
-//! file.
+//! file. Over HTTP, an error without an id (a 400 refusing a `server/discover` probe)
+//! answers the request its HTTP request carried ([`crate::jsonrpc::HttpCarried`], the
+//! rule play and verify pair by).
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -76,7 +78,9 @@ impl Checker {
         for (i, element) in elements.iter().enumerate() {
             let element = element.get();
             if element.trim_start().starts_with('{') {
-                self.envelope(loc, session, dir, element, Some(i));
+                // A batch travels on one HTTP request: its id-less answer names no
+                // element, so HTTP pairing does not apply.
+                self.envelope(loc, session, dir, element, Some(i), 0);
             } else {
                 self.report(
                     Some(loc),
@@ -97,6 +101,7 @@ impl Checker {
         dir: Dir,
         text: &str,
         element: Option<usize>,
+        http_req: u64,
     ) {
         let at = element.map_or(String::from("raw"), |i| format!("batch element {i}"));
         let env: Envelope<'_> = match serde_json::from_str(text) {
@@ -157,8 +162,10 @@ impl Checker {
         let method = env.method.as_deref().unwrap_or_default().to_owned();
         match self
             .pairer
-            .offer(session, dir, &env, || PendingRequest { loc, method })
-        {
+            .offer_via(session, dir, &env, http_req, || PendingRequest {
+                loc,
+                method,
+            }) {
             Paired::DuplicatePending(old) => {
                 let id = env.rpc_id().map(|i| i.to_string()).unwrap_or_default();
                 self.report(
@@ -270,6 +277,28 @@ mod tests {
             &msg(T, "out", r#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
         ]));
         assert_eq!(rules(&r), vec![]);
+    }
+
+    #[test]
+    fn an_http_refusal_without_an_id_answers_the_probe_its_request_carried() {
+        let line = |dir: &str, session: &str, req: u64, raw: &str| {
+            format!(
+                r#"{{"t":"{T}","dir":"{dir}","session":"{session}","raw":{raw},"http":{{"req":{req},"status":400}}}}"#
+            )
+        };
+        let probe = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#;
+        let refusal = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}"#;
+        let r = check(&trace(&[
+            &line("in", "reel:conn-1", 1, probe),
+            &line("out", "reel:conn-1", 1, refusal),
+        ]));
+        assert_eq!(rules(&r), vec![]);
+        // On another HTTP request it answers nothing, and the probe stays unanswered.
+        let r = check(&trace(&[
+            &line("in", "reel:conn-1", 1, probe),
+            &line("out", "reel:conn-1", 2, refusal),
+        ]));
+        assert_eq!(rules(&r), vec![(Rule::UnansweredRequest, Some(2))]);
     }
 
     #[test]

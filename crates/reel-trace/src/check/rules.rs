@@ -96,7 +96,7 @@ rules! {
     BlankLine = "blank-line", Warning;
     /// A session has no end line: the recording was interrupted or is still running.
     NoEnd = "no-end", Warning;
-    /// A JSON-RPC request got no response in its session.
+    /// A JSON-RPC request got no response in its session (an id-less error on its own HTTP response, e.g. a 400 refusing `server/discover`, is one).
     UnansweredRequest = "unanswered-request", Warning;
     /// A JSON-RPC response whose request is not pending in its session.
     OrphanResponse = "orphan-response", Warning;

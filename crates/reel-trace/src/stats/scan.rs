@@ -14,7 +14,8 @@ use super::report::{Records, Session};
 use super::tools::{self, McpPairing, Outcome, Pending, PendingKey, TurnPairing, TurnTools};
 use super::wire::{self, Head, RawKind, Rpc};
 use super::{Collector, lenient};
-use crate::jsonrpc::RpcId;
+use crate::jsonrpc::{HttpCarried, RpcId, RpcKind};
+use crate::line::Dir;
 use crate::time::Timestamp;
 
 /// Parses `$text` as `$ty` and evaluates `$body` with it bound to `$v` (and the text
@@ -84,6 +85,9 @@ pub(super) struct Scan<'c, 'p> {
     /// reel `session` values, interned per trace (0 = none).
     channels: HashMap<String, u32>,
     mcp: McpPairing,
+    /// Open client requests by the HTTP request that carried them: an id-less refusal
+    /// answers one (the rule check, play and verify pair by).
+    carried: HttpCarried<PendingKey>,
     turns: TurnPairing,
 }
 
@@ -109,6 +113,7 @@ impl<'c, 'p> Scan<'c, 'p> {
             session,
             channels: HashMap::new(),
             mcp: McpPairing::default(),
+            carried: HttpCarried::new(),
             turns: TurnPairing::default(),
         }
     }
@@ -290,6 +295,10 @@ impl<'c, 'p> Scan<'c, 'p> {
                 }
             };
             let key = self.key(head, id);
+            let req = head.http_req();
+            if req != 0 {
+                self.carried.carried(req, key.clone());
+            }
             self.mcp.open(key, pending, &mut self.c.tools);
             return;
         }
@@ -301,17 +310,42 @@ impl<'c, 'p> Scan<'c, 'p> {
             .live_id()
             .filter(|_| is_response)
             .and_then(RpcId::from_raw);
-        let Some(id) = id else {
-            if let Some(e) = error {
-                let name = match rpc.live_id() {
-                    Some(id) => format!("id {}", records::scalar_text(id)),
-                    None => "(notification)".to_owned(),
-                };
-                self.jsonrpc_error(head, name, e);
-            }
-            return;
+        let kind = match (is_response, rpc.error.is_some()) {
+            (false, _) => RpcKind::Invalid,
+            (true, true) => RpcKind::Error,
+            (true, false) => RpcKind::Response,
         };
-        let key = self.key(head, id);
+        let refused = self
+            .carried
+            .id_less_answer(Dir::Out, kind, rpc.id, head.http_req());
+        let key = match (id, refused) {
+            (_, Some(key)) => key,
+            (Some(id), None) => self.key(head, id),
+            (None, None) => {
+                if let Some(e) = error {
+                    let name = match rpc.live_id() {
+                        Some(id) => format!("id {}", records::scalar_text(id)),
+                        None => "(notification)".to_owned(),
+                    };
+                    self.jsonrpc_error(head, name, e);
+                }
+                return;
+            }
+        };
+        self.close(head, rpc, key, error);
+    }
+
+    /// A response (or error) for the client request `key`.
+    fn close(
+        &mut self,
+        head: &Head<'_>,
+        rpc: &Rpc<'_>,
+        key: PendingKey,
+        error: Option<&serde_json::value::RawValue>,
+    ) {
+        if !self.carried.is_empty() {
+            self.carried.forget(&key);
+        }
         match self.mcp.pending.remove(&key) {
             Some(Pending::Tool { tool, at, t }) => {
                 let outcome = match (error, &rpc.result) {
@@ -411,6 +445,7 @@ impl<'c, 'p> Scan<'c, 'p> {
     /// Closes the current session: unanswered requests and unpaired tool_use blocks
     /// become pending calls.
     fn end_session(&mut self) {
+        self.carried.clear();
         self.mcp.finish(&mut self.c.tools);
         self.turns.finish(&mut self.c.tools, &mut self.c.errors);
     }

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::lenient::{LStr, LTrue, NotNull, Obj, is_null, present_raw};
+use super::lenient::{LNum, LStr, LTrue, NotNull, Obj, is_null, present_raw};
 
 /// The members of any line that decide what it is, plus `raw` summarised as JSON-RPC.
 ///
@@ -31,9 +31,28 @@ pub(crate) struct Head<'a> {
     /// reel: the MCP session a message belongs to.
     pub session: LStr<'a>,
     pub kind: LStr<'a>,
+    /// reel: `http.req`, the HTTP request that carried a message.
+    pub http: Obj<HttpPart>,
     /// What `raw` is; [`Head::rpc`] holds its members when it is an object.
     pub raw: RawKind,
     pub rpc: Rpc<'a>,
+}
+
+/// `http` of a message line: only the HTTP request number.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct HttpPart {
+    pub req: LNum,
+}
+
+impl Head<'_> {
+    /// `http.req` (0: not recorded, or not a request number).
+    pub fn http_req(&self) -> u64 {
+        match self.http.0.as_ref().and_then(|h| h.req.0) {
+            Some(r) if r >= 1.0 && r.fract() == 0.0 && r < u64::MAX as f64 => r as u64,
+            _ => 0,
+        }
+    }
 }
 
 /// What `raw` is, as far as stats cares.
@@ -63,6 +82,7 @@ enum HeadKey {
     Dir,
     Session,
     Kind,
+    Http,
     Raw,
     Other,
 }
@@ -82,6 +102,7 @@ impl<'de> Deserialize<'de> for HeadKey {
                     "dir" => HeadKey::Dir,
                     "session" => HeadKey::Session,
                     "kind" => HeadKey::Kind,
+                    "http" => HeadKey::Http,
                     "raw" => HeadKey::Raw,
                     _ => HeadKey::Other,
                 })
@@ -114,6 +135,7 @@ impl<'de: 'a, 'a> Visitor<'de> for HeadSeed<'_, 'a> {
                 HeadKey::Dir => h.dir = m.next_value()?,
                 HeadKey::Session => h.session = m.next_value()?,
                 HeadKey::Kind => h.kind = m.next_value()?,
+                HeadKey::Http => h.http = m.next_value()?,
                 HeadKey::Raw => {
                     h.rpc = Rpc::default();
                     m.next_value_seed(RawSeed {

@@ -13,6 +13,7 @@ use reel_diff::render::{self, TextOptions};
 use reel_diff::{DiffError, DiffOptions};
 use reel_mcp::normalize::{Pointer, rules_help};
 
+use crate::cmd::notifications::NotificationsFlag;
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, NO_INPUT, USAGE, coded};
 use crate::output::{Bar, Output};
@@ -70,9 +71,12 @@ pub struct Args {
     ignore_file: Vec<PathBuf>,
 
     /// Compare notifications outside a call's progress in place, by content, instead of
-    /// as counts per method.
+    /// as counts per method (those --notifications does not compare still only count).
     #[arg(long)]
     strict_notifications: bool,
+
+    #[command(flatten)]
+    notifications: NotificationsFlag,
 
     /// Count a turn's model, usage, timing and stop-reason differences as output drift.
     #[arg(long)]
@@ -99,7 +103,8 @@ Drift classes:
               not in B, tools or prompts added/removed or an inputSchema, outputSchema or
               prompt arguments changed, a turn added/removed or using other tools
   output      same call, different result or error; different progress notifications;
-              cancelled in one run only; unsolicited notifications differing in number;
+              cancelled in one run only; unsolicited notifications differing in number
+              (a notifications/*/list_changed count only with --notifications strict);
               tool descriptions, resources; a turn's text, tool input or tool result
 A list answer (tools/list, prompts/list, resources/list, resources/templates/list) is
 shown as a changelog: items added, removed, changed, with the JSON pointers that changed.
@@ -153,6 +158,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     let opts = DiffOptions {
         ignore,
         strict_notifications: args.strict_notifications,
+        notifications: args.notifications.check(),
         strict_usage: args.strict_usage,
     };
     let mut bar = Bar::new("reel diff");
@@ -189,10 +195,7 @@ fn write_report(
             },
             &mut human,
         )?,
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut stdout, &render::json(report))?;
-            stdout.write_all(b"\n")?;
-        }
+        Format::Json => out.json_compared(&render::json(report))?,
         Format::Github => render::github(report, &mut human)?,
     }
     human.flush()?;

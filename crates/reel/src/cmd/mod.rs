@@ -5,6 +5,7 @@ pub mod check;
 pub mod demo;
 pub mod diff;
 pub mod ls;
+pub mod notifications;
 pub mod play;
 pub mod rec;
 pub mod stats;

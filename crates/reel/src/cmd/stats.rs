@@ -52,7 +52,9 @@ Several traces:
 Semantics:
   A tools/call is an error when answered with a JSON-RPC error or result.isError: true;
   an MRTR \"input required\" round is not counted as a call; unanswered calls are
-  `pending` (no latency). Echoed turns are excluded from every model number and from
+  `pending` (no latency). Over HTTP, an error without an id on a request's own HTTP
+  response (a 400 refusing a server/discover probe) is that request's answer, as check,
+  play and verify pair it. Echoed turns are excluded from every model number and from
   tool pairing. Percentiles are nearest-rank. Cost uses the bundled per-million-token
   list-price table; a model is priced only by its exact id or a dated variant
   (<id>-YYYYMMDD, <id>-YYYY-MM-DD); unknown models stay unpriced, never guessed.

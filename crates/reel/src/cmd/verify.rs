@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use reel_mcp::normalize::{self, Pointer};
 use reel_replay::verify::script::ScriptError;
-use reel_replay::verify::{self, Class, NotificationCheck, VerifyError, VerifyOptions};
+use reel_replay::verify::{self, Class, VerifyError, VerifyOptions};
 use reel_trace::names;
 
+use crate::cmd::notifications::NotificationsFlag;
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};
 use crate::output::Output;
@@ -119,10 +120,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1)]
     session: usize,
 
-    /// How server notifications are compared: `count` (per method, list_changed
-    /// reported only), `strict` (per method, list_changed too) or `ignore`.
-    #[arg(long, value_name = "HOW", default_value = "count", value_parser = ["count", "strict", "ignore"])]
-    notifications: String,
+    #[command(flatten)]
+    notifications: NotificationsFlag,
 
     // Also where the live run's trace goes (see the long help).
     #[command(flatten)]
@@ -186,11 +185,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     opts.timeout = timeout;
     opts.start_timeout = start_timeout;
     opts.ignore = ignore;
-    opts.notifications = match args.notifications.as_str() {
-        "ignore" => NotificationCheck::Ignore,
-        "strict" => NotificationCheck::Strict,
-        _ => NotificationCheck::Count,
-    };
+    opts.notifications = args.notifications.check();
     opts.record_dir = record_dir;
     opts.label = args.name;
     let report = verify::verify(&opts).map_err(|e| {
@@ -205,7 +200,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         coded(code, e.to_string())
     })?;
     exit::keep_verdict(if args.json {
-        out.json(&report)
+        out.json_compared(&report)
     } else {
         let text = report.to_text(&|class, s| match class {
             Class::Output => out.paint("33", s),
