@@ -16,6 +16,9 @@ use reel_mcp::framing::LineFramer;
 /// How long a live server has to exit after its stdin is closed.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
 
+/// How long the end of a live server's stdout waits for the end of its stderr.
+const STDERR_LINGER: Duration = Duration::from_secs(1);
+
 /// What the live server said.
 #[derive(Debug)]
 pub enum LiveOutput {
@@ -51,8 +54,28 @@ impl Live {
             .stderr(Stdio::piped())
             .spawn()?;
         let stdin = child.stdin.take();
-        if let Some(out) = child.stdout.take() {
+        // The stderr reader says when it is done (by dropping this), so that `End` comes
+        // after the server's last words on stderr, not before them: a server that dies
+        // prints why on stderr and closes both at once.
+        let (stderr_done, stderr_ended) = std::sync::mpsc::channel::<()>();
+        if let Some(mut err) = child.stderr.take() {
             let sink = sink.clone();
+            thread::spawn(move || {
+                let _done = stderr_done;
+                let mut buf = vec![0u8; 8192];
+                loop {
+                    match err.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            if !sink(LiveOutput::Stderr(buf[..n].to_vec())) {
+                                break;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        if let Some(out) = child.stdout.take() {
             thread::spawn(move || {
                 let mut out = out;
                 let mut framer = LineFramer::default();
@@ -73,23 +96,11 @@ impl Live {
                     }
                 }
                 framer.finish(|l| open = open && sink(LiveOutput::Line(l.bytes)));
+                // A process the server started may hold its stderr open: wait a little,
+                // not for ever.
+                let _ = stderr_ended.recv_timeout(STDERR_LINGER);
                 if open {
                     sink(LiveOutput::End);
-                }
-            });
-        }
-        if let Some(mut err) = child.stderr.take() {
-            thread::spawn(move || {
-                let mut buf = vec![0u8; 8192];
-                loop {
-                    match err.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => {
-                            if !sink(LiveOutput::Stderr(buf[..n].to_vec())) {
-                                break;
-                            }
-                        }
-                    }
                 }
             });
         }
