@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use reel_mcp::drift;
 use reel_mcp::normalize::{Difference, diff, json_eq};
 use reel_mcp::notifications::{CountVerdict, NotificationCheck, TIMING_NOTE};
 use serde_json::{Value, json};
@@ -15,7 +16,6 @@ use serde_json::{Value, json};
 use crate::DiffError;
 use crate::drift::{Class, ContextLine, Drift, Kind, MAX_POINTERS, Note, Place, Refs};
 use crate::payload::{Payloads, progress_value, turn_value, usage_value};
-use crate::schema;
 use crate::side::{Answer, ExRec, Loc, LooseRec, TurnRec};
 
 /// Drifts kept in full; past this they are counted, not listed (a limit on memory when
@@ -188,7 +188,7 @@ pub(crate) fn exchanges(
     {
         let diffs = diff(va, vb);
         let is_error = matches!(a.answer, Answer::Error { .. });
-        let mut d = match schema::changelog(&a.method, va, vb) {
+        let mut d = match drift::lists::changelog(&a.method, va, vb) {
             Some((log, structural)) => {
                 let (class, kind) = if structural {
                     (Class::Structural, Kind::SchemaChanged)
@@ -288,105 +288,29 @@ pub(crate) fn exchanges(
     Ok(())
 }
 
-/// A change of the answer's class (result, error, none), if any.
+/// A change of the answer's class (result, error, none), if any, judged by the one rule
+/// of `reel_mcp::drift`.
 fn answer_change(method: &str, a: &Answer, b: &Answer) -> Option<(Class, Kind, String)> {
-    use Answer::*;
-    let error_text = |code: &Option<i64>, message: &Option<Box<str>>| match (code, message) {
-        (Some(c), Some(m)) => format!("{c} {m}"),
-        (Some(c), None) => c.to_string(),
-        (None, Some(m)) => m.to_string(),
-        (None, None) => "an error".to_owned(),
-    };
-    Some(match (a, b) {
-        (Pending, Pending) => return None,
-        (Pending, _) => (
-            Class::Output,
-            Kind::NowAnswered,
-            "unanswered in A, answered in B".to_owned(),
-        ),
-        (_, Pending) => (
-            Class::Structural,
-            Kind::Unanswered,
-            "answered in A, unanswered in B".to_owned(),
-        ),
-        (
-            Result { is_error: false } | Error { .. },
-            Error {
-                code: Some(-32601),
-                message,
+    fn shape(x: &Answer) -> drift::Answer<'_> {
+        match x {
+            Answer::Pending => drift::Answer::Pending,
+            Answer::Result { is_error } => drift::Answer::Result {
+                is_error: *is_error,
             },
-        ) if !matches!(
-            a,
-            Error {
-                code: Some(-32601),
-                ..
-            }
-        ) =>
-        {
-            (
-                Class::Structural,
-                Kind::MethodUnknown,
-                format!(
-                    "B does not know the method: {}",
-                    error_text(&Some(-32601), message)
-                ),
-            )
+            Answer::Error { code, message } => drift::Answer::Error {
+                code: *code,
+                message: message.as_deref(),
+            },
         }
-        (Result { .. }, Error { code, message })
-            if method == "tools/call" && says_unknown_tool(*code, message.as_deref()) =>
-        {
-            (
-                Class::Structural,
-                Kind::ToolUnknown,
-                format!("B does not know the tool: {}", error_text(code, message)),
-            )
-        }
-        (Result { is_error: false }, Error { code, message }) => (
-            Class::Structural,
-            Kind::BecameError,
-            format!("the result became an error: {}", error_text(code, message)),
-        ),
-        (Result { is_error: false }, Result { is_error: true }) => (
-            Class::Structural,
-            Kind::BecameError,
-            "the result became an error (isError: true)".to_owned(),
-        ),
-        (Error { code, message }, Result { is_error: false }) => (
-            Class::Output,
-            Kind::ErrorBecameResult,
-            format!(
-                "an error in A ({}) became a result",
-                error_text(code, message)
-            ),
-        ),
-        (Result { is_error: true }, Error { code, message }) => (
-            Class::Output,
-            Kind::ErrorChanged,
-            format!(
-                "a tool error became a JSON-RPC error: {}",
-                error_text(code, message)
-            ),
-        ),
-        (Error { .. }, Result { is_error: true }) => (
-            Class::Output,
-            Kind::ErrorChanged,
-            "a JSON-RPC error became a tool error (isError: true)".to_owned(),
-        ),
-        (Result { is_error: true }, Result { is_error: false }) => (
-            Class::Output,
-            Kind::ErrorBecameResult,
-            "a tool error (isError: true) became a result".to_owned(),
-        ),
-        _ => return None,
-    })
-}
-
-/// -32602 (or -32601) with a message naming an unknown tool, as the SDKs word it.
-fn says_unknown_tool(code: Option<i64>, message: Option<&str>) -> bool {
-    let m = message.unwrap_or_default().to_lowercase();
-    matches!(code, Some(-32602 | -32601))
-        && m.contains("tool")
-        && (m.contains("unknown") || m.contains("not found") || m.contains("no such"))
+    }
+    let call = drift::Call {
+        method,
+        tool: None,
+        tool_listed: None,
+    };
+    let sides = drift::Sides { a: "A", b: "B" };
+    drift::answer_change(call, shape(a), shape(b), sides)
+        .map(|(kind, summary)| (kind.class(), kind, summary))
 }
 
 fn changelog_summary(log: &crate::drift::Changelog) -> String {

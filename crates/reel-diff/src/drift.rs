@@ -17,103 +17,9 @@ use serde::Serialize;
 
 use crate::side::Loc;
 
-/// The two classes of drift, in increasing severity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Class {
-    /// Same call, different answer (exit 1).
-    Output,
-    /// A change of shape (exit 2).
-    Structural,
-}
-
-impl Class {
-    /// `output` / `structural`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Class::Output => "output",
-            Class::Structural => "structural",
-        }
-    }
-}
-
-/// What kind of drift it is. Names (kebab-case) are stable: they are in the JSON output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum Kind {
-    /// An exchange only in B (structural).
-    Added,
-    /// An exchange only in A (structural).
-    Removed,
-    /// A result in A, an error in B (a JSON-RPC error, or a tool result with
-    /// `isError: true`) (structural).
-    BecameError,
-    /// B answered "method not found" (-32601) where A did not (structural).
-    MethodUnknown,
-    /// B said the tool does not exist (-32602 naming an unknown tool) (structural).
-    ToolUnknown,
-    /// A `tools/list` or `prompts/list` changed: tools or prompts added or removed, or
-    /// an input/output schema or prompt arguments changed (structural).
-    SchemaChanged,
-    /// Answered in A, unanswered in B (structural).
-    Unanswered,
-    /// A turn only in B (structural).
-    TurnAdded,
-    /// A turn only in A (structural).
-    TurnRemoved,
-    /// A turn used other tools, or a tool result became an error (structural).
-    ToolUseChanged,
-    /// Same call, a different result (output).
-    ResultChanged,
-    /// Same call, a different error (output).
-    ErrorChanged,
-    /// An error in A, a result in B (output).
-    ErrorBecameResult,
-    /// Unanswered in A, answered in B (output).
-    NowAnswered,
-    /// A list changed in content only: descriptions, titles, resources (output).
-    ListChanged,
-    /// The progress (or, with --strict-notifications, other) notifications around the
-    /// call differ (output).
-    NotificationsChanged,
-    /// Unsolicited messages of one method and direction differ in number (output).
-    NotificationCount,
-    /// The call was cancelled in one run only (output).
-    CancellationChanged,
-    /// A turn's content differs (text, tool input, tool result) (output).
-    TurnChanged,
-    /// With --strict-usage: a turn's model, usage, timing or stop reason differs (output).
-    UsageChanged,
-}
-
-impl Kind {
-    /// The stable kebab-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Added => "added",
-            Kind::Removed => "removed",
-            Kind::BecameError => "became-error",
-            Kind::MethodUnknown => "method-unknown",
-            Kind::ToolUnknown => "tool-unknown",
-            Kind::SchemaChanged => "schema-changed",
-            Kind::Unanswered => "unanswered",
-            Kind::TurnAdded => "turn-added",
-            Kind::TurnRemoved => "turn-removed",
-            Kind::ToolUseChanged => "tool-use-changed",
-            Kind::ResultChanged => "result-changed",
-            Kind::ErrorChanged => "error-changed",
-            Kind::ErrorBecameResult => "error-became-result",
-            Kind::NowAnswered => "now-answered",
-            Kind::ListChanged => "list-changed",
-            Kind::NotificationsChanged => "notifications-changed",
-            Kind::NotificationCount => "notification-count",
-            Kind::CancellationChanged => "cancellation-changed",
-            Kind::TurnChanged => "turn-changed",
-            Kind::UsageChanged => "usage-changed",
-        }
-    }
-}
+/// The classes and kinds of drift: the one vocabulary of `reel_mcp::drift`, so diff,
+/// verify and play name a change alike.
+pub use reel_mcp::drift::{Class, Kind};
 
 /// A place in one trace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -137,43 +43,8 @@ pub struct ContextLine {
     pub subject: String,
 }
 
-/// A list (`tools/list`, …) shown as a changelog.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Changelog {
-    /// The list member: `tools`, `prompts`, `resources`, `resourceTemplates`.
-    pub list: String,
-    /// One entry per item added, removed or changed, by name.
-    pub entries: Vec<ChangeEntry>,
-    /// Differences outside the items (e.g. `/result/nextCursor`).
-    pub other_pointers: Vec<String>,
-}
-
-/// What happened to one item of a list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Change {
-    /// Only in B.
-    Added,
-    /// Only in A.
-    Removed,
-    /// In both, different.
-    Changed,
-}
-
-/// One item of a changelog.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ChangeEntry {
-    /// What happened.
-    pub change: Change,
-    /// The item's name (or URI).
-    pub name: String,
-    /// For `changed`: JSON pointers into the item that differ.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub pointers: Vec<String>,
-    /// True when this entry alone makes the drift structural.
-    pub structural: bool,
-}
+/// List answers as changelogs: the one rule of which list changes are structural.
+pub use reel_mcp::drift::lists::{Change, ChangeEntry, Changelog};
 
 /// One drift.
 #[derive(Clone, Debug, Serialize)]

@@ -25,7 +25,6 @@ mod fingerprint;
 pub mod linediff;
 mod payload;
 pub mod render;
-mod schema;
 mod side;
 
 use std::cell::RefCell;

@@ -8,12 +8,15 @@
 //! lines for every stdio side of reel; [`sse`] frames and parses HTTP event streams for
 //! the recorder, the tape server and verify alike; [`http`] holds what they share of MCP
 //! over HTTP (header names, connection keys, the loopback guard, the `--url` parser);
+//! [`drift`] is the one vocabulary of drift classes and kinds, and how an answer's
+//! change of class is judged, for diff, verify and play;
 //! [`notifications`] says when notification counts that differ between two runs are
 //! drift, for verify and diff; `serve` (feature `serve`) is the one runtime, stop flag
 //! and accept loop of reel's HTTP listeners.
 
 #![deny(missing_docs)]
 
+pub mod drift;
 pub mod exchange;
 pub mod framing;
 pub mod http;

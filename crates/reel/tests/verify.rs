@@ -396,7 +396,11 @@ fn a_time_embedding_result_passes_with_ignore() {
     assert_eq!(code, Some(1), "{report:#}");
     assert_eq!(
         drift_kinds(&report),
-        [("output".into(), "result".into(), "tools/call clock".into())]
+        [(
+            "output".into(),
+            "result-changed".into(),
+            "tools/call clock".into()
+        )]
     );
     assert_eq!(
         pointers(&report["drift"][0]),
@@ -461,7 +465,11 @@ fn an_altered_result_is_output_drift_naming_exactly_that_call() {
     assert_eq!(code, Some(1), "{report:#}");
     assert_eq!(
         drift_kinds(&report),
-        [("output".into(), "result".into(), "tools/call add".into())]
+        [(
+            "output".into(),
+            "result-changed".into(),
+            "tools/call add".into()
+        )]
     );
     let d = &report["drift"][0];
     assert_eq!(
@@ -535,7 +543,10 @@ fn a_list_changed_count_is_reported_but_is_drift_only_when_strict() {
         &peers.own_server(&[]),
     );
     assert_eq!(code, Some(1), "{report:#}");
-    assert_eq!(report["drift"][0]["kind"], "notifications", "{report:#}");
+    assert_eq!(
+        report["drift"][0]["kind"], "notification-count",
+        "{report:#}"
+    );
 }
 
 #[test]
@@ -552,10 +563,14 @@ fn a_removed_tool_is_structural_drift() {
     assert_eq!(
         drift_kinds(&report),
         [
-            ("structural".into(), "tool-gone".into(), "tools/list".into()),
             (
                 "structural".into(),
-                "tool-gone".into(),
+                "schema-changed".into(),
+                "tools/list".into()
+            ),
+            (
+                "structural".into(),
+                "tool-unknown".into(),
                 "tools/call shout".into()
             ),
         ]
@@ -579,7 +594,7 @@ fn a_call_never_answered_is_structural_drift() {
     assert!(
         kinds.contains(&(
             "structural".into(),
-            "no-answer".into(),
+            "unanswered".into(),
             "tools/call count".into()
         )),
         "{kinds:?}"
@@ -612,12 +627,12 @@ fn a_server_that_dies_mid_session_is_structural_drift_and_the_rest_is_not_sent()
         [
             (
                 "structural".into(),
-                "no-answer".into(),
+                "unanswered".into(),
                 "tools/call count".into()
             ),
             (
                 "structural".into(),
-                "no-answer".into(),
+                "unanswered".into(),
                 "tools/call shout".into()
             ),
         ],
@@ -714,7 +729,11 @@ fn a_2026_07_28_server_is_verified_in_its_own_era() {
     assert_eq!(code, Some(1), "{report:#}");
     assert_eq!(
         drift_kinds(&report),
-        [("output".into(), "result".into(), "tools/call add".into())]
+        [(
+            "output".into(),
+            "result-changed".into(),
+            "tools/call add".into()
+        )]
     );
 }
 
@@ -758,7 +777,7 @@ fn a_server_request_the_tape_never_saw_gets_an_error_and_is_reported() {
         kinds[0],
         (
             "structural".into(),
-            "server-request".into(),
+            "added".into(),
             "sampling/createMessage".into()
         )
     );
@@ -821,7 +840,7 @@ fn help_names_the_timeout_the_notification_rule_and_the_json_shape() {
         "--timeout <SECS>",
         "[default: 30]",
         "COUNTS PER",
-        "reel.verify/1",
+        "reel.verify/2",
         "--ignore <POINTER>",
         "/result/requestState",
         "jsonrpc-id",
@@ -983,13 +1002,14 @@ fn a_refused_probe_falls_back_and_a_server_that_now_accepts_it_is_restarted() {
 
     // The server now speaks 2026-07-28 too: that is reported, and the legacy session
     // is still played (on a fresh process) and found the same.
+    // A refusal that became an answer is output drift, as `reel diff` rules it.
     let (code, report) = rec.verify_json(&["--no-record"], &peers.own_server(&[]));
-    assert_eq!(code, Some(2), "{report:#}");
+    assert_eq!(code, Some(1), "{report:#}");
     assert_eq!(
         drift_kinds(&report),
         [(
-            "structural".into(),
-            "result-where-error".into(),
+            "output".into(),
+            "error-became-result".into(),
             "server/discover".into()
         )]
     );
@@ -1092,7 +1112,7 @@ fn numbers_beyond_64_bits_compare_by_their_exact_value() {
         drift_kinds(&report),
         [(
             "output".to_owned(),
-            "result".to_owned(),
+            "result-changed".to_owned(),
             "tools/call count".to_owned()
         )]
     );

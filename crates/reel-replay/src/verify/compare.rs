@@ -16,9 +16,10 @@
 
 use std::collections::BTreeSet;
 
+use reel_mcp::drift;
+use reel_mcp::drift::lists::Change;
 use reel_mcp::jsonrpc::methods;
 use reel_mcp::normalize::{Difference, diff};
-use serde::Serialize;
 use serde_json::Value;
 
 /// JSON pointers verify always ignores, with why (listed in `reel verify --help`).
@@ -27,54 +28,9 @@ pub const VERIFY_IGNORED: [(&str, &str); 1] = [(
     "2026-07-28 `input_required` state: opaque, the server's to choose; reel sends the live one back on the retry",
 )];
 
-/// JSON-RPC "method not found".
-pub const METHOD_NOT_FOUND: i64 = -32601;
-
-/// How bad a drift is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Class {
-    /// Same call, other content (exit 1).
-    Output,
-    /// Something gone, or a call that ends differently (exit 2).
-    Structural,
-}
-
-impl Class {
-    /// `output` or `structural`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Class::Output => "output",
-            Class::Structural => "structural",
-        }
-    }
-}
-
-/// What kind of drift.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    /// The result's content differs.
-    Result,
-    /// Both are errors, and the errors differ.
-    Error,
-    /// The live server does not know the method (-32601) the tape has a result for.
-    MethodUnknown,
-    /// A recorded tool is missing from `tools/list`, or a call says it is unknown.
-    ToolGone,
-    /// An error where the tape has a result.
-    ErrorWhereResult,
-    /// A result where the tape has an error.
-    ResultWhereError,
-    /// No answer before the timeout, or the server exited first.
-    NoAnswer,
-    /// The server asked the client something the tape has no such request for.
-    ServerRequest,
-    /// The server no longer asked something it asked in the recording.
-    ServerRequestGone,
-    /// A server notification came a different number of times.
-    Notifications,
-}
+/// How bad a drift is, and what kind: the one vocabulary of `reel_mcp::drift`, so
+/// `verify --json` names a change as `diff --json` does.
+pub use reel_mcp::drift::{Class, Kind};
 
 /// The verdict on one answer.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,115 +62,114 @@ pub struct Call<'a> {
 }
 
 /// Compares a recorded answer with the live one, both normalised whole JSON-RPC
-/// messages.
+/// messages: a change of the answer's class by `reel_mcp::drift`'s rule (its sides named
+/// "the recording" and "the live server"), else their content.
 pub fn compare(call: Call<'_>, recorded: &Value, live: &Value) -> Verdict {
     let (rec_error, live_error) = (recorded.get("error"), live.get("error"));
     if call.method == methods::SERVER_DISCOVER && rec_error.is_some() && live_error.is_some() {
         return Verdict::Same;
     }
     let differences = aligned_diff(recorded, live);
-    match (rec_error, live_error) {
-        (None, None) => result_verdict(call, recorded, live, differences),
-        (Some(_), Some(_)) if differences.is_empty() => Verdict::Same,
-        (Some(_), Some(_)) => Verdict::Drift {
-            class: Class::Output,
-            kind: Kind::Error,
-            message: format!("the error differs ({})", error_summary(live)),
-            differences,
-        },
-        (None, Some(_)) => error_where_result(call, live, differences),
-        (Some(_), None) => Verdict::Drift {
-            class: Class::Structural,
-            kind: Kind::ResultWhereError,
-            message: format!(
-                "a result where the recording has an error ({})",
-                error_summary(recorded)
-            ),
-            differences,
-        },
-    }
-}
-
-fn result_verdict(
-    call: Call<'_>,
-    recorded: &Value,
-    live: &Value,
-    differences: Vec<Difference>,
-) -> Verdict {
-    if call.method == "tools/list" {
-        let gone: Vec<String> = tool_names(recorded)
-            .difference(&tool_names(live))
-            .cloned()
-            .collect();
-        if !gone.is_empty() {
-            return Verdict::Drift {
-                class: Class::Structural,
-                kind: Kind::ToolGone,
-                message: format!("tool(s) gone from tools/list: {}", gone.join(", ")),
-                differences,
+    let drift = |kind: Kind, message: String, differences: Vec<Difference>| Verdict::Drift {
+        class: kind.class(),
+        kind,
+        message,
+        differences,
+    };
+    let tool_listed = call
+        .live_tools
+        .zip(call.tool)
+        .map(|(tools, tool)| tools.contains(tool));
+    let shared = drift::Call {
+        method: call.method,
+        tool: call.tool,
+        tool_listed,
+    };
+    // Lists (tools, prompts, resources): which changes are structural is the one rule of
+    // `reel_mcp::drift::lists`, as in `reel diff`.
+    if rec_error.is_none() && live_error.is_none() && !differences.is_empty() {
+        if let Some((log, structural)) = drift::lists::changelog(call.method, recorded, live) {
+            let count = |c: Change| log.entries.iter().filter(|e| e.change == c).count();
+            let (added, removed, changed) = (
+                count(Change::Added),
+                count(Change::Removed),
+                count(Change::Changed),
+            );
+            let names = |c: Change| {
+                log.entries
+                    .iter()
+                    .filter(|e| e.change == c)
+                    .map(|e| e.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             };
+            let message = if removed > 0 {
+                format!(
+                    "{} gone from {}: {}",
+                    log.list,
+                    call.method,
+                    names(Change::Removed)
+                )
+            } else {
+                format!(
+                    "{}: {added} added, {removed} removed, {changed} changed",
+                    call.method
+                )
+            };
+            let kind = if structural {
+                Kind::SchemaChanged
+            } else {
+                Kind::ListChanged
+            };
+            return drift(kind, message, differences);
         }
     }
-    if call.method == methods::TOOLS_CALL && is_tool_error(live) && !is_tool_error(recorded) {
-        if let Some(tool) = call.tool.filter(|t| says_unknown_tool(call, t, live)) {
-            return Verdict::Drift {
-                class: Class::Structural,
-                kind: Kind::ToolGone,
-                message: format!("the live server does not know the tool `{tool}`"),
-                differences,
-            };
+    // A tool error whose text says the tool is unknown (`isError: true`, "Unknown tool").
+    if is_tool_error(live) && !is_tool_error(recorded) && rec_error.is_none() {
+        let mut text = String::new();
+        collect_text(live.get("result"), &mut text);
+        if drift::says_unknown_tool(shared, None, &text) {
+            let message = format!(
+                "the live server does not know the tool `{}`",
+                call.tool.unwrap_or_default()
+            );
+            return drift(Kind::ToolUnknown, message, differences);
         }
+    }
+    let sides = drift::Sides {
+        a: "the recording",
+        b: "the live server",
+    };
+    if let Some((kind, message)) =
+        drift::answer_change(shared, answer(recorded), answer(live), sides)
+    {
+        return drift(kind, message, differences);
     }
     if differences.is_empty() {
         return Verdict::Same;
     }
-    Verdict::Drift {
-        class: Class::Output,
-        kind: Kind::Result,
-        message: format!(
-            "the result differs at {} place{}",
-            differences.len(),
-            if differences.len() == 1 { "" } else { "s" }
-        ),
-        differences,
+    if live_error.is_some() {
+        let message = format!("the error differs ({})", error_summary(live));
+        return drift(Kind::ErrorChanged, message, differences);
     }
+    let message = format!(
+        "the result differs at {} place{}",
+        differences.len(),
+        if differences.len() == 1 { "" } else { "s" }
+    );
+    drift(Kind::ResultChanged, message, differences)
 }
 
-fn error_where_result(call: Call<'_>, live: &Value, differences: Vec<Difference>) -> Verdict {
-    let code = live
-        .pointer("/error/code")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    let (kind, message) = if code == METHOD_NOT_FOUND {
-        (
-            Kind::MethodUnknown,
-            format!(
-                "the live server does not know the method `{}` (-32601)",
-                call.method
-            ),
-        )
-    } else if let Some(tool) = call.tool.filter(|t| says_unknown_tool(call, t, live)) {
-        (
-            Kind::ToolGone,
-            format!(
-                "the live server does not know the tool `{tool}` ({})",
-                error_summary(live)
-            ),
-        )
-    } else {
-        (
-            Kind::ErrorWhereResult,
-            format!(
-                "an error where the recording has a result ({})",
-                error_summary(live)
-            ),
-        )
-    };
-    Verdict::Drift {
-        class: Class::Structural,
-        kind,
-        message,
-        differences,
+/// How a whole JSON-RPC answer was answered, for [`drift::answer_change`].
+fn answer(v: &Value) -> drift::Answer<'_> {
+    match v.get("error") {
+        Some(e) => drift::Answer::Error {
+            code: e.get("code").and_then(Value::as_i64),
+            message: e.get("message").and_then(Value::as_str),
+        },
+        None => drift::Answer::Result {
+            is_error: is_tool_error(v),
+        },
     }
 }
 
@@ -306,20 +261,6 @@ fn is_tool_error(answer: &Value) -> bool {
     answer.pointer("/result/isError") == Some(&Value::Bool(true))
 }
 
-/// True when a failed call says its tool does not exist: the tool is missing from the
-/// live `tools/list`, or the error text says so ("Unknown tool: x", "Tool x not found").
-fn says_unknown_tool(call: Call<'_>, tool: &str, live: &Value) -> bool {
-    if call.live_tools.is_some_and(|tools| !tools.contains(tool)) {
-        return true;
-    }
-    let mut text = String::new();
-    collect_text(live.get("error").or_else(|| live.get("result")), &mut text);
-    let text = text.to_lowercase();
-    text.contains("unknown tool")
-        || (text.contains(&tool.to_lowercase())
-            && (text.contains("not found") || text.contains("unknown") || text.contains("no such")))
-}
-
 fn collect_text(v: Option<&Value>, out: &mut String) {
     match v {
         Some(Value::String(s)) => {
@@ -370,7 +311,7 @@ mod tests {
         let b = json!({"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"43"}]}});
         assert_eq!(compare(call("tools/call"), &a, &a), Verdict::Same);
         let v = compare(call("tools/call"), &a, &b);
-        assert_eq!(kind(&v), Some((Class::Output, Kind::Result)));
+        assert_eq!(kind(&v), Some((Class::Output, Kind::ResultChanged)));
         let Verdict::Drift { differences, .. } = v else {
             panic!()
         };
@@ -404,7 +345,7 @@ mod tests {
     }
 
     #[test]
-    fn errors_and_results_trading_places_are_structural() {
+    fn a_result_becoming_an_error_is_structural_and_the_reverse_output() {
         let ok = json!({"result":{}});
         let unknown = json!({"error":{"code":-32601,"message":"Method not found"}});
         let other = json!({"error":{"code":-32603,"message":"boom"}});
@@ -414,15 +355,21 @@ mod tests {
         );
         assert_eq!(
             kind(&compare(call("prompts/list"), &ok, &other)),
-            Some((Class::Structural, Kind::ErrorWhereResult))
+            Some((Class::Structural, Kind::BecameError))
         );
         assert_eq!(
             kind(&compare(call("prompts/list"), &other, &ok)),
-            Some((Class::Structural, Kind::ResultWhereError))
+            Some((Class::Output, Kind::ErrorBecameResult))
         );
+        // An error that became "method not found" is a method gone, as in `reel diff`.
         assert_eq!(
             kind(&compare(call("prompts/list"), &other, &unknown)),
-            Some((Class::Output, Kind::Error))
+            Some((Class::Structural, Kind::MethodUnknown))
+        );
+        let worse = json!({"error":{"code":-32603,"message":"worse"}});
+        assert_eq!(
+            kind(&compare(call("prompts/list"), &other, &worse)),
+            Some((Class::Output, Kind::ErrorChanged))
         );
         // Two refusals of the discover probe are the same refusal.
         let refused = json!({"error":{"code":-32602,"message":"Invalid request parameters"}});
@@ -437,16 +384,22 @@ mod tests {
         let two = json!({"result":{"tools":[{"name":"add"},{"name":"shout"}]}});
         let one = json!({"result":{"tools":[{"name":"add"}]}});
         let v = compare(call("tools/list"), &two, &one);
-        assert_eq!(kind(&v), Some((Class::Structural, Kind::ToolGone)));
+        assert_eq!(kind(&v), Some((Class::Structural, Kind::SchemaChanged)));
         let Verdict::Drift { differences, .. } = v else {
             panic!()
         };
         let pointers: Vec<&str> = differences.iter().map(|d| d.pointer.as_str()).collect();
         assert_eq!(pointers, ["/result/tools/1"]);
-        // A tool added is new content, not something gone.
+        // A tool added changes the schema too, as `reel diff` rules; a description
+        // alone is content.
         assert_eq!(
             kind(&compare(call("tools/list"), &one, &two)),
-            Some((Class::Output, Kind::Result))
+            Some((Class::Structural, Kind::SchemaChanged))
+        );
+        let described = json!({"result":{"tools":[{"name":"add","description":"new"}]}});
+        assert_eq!(
+            kind(&compare(call("tools/list"), &one, &described)),
+            Some((Class::Output, Kind::ListChanged))
         );
         let ok = json!({"result":{"content":[{"type":"text","text":"X!"}]}});
         let unknown = json!({"result":{"content":[{"type":"text","text":"Unknown tool: shout"}],"isError":true}});
@@ -457,12 +410,13 @@ mod tests {
         };
         assert_eq!(
             kind(&compare(c, &ok, &unknown)),
-            Some((Class::Structural, Kind::ToolGone))
+            Some((Class::Structural, Kind::ToolUnknown))
         );
+        // A result that became a tool error is structural, as in `reel diff`.
         let failed = json!({"result":{"content":[{"type":"text","text":"division by zero"}],"isError":true}});
         assert_eq!(
             kind(&compare(c, &ok, &failed)),
-            Some((Class::Output, Kind::Result))
+            Some((Class::Structural, Kind::BecameError))
         );
         let listed: BTreeSet<String> = ["add".to_owned()].into();
         let c = Call {
@@ -471,12 +425,12 @@ mod tests {
         };
         assert_eq!(
             kind(&compare(c, &ok, &failed)),
-            Some((Class::Structural, Kind::ToolGone))
+            Some((Class::Structural, Kind::ToolUnknown))
         );
         let invalid = json!({"error":{"code":-32602,"message":"Tool shout not found"}});
         assert_eq!(
             kind(&compare(c, &ok, &invalid)),
-            Some((Class::Structural, Kind::ToolGone))
+            Some((Class::Structural, Kind::ToolUnknown))
         );
     }
 }

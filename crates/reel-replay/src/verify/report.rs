@@ -1,14 +1,14 @@
 //! What `verify` found, for people (text) and programs (`--json`, schema
-//! `reel.verify/1`). Formatting only: the facts come from the run.
+//! `reel.verify/2`). Formatting only: the facts come from the run.
 //!
 //! Text: the first drift with its context (the request and the exchanges just before
 //! it), then every drift on one line, then a summary. Limits: [`CONTEXT_SHOWN`]
 //! exchanges of context, [`DIFFERENCES_SHOWN`] differing pointers per drift in the
 //! detailed view, requests cut to [`REQUEST_CHARS`] characters.
 //!
-//! JSON (`reel.verify/1`), one document:
+//! JSON (`reel.verify/2`), one document:
 //! ```text
-//! { "schema": "reel.verify/1",
+//! { "schema": "reel.verify/2",
 //!   "trace": path, "session": n, "command": [argv…], "timeoutMs": n,
 //!   "result": "same" | "output-drift" | "structural-drift", "exitCode": 0 | 1 | 2,
 //!   "summary": { "requests", "same", "outputDrift", "structuralDrift",
@@ -21,11 +21,14 @@
 //!                "context": [ { "line", "method", "tool"?, "verdict" } … ] } … ],
 //!   "notes": [ text … ], "record": path | null, "serverExit": n | null }
 //! ```
-//! `kind` is one of `result`, `error`, `method-unknown`, `tool-gone`,
-//! `error-where-result`, `result-where-error`, `no-answer`, `server-request`,
-//! `server-request-gone`, `notifications`. A `recorded`/`live` value that is absent
-//! means the member is absent on that side. New members may be added; none will change
-//! meaning within `reel.verify/1`.
+//! `kind` is a name of the one drift vocabulary (`reel_mcp::drift::Kind`, the same as
+//! `reel diff --json`): `result-changed`, `error-changed`, `method-unknown`,
+//! `tool-unknown`, `schema-changed`, `became-error`, `error-became-result`,
+//! `unanswered`, `added` (a server request the recording never saw), `removed` (one it
+//! saw that did not come), `request-changed`, `notification-count`. Version 2 took
+//! these names from `reel.verify/1`'s own (`result`, `tool-gone`, `no-answer`, …). A
+//! `recorded`/`live` value that is absent means the member is absent on that side. New
+//! members may be added; none will change meaning within `reel.verify/2`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -37,7 +40,7 @@ use serde_json::Value;
 use super::compare::{Class, Kind};
 
 /// The JSON schema name and version.
-pub const SCHEMA: &str = "reel.verify/1";
+pub const SCHEMA: &str = "reel.verify/2";
 /// Exchanges shown before the first drift.
 pub const CONTEXT_SHOWN: usize = 3;
 /// Differing pointers shown per drift in the detailed view.
@@ -216,7 +219,7 @@ impl Report {
             first_drift(&mut s, first, paint);
             let _ = writeln!(s, "\nall drift ({}):", self.drift.len());
             for d in &self.drift {
-                let class = paint(d.class, &format!("{:<10}", d.class.as_str()));
+                let class = paint(d.class, &format!("{:<10}", d.class.name()));
                 let line = d
                     .line
                     .map_or_else(|| "-".to_owned(), |l| format!("line {l}"));
@@ -227,7 +230,7 @@ impl Report {
                     .map(|p| p.pointer.as_str())
                     .collect();
                 let mut what = d.message.clone();
-                if !pointers.is_empty() && d.kind == Kind::Result {
+                if !pointers.is_empty() && d.kind == Kind::ResultChanged {
                     what = pointers.join(", ");
                     if d.differences.len() > pointers.len() {
                         let _ = write!(what, ", … {} more", d.differences.len() - pointers.len());
@@ -297,7 +300,7 @@ fn first_drift(s: &mut String, d: &Drift, paint: &dyn Fn(Class, &str) -> String)
     let _ = writeln!(
         s,
         "first drift: {} drift in {}{at}: {}",
-        paint(d.class, d.class.as_str()),
+        paint(d.class, d.class.name()),
         d.call_name(),
         d.message
     );
@@ -392,19 +395,19 @@ mod tests {
     fn the_worst_class_sets_the_exit_code() {
         assert_eq!(report(vec![]).exit_code, 0);
         assert_eq!(
-            report(vec![drift(Class::Output, Kind::Result)]).exit_code,
+            report(vec![drift(Class::Output, Kind::ResultChanged)]).exit_code,
             1
         );
         let r = report(vec![
-            drift(Class::Output, Kind::Result),
-            drift(Class::Structural, Kind::ToolGone),
+            drift(Class::Output, Kind::ResultChanged),
+            drift(Class::Structural, Kind::ToolUnknown),
         ]);
         assert_eq!((r.exit_code, r.result), (2, "structural-drift"));
     }
 
     #[test]
     fn text_shows_the_first_drift_with_context_then_all() {
-        let r = report(vec![drift(Class::Output, Kind::Result)]);
+        let r = report(vec![drift(Class::Output, Kind::ResultChanged)]);
         let t = r.to_text(&|_, s| s.to_owned());
         assert!(
             t.starts_with(
@@ -416,9 +419,9 @@ mod tests {
         assert!(t.contains(r#"/result/content/0/text: "42" -> "43""#), "{t}");
         assert!(t.contains("all drift (1):"), "{t}");
         let j = serde_json::to_value(&r).unwrap();
-        assert_eq!(j["schema"], "reel.verify/1");
+        assert_eq!(j["schema"], "reel.verify/2");
         assert_eq!(j["drift"][0]["differences"][0]["live"], "43");
-        assert_eq!(j["drift"][0]["kind"], "result");
+        assert_eq!(j["drift"][0]["kind"], "result-changed");
         assert_eq!(j["exitCode"], 1);
     }
 }

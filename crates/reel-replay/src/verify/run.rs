@@ -384,7 +384,7 @@ impl<'s> Run<'s> {
             e,
             live_id,
             Class::Structural,
-            Kind::NoAnswer,
+            Kind::Unanswered,
             message,
             Vec::new(),
         );
@@ -480,7 +480,7 @@ impl<'s> Run<'s> {
                 let line = self.script.request(exchange).line;
                 self.push_drift(Drift {
                     class: Class::Structural,
-                    kind: Kind::ServerRequestGone,
+                    kind: Kind::Removed,
                     method: method.clone(),
                     tool: None,
                     line: Some(line),
@@ -549,7 +549,7 @@ impl<'s> Run<'s> {
                     )),
                     CountVerdict::Drift => self.push_drift(Drift {
                         class: Class::Output,
-                        kind: Kind::Notifications,
+                        kind: Kind::NotificationCount,
                         method: n.method.clone(),
                         tool: None,
                         line: None,
@@ -608,7 +608,7 @@ impl<'s> Run<'s> {
             Class::Structural => self.report.summary.structural_drift += 1,
         }
         let drift = self.drift_at(e, live_id, class, kind, message, differences);
-        self.context(e, class.as_str());
+        self.context(e, class.name());
         self.report.drift.push(drift);
     }
 

@@ -57,13 +57,15 @@ its request. The session-less lines of an HTTP recording are played with the cho
 const AFTER: &str = "\
 Drift:
   output drift      the same call answered with other content: result, error text,
-                    params of a server request, a notification count (exit 1)
+                    a result where the recording has an error, params of a server
+                    request, a notification count (exit 1)
   structural drift  a method unknown (-32601 where a result was), a tool gone from
-                    tools/list or unknown to tools/call, an error where a result was or a
-                    result where an error was, no answer within --timeout, the server
-                    exited, a server request no longer asked or never recorded (exit 2)
+                    tools/list or unknown to tools/call, an error where the recording has
+                    a result, no answer within --timeout, the server exited, a server
+                    request no longer asked or never recorded (exit 2)
+  Kinds are named as `reel diff` names them (result-changed, became-error, …).
 The report (stdout) shows the first drift with the exchanges before it, then every drift
-on one line, then a summary. --json prints one document instead (schema reel.verify/1):
+on one line, then a summary. --json prints one document instead (schema reel.verify/2):
   {schema, trace, session, command, timeoutMs, result: same|output-drift|structural-drift,
    exitCode, summary: {requests, same, outputDrift, structuralDrift, notCompared, notSent},
    serverRequests: {asked, answeredFromTape, unknown, notAsked},
@@ -135,7 +137,7 @@ pub struct Args {
     #[arg(long, visible_alias = "label", value_name = "NAME")]
     name: Option<String>,
 
-    /// Print the report as one JSON document (schema reel.verify/1, see --help).
+    /// Print the report as one JSON document (schema reel.verify/2, see --help).
     #[arg(long)]
     json: bool,
 

@@ -154,7 +154,7 @@ impl Run<'_> {
                 mut message,
                 differences,
             } => {
-                if ex.method == methods::SERVER_DISCOVER && kind == Kind::ResultWhereError {
+                if ex.method == methods::SERVER_DISCOVER && kind == Kind::ErrorBecameResult {
                     // The server now speaks 2026-07-28 and, once discovered, may refuse
                     // `initialize` on this connection: the recorded legacy session is
                     // played on a fresh process that is not probed.
@@ -175,7 +175,7 @@ impl Run<'_> {
             return;
         }
         let method = self.script.exchanges[e].method.as_str();
-        let failed = matches!(kind, Kind::ErrorWhereResult | Kind::MethodUnknown);
+        let failed = matches!(kind, Kind::BecameError | Kind::MethodUnknown);
         if failed && (method == methods::INITIALIZE || method == methods::SERVER_DISCOVER) {
             self.stopped = Some(format!("the live server refused `{method}`"));
         }
@@ -214,7 +214,7 @@ impl Run<'_> {
             };
             let drift = Drift {
                 class: Class::Output,
-                kind: Kind::ServerRequest,
+                kind: Kind::RequestChanged,
                 method: method.clone(),
                 tool: None,
                 line: Some(self.script.request(exchange).line),
@@ -257,14 +257,14 @@ impl Run<'_> {
         }
         self.report.server_requests.unknown += 1;
         let error = serde_json::json!({
-            "code": compare::METHOD_NOT_FOUND,
+            "code": reel_mcp::drift::METHOD_NOT_FOUND,
             "message": format!("reel verify: the recording has no {method} request to answer this from"),
         });
         let answer = splice::response(live_id, "error", &error.to_string());
         self.send_line(&answer, true);
         let drift = Drift {
             class: Class::Structural,
-            kind: Kind::ServerRequest,
+            kind: Kind::Added,
             method: method.to_owned(),
             tool: None,
             line: None,

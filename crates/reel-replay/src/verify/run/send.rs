@@ -134,7 +134,7 @@ impl Run<'_> {
                 first,
                 None,
                 Class::Structural,
-                Kind::NoAnswer,
+                Kind::Unanswered,
                 message,
                 Vec::new(),
             );

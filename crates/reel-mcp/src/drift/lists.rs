@@ -9,10 +9,48 @@
 
 use std::collections::HashMap;
 
-use reel_mcp::normalize::diff;
+use serde::Serialize;
 use serde_json::Value;
 
-use crate::drift::{Change, ChangeEntry, Changelog};
+use crate::normalize::diff;
+
+/// A list (`tools/list`, …) shown as a changelog.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Changelog {
+    /// The list member: `tools`, `prompts`, `resources`, `resourceTemplates`.
+    pub list: String,
+    /// One entry per item added, removed or changed, by name.
+    pub entries: Vec<ChangeEntry>,
+    /// Differences outside the items (e.g. `/result/nextCursor`).
+    pub other_pointers: Vec<String>,
+}
+
+/// What happened to one item of a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// Only in B.
+    Added,
+    /// Only in A.
+    Removed,
+    /// In both, different.
+    Changed,
+}
+
+/// One item of a changelog.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ChangeEntry {
+    /// What happened.
+    pub change: Change,
+    /// The item's name (or URI).
+    pub name: String,
+    /// For `changed`: JSON pointers into the item that differ.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pointers: Vec<String>,
+    /// True when this entry alone makes the drift structural.
+    pub structural: bool,
+}
 
 /// How one list method is read.
 struct ListSpec {
@@ -58,7 +96,7 @@ fn spec(method: &str) -> Option<ListSpec> {
 
 /// The changelog of two normalised answers to a list method, and whether it is
 /// structural; `None` when the method is not a list method or an answer holds no list.
-pub(crate) fn changelog(method: &str, a: &Value, b: &Value) -> Option<(Changelog, bool)> {
+pub fn changelog(method: &str, a: &Value, b: &Value) -> Option<(Changelog, bool)> {
     let spec = spec(method)?;
     let at = format!("/result/{}", spec.member);
     let items_a = a.pointer(&at)?.as_array()?;
