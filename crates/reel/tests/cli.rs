@@ -425,3 +425,30 @@ mod run_names {
         }
     }
 }
+
+/// `--ignore-file` is one flag everywhere: a file that cannot be read is an input that
+/// cannot be read (66) in `diff` and `verify` alike (it was 64 in one, 66 in the other),
+/// and a bad pointer in it is a usage error (64) naming file:line.
+#[test]
+fn an_ignore_file_is_read_one_way_by_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/everything-demo.jsonl"
+    );
+    let missing = dir.path().join("missing.txt");
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "# comment\n/ok\nnot-a-pointer\n").unwrap();
+    for (file, code, says) in [(&missing, 66, "cannot read it"), (&bad, 64, "bad.txt:3")] {
+        let f = file.to_str().unwrap();
+        for args in [
+            vec!["diff", "--ignore-file", f, example, example],
+            vec!["verify", example, "--ignore-file", f, "--", "true"],
+        ] {
+            let out = reel().args(&args).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+            assert!(err.contains(says), "{args:?}: {err}");
+        }
+    }
+}

@@ -7,12 +7,13 @@
 //! traces are read, only when stderr is a terminal.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use reel_diff::render::{self, TextOptions};
 use reel_diff::{DiffError, DiffOptions};
-use reel_mcp::normalize::{Pointer, rules_help};
+use reel_mcp::normalize::rules_help;
 
+use crate::cmd::ignore::IgnoreArgs;
 use crate::cmd::notifications::NotificationsFlag;
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, NO_INPUT, USAGE, coded};
@@ -60,15 +61,8 @@ pub struct Args {
     #[arg(long, conflicts_with = "format")]
     json: bool,
 
-    /// Ignore this JSON pointer into every message (repeatable), e.g.
-    /// /result/contents/0/text; a `*` segment matches every member or element.
-    #[arg(long = "ignore", value_name = "POINTER", value_parser = parse_pointer)]
-    ignore: Vec<Pointer>,
-
-    /// Read --ignore pointers from a file: one per line; blank lines and lines starting
-    /// with # are skipped.
-    #[arg(long, value_name = "FILE")]
-    ignore_file: Vec<PathBuf>,
+    #[command(flatten)]
+    ignore: IgnoreArgs,
 
     /// Compare notifications outside a call's progress in place, by content, instead of
     /// as counts per method (those --notifications does not compare still only count).
@@ -81,10 +75,6 @@ pub struct Args {
     /// Count a turn's model, usage, timing and stop-reason differences as output drift.
     #[arg(long)]
     strict_usage: bool,
-}
-
-fn parse_pointer(s: &str) -> Result<Pointer, String> {
-    Pointer::parse(s).map_err(|e| e.to_string())
 }
 
 fn long_help() -> String {
@@ -137,7 +127,7 @@ Exit codes:
   0    identical
   1    output drift only
   2    structural drift
-  64   usage error (a bad pointer, an unreadable --ignore-file)
+  64   usage error (a bad pointer, in --ignore or an --ignore-file)
   66   a trace cannot be read (missing, a directory, empty, its first line is not a
        JSON object), or no run has that name
   70   internal error (a bug: please report it)",
@@ -148,10 +138,7 @@ Exit codes:
 
 /// Runs `reel diff`.
 pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
-    let mut ignore = args.ignore.clone();
-    for file in &args.ignore_file {
-        ignore.extend(read_ignore_file(file)?);
-    }
+    let ignore = args.ignore.pointers()?;
     let a = args.runs.resolve(&args.a)?;
     let b = args.runs.resolve(&args.b)?;
     refuse_same_file(&args.a, &a, &args.b, &b)?;
@@ -227,24 +214,4 @@ fn refuse_same_file(a_arg: &str, a: &Path, b_arg: &str, b: &Path) -> anyhow::Res
             a.display()
         ),
     ))
-}
-
-fn read_ignore_file(path: &Path) -> anyhow::Result<Vec<Pointer>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| coded(USAGE, format!("--ignore-file {}: {e}", path.display())))?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let p = Pointer::parse(line).map_err(|e| {
-            coded(
-                USAGE,
-                format!("--ignore-file {}:{}: {e}", path.display(), i + 1),
-            )
-        })?;
-        out.push(p);
-    }
-    Ok(out)
 }

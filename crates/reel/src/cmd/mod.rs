@@ -4,6 +4,7 @@
 pub mod check;
 pub mod demo;
 pub mod diff;
+pub mod ignore;
 pub mod ls;
 pub mod notifications;
 pub mod play;

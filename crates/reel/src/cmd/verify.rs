@@ -4,14 +4,14 @@
 //! the exit code.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use reel_mcp::normalize::{self, Pointer};
+use reel_mcp::normalize;
 use reel_replay::verify::script::ScriptError;
 use reel_replay::verify::{self, Class, VerifyError, VerifyOptions};
 use reel_trace::names;
 
+use crate::cmd::ignore::IgnoreArgs;
 use crate::cmd::notifications::NotificationsFlag;
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};
@@ -109,14 +109,8 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     start_timeout: f64,
 
-    /// Ignore this JSON pointer into every JSON-RPC message when comparing, e.g.
-    /// /result/content/0/text; `*` matches any member or element (repeatable).
-    #[arg(long, value_name = "POINTER")]
-    ignore: Vec<Pointer>,
-
-    /// Read more --ignore pointers from a file: one per line, `#` starts a comment.
-    #[arg(long, value_name = "PATH")]
-    ignore_file: Option<PathBuf>,
+    #[command(flatten)]
+    ignore: IgnoreArgs,
 
     /// Which recorded session to play (1-based; HTTP traces hold several).
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -160,10 +154,7 @@ pub struct Args {
 pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     let timeout = seconds("--timeout", args.timeout)?;
     let start_timeout = seconds("--start-timeout", args.start_timeout)?;
-    let mut ignore = args.ignore.clone();
-    if let Some(path) = &args.ignore_file {
-        ignore.extend(read_ignore_file(path)?);
-    }
+    let ignore = args.ignore.pointers()?;
     let trace = args.runs.resolve(&args.trace)?;
     let dir = args.runs.dir.clone().or_else(names::default_trace_dir);
     let command: Vec<String> = args
@@ -227,24 +218,4 @@ fn seconds(flag: &str, secs: f64) -> anyhow::Result<Duration> {
         exit::USAGE,
         format!("{flag} {secs}: give a number of seconds above 0 and at most 86400"),
     ))
-}
-
-fn read_ignore_file(path: &std::path::Path) -> anyhow::Result<Vec<Pointer>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        coded(
-            exit::NO_INPUT,
-            format!("{}: cannot read the --ignore-file: {e}", path.display()),
-        )
-    })?;
-    let mut pointers = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let p = Pointer::parse(line)
-            .map_err(|e| coded(exit::USAGE, format!("{}:{}: {e}", path.display(), i + 1)))?;
-        pointers.push(p);
-    }
-    Ok(pointers)
 }
