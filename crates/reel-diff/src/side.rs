@@ -703,19 +703,7 @@ fn json_str(literal: &str) -> Option<Cow<'_, str>> {
 
 /// The name that makes a request's label useful: the tool, prompt or resource.
 fn label_name<'v>(method: &str, v: &'v Value) -> Option<&'v str> {
-    let p = v.get("params")?;
-    let name = match method {
-        "tools/call" | "prompts/get" => p.get("name")?.as_str()?,
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-            p.get("uri")?.as_str()?
-        }
-        "completion/complete" => {
-            let r = p.get("ref")?;
-            r.get("name").or_else(|| r.get("uri"))?.as_str()?
-        }
-        _ => return None,
-    };
-    Some(name)
+    reel_mcp::jsonrpc::call_subject(method, v.get("params")?)
 }
 
 /// Adds a progress notification to `f`: its bytes without the token's value (the token

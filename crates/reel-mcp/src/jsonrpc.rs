@@ -52,6 +52,23 @@ pub fn cancelled_request_id(env: &Envelope<'_>) -> Option<RpcId> {
     RpcId::from_raw(p.request_id?)
 }
 
+/// What a request is about, the name that makes it recognisable in a report: the tool of
+/// a `tools/call`, the prompt of a `prompts/get`, the URI of a `resources/read`,
+/// `resources/subscribe` or `resources/unsubscribe`, the reference of a
+/// `completion/complete`. `params` is the request's `params` value.
+pub fn call_subject<'v>(method: &str, params: &'v serde_json::Value) -> Option<&'v str> {
+    let name = match method {
+        methods::TOOLS_CALL | "prompts/get" => params.get("name")?,
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => params.get("uri")?,
+        "completion/complete" => {
+            let r = params.get("ref")?;
+            r.get("name").or_else(|| r.get("uri"))?
+        }
+        _ => return None,
+    };
+    name.as_str()
+}
+
 /// Well-known method names.
 pub mod methods {
     /// Legacy handshake.
@@ -64,4 +81,30 @@ pub mod methods {
     pub const CANCELLED: &str = "notifications/cancelled";
     /// Tool call.
     pub const TOOLS_CALL: &str = "tools/call";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_names_its_tool_prompt_or_resource() {
+        let p = |v: &str| -> serde_json::Value { serde_json::from_str(v).unwrap() };
+        assert_eq!(
+            call_subject("tools/call", &p(r#"{"name":"add"}"#)),
+            Some("add")
+        );
+        assert_eq!(
+            call_subject("resources/read", &p(r#"{"uri":"file:///a"}"#)),
+            Some("file:///a")
+        );
+        assert_eq!(
+            call_subject(
+                "completion/complete",
+                &p(r#"{"ref":{"type":"ref/prompt","name":"p"}}"#)
+            ),
+            Some("p")
+        );
+        assert_eq!(call_subject("tools/list", &p(r#"{"name":"x"}"#)), None);
+    }
 }

@@ -39,7 +39,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response};
 use hyper_util::rt::TokioIo;
 use reel_mcp::http::{McpUrl, headers as mcp_headers};
-use reel_mcp::jsonrpc::{Envelope, RpcKind, is_id_less_answer, methods};
+use reel_mcp::jsonrpc::{Envelope, RpcKind, call_subject, is_id_less_answer, methods};
 use reel_mcp::sse::Parser;
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
@@ -278,19 +278,14 @@ fn facts_of(line: &[u8]) -> Facts {
         .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1protocolVersion"))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let name = match method.as_deref() {
-        Some(methods::TOOLS_CALL) | Some("prompts/get") => params
-            .as_ref()
-            .and_then(|p| p.get("name"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        Some("resources/read") => params
-            .as_ref()
-            .and_then(|p| p.get("uri"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        _ => None,
-    };
+    // `Mcp-Name` (2026-07-28): what the call is about, on the three methods the
+    // transport names.
+    let name = method
+        .as_deref()
+        .filter(|m| matches!(*m, methods::TOOLS_CALL | "resources/read" | "prompts/get"))
+        .zip(params.as_ref())
+        .and_then(|(m, p)| call_subject(m, p))
+        .map(str::to_owned);
     Facts {
         kind,
         id,

@@ -2,19 +2,19 @@
 //! ([`crate::splice`]): the tool a call names, the `requestState` a retry echoes, a
 //! nested member replaced in place.
 
-use reel_mcp::jsonrpc::{Envelope, methods};
+use reel_mcp::jsonrpc::{Envelope, call_subject, methods};
 use serde_json::Value;
 
 use crate::splice::Members;
 
-/// `params.name` of a `tools/call`.
+/// `params.name` of a `tools/call` (its [`call_subject`]).
 pub(super) fn tool_of(raw: &str) -> Option<String> {
     let env = Envelope::parse(raw)?;
     if env.method.as_deref() != Some(methods::TOOLS_CALL) {
         return None;
     }
-    let params = Members::parse(env.params?.get())?;
-    serde_json::from_str::<String>(params.get("name")?).ok()
+    let params: Value = serde_json::from_str(env.params?.get()).ok()?;
+    call_subject(methods::TOOLS_CALL, &params).map(str::to_owned)
 }
 
 /// `params.requestState` of a 2026-07-28 retry, as canonical JSON text.
