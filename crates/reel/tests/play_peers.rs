@@ -8,7 +8,9 @@
 //! - the 2026-07-28 `input_required` round trip against reel's own Python SDK server,
 //!   and a client that answers the round differently (client drift, exit 4);
 //! - the MCP Inspector CLI and mcporter replaying their own recordings, and mcporter
-//!   answered from the Inspector's recording.
+//!   answered from the Inspector's recording;
+//! - the TypeScript SDK client's progress callbacks, which only fire when the progress
+//!   reaches it in another read than the call's result (replay delivers them apart).
 //!
 //! Peers come from `$REEL_PEERS`, else `<workspace>/.peers` (`cargo xtask peers`); when
 //! they are missing the tests fail and say so.
@@ -490,4 +492,64 @@ fn inspector_cli_and_mcporter_replay_their_own_recordings() {
     let played = st.played("cross");
     assert_clean(&played);
     assert!(played.stderr.contains("unused: "), "{}", played.stderr);
+}
+
+/// The TypeScript SDK client script (`ts_progress_client.mjs`): `calls` long-running
+/// calls over stdio to `server`; the number of progress callbacks each call saw.
+fn ts_progress_stdio(st: &Stage, calls: usize, server: &[&str]) -> Vec<usize> {
+    let mut c = Command::new("node");
+    c.arg(Peers::script("ts_progress_client.mjs"))
+        .arg(&st.peers.node_modules)
+        .args([&calls.to_string(), "stdio", "--"])
+        .args(server)
+        .current_dir(st.sb.tmp.path());
+    progress_counts(&c.output().expect("run node"), calls)
+}
+
+/// The `CALL <i> PROGRESS <n> …` lines of the TypeScript client, as the n of each call.
+fn progress_counts(out: &Output, calls: usize) -> Vec<usize> {
+    let text = stdout(out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the TypeScript client failed: {text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let counts: Vec<usize> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("CALL "))
+        .filter_map(|l| l.split(' ').nth(2)?.parse().ok())
+        .collect();
+    assert_eq!(counts.len(), calls, "{text}");
+    counts
+}
+
+/// The TypeScript SDK drops a call's progress handler when its result arrives and runs
+/// notification handlers a microtask later: written in one chunk with the result, the
+/// recorded progress reached none of them (and play reported success). Replayed, every
+/// callback fires, run after run.
+#[test]
+fn the_typescript_sdk_client_gets_every_progress_callback_over_stdio() {
+    let st = Stage::new();
+    let everything = st.peers.node_module(EVERYTHING);
+    let rec = st.rec_script(&["node", everything.to_str().unwrap(), "stdio"]);
+    let calls = 4;
+    // Live, the client may lose the last progress itself (the server writes it and the
+    // result back to back); the recording holds all of it.
+    ts_progress_stdio(&st, calls, &[rec.to_str().unwrap()]);
+    let trace = st.recorded();
+    let recorded = std::fs::read_to_string(&trace).unwrap();
+    assert_eq!(
+        recorded
+            .matches(r#""method":"notifications/progress""#)
+            .count(),
+        3 * calls
+    );
+    for run in 0..5 {
+        let name = format!("run{run}");
+        let play = st.play_script(&name, &trace, &[]);
+        let counts = ts_progress_stdio(&st, calls, &[play.to_str().unwrap()]);
+        assert_eq!(counts, vec![3; calls], "replay {run}");
+        assert_clean(&st.played(&name));
+    }
 }

@@ -104,6 +104,15 @@ recorded server is known to support it); a tape recorded with a legacy-only clie
 refuses server/discover with -32601 as a legacy server does. ping and logging/setLevel get
 an empty result when the tape holds none (not with --strict).
 
+Delivery: answers are written as soon as they are ready, what is ready together in one
+write, except where a client can tell the difference: a result that recorded messages of
+its exchange preceded (progress, logging) is written apart from them, after them, and
+over stdio on Linux only once the client has read them (the unread bytes of the stdout
+pipe or socket; waiting at most {wait} ms, then written anyway). Over HTTP it leaves in
+a write of its own on the request's event stream. A live server sent them apart, and
+clients may drop a call's progress handler on its result before handling what came in
+the same read (the TypeScript SDK does). --pace replays the recorded gaps as well.
+
 Normalisation rules (what may differ between honest runs), in order:
 {rules}
 
@@ -146,7 +155,8 @@ Exit codes:
   69   the live server of --subset cannot be started
   70   internal error (a bug: please report it)
   73   the --record trace cannot be created",
-        rules = rules_help().trim_end()
+        rules = rules_help().trim_end(),
+        wait = reel_replay::server::DELIVERY_WAIT.as_millis(),
     )
 }
 
@@ -184,7 +194,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     };
     let result = match &args.listen {
         Some(listen) => serve_http(opts, listen, args.allow_host),
-        None => reel_replay::play_stdio(opts, std::io::stdout(), &mut std::io::stderr()),
+        None => reel_replay::play_stdio(opts, &mut std::io::stderr()),
     };
     match result {
         Ok(summary) => Ok(summary.exit_code(args.lenient)),
