@@ -10,7 +10,9 @@
 //! - the MCP Inspector CLI and mcporter replaying their own recordings, and mcporter
 //!   answered from the Inspector's recording;
 //! - the TypeScript SDK client's progress callbacks, which only fire when the progress
-//!   reaches it in another read than the call's result (replay delivers them apart).
+//!   reaches it in another read than the call's result (replay delivers them apart);
+//! - the Python client's concurrent calls, after which it re-lists tools as its timing
+//!   makes it (replay answers list reads again).
 //!
 //! Peers come from `$REEL_PEERS`, else `<workspace>/.peers` (`cargo xtask peers`); when
 //! they are missing the tests fail and say so.
@@ -552,4 +554,40 @@ fn the_typescript_sdk_client_gets_every_progress_callback_over_stdio() {
         assert_eq!(counts, vec![3; calls], "replay {run}");
         assert_clean(&st.played(&name));
     }
+}
+
+/// The Python SDK lists tools after every call that finishes before its tool cache is
+/// filled: live, 8 concurrent calls finishing apart made one `tools/list`; replayed at
+/// once, up to 8, and the extra ones missed (exit 3, the client raised). List reads are
+/// now answered again from their last recorded answer: 20 replays, no miss.
+#[test]
+fn python_concurrent_calls_replay_without_misses_when_the_client_lists_more_often() {
+    let st = Stage::new();
+    let client = Peers::script("concurrent_client.py");
+    let client = client.to_str().unwrap();
+    let everything = st.peers.node_module(EVERYTHING);
+    let rec = st.rec_script(&["node", everything.to_str().unwrap(), "stdio"]);
+    let live = st.python(&[client, "8", "stdio", "--", rec.to_str().unwrap()]);
+    let want = stdout(&live);
+    assert!(want.ends_with("ALL OK\n"), "{want}");
+    let trace = st.recorded();
+    let lists = replay_lines(&trace)
+        .iter()
+        .filter(|(d, _, m, _)| d == "in" && m == "tools/list")
+        .count();
+    assert!(
+        lists < 8,
+        "the recording re-listed once per call ({lists}): the calls did not finish apart"
+    );
+    let mut again = 0;
+    for run in 0..20 {
+        let name = format!("run{run}");
+        let play = st.play_script(&name, &trace, &[]);
+        let replay = st.python(&[client, "8", "stdio", "--", play.to_str().unwrap()]);
+        assert_eq!(stdout(&replay), want, "replay {run}");
+        let played = st.played(&name);
+        assert_clean(&played);
+        again += played.stderr.contains("answered again)") as usize;
+    }
+    assert!(again > 0, "no replay listed more often than the recording");
 }

@@ -91,6 +91,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 self.retry_drift(&inc, ex);
                 self.start_job(inc, ex);
             }
+            Lookup::Again(ex) => self.answer_again(&inc, ex),
             Lookup::NotYet => {
                 if !strict && self.generic(&inc) {
                     return None;
@@ -108,9 +109,19 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         None
     }
 
+    /// A list read past its recorded answers: the last equal one's answer again (only
+    /// the answer: what the server sent while answering it was news once).
+    fn answer_again(&mut self, inc: &Incoming, ex: u32) {
+        let Some(r) = self.tape.exchange(ex).response else {
+            return;
+        };
+        self.respond(inc.route, &inc.id_raw, None, r);
+        self.summary.answered_again += 1;
+    }
+
     /// A generic answer for what any server answers alike; false when there is none.
     pub(super) fn generic(&mut self, inc: &Incoming) -> bool {
-        if GENERIC_METHODS.contains(&inc.method.as_str()) {
+        if methods::request_class(&inc.method) == methods::RequestClass::AnsweredAlike {
             let text = splice::response(&inc.id_raw, "result", "{}");
             self.send(Dest::answer(inc.route), &text, "tape", false);
             self.summary.generic += 1;

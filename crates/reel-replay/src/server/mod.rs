@@ -72,8 +72,6 @@ pub const MAX_LINE: usize = 64 << 20;
 pub const CANDIDATES_SCANNED: usize = 1000;
 /// Index warnings printed (the rest are counted).
 pub const WARNINGS_SHOWN: usize = 5;
-/// Methods every server answers alike; a generic success when the tape has none.
-pub const GENERIC_METHODS: [&str; 2] = ["ping", "logging/setLevel"];
 
 /// `--pace`: replay the recorded timing, `speed` times faster (1 = as recorded).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use reel_mcp::normalize::{Pointer, rules_help};
 use reel_replay::http::{HttpPlay, ListenOptions};
+use reel_replay::matcher::match_rules_help;
 use reel_replay::{Pace, PlayError, PlayOptions, Subset};
 
 use crate::exit::{CANT_CREATE, INTERNAL, NO_INPUT, UNAVAILABLE, USAGE, coded};
@@ -31,8 +32,8 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
 
-    /// Requests must come in recorded order (mcporter's semantics); no generic answers
-    /// for ping or logging/setLevel.
+    /// Requests must come in recorded order (mcporter's semantics), each recorded answer
+    /// used once: no generic answers, no list read answered again.
     #[arg(long)]
     strict: bool,
 
@@ -92,17 +93,16 @@ fn parse_pointer(s: &str) -> Result<Pointer, String> {
 fn long_help() -> String {
     format!(
         "\
-Matching: a request takes the earliest unused recorded exchange with the same method and
-equal params after normalisation; identical repeated calls take their recorded answers in
-order; reordered and concurrent calls match freely (--strict: recorded order). Answers
-carry the live id; recorded notifications are re-sent before the result they preceded
-(progress with the live token); recorded server->client requests (sampling, elicitation,
-roots) are sent with fresh ids and the client's answers compared with the recorded ones
-(client drift); notifications/cancelled stops an exchange. initialize and server/discover
-are answered from the tape, the protocol version negotiated (the client's when the
-recorded server is known to support it); a tape recorded with a legacy-only client
-refuses server/discover with -32601 as a legacy server does. ping and logging/setLevel get
-an empty result when the tape holds none (not with --strict).
+Matching rules, in the order they are tried (--strict: requests must come in recorded
+order and each recorded answer is used once):
+{match_rules}
+
+Answers carry the live id; recorded notifications are re-sent before the result they
+preceded (progress with the live token); recorded server->client requests (sampling,
+elicitation, roots) are sent with fresh ids and the client's answers compared with the
+recorded ones (client drift); notifications/cancelled stops an exchange. initialize and
+server/discover are answered from the tape, the protocol version negotiated (the client's
+when the recorded server is known to support it).
 
 Delivery: answers are written as soon as they are ready, what is ready together in one
 write, except where a client can tell the difference: a result that recorded messages of
@@ -156,6 +156,7 @@ Exit codes:
   70   internal error (a bug: please report it)
   73   the --record trace cannot be created",
         rules = rules_help().trim_end(),
+        match_rules = match_rules_help().trim_end(),
         wait = reel_replay::server::DELIVERY_WAIT.as_millis(),
     )
 }
