@@ -91,7 +91,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 self.retry_drift(&inc, ex);
                 self.start_job(inc, ex);
             }
-            Lookup::Again(ex) => self.answer_again(&inc, ex),
+            Lookup::Again(ex) => self.answer_again(inc, ex),
             Lookup::NotYet => {
                 if !strict && self.generic(&inc) {
                     return None;
@@ -111,12 +111,18 @@ impl<C: ClientOut, D: Write> Server<C, D> {
 
     /// A list read past its recorded answers: the last equal one's answer again (only
     /// the answer: what the server sent while answering it was news once).
-    fn answer_again(&mut self, inc: &Incoming, ex: u32) {
-        let Some(r) = self.tape.exchange(ex).response else {
-            return;
-        };
-        self.respond(inc.route, &inc.id_raw, None, r);
-        self.summary.answered_again += 1;
+    fn answer_again(&mut self, inc: Incoming, ex: u32) {
+        match self.tape.exchange(ex).response {
+            Some(r) => {
+                self.respond(inc.route, &inc.id_raw, None, r);
+                self.summary.answered_again += 1;
+            }
+            // The matcher only answers again with an answer; never leave one unanswered.
+            None => {
+                let reason = self.miss_reason(&inc);
+                self.miss(inc, reason);
+            }
+        }
     }
 
     /// A generic answer for what any server answers alike; false when there is none.
