@@ -81,6 +81,81 @@ pub mod methods {
     pub const CANCELLED: &str = "notifications/cancelled";
     /// Tool call.
     pub const TOOLS_CALL: &str = "tools/call";
+    /// Keepalive.
+    pub const PING: &str = "ping";
+    /// The client's choice of log level.
+    pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+
+    /// Requests every server answers alike (an empty result): a client other than the
+    /// recorded one may send them when it likes.
+    pub const ANSWERED_ALIKE: [&str; 2] = [PING, LOGGING_SET_LEVEL];
+
+    /// Client requests that only read one of the server's lists (tools, prompts,
+    /// resources, resource templates, tasks; a page of it, by cursor): answering one
+    /// again changes nothing on the server, so clients may ask as often as they like
+    /// (the Python SDK re-lists tools after every call that finishes before its tool
+    /// cache is filled).
+    pub const LIST_READS: [&str; 5] = [
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "tasks/list",
+    ];
+
+    /// What replay must know of a client request's method.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum RequestClass {
+        /// [`ANSWERED_ALIKE`].
+        AnsweredAlike,
+        /// [`LIST_READS`].
+        ListRead,
+        /// Anything else: it may change the server, each answer is its own.
+        Other,
+    }
+
+    /// The class of a client request's method.
+    pub fn request_class(method: &str) -> RequestClass {
+        if ANSWERED_ALIKE.contains(&method) {
+            RequestClass::AnsweredAlike
+        } else if LIST_READS.contains(&method) {
+            RequestClass::ListRead
+        } else {
+            RequestClass::Other
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::methods::{RequestClass, request_class};
+
+    #[test]
+    fn request_classes() {
+        for m in ["ping", "logging/setLevel"] {
+            assert_eq!(request_class(m), RequestClass::AnsweredAlike, "{m}");
+        }
+        for m in [
+            "tools/list",
+            "prompts/list",
+            "resources/list",
+            "resources/templates/list",
+            "tasks/list",
+        ] {
+            assert_eq!(request_class(m), RequestClass::ListRead, "{m}");
+        }
+        // Reading one resource or calling a tool is not a list read; roots/list is the
+        // server asking the client.
+        for m in [
+            "resources/read",
+            "tools/call",
+            "roots/list",
+            "initialize",
+            "",
+        ] {
+            assert_eq!(request_class(m), RequestClass::Other, "{m}");
+        }
+    }
 }
 
 #[cfg(test)]

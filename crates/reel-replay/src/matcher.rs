@@ -4,8 +4,12 @@
 //! - Default: the earliest *unconsumed* recorded client exchange with the same method and
 //!   equal params after normalisation. Identical repeated calls therefore consume their
 //!   recorded answers in order, and reordered or concurrent calls match freely.
+//! - A request that only reads one of the server's lists
+//!   ([`reel_mcp::jsonrpc::methods::LIST_READS`]) whose equal recorded requests are all
+//!   used up is answered again from the last of them ([`Lookup::Again`]): clients re-list
+//!   as their timing makes them, and a list read changes nothing on the server.
 //! - `--strict`: the live request must equal the next unconsumed recorded request in
-//!   recorded order (mcporter's semantics).
+//!   recorded order (mcporter's semantics); nothing is answered twice.
 //! - A 2026-07-28 retry (`params.inputResponses`) whose answers differ from the recorded
 //!   retry's still finds it through its second key (params without `inputResponses`):
 //!   that is client drift, not a miss.
@@ -17,11 +21,83 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
+use reel_mcp::jsonrpc::methods::{self, RequestClass};
 use reel_mcp::normalize::MatchKey;
 use reel_trace::Dir;
 use reel_trace::line::Meta;
 
 use crate::tape::{HttpFact, IdSplice, IndexEnd, Item, LineLoc, Update, Via};
+
+/// One matching rule: data that `reel play --help` lists and tests exercise one by one
+/// (the tests of this module and of the tape server are named after them).
+#[derive(Clone, Copy, Debug)]
+pub struct MatchRule {
+    /// Short stable name.
+    pub name: &'static str,
+    /// The methods it is about; empty: every request.
+    pub methods: &'static [&'static str],
+    /// What it does, one line.
+    pub description: &'static str,
+    /// It applies with `--strict` too.
+    pub strict: bool,
+}
+
+static MATCH_RULES: [MatchRule; 5] = [
+    MatchRule {
+        name: "content",
+        methods: &[],
+        description: "the earliest unused recorded request with the same method and equal params after normalisation answers, in any order (--strict: the next one in recorded order)",
+        strict: true,
+    },
+    MatchRule {
+        name: "repeats",
+        methods: &[],
+        description: "identical repeated requests take their recorded answers in recorded order",
+        strict: true,
+    },
+    MatchRule {
+        name: "answer-again",
+        methods: &methods::LIST_READS,
+        description: "only read lists: past the equal recorded ones (cursor included), the last answer again (not a miss: \"answered again\")",
+        strict: false,
+    },
+    MatchRule {
+        name: "generic",
+        methods: &methods::ANSWERED_ALIKE,
+        description: "an empty result when the tape holds none",
+        strict: false,
+    },
+    MatchRule {
+        name: "discover-refusal",
+        methods: &[methods::SERVER_DISCOVER],
+        description: "on a tape of a legacy-only client: -32601, as a legacy server answers (the client falls back)",
+        strict: false,
+    },
+];
+
+/// The matching rules, in the order they are tried.
+pub fn match_rules() -> &'static [MatchRule] {
+    &MATCH_RULES
+}
+
+/// The matching rules as text for `--help`: one `  name  [methods:] description` line
+/// each, marking those `--strict` turns off.
+pub fn match_rules_help() -> String {
+    let width = MATCH_RULES.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    let mut s = String::new();
+    for r in &MATCH_RULES {
+        let methods = match r.methods {
+            [] => String::new(),
+            m => format!("{}: ", m.join(", ")),
+        };
+        let strict = if r.strict { "" } else { " (not with --strict)" };
+        s.push_str(&format!(
+            "  {:<width$}  {methods}{}{strict}\n",
+            r.name, r.description
+        ));
+    }
+    s
+}
 
 /// A response as indexed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +145,8 @@ pub enum Lookup {
     /// This exchange answers, but the client's `inputResponses` differ from the recorded
     /// ones (client drift).
     FoundWithDrift(u32),
+    /// This exchange, already used, answers again: a list read past its recorded answers.
+    Again(u32),
     /// Nothing indexed yet; the rest of the tape may hold it.
     NotYet,
     /// The tape cannot answer.
@@ -95,8 +173,9 @@ impl Hasher for KeyBits {
 
 type KeyMap<V> = HashMap<MatchKey, V, BuildHasherDefault<KeyBits>>;
 
-/// The exchanges that share a key, in recorded order. Most keys have one, kept inline:
-/// no allocation, and one memory access less per lookup.
+/// The exchanges that share a key, in recorded order (consumed ones dropped from the
+/// front, but never the last: it may answer again). Most keys have one, kept inline: no
+/// allocation, and one memory access less per lookup.
 #[derive(Debug)]
 enum Slot {
     One(u32),
@@ -108,6 +187,13 @@ impl Slot {
         match self {
             Slot::One(first) => *self = Slot::Many(VecDeque::from([*first, i])),
             Slot::Many(q) => q.push_back(i),
+        }
+    }
+
+    fn last(&self) -> Option<u32> {
+        match self {
+            Slot::One(i) => Some(*i),
+            Slot::Many(q) => q.back().copied(),
         }
     }
 }
@@ -293,11 +379,23 @@ impl Tape {
                 return Lookup::FoundWithDrift(i);
             }
         }
-        if self.complete() {
-            Lookup::None
-        } else {
-            Lookup::NotYet
+        if !self.complete() {
+            return Lookup::NotYet;
         }
+        match self.answer_again(key) {
+            Some(i) => Lookup::Again(i),
+            None => Lookup::None,
+        }
+    }
+
+    /// The last recorded exchange with this key, when it is a list read that was
+    /// answered and can answer again.
+    fn answer_again(&self, key: MatchKey) -> Option<u32> {
+        let i = self.by_key.get(&key)?.last()?;
+        let e = &self.exchanges[i as usize];
+        let list_read =
+            methods::request_class(self.method_name(e.method)) == RequestClass::ListRead;
+        (list_read && e.consumed && e.response.is_some()).then_some(i)
     }
 
     fn find_strict(&mut self, key: MatchKey, alt_key: Option<MatchKey>) -> Lookup {
@@ -388,11 +486,13 @@ fn front_unconsumed(
         Slot::One(i) => (!exchanges[*i as usize].consumed).then_some(*i),
         Slot::Many(q) => {
             while let Some(&i) = q.front() {
-                if exchanges[i as usize].consumed {
-                    q.pop_front();
-                } else {
+                if !exchanges[i as usize].consumed {
                     return Some(i);
                 }
+                if q.len() == 1 {
+                    return None;
+                }
+                q.pop_front();
             }
             None
         }
@@ -429,6 +529,24 @@ mod tests {
         n
     }
 
+    /// Every rule is listed in `--help`, with its methods.
+    #[test]
+    fn the_help_lists_every_matching_rule() {
+        let help = match_rules_help();
+        for r in match_rules() {
+            assert!(help.contains(&format!("  {} ", r.name)), "{help}");
+            for m in r.methods {
+                assert!(help.contains(m), "{help}");
+            }
+        }
+        assert!(
+            help.contains("tools/list, prompts/list, resources/list"),
+            "{help}"
+        );
+        assert_eq!(help.matches("(not with --strict)").count(), 3, "{help}");
+    }
+
+    /// Rules `content` and `repeats`.
     #[test]
     fn earliest_unconsumed_and_repeats_in_order() {
         let mut t = Tape::new();
@@ -448,6 +566,56 @@ mod tests {
         t.apply(Update::Done(IndexEnd::default()));
         assert_eq!(t.find(MatchKey(1), None, false), Lookup::None);
         assert_eq!(t.unused().count(), 0);
+    }
+
+    fn close(tape: &mut Tape, exchange: u32) {
+        tape.apply(Update::Closed {
+            exchange,
+            at: loc(100 + exchange as u64),
+            seq: 100 + exchange as u64,
+            t: 0,
+            splice: None,
+            via: Via::default(),
+        });
+    }
+
+    /// Rule `answer-again`: a list read whose recorded answers are used up takes the
+    /// last equal one again, once the whole tape is known; other methods, other params
+    /// (another cursor) and --strict do not.
+    #[test]
+    fn list_reads_are_answered_again_from_their_last_answer() {
+        let mut t = Tape::new();
+        let first = open(&mut t, "tools/list", 1, None);
+        let page2 = open(&mut t, "tools/list", 2, None);
+        let last = open(&mut t, "tools/list", 1, None);
+        let call = open(&mut t, "tools/call", 3, None);
+        for i in [first, page2, last, call] {
+            close(&mut t, i);
+        }
+        for (i, key) in [(first, 1), (last, 1), (call, 3)] {
+            assert_eq!(t.find(MatchKey(key), None, false), Lookup::Found(i));
+            t.consume(i);
+        }
+        // The tape may still hold another equal request further down.
+        assert_eq!(t.find(MatchKey(1), None, false), Lookup::NotYet);
+        t.apply(Update::Done(IndexEnd::default()));
+        assert_eq!(t.find(MatchKey(1), None, false), Lookup::Again(last));
+        assert_eq!(t.find(MatchKey(1), None, false), Lookup::Again(last));
+        // Another page is another key: it has its own recorded answer, unused yet.
+        assert_eq!(t.find(MatchKey(2), None, false), Lookup::Found(page2));
+        assert_eq!(t.find(MatchKey(3), None, false), Lookup::None, "tools/call");
+        assert_eq!(t.find(MatchKey(1), None, true), Lookup::None, "--strict");
+        assert_eq!(t.find(MatchKey(9), None, false), Lookup::None);
+    }
+
+    /// A list read the recorded server never answered does not answer again.
+    #[test]
+    fn an_unanswered_list_read_is_not_answered_again() {
+        let mut t = Tape::new();
+        let i = open(&mut t, "prompts/list", 1, None);
+        t.consume(i);
+        t.apply(Update::Done(IndexEnd::default()));
+        assert_eq!(t.find(MatchKey(1), None, false), Lookup::None);
     }
 
     #[test]

@@ -138,6 +138,9 @@ pub struct Unused {
 pub struct Summary {
     /// Requests answered from the tape (results and recorded errors).
     pub answered: u64,
+    /// Of those, list reads answered again from an answer another request had used
+    /// (the client listed more often than the recorded one).
+    pub answered_again: u64,
     /// Requests answered generically (`ping`, `logging/setLevel`, a legacy tape's
     /// refusal of `server/discover`).
     pub generic: u64,
@@ -183,6 +186,7 @@ impl Summary {
     /// Adds the summary of another tape of the same replay (HTTP: one per session).
     pub fn absorb(&mut self, o: Summary) {
         self.answered += o.answered;
+        self.answered_again += o.answered_again;
         self.generic += o.generic;
         self.forwarded += o.forwarded;
         self.missed += o.missed;
@@ -218,8 +222,12 @@ impl Summary {
 
     /// The text printed on stderr at the end.
     pub fn to_text(&self) -> String {
+        let again = match self.answered_again {
+            0 => String::new(),
+            n => format!(" ({n} answered again)"),
+        };
         let mut s = format!(
-            "reel play: {} answered from the tape, {} generic, {} missed, {} client drift",
+            "reel play: {} answered from the tape{again}, {} generic, {} missed, {} client drift",
             self.answered, self.generic, self.missed, self.client_drift
         );
         if self.forwarded > 0 {

@@ -400,6 +400,69 @@ fn ping_and_set_level_get_a_generic_success_unless_strict() {
     assert_eq!(strict.code, Some(3), "{}", strict.stderr);
 }
 
+/// Matching rule `answer-again`: a client that lists more often than the recorded one
+/// (the Python SDK re-lists after calls that finish before its tool cache is filled) is
+/// answered from the last equal recorded list read; another cursor is another request,
+/// and `--strict` keeps each answer to one use.
+#[test]
+fn a_list_read_past_its_recorded_answers_is_answered_again_unless_strict() {
+    let sb = Sandbox::new();
+    let mut t = sb.tape("t.jsonl");
+    handshake(&mut t);
+    t.c(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .s(r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"old"}],"nextCursor":"p2"}}"#)
+        .c(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"p2"}}"#)
+        .s(r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"paged"}]}}"#)
+        .c(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}"#)
+        .s(r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"new"}]}}"#);
+    let tape = t.end();
+    let list = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
+    let page = r#"{"jsonrpc":"2.0","id":20,"method":"tools/list","params":{"cursor":"p2"}}"#;
+    let other = r#"{"jsonrpc":"2.0","id":21,"method":"tools/list","params":{"cursor":"p3"}}"#;
+    let (a, b, c) = (list(10), list(11), list(12));
+    let input = [LIVE_INITIALIZE, INITIALIZED, &a, &b, &c, page, page, other];
+    let out = play_all(&sb, &[tape.to_str().unwrap()], &input);
+    let tools = |v: &Value| v.pointer("/result/tools/0/name").cloned();
+    assert_eq!(tools(&out.rest[1]), Some(json!("old")));
+    assert_eq!(tools(&out.rest[2]), Some(json!("new")));
+    assert_eq!(out.rest[3]["id"], json!(12));
+    assert_eq!(
+        tools(&out.rest[3]),
+        Some(json!("new")),
+        "the last answer again"
+    );
+    assert_eq!(tools(&out.rest[4]), Some(json!("paged")));
+    assert_eq!(out.rest[5]["id"], json!(20));
+    assert_eq!(tools(&out.rest[5]), Some(json!("paged")), "its page again");
+    assert_eq!(out.rest[6]["id"], json!(21));
+    assert_eq!(out.rest[6].pointer("/error/code"), Some(&json!(-32010)));
+    assert_eq!(
+        out.code,
+        Some(3),
+        "the unknown cursor is a miss: {}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("6 answered from the tape (2 answered again), 0 generic, 1 missed"),
+        "{}",
+        out.stderr
+    );
+
+    let strict = play_all(
+        &sb,
+        &[tape.to_str().unwrap(), "--strict"],
+        &[LIVE_INITIALIZE, INITIALIZED, &a, page, &b, &c],
+    );
+    assert_eq!(strict.code, Some(3), "{}", strict.stderr);
+    assert_eq!(strict.rest[4].pointer("/error/code"), Some(&json!(-32010)));
+    assert!(
+        !strict.stderr.contains("answered again"),
+        "{}",
+        strict.stderr
+    );
+}
+
 // ---- the handshake ----------------------------------------------------------------------
 
 #[test]

@@ -8,7 +8,9 @@
 //! the MCP Inspector CLI and mcporter (two sessions of one recording, served in order);
 //! server-everything's legacy HTTP+SSE mode; a stdio recording served over HTTP and an
 //! HTTP recording served over stdio; `reel verify --url` against the live server (same)
-//! and against a changed one (the drift, exactly).
+//! and against a changed one (the drift, exactly); the TypeScript SDK client's progress
+//! callbacks, every one of them, replay after replay; the Python client's concurrent
+//! calls, after which it lists tools more often than it did live.
 //!
 //! Peers come from `$REEL_PEERS`, else `<workspace>/.peers` (`cargo xtask peers`); when
 //! they are missing the tests fail and say so. Every process is killed on drop.
@@ -308,4 +310,85 @@ fn a_stdio_recording_is_served_over_http() {
     let play = Player::start(&trace, &[]);
     assert_eq!(python_http(&peers, "everything", &play.url), recorded);
     assert_clean(play);
+}
+
+/// The TypeScript SDK client script: `calls` long-running calls with progress over
+/// Streamable HTTP to `url`; the progress callbacks each call saw.
+fn ts_progress_http(peers: &Peers, calls: usize, url: &str) -> Vec<usize> {
+    let mut c = Command::new("node");
+    c.arg(Peers::script("ts_progress_client.mjs"))
+        .arg(&peers.node_modules)
+        .args([&calls.to_string(), "http", url]);
+    let (code, out, err) = run(c);
+    assert_eq!(code, Some(0), "the TypeScript client failed: {out}\n{err}");
+    let counts: Vec<usize> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("CALL "))
+        .filter_map(|l| l.split(' ').nth(2)?.parse().ok())
+        .collect();
+    assert_eq!(counts.len(), calls, "{out}");
+    counts
+}
+
+/// The TypeScript SDK drops a call's progress handler with its result: over HTTP the
+/// recorded progress events go out before the result, which leaves in a write of its
+/// own, and every callback fires.
+#[test]
+fn the_typescript_sdk_client_gets_every_progress_callback_over_http() {
+    let peers = Peers::get();
+    let sb = Sandbox::new();
+    let (_server, url) = everything(&peers, "streamableHttp");
+    let dir = sb.path("traces");
+    let rec = recorder(&url, &dir);
+    let calls = 4;
+    ts_progress_http(&peers, calls, &rec.url);
+    assert_eq!(rec.stop().code(), Some(0));
+    let trace = only_trace(&dir);
+    let progress = trace_lines(&trace)
+        .iter()
+        .filter(|l| l["raw"]["method"] == "notifications/progress")
+        .count();
+    assert_eq!(progress, 3 * calls);
+    for run in 0..5 {
+        let play = Player::start(&trace, &[]);
+        let counts = ts_progress_http(&peers, calls, &play.url);
+        assert_eq!(counts, vec![3; calls], "replay {run}");
+        assert_clean(play);
+    }
+}
+
+/// The Python SDK re-lists tools after every call that finishes before its tool cache is
+/// filled: live, 8 concurrent calls finishing apart made fewer `tools/list` than a replay
+/// answering at once provokes. Those are answered again, never missed: 20 replays.
+#[test]
+fn python_concurrent_calls_over_http_replay_without_misses() {
+    let peers = Peers::get();
+    let sb = Sandbox::new();
+    let (_server, url) = everything(&peers, "streamableHttp");
+    let dir = sb.path("traces");
+    let rec = recorder(&url, &dir);
+    let concurrent = |url: &str| {
+        let mut c = Command::new(&peers.python);
+        c.arg(Peers::script("concurrent_client.py"))
+            .args(["8", "http", url]);
+        let (code, out, err) = run(c);
+        assert_eq!(code, Some(0), "the client failed against {url}: {err}");
+        assert!(out.ends_with("ALL OK\n"), "{out}");
+        out
+    };
+    let want = concurrent(&rec.url);
+    assert_eq!(rec.stop().code(), Some(0));
+    let trace = only_trace(&dir);
+    let lists = trace_lines(&trace)
+        .iter()
+        .filter(|l| l["dir"] == "in" && l["raw"]["method"] == "tools/list")
+        .count();
+    assert!(lists < 8, "the recording re-listed once per call ({lists})");
+    let mut again = 0;
+    for run in 0..20 {
+        let play = Player::start(&trace, &[]);
+        assert_eq!(concurrent(&play.url), want, "replay {run}");
+        again += assert_clean(play).contains("answered again)") as usize;
+    }
+    assert!(again > 0, "no replay listed more often than the recording");
 }

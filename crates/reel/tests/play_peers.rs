@@ -8,7 +8,11 @@
 //! - the 2026-07-28 `input_required` round trip against reel's own Python SDK server,
 //!   and a client that answers the round differently (client drift, exit 4);
 //! - the MCP Inspector CLI and mcporter replaying their own recordings, and mcporter
-//!   answered from the Inspector's recording.
+//!   answered from the Inspector's recording;
+//! - the TypeScript SDK client's progress callbacks, which only fire when the progress
+//!   reaches it in another read than the call's result (replay delivers them apart);
+//! - the Python client's concurrent calls, after which it re-lists tools as its timing
+//!   makes it (replay answers list reads again).
 //!
 //! Peers come from `$REEL_PEERS`, else `<workspace>/.peers` (`cargo xtask peers`); when
 //! they are missing the tests fail and say so.
@@ -532,4 +536,100 @@ fn inspector_cli_records_through_reel_as_the_readme_shows() {
     );
     let text = std::fs::read_to_string(&trace).unwrap();
     assert!(text.contains(r#""message":"hi""#), "{text}");
+}
+
+/// The TypeScript SDK client script (`ts_progress_client.mjs`): `calls` long-running
+/// calls over stdio to `server`; the number of progress callbacks each call saw.
+fn ts_progress_stdio(st: &Stage, calls: usize, server: &[&str]) -> Vec<usize> {
+    let mut c = Command::new("node");
+    c.arg(Peers::script("ts_progress_client.mjs"))
+        .arg(&st.peers.node_modules)
+        .args([&calls.to_string(), "stdio", "--"])
+        .args(server)
+        .current_dir(st.sb.tmp.path());
+    progress_counts(&c.output().expect("run node"), calls)
+}
+
+/// The `CALL <i> PROGRESS <n> …` lines of the TypeScript client, as the n of each call.
+fn progress_counts(out: &Output, calls: usize) -> Vec<usize> {
+    let text = stdout(out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the TypeScript client failed: {text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let counts: Vec<usize> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("CALL "))
+        .filter_map(|l| l.split(' ').nth(2)?.parse().ok())
+        .collect();
+    assert_eq!(counts.len(), calls, "{text}");
+    counts
+}
+
+/// The TypeScript SDK drops a call's progress handler when its result arrives and runs
+/// notification handlers a microtask later: written in one chunk with the result, the
+/// recorded progress reached none of them (and play reported success). Replayed, every
+/// callback fires, run after run.
+#[test]
+fn the_typescript_sdk_client_gets_every_progress_callback_over_stdio() {
+    let st = Stage::new();
+    let everything = st.peers.node_module(EVERYTHING);
+    let rec = st.rec_script(&["node", everything.to_str().unwrap(), "stdio"]);
+    let calls = 4;
+    // Live, the client may lose the last progress itself (the server writes it and the
+    // result back to back); the recording holds all of it.
+    ts_progress_stdio(&st, calls, &[rec.to_str().unwrap()]);
+    let trace = st.recorded();
+    let recorded = std::fs::read_to_string(&trace).unwrap();
+    assert_eq!(
+        recorded
+            .matches(r#""method":"notifications/progress""#)
+            .count(),
+        3 * calls
+    );
+    for run in 0..5 {
+        let name = format!("run{run}");
+        let play = st.play_script(&name, &trace, &[]);
+        let counts = ts_progress_stdio(&st, calls, &[play.to_str().unwrap()]);
+        assert_eq!(counts, vec![3; calls], "replay {run}");
+        assert_clean(&st.played(&name));
+    }
+}
+
+/// The Python SDK lists tools after every call that finishes before its tool cache is
+/// filled: live, 8 concurrent calls finishing apart made one `tools/list`; replayed at
+/// once, up to 8, and the extra ones missed (exit 3, the client raised). List reads are
+/// now answered again from their last recorded answer: 20 replays, no miss.
+#[test]
+fn python_concurrent_calls_replay_without_misses_when_the_client_lists_more_often() {
+    let st = Stage::new();
+    let client = Peers::script("concurrent_client.py");
+    let client = client.to_str().unwrap();
+    let everything = st.peers.node_module(EVERYTHING);
+    let rec = st.rec_script(&["node", everything.to_str().unwrap(), "stdio"]);
+    let live = st.python(&[client, "8", "stdio", "--", rec.to_str().unwrap()]);
+    let want = stdout(&live);
+    assert!(want.ends_with("ALL OK\n"), "{want}");
+    let trace = st.recorded();
+    let lists = replay_lines(&trace)
+        .iter()
+        .filter(|(d, _, m, _)| d == "in" && m == "tools/list")
+        .count();
+    assert!(
+        lists < 8,
+        "the recording re-listed once per call ({lists}): the calls did not finish apart"
+    );
+    let mut again = 0;
+    for run in 0..20 {
+        let name = format!("run{run}");
+        let play = st.play_script(&name, &trace, &[]);
+        let replay = st.python(&[client, "8", "stdio", "--", play.to_str().unwrap()]);
+        assert_eq!(stdout(&replay), want, "replay {run}");
+        let played = st.played(&name);
+        assert_clean(&played);
+        again += played.stderr.contains("answered again)") as usize;
+    }
+    assert!(again > 0, "no replay listed more often than the recording");
 }

@@ -12,8 +12,11 @@
 //! - A route ends with its `last` message or when a server closes it; a reply body
 //!   dropped by the client before its last message tells the tape server (the request
 //!   is cancelled, as 2026-07-28 cancels by closing the stream).
+//! - An answer delivered apart ([`ClientOut::deliver_apart`]: recorded messages of its
+//!   exchange preceded it) leaves in a write of its own: its reply body yields once
+//!   before it, so the events before it are flushed to the connection first.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::io;
 use std::pin::Pin;
@@ -41,6 +44,8 @@ pub(super) struct Out {
     /// The JSON text, or (`framed`) a whole SSE event.
     pub(super) text: Bytes,
     pub(super) framed: bool,
+    /// Written apart from what its route carried before.
+    pub(super) apart: bool,
 }
 
 impl Out {
@@ -243,10 +248,24 @@ impl TapeLink {
 pub(super) struct HttpOut {
     pub(super) routes: Arc<Routes>,
     pub(super) link: Arc<TapeLink>,
+    /// Reply routes whose next message is delivered apart.
+    pub(super) apart: HashSet<u64>,
 }
 
 impl HttpOut {
-    fn deliver(&mut self, out: Out) {
+    pub(super) fn new(routes: Arc<Routes>, link: Arc<TapeLink>) -> HttpOut {
+        HttpOut {
+            routes,
+            link,
+            apart: HashSet::new(),
+        }
+    }
+
+    fn deliver(&mut self, mut out: Out) {
+        // Nearly always empty: no hashing on the common path.
+        if let (Route::Reply(n), false) = (out.dest.route, self.apart.is_empty()) {
+            out.apart = self.apart.remove(&n);
+        }
         match out.dest.route {
             Route::Reply(n) => {
                 self.routes.send(n, out);
@@ -269,6 +288,7 @@ impl ClientOut for HttpOut {
             dest,
             text,
             framed: false,
+            apart: false,
         });
         Ok(())
     }
@@ -283,6 +303,7 @@ impl ClientOut for HttpOut {
             },
             text: Bytes::new(),
             framed: true,
+            apart: false,
         });
     }
 
@@ -292,6 +313,7 @@ impl ClientOut for HttpOut {
             dest,
             text,
             framed: true,
+            apart: false,
         });
         Ok(())
     }
@@ -302,8 +324,16 @@ impl ClientOut for HttpOut {
 
     fn close(&mut self, route: Route) {
         if let Route::Reply(n) = route {
+            self.apart.remove(&n);
             self.routes.remove(n);
         }
+    }
+
+    fn deliver_apart(&mut self, route: Route) -> io::Result<()> {
+        if let Route::Reply(n) = route {
+            self.apart.insert(n);
+        }
+        Ok(())
     }
 }
 
@@ -343,6 +373,9 @@ pub(super) enum Reply {
         rx: UnboundedReceiver<Out>,
         done: bool,
         guard: GoneGuard,
+        /// An event delivered apart, held back one poll so what came before it is
+        /// flushed first.
+        held: Option<Bytes>,
     },
 }
 
@@ -378,9 +411,13 @@ impl Body for Reply {
                 rx,
                 done,
                 guard,
+                held,
             } => {
                 // An empty frame would end a chunked body: never send one.
                 if let Some(b) = first.take().filter(|b| !b.is_empty()) {
+                    return Poll::Ready(Some(Ok(Frame::data(b))));
+                }
+                if let Some(b) = held.take() {
                     return Poll::Ready(Some(Ok(Frame::data(b))));
                 }
                 loop {
@@ -394,9 +431,17 @@ impl Body for Reply {
                                 guard.disarm();
                             }
                             let ev = out.event();
-                            if !ev.is_empty() {
-                                return Poll::Ready(Some(Ok(Frame::data(ev))));
+                            if ev.is_empty() {
+                                continue;
                             }
+                            if out.apart {
+                                // Pending makes the connection flush what it holds;
+                                // the wake brings it back for this event at once.
+                                *held = Some(ev);
+                                cx.waker().wake_by_ref();
+                                return Poll::Pending;
+                            }
+                            return Poll::Ready(Some(Ok(Frame::data(ev))));
                         }
                         Poll::Ready(None) => {
                             // The tape server closed the route (cancelled, or stopping).
@@ -419,5 +464,58 @@ impl Body for Reply {
             Reply::Whole(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             _ => SizeHint::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tape::Via;
+
+    fn data(p: Poll<Option<Result<Frame<Bytes>, Infallible>>>) -> Option<String> {
+        match p {
+            Poll::Ready(Some(Ok(f))) => f
+                .into_data()
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            Poll::Ready(None) => None,
+            Poll::Pending => Some("(pending)".into()),
+        }
+    }
+
+    /// The answer a tape server delivers apart is marked on its route alone, and its
+    /// event stream yields once before it (the connection flushes the progress first).
+    #[test]
+    fn an_answer_delivered_apart_leaves_after_the_events_before_it() {
+        let routes = Arc::new(Routes::default());
+        let (n, rx) = routes.reply();
+        let mut out = HttpOut::new(Arc::clone(&routes), Arc::default());
+        let dest = |last| Dest {
+            route: Route::Reply(n),
+            last,
+            via: Via::default(),
+        };
+        out.message(dest(false), &[br#"{"method":"notifications/progress"}"#])
+            .unwrap();
+        out.deliver_apart(Route::Reply(n)).unwrap();
+        out.deliver_apart(Route::Reply(n + 1)).unwrap();
+        out.message(dest(true), &[br#"{"id":1,"result":{}}"#])
+            .unwrap();
+        let mut body = Reply::Events {
+            first: None,
+            rx,
+            done: false,
+            guard: GoneGuard { armed: None },
+            held: None,
+        };
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut poll = || data(Pin::new(&mut body).poll_frame(&mut cx));
+        assert!(poll().is_some_and(|e| e.contains("notifications/progress")));
+        assert_eq!(poll().as_deref(), Some("(pending)"));
+        assert!(poll().is_some_and(|e| e.contains(r#""result""#)));
+        assert_eq!(poll(), None);
+        assert_eq!(out.apart, HashSet::from([n + 1]));
+        out.close(Route::Reply(n + 1));
+        assert!(out.apart.is_empty());
     }
 }

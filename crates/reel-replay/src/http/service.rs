@@ -380,6 +380,7 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
             rx,
             done,
             guard,
+            held: None,
         };
         let mut r = with_type(respond(StatusCode::OK, body), "text/event-stream");
         r.headers_mut()

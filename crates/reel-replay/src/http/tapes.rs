@@ -306,10 +306,7 @@ impl Tapes {
             slot.done = true;
             backlog.push(Update::Done(missing_tape()));
         }
-        let client = HttpOut {
-            routes: Arc::clone(&self.routes),
-            link: Arc::clone(&slot.link),
-        };
+        let client = HttpOut::new(Arc::clone(&self.routes), Arc::clone(&slot.link));
         let mut opts = self.opts.clone();
         opts.session = k as usize;
         let record = lock(&self.record).clone().map(|r| {

@@ -1,4 +1,5 @@
-//! Where the server's events come from, and the one platform-specific piece of `play`.
+//! Where the server's events come from, and one of the two platform-specific pieces of
+//! `play` (the other: how much of stdout the client has not read, in `out`).
 //!
 //! The index and the live server of `--subset` run on threads and send their events over
 //! a channel. The client's input is read one of two ways:

@@ -369,7 +369,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 return;
             }
             self.tape.pop_unsolicited();
-            self.emit_item(None, item);
+            let _ = self.emit_item(None, item);
         }
     }
 

@@ -28,6 +28,9 @@ pub(super) struct Job {
     pub(super) state: JobState,
     /// Where its messages go ([`Route::Reply`]).
     pub(super) route: u64,
+    /// Recorded messages of its exchange went to the client: the answer is delivered
+    /// apart from them ([`ClientOut::deliver_apart`]).
+    pub(super) sent_before_answer: bool,
 }
 
 pub(super) struct ServerRequest {
@@ -88,6 +91,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 self.retry_drift(&inc, ex);
                 self.start_job(inc, ex);
             }
+            Lookup::Again(ex) => self.answer_again(inc, ex),
             Lookup::NotYet => {
                 if !strict && self.generic(&inc) {
                     return None;
@@ -105,9 +109,25 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         None
     }
 
+    /// A list read past its recorded answers: the last equal one's answer again (only
+    /// the answer: what the server sent while answering it was news once).
+    fn answer_again(&mut self, inc: Incoming, ex: u32) {
+        match self.tape.exchange(ex).response {
+            Some(r) => {
+                self.respond(inc.route, &inc.id_raw, None, r);
+                self.summary.answered_again += 1;
+            }
+            // The matcher only answers again with an answer; never leave one unanswered.
+            None => {
+                let reason = self.miss_reason(&inc);
+                self.miss(inc, reason);
+            }
+        }
+    }
+
     /// A generic answer for what any server answers alike; false when there is none.
     pub(super) fn generic(&mut self, inc: &Incoming) -> bool {
-        if GENERIC_METHODS.contains(&inc.method.as_str()) {
+        if methods::request_class(&inc.method) == methods::RequestClass::AnsweredAlike {
             let text = splice::response(&inc.id_raw, "result", "{}");
             self.send(Dest::answer(inc.route), &text, "tape", false);
             self.summary.generic += 1;
@@ -158,6 +178,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 negotiate,
                 state: JobState::Running,
                 route: inc.route,
+                sent_before_answer: false,
             },
         );
         self.advance(id);
@@ -203,6 +224,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 Next::WaitIndex => return self.set_state(id, JobState::WaitIndex),
                 Next::Unanswerable => return self.unanswerable(id),
             };
+            let apart = job.sent_before_answer.then_some(job.route);
             let waiting_for_client =
                 !self.input_closed && job.awaiting.iter().any(|(_, s)| *s < seq);
             if waiting_for_client {
@@ -223,12 +245,18 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             self.set_state(id, JobState::Running);
             match next {
                 Next::Item(item) => {
-                    self.emit_item(Some(id), item);
+                    let sent = self.emit_item(Some(id), item);
                     if let Some(j) = self.jobs.get_mut(&id) {
                         j.step += 1;
+                        j.sent_before_answer |= sent;
                     }
                 }
-                Next::Response(r) => return self.emit_response(id, r),
+                Next::Response(r) => {
+                    if let Some(route) = apart {
+                        self.deliver_apart(route);
+                    }
+                    return self.emit_response(id, r);
+                }
                 _ => return,
             }
         }
@@ -300,9 +328,23 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         }
     }
 
+    /// What went to `route` so far reaches the client before anything more: a live
+    /// server sent the answer after the messages that preceded it, and a client may
+    /// only handle those while the call is still open.
+    fn deliver_apart(&mut self, route: u64) {
+        if self.client_gone {
+            return;
+        }
+        if let Err(e) = self.client.deliver_apart(Route::Reply(route)) {
+            if self.client_error(e).is_err() {
+                self.client_gone = true;
+            }
+        }
+    }
+
     /// A recorded server message, to the client: notifications verbatim (progress with
-    /// the live token), server requests with a fresh id.
-    pub(super) fn emit_item(&mut self, job: Option<u64>, item: Item) {
+    /// the live token), server requests with a fresh id. True when something was sent.
+    pub(super) fn emit_item(&mut self, job: Option<u64>, item: Item) -> bool {
         let token = job
             .and_then(|j| self.jobs.get(&j))
             .map(|j| j.token_raw.clone());
@@ -319,12 +361,16 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             ItemKind::Notification { progress: true } => {
                 // A client that asked for no progress gets none (strict clients reject
                 // tokens they did not hand out).
-                let Some(Some(token)) = token else { return };
+                let Some(Some(token)) = token else {
+                    return false;
+                };
                 if let Some(Some(text)) =
                     self.with_raw(item.at, |raw| splice::with_progress_token(raw, &token))
                 {
                     self.send(dest, &text, "tape", false);
+                    return true;
                 }
+                false
             }
             ItemKind::Notification { progress: false } => {
                 if let Some(mut text) = self.with_raw(item.at, str::to_owned) {
@@ -336,7 +382,9 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                         }
                     }
                     self.send(dest, &text, "tape", false);
+                    return true;
                 }
+                false
             }
             ItemKind::Event => {
                 let mut buf = std::mem::take(&mut self.scratch);
@@ -345,11 +393,13 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                     Err(_) => None,
                 };
                 self.scratch = buf;
+                // A priming event carries no message: nothing for the client to handle.
                 if let Some(ev) = event {
                     if !self.client_gone && self.client.raw_event(dest, &ev).is_err() {
                         self.client_gone = true;
                     }
                 }
+                false
             }
             ItemKind::Request { exchange } => {
                 let n = self.next_server_id;
@@ -365,7 +415,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                     let recorded_id = splice::Members::parse(raw)?.get("id")?.trim().to_owned();
                     Some((splice::with_id(raw, &fresh_raw)?, recorded_id))
                 }) else {
-                    return;
+                    return false;
                 };
                 self.server_ids.insert(recorded_id, fresh_raw);
                 if let (Some(j), Some(r)) = (job, self.tape.exchange(exchange).response) {
@@ -382,6 +432,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                     },
                 );
                 self.send(dest, &text, "tape", false);
+                true
             }
         }
     }

@@ -32,7 +32,7 @@ mod shared_tape;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, mpsc};
@@ -59,6 +59,7 @@ use crate::tape::{IdSplice, IndexSpec, Item, ItemKind, LineLoc, TapeFiles, Updat
 use self::feed::{Feed, Notifier};
 pub(crate) use self::incoming::{Incoming, Parsed, parse_live};
 use self::jobs::{Job, JobState, ServerRequest};
+pub use self::out::DELIVERY_WAIT;
 use self::out::LineOut;
 pub(crate) use self::out::{ClientOut, Dest, Route};
 pub(crate) use self::record::{RecordTo, Recorder};
@@ -71,8 +72,6 @@ pub const MAX_LINE: usize = 64 << 20;
 pub const CANDIDATES_SCANNED: usize = 1000;
 /// Index warnings printed (the rest are counted).
 pub const WARNINGS_SHOWN: usize = 5;
-/// Methods every server answers alike; a generic success when the tape has none.
-pub const GENERIC_METHODS: [&str; 2] = ["ping", "logging/setLevel"];
 
 /// `--pace`: replay the recorded timing, `speed` times faster (1 = as recorded).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -226,24 +225,23 @@ pub fn play(
     output: impl Write,
     diag: &mut dyn Write,
 ) -> Result<Summary, PlayError> {
-    serve(opts, Some(Box::new(input)), output, diag)
+    serve(opts, Some(Box::new(input)), output, false, diag)
 }
 
-/// [`play`] on this process's stdin, read on the serving thread where the platform
-/// allows (a `poll` on stdin instead of a reader thread): the fastest way to serve a
-/// client over stdio.
-pub fn play_stdio(
-    opts: PlayOptions,
-    output: impl Write,
-    diag: &mut dyn Write,
-) -> Result<Summary, PlayError> {
-    serve(opts, None, output, diag)
+/// [`play`] on this process's stdin and stdout, stdin read on the serving thread where
+/// the platform allows (a `poll` on stdin instead of a reader thread): the fastest way
+/// to serve a client over stdio. Where the platform tells how much of stdout the client
+/// has not read yet, an answer that recorded messages preceded waits until the client
+/// has read them (at most [`DELIVERY_WAIT`]).
+pub fn play_stdio(opts: PlayOptions, diag: &mut dyn Write) -> Result<Summary, PlayError> {
+    serve(opts, None, io::stdout(), true, diag)
 }
 
 fn serve(
     opts: PlayOptions,
     input: Option<Box<dyn Read + Send>>,
     output: impl Write,
+    watch_stdout: bool,
     diag: &mut dyn Write,
 ) -> Result<Summary, PlayError> {
     let files = TapeFiles::open(&opts.trace)?;
@@ -283,7 +281,7 @@ fn serve(
         None => None,
     };
     spawn_indexer(&opts, notifier);
-    let client = LineOut(BufWriter::with_capacity(1 << 16, output));
+    let client = LineOut::new(output, watch_stdout);
     let record = recorder.clone().map(|r| RecordTo::new(r, None));
     let mut server = Server::new(opts, files, shared.norm, client, diag, record, live);
     server.run(&mut feed)?;
@@ -811,6 +809,70 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    /// A `Write` that keeps each write the server made apart.
+    #[derive(Clone, Default)]
+    struct Writes(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl Write for Writes {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| io::ErrorKind::Other)?
+                .push(String::from_utf8_lossy(b).into_owned());
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn writes_for(tape: &str, input: &str) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, tape).unwrap();
+        let out = Writes::default();
+        let summary = play(
+            PlayOptions::new(&path),
+            io::Cursor::new(input.as_bytes().to_vec()),
+            out.clone(),
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(summary.missed, 0);
+        out.0.lock().unwrap().clone()
+    }
+
+    const META: &str = r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z"}"#;
+
+    /// The result that recorded progress preceded is written apart from that progress
+    /// (a client may drop the call's progress handler on its result before handling
+    /// what came in the same read); answers without such messages are not split.
+    #[test]
+    fn an_answer_after_progress_is_written_apart_and_plain_answers_together() {
+        let tape = format!(
+            "{META}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n",
+            r#"{"t":"2026-01-01T00:00:00.001Z","dir":"in","raw":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}}"#,
+            r#"{"t":"2026-01-01T00:00:00.002Z","dir":"out","raw":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}}"#,
+            r#"{"t":"2026-01-01T00:00:00.003Z","dir":"out","raw":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}}"#,
+            r#"{"t":"2026-01-01T00:00:00.004Z","dir":"out","raw":{"jsonrpc":"2.0","id":1,"result":{"slow":true}}}"#,
+            r#"{"t":"2026-01-01T00:00:00.005Z","dir":"in","raw":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fast"}}}"#,
+            r#"{"t":"2026-01-01T00:00:00.006Z","dir":"out","raw":{"jsonrpc":"2.0","id":2,"result":{"fast":1}}}"#,
+            r#"{"t":"2026-01-01T00:00:00.007Z","dir":"in","raw":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fast","arguments":{"again":true}}}}"#,
+        ) + r#"{"t":"2026-01-01T00:00:00.008Z","dir":"out","raw":{"jsonrpc":"2.0","id":3,"result":{"fast":2}}}"#
+            + "\n";
+        let slow = r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}"#;
+        let writes = writes_for(&tape, &format!("{slow}\n"));
+        assert_eq!(writes.len(), 2, "{writes:?}");
+        assert_eq!(writes[0].matches("notifications/progress").count(), 2);
+        assert!(writes[1].contains(r#""slow":true"#), "{writes:?}");
+
+        // Two plain calls that arrive together are answered in one write.
+        let fast = r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"fast"}}"#;
+        let again = r#"{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"fast","arguments":{"again":true}}}"#;
+        let writes = writes_for(&tape, &format!("{fast}\n{again}\n"));
+        assert_eq!(writes.len(), 1, "{writes:?}");
     }
 
     /// The library entry point with any reader as input (the reader-thread feed), a

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use reel_mcp::normalize::{Pointer, rules_help};
 use reel_replay::http::{HttpPlay, ListenOptions};
+use reel_replay::matcher::match_rules_help;
 use reel_replay::{Pace, PlayError, PlayOptions, Subset};
 
 use crate::cmd::trace_arg::RunDir;
@@ -30,8 +31,8 @@ pub struct Args {
     #[command(flatten)]
     runs: RunDir,
 
-    /// Requests must come in recorded order (mcporter's semantics); no generic answers
-    /// for ping or logging/setLevel.
+    /// Requests must come in recorded order (mcporter's semantics), each recorded answer
+    /// used once: no generic answers, no list read answered again.
     #[arg(long)]
     strict: bool,
 
@@ -91,17 +92,25 @@ fn parse_pointer(s: &str) -> Result<Pointer, String> {
 fn long_help() -> String {
     format!(
         "\
-Matching: a request takes the earliest unused recorded exchange with the same method and
-equal params after normalisation; identical repeated calls take their recorded answers in
-order; reordered and concurrent calls match freely (--strict: recorded order). Answers
-carry the live id; recorded notifications are re-sent before the result they preceded
-(progress with the live token); recorded server->client requests (sampling, elicitation,
-roots) are sent with fresh ids and the client's answers compared with the recorded ones
-(client drift); notifications/cancelled stops an exchange. initialize and server/discover
-are answered from the tape, the protocol version negotiated (the client's when the
-recorded server is known to support it); a tape recorded with a legacy-only client
-refuses server/discover with -32601 as a legacy server does. ping and logging/setLevel get
-an empty result when the tape holds none (not with --strict).
+Matching rules, in the order they are tried (--strict: requests must come in recorded
+order and each recorded answer is used once):
+{match_rules}
+
+Answers carry the live id; recorded notifications are re-sent before the result they
+preceded (progress with the live token); recorded server->client requests (sampling,
+elicitation, roots) are sent with fresh ids and the client's answers compared with the
+recorded ones (client drift); notifications/cancelled stops an exchange. initialize and
+server/discover are answered from the tape, the protocol version negotiated (the client's
+when the recorded server is known to support it).
+
+Delivery: answers are written as soon as they are ready, what is ready together in one
+write, except where a client can tell the difference: a result that recorded messages of
+its exchange preceded (progress, logging) is written apart from them, after them, and
+over stdio on Linux only once the client has read them (the unread bytes of the stdout
+pipe or socket; waiting at most {wait} ms, then written anyway). Over HTTP it leaves in
+a write of its own on the request's event stream. A live server sent them apart, and
+clients may drop a call's progress handler on its result before handling what came in
+the same read (the TypeScript SDK does). --pace replays the recorded gaps as well.
 
 Normalisation rules (what may differ between honest runs), in order:
 {rules}
@@ -145,7 +154,9 @@ Exit codes:
   69   the live server of --subset cannot be started
   70   internal error (a bug: please report it)
   73   the --record trace cannot be created",
-        rules = rules_help().trim_end()
+        rules = rules_help().trim_end(),
+        match_rules = match_rules_help().trim_end(),
+        wait = reel_replay::server::DELIVERY_WAIT.as_millis(),
     )
 }
 
@@ -182,7 +193,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     };
     let result = match &args.listen {
         Some(listen) => serve_http(opts, listen, args.allow_host),
-        None => reel_replay::play_stdio(opts, std::io::stdout(), &mut std::io::stderr()),
+        None => reel_replay::play_stdio(opts, &mut std::io::stderr()),
     };
     match result {
         Ok(summary) => Ok(summary.exit_code(args.lenient)),
