@@ -156,14 +156,10 @@ mod tests {
             assert_eq!(request_class(m), RequestClass::Other, "{m}");
         }
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn a_call_names_its_tool_prompt_or_resource() {
+        use super::call_subject;
         let p = |v: &str| -> serde_json::Value { serde_json::from_str(v).unwrap() };
         assert_eq!(
             call_subject("tools/call", &p(r#"{"name":"add"}"#)),
