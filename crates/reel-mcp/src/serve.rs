@@ -60,6 +60,19 @@ pub async fn stopped(mut rx: watch::Receiver<bool>) {
     }
 }
 
+/// Binds `listen` (`IP:PORT`; port 0 for a free one) for an accept loop: a non-blocking
+/// std listener (the runtime adopts it) and the address it got. The error says what is
+/// wrong, for the caller to name the flag.
+pub fn bind(listen: &str) -> Result<(std::net::TcpListener, std::net::SocketAddr), String> {
+    let addr: std::net::SocketAddr = listen
+        .parse()
+        .map_err(|_| "not an IP:PORT address".to_owned())?;
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| e.to_string())?;
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    Ok((listener, local))
+}
+
 /// The runtime of a listener: `configured` worker threads (0: one per core, at most 4;
 /// one: a current-thread runtime), threads named `name`.
 pub fn runtime(configured: usize, name: &str) -> io::Result<tokio::runtime::Runtime> {

@@ -227,21 +227,10 @@ impl HttpRecorder {
                 host: url.host.clone(),
                 error: e.to_string(),
             })?;
-        let listen_err = |error: String| HttpError::Listen {
+        let (listener, local) = serve::bind(&config.listen).map_err(|error| HttpError::Listen {
             addr: config.listen.clone(),
             error,
-        };
-        let addr: SocketAddr = config
-            .listen
-            .parse()
-            .map_err(|_| listen_err("not an IP:PORT address".to_owned()))?;
-        let listener = StdListener::bind(addr).map_err(|e| listen_err(e.to_string()))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| listen_err(e.to_string()))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| listen_err(e.to_string()))?;
+        })?;
         let upstream_shown = note::redact_path(&config.redactor, &config.url);
         let command = config.redactor.redact_command(&[
             "reel".to_owned(),

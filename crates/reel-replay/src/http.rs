@@ -157,21 +157,10 @@ impl HttpPlay {
         TapeFiles::open(&opts.trace)?;
         let diag: Diag = Arc::new(Mutex::new(diag));
         let shared = Shared::new(&opts, &mut LineDiag::new(diag.clone()));
-        let listen_err = |error: String| PlayError::Listen {
+        let (listener, local) = serve::bind(&listen.listen).map_err(|error| PlayError::Listen {
             addr: listen.listen.clone(),
             error,
-        };
-        let addr: SocketAddr = listen
-            .listen
-            .parse()
-            .map_err(|_| listen_err("not an IP:PORT address".to_owned()))?;
-        let listener = StdListener::bind(addr).map_err(|e| listen_err(e.to_string()))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| listen_err(e.to_string()))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| listen_err(e.to_string()))?;
+        })?;
         let path = shared
             .head
             .as_ref()
