@@ -159,17 +159,8 @@ pub struct Counts {
     pub structural: u64,
 }
 
-/// The overall outcome.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// No drift (exit 0).
-    Identical,
-    /// Output drift only (exit 1).
-    Output,
-    /// Structural drift (exit 2).
-    Structural,
-}
+/// The overall outcome: the one drift verdict of `reel_mcp::drift`.
+pub use reel_mcp::drift::Verdict;
 
 /// A drift shown in full: every differing pointer and both payloads pretty-printed
 /// (normalised, as compared).
@@ -218,15 +209,6 @@ impl Report {
             Verdict::Output
         } else {
             Verdict::Identical
-        }
-    }
-
-    /// 0 identical, 1 output drift only, 2 structural drift.
-    pub fn exit_code(&self) -> u8 {
-        match self.verdict() {
-            Verdict::Identical => 0,
-            Verdict::Output => 1,
-            Verdict::Structural => 2,
         }
     }
 

@@ -62,6 +62,8 @@ pub struct TextOptions {
     pub all: bool,
     /// ANSI colour.
     pub color: bool,
+    /// The exit code the verdict gets (the CLI owns the table), shown in the summary.
+    pub exit_code: u8,
 }
 
 struct Paint {
@@ -186,10 +188,10 @@ pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> 
         }
     }
     writeln!(w)?;
-    writeln!(w, "{}", verdict_line(r, &paint))
+    writeln!(w, "{}", verdict_line(r, &paint, opts.exit_code))
 }
 
-fn verdict_line(r: &Report, paint: &Paint) -> String {
+fn verdict_line(r: &Report, paint: &Paint, exit_code: u8) -> String {
     let c = &r.counts;
     let head = match r.verdict() {
         Verdict::Identical => paint.p("1;32", "identical"),
@@ -210,7 +212,7 @@ fn verdict_line(r: &Report, paint: &Paint) -> String {
         "{} output drift, {} structural",
         c.output, c.structural
     ));
-    format!("{head} (exit {}): {}", r.exit_code(), parts.join("; "))
+    format!("{head} (exit {exit_code}): {}", parts.join("; "))
 }
 
 fn full_drift(
@@ -363,7 +365,7 @@ fn clip(line: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The JSON document (`reel.diff/1`, see the module docs).
-pub fn json(r: &Report) -> Value {
+pub fn json(r: &Report, exit_code: u8) -> Value {
     let drifts: Vec<Value> = r
         .drifts
         .iter()
@@ -397,7 +399,7 @@ pub fn json(r: &Report) -> Value {
     json!({
         "schema": "reel.diff/1",
         "verdict": r.verdict(),
-        "exitCode": r.exit_code(),
+        "exitCode": exit_code,
         "a": r.a,
         "b": r.b,
         "counts": r.counts,
@@ -426,8 +428,8 @@ fn escape(s: &str, property: bool) -> String {
     out
 }
 
-/// Writes GitHub annotation lines.
-pub fn github(r: &Report, w: &mut dyn Write) -> io::Result<()> {
+/// Writes GitHub annotation lines, then the verdict with `exit_code`.
+pub fn github(r: &Report, exit_code: u8, w: &mut dyn Write) -> io::Result<()> {
     for d in &r.drifts {
         let level = match d.class {
             Class::Structural => "error",
@@ -451,5 +453,9 @@ pub fn github(r: &Report, w: &mut dyn Write) -> io::Result<()> {
             escape(&format!("{}: {}", d.subject, d.summary), false)
         )?;
     }
-    writeln!(w, "reel diff: {}", verdict_line(r, &Paint { on: false }))
+    writeln!(
+        w,
+        "reel diff: {}",
+        verdict_line(r, &Paint { on: false }, exit_code)
+    )
 }

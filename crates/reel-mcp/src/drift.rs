@@ -39,6 +39,39 @@ impl Class {
     }
 }
 
+/// What a comparison of two runs found, all drifts together: the worst class, or none.
+/// The CLI maps it to an exit code (0, 1, 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// No drift.
+    Identical,
+    /// Output drift only.
+    Output,
+    /// Structural drift.
+    Structural,
+}
+
+impl Verdict {
+    /// The verdict of drifts whose worst class is `worst`.
+    pub fn of(worst: Option<Class>) -> Verdict {
+        match worst {
+            None => Verdict::Identical,
+            Some(Class::Output) => Verdict::Output,
+            Some(Class::Structural) => Verdict::Structural,
+        }
+    }
+
+    /// `same`, `output-drift`, `structural-drift`: the verdict as a report says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Identical => "same",
+            Verdict::Output => "output-drift",
+            Verdict::Structural => "structural-drift",
+        }
+    }
+}
+
 /// What kind of drift it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]

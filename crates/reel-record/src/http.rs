@@ -165,20 +165,6 @@ pub enum HttpError {
     Runtime(std::io::Error),
 }
 
-impl HttpError {
-    /// The exit code the CLI uses: 64 usage, 66 an unreadable CA file, 69 the upstream
-    /// cannot be resolved, 73 the trace, 70 the rest.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            HttpError::Url(UrlError::Ca { .. }) => 66,
-            HttpError::Url(_) | HttpError::Listen { .. } => 64,
-            HttpError::Resolve { .. } => 69,
-            HttpError::Trace(e) if e.is_output() => 73,
-            _ => 70,
-        }
-    }
-}
-
 /// The result of a run.
 #[derive(Debug)]
 pub struct HttpOutcome {

@@ -111,10 +111,7 @@ pub enum ChildEnd {
 /// The result of a session.
 #[derive(Debug)]
 pub struct Outcome {
-    /// The status to exit with: the server's code, 128+N for signal N, 127 if it could
-    /// not start.
-    pub exit_code: u8,
-    /// How the server ended.
+    /// How the server ended (the CLI exits with its status).
     pub child: ChildEnd,
     /// The trace file, when it is one.
     pub path: Option<PathBuf>,
@@ -262,7 +259,6 @@ impl StdioRecorder {
                 let counts = writer.counts();
                 let trace_error = writer.finish(Ending::ExitCode(127), Timestamp::now()).err();
                 return Ok(Outcome {
-                    exit_code: 127,
                     child: ChildEnd::NotStarted(e),
                     path,
                     counts,
@@ -325,7 +321,6 @@ impl StdioRecorder {
         let counts = recorder.counts();
         let trace_error = recorder.finish(Ending::ExitCode(i64::from(code)), Timestamp::now());
         Ok(Outcome {
-            exit_code: u8::try_from(code).unwrap_or(1),
             child: match signal {
                 Some(s) => ChildEnd::Signaled(s),
                 None => ChildEnd::Exited(code),

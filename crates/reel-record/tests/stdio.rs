@@ -8,7 +8,7 @@ use std::os::fd::FromRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use reel_record::{Notice, Outcome, StdioConfig, StdioRecorder, TraceTarget, WhenBehind};
+use reel_record::{ChildEnd, Notice, Outcome, StdioConfig, StdioRecorder, TraceTarget, WhenBehind};
 use reel_trace::line::parse_line;
 use reel_trace::redact::Redactor;
 use reel_trace::{Line, Timestamp};
@@ -142,7 +142,11 @@ fn a_trace_that_cannot_keep_up_slows_the_traffic_and_loses_nothing() {
             assert!(rest.is_empty(), "nothing beyond the echoes");
         },
     );
-    assert_eq!(outcome.exit_code, 0);
+    assert!(
+        matches!(outcome.child, ChildEnd::Exited(0)),
+        "{:?}",
+        outcome.child
+    );
     assert_eq!(behind.load(Ordering::SeqCst), 1, "said once");
     assert_eq!(outcome.dropped, (0, 0));
     assert_eq!(
@@ -176,7 +180,11 @@ fn with_drop_when_behind_lines_are_dropped_and_counted_in_a_gap() {
             }
         },
     );
-    assert_eq!(outcome.exit_code, 0);
+    assert!(
+        matches!(outcome.child, ChildEnd::Exited(0)),
+        "{:?}",
+        outcome.child
+    );
     let (dropped_lines, dropped_bytes) = outcome.dropped;
     assert!(dropped_lines > 0);
     let gaps: Vec<(u64, u64)> = lines

@@ -28,5 +28,5 @@ pub mod splice;
 pub mod tape;
 pub mod verify;
 
-pub use report::Summary;
+pub use report::{PlayVerdict, Summary};
 pub use server::{Pace, PlayError, PlayOptions, Subset, play, play_stdio};

@@ -24,6 +24,19 @@ pub const REQUEST_CHARS: usize = 240;
 /// `error.code` of a miss whose method the tape knows (an implementation-defined code of
 /// the JSON-RPC server-error range, -32000…-32019, that no MCP revision uses).
 pub const MISS_CODE: i64 = -32010;
+/// What a replay found; the CLI maps it to an exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlayVerdict {
+    /// Every request answered, every server request answered as recorded.
+    Clean,
+    /// Requests the tape could not answer.
+    Misses,
+    /// The client answered a server→client request differently than recorded.
+    ClientDrift,
+    /// `--session` named a session the trace lacks.
+    NoSuchSession,
+}
+
 /// `error.code` of a request whose method the tape never saw (JSON-RPC "method not found").
 pub const UNKNOWN_METHOD_CODE: i64 = reel_mcp::drift::METHOD_NOT_FOUND;
 /// `error.code` for a line that is not JSON.
@@ -206,17 +219,17 @@ impl Summary {
         self.no_such_session |= o.no_such_session;
     }
 
-    /// The exit code: 64 when `--session` named a session the trace lacks, 3 with
-    /// misses (wins over 4), 4 with client drift unless lenient, else 0.
-    pub fn exit_code(&self, lenient: bool) -> u8 {
+    /// What the replay amounts to: a `--session` the trace lacks first, then misses
+    /// (they win over client drift), then client drift unless `lenient`.
+    pub fn verdict(&self, lenient: bool) -> PlayVerdict {
         if self.no_such_session {
-            64
+            PlayVerdict::NoSuchSession
         } else if self.missed > 0 {
-            3
+            PlayVerdict::Misses
         } else if self.client_drift > 0 && !lenient {
-            4
+            PlayVerdict::ClientDrift
         } else {
-            0
+            PlayVerdict::Clean
         }
     }
 
@@ -309,15 +322,15 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn exit_codes_misses_win_over_drift() {
+    fn misses_win_over_client_drift() {
         let mut s = Summary::default();
-        assert_eq!(s.exit_code(false), 0);
+        assert_eq!(s.verdict(false), PlayVerdict::Clean);
         s.client_drift = 1;
-        assert_eq!(s.exit_code(false), 4);
-        assert_eq!(s.exit_code(true), 0);
+        assert_eq!(s.verdict(false), PlayVerdict::ClientDrift);
+        assert_eq!(s.verdict(true), PlayVerdict::Clean);
         s.missed = 1;
-        assert_eq!(s.exit_code(false), 3);
-        assert_eq!(s.exit_code(true), 3);
+        assert_eq!(s.verdict(false), PlayVerdict::Misses);
+        assert_eq!(s.verdict(true), PlayVerdict::Misses);
     }
 
     #[test]

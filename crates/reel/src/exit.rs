@@ -7,25 +7,69 @@ pub const OK: u8 = 0;
 /// Differences of content: output drift, check violations.
 pub const DIFFERENT: u8 = 1;
 /// Structural drift: a call added/removed, a tool gone, a result became an error.
-#[allow(dead_code)]
 pub const STRUCTURAL: u8 = 2;
 /// `play`: requests the tape could not answer.
-#[allow(dead_code)]
 pub const MISSES: u8 = 3;
 /// `play`: the client answered a server→client request differently than recorded.
-#[allow(dead_code)]
 pub const CLIENT_DRIFT: u8 = 4;
 /// Usage error: bad flags or arguments.
 pub const USAGE: u8 = 64;
 /// An input cannot be read (missing, not a trace, unreadable).
 pub const NO_INPUT: u8 = 66;
 /// A live server or upstream cannot be started or reached.
-#[allow(dead_code)]
 pub const UNAVAILABLE: u8 = 69;
 /// Internal error: a bug.
 pub const INTERNAL: u8 = 70;
 /// An output (trace, directory) cannot be created.
 pub const CANT_CREATE: u8 = 73;
+
+/// The code of a drift verdict (`diff`, `verify`): 0 identical, 1 output drift only,
+/// 2 structural drift.
+pub fn of_drift(v: reel_mcp::drift::Verdict) -> u8 {
+    use reel_mcp::drift::Verdict;
+    match v {
+        Verdict::Identical => OK,
+        Verdict::Output => DIFFERENT,
+        Verdict::Structural => STRUCTURAL,
+    }
+}
+
+/// The code of a replay's verdict: 0 clean, 3 misses, 4 client drift, 64 a
+/// `--session` the trace lacks.
+pub fn of_play(v: reel_replay::PlayVerdict) -> u8 {
+    use reel_replay::PlayVerdict;
+    match v {
+        PlayVerdict::Clean => OK,
+        PlayVerdict::Misses => MISSES,
+        PlayVerdict::ClientDrift => CLIENT_DRIFT,
+        PlayVerdict::NoSuchSession => USAGE,
+    }
+}
+
+/// The code of a `rec --url` failure: 64 a bad `--url` or `--listen`, 66 an unreadable
+/// CA file, 69 an upstream that does not resolve, 73 the trace, 70 the rest.
+pub fn of_http_record(e: &reel_record::HttpError) -> u8 {
+    use reel_record::HttpError;
+    use reel_record::http::UrlError;
+    match e {
+        HttpError::Url(UrlError::Ca { .. }) => NO_INPUT,
+        HttpError::Url(_) | HttpError::Listen { .. } => USAGE,
+        HttpError::Resolve { .. } => UNAVAILABLE,
+        HttpError::Trace(e) if e.is_output() => CANT_CREATE,
+        _ => INTERNAL,
+    }
+}
+
+/// The status `rec` exits with: the wrapped server's code, 128+N if it died of signal
+/// N, 127 if it could not start.
+pub fn of_child(end: &reel_record::ChildEnd) -> u8 {
+    use reel_record::ChildEnd;
+    match end {
+        ChildEnd::Exited(code) => u8::try_from(*code).unwrap_or(1),
+        ChildEnd::Signaled(n) => u8::try_from(128 + n).unwrap_or(1),
+        ChildEnd::NotStarted(_) => 127,
+    }
+}
 
 /// The table, appended to `reel --help`.
 pub const EXIT_CODES_HELP: &str = "\

@@ -914,7 +914,7 @@ mod tests {
             (summary.answered, summary.missed, summary.unused_total),
             (1, 1, 299)
         );
-        assert_eq!(summary.exit_code(false), 3);
+        assert_eq!(summary.verdict(false), crate::PlayVerdict::Misses);
         let diag = String::from_utf8(diag).unwrap();
         assert!(diag.contains("miss: tools/call (id \"b\")"), "{diag}");
     }

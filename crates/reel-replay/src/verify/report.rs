@@ -38,6 +38,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::compare::{Class, Kind};
+use reel_mcp::drift::Verdict;
 
 /// The JSON schema name and version.
 pub const SCHEMA: &str = "reel.verify/2";
@@ -183,7 +184,7 @@ pub struct Report {
     pub timeout_ms: u64,
     /// `same`, `output-drift` or `structural-drift`.
     pub result: &'static str,
-    /// 0, 1 or 2.
+    /// 0, 1 or 2, as the CLI maps [`Report::verdict`] (0 until it does).
     pub exit_code: u8,
     /// The client's requests.
     pub summary: RequestCounts,
@@ -202,14 +203,15 @@ pub struct Report {
 }
 
 impl Report {
-    /// Fills `result` and `exit_code` from the drift found.
+    /// What the drift found amounts to: the worst class, or none.
+    pub fn verdict(&self) -> Verdict {
+        Verdict::of(self.drift.iter().map(|d| d.class).max())
+    }
+
+    /// Fills `result` from the drift found. `exit_code` is the caller's to fill: the
+    /// CLI owns the exit-code table.
     pub fn settle(&mut self) {
-        let worst = self.drift.iter().map(|d| d.class).max();
-        (self.result, self.exit_code) = match worst {
-            None => ("same", 0),
-            Some(Class::Output) => ("output-drift", 1),
-            Some(Class::Structural) => ("structural-drift", 2),
-        };
+        self.result = self.verdict().name();
     }
 
     /// The text report. `paint(class, text)` may colour a class word.
@@ -392,17 +394,20 @@ mod tests {
     }
 
     #[test]
-    fn the_worst_class_sets_the_exit_code() {
-        assert_eq!(report(vec![]).exit_code, 0);
+    fn the_worst_class_is_the_verdict() {
+        assert_eq!(report(vec![]).verdict(), Verdict::Identical);
         assert_eq!(
-            report(vec![drift(Class::Output, Kind::ResultChanged)]).exit_code,
-            1
+            report(vec![drift(Class::Output, Kind::ResultChanged)]).verdict(),
+            Verdict::Output
         );
         let r = report(vec![
             drift(Class::Output, Kind::ResultChanged),
             drift(Class::Structural, Kind::ToolUnknown),
         ]);
-        assert_eq!((r.exit_code, r.result), (2, "structural-drift"));
+        assert_eq!(
+            (r.verdict(), r.result),
+            (Verdict::Structural, "structural-drift")
+        );
     }
 
     #[test]
@@ -422,6 +427,6 @@ mod tests {
         assert_eq!(j["schema"], "reel.verify/2");
         assert_eq!(j["drift"][0]["differences"][0]["live"], "43");
         assert_eq!(j["drift"][0]["kind"], "result-changed");
-        assert_eq!(j["exitCode"], 1);
+        assert_eq!(j["result"], "output-drift");
     }
 }

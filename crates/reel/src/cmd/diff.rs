@@ -160,7 +160,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     })?;
     let format = if args.json { Format::Json } else { args.format };
     exit::keep_verdict(write_report(&report, format, args.all, out))?;
-    Ok(report.exit_code())
+    Ok(exit::of_drift(report.verdict()))
 }
 
 /// The report on stdout. Text and GitHub lines quote trace content (tool names, error
@@ -173,17 +173,19 @@ fn write_report(
 ) -> anyhow::Result<()> {
     let mut human = out.human_stdout();
     let mut stdout = std::io::stdout().lock();
+    let exit_code = exit::of_drift(report.verdict());
     match format {
         Format::Text => render::text(
             report,
             TextOptions {
                 all,
                 color: out.color(),
+                exit_code,
             },
             &mut human,
         )?,
-        Format::Json => out.json_compared(&render::json(report))?,
-        Format::Github => render::github(report, &mut human)?,
+        Format::Json => out.json_compared(&render::json(report, exit_code))?,
+        Format::Github => render::github(report, exit_code, &mut human)?,
     }
     human.flush()?;
     stdout.flush()?;

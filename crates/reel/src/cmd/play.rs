@@ -13,7 +13,7 @@ use reel_replay::matcher::match_rules_help;
 use reel_replay::{Pace, PlayError, PlayOptions, Subset};
 
 use crate::cmd::trace_arg::RunDir;
-use crate::exit::{CANT_CREATE, INTERNAL, NO_INPUT, UNAVAILABLE, USAGE, coded};
+use crate::exit::{self, CANT_CREATE, INTERNAL, NO_INPUT, UNAVAILABLE, USAGE, coded};
 use crate::output::Output;
 
 /// Arguments of `reel play`.
@@ -196,7 +196,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         None => reel_replay::play_stdio(opts, &mut std::io::stderr()),
     };
     match result {
-        Ok(summary) => Ok(summary.exit_code(args.lenient)),
+        Ok(summary) => Ok(exit::of_play(summary.verdict(args.lenient))),
         Err(e @ PlayError::Listen { .. }) => Err(coded(USAGE, e.to_string())),
         Err(e @ PlayError::Trace(_)) => Err(coded(NO_INPUT, e.to_string())),
         Err(e @ PlayError::Record { .. }) => Err(coded(CANT_CREATE, e.to_string())),

@@ -216,7 +216,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
             outcome.dropped.1
         );
     }
-    Ok(outcome.exit_code)
+    Ok(exit::of_child(&outcome.child))
 }
 
 /// The trace directory: `--dir`, else `$REEL_DIR`, else the per-user data directory.
@@ -250,7 +250,8 @@ fn run_http(args: Args, redactor: Redactor, dir: &std::path::Path) -> anyhow::Re
     if let Some(t) = args.http_threads {
         config.threads = t;
     }
-    let recorder = HttpRecorder::new(config).map_err(|e| coded(e.exit_code(), e.to_string()))?;
+    let recorder =
+        HttpRecorder::new(config).map_err(|e| coded(exit::of_http_record(&e), e.to_string()))?;
     let addr = recorder.local_addr();
     if !addr.ip().is_loopback() {
         say!(
@@ -267,7 +268,7 @@ fn run_http(args: Args, redactor: Redactor, dir: &std::path::Path) -> anyhow::Re
     say!("reel: listening on {}", recorder.listen_url());
     let outcome = recorder
         .run(trace, |n| say!("reel: {n}"))
-        .map_err(|e| coded(e.exit_code(), e.to_string()))?;
+        .map_err(|e| coded(exit::of_http_record(&e), e.to_string()))?;
     if let Some(e) = &outcome.trace_error {
         if let Some(p) = &outcome.path {
             say!(

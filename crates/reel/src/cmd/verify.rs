@@ -181,7 +181,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     opts.notifications = args.notifications.check();
     opts.record_dir = record_dir;
     opts.label = args.name;
-    let report = verify::verify(&opts).map_err(|e| {
+    let mut report = verify::verify(&opts).map_err(|e| {
         let code = match &e {
             VerifyError::Script(ScriptError::Open(_)) => exit::NO_INPUT,
             VerifyError::Script(_) => exit::NO_INPUT,
@@ -192,6 +192,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         };
         coded(code, e.to_string())
     })?;
+    report.exit_code = exit::of_drift(report.verdict());
     exit::keep_verdict(if args.json {
         out.json_compared(&report)
     } else {
