@@ -427,7 +427,7 @@ mod run_names {
 }
 
 /// `--ignore-file` is one flag everywhere: a file that cannot be read is an input that
-/// cannot be read (66) in `diff` and `verify` alike (it was 64 in one, 66 in the other),
+/// cannot be read (66) in `diff`, `verify` and `play` alike (it was 64 in one, 66 in the other),
 /// and a bad pointer in it is a usage error (64) naming file:line.
 #[test]
 fn an_ignore_file_is_read_one_way_by_every_command() {
@@ -444,6 +444,7 @@ fn an_ignore_file_is_read_one_way_by_every_command() {
         for args in [
             vec!["diff", "--ignore-file", f, example, example],
             vec!["verify", example, "--ignore-file", f, "--", "true"],
+            vec!["play", example, "--ignore-file", f],
         ] {
             let out = reel().args(&args).output().unwrap();
             let err = String::from_utf8_lossy(&out.stderr);

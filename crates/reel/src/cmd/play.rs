@@ -7,11 +7,12 @@
 
 use std::path::PathBuf;
 
-use reel_mcp::normalize::{Pointer, rules_help};
+use reel_mcp::normalize::rules_help;
 use reel_replay::http::{HttpPlay, ListenOptions};
 use reel_replay::matcher::match_rules_help;
 use reel_replay::{Pace, PlayError, PlayOptions, Subset};
 
+use crate::cmd::ignore::IgnoreArgs;
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, CANT_CREATE, INTERNAL, NO_INPUT, UNAVAILABLE, USAGE, coded};
 use crate::output::Output;
@@ -40,10 +41,8 @@ pub struct Args {
     #[arg(long)]
     lenient: bool,
 
-    /// Ignore this JSON pointer into every message when matching and comparing
-    /// (repeatable), e.g. /params/arguments/now; a `*` segment matches every member.
-    #[arg(long = "ignore", value_name = "POINTER", value_parser = parse_pointer)]
-    ignore: Vec<Pointer>,
+    #[command(flatten)]
+    ignore: IgnoreArgs,
 
     /// Answer from the N-th recorded session of the trace (1-based; over stdio). The
     /// session-less lines of an HTTP recording (a discover probe) are served with it.
@@ -83,10 +82,6 @@ pub struct Args {
     /// The live server for --subset.
     #[arg(last = true, value_name = "CMD")]
     live: Vec<String>,
-}
-
-fn parse_pointer(s: &str) -> Result<Pointer, String> {
-    Pointer::parse(s).map_err(|e| e.to_string())
 }
 
 fn long_help() -> String {
@@ -182,7 +177,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         session: usize::try_from(args.session).unwrap_or(usize::MAX),
         strict: args.strict,
         lenient: args.lenient,
-        ignore: args.ignore,
+        ignore: args.ignore.pointers()?,
         record: args.record,
         subset: (!args.subset.is_empty()).then_some(Subset {
             tools: args.subset,
