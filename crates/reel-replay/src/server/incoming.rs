@@ -415,7 +415,6 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         match text.and_then(|t| Envelope::parse(t).map(|env| (t, env))) {
             Some((text, env)) => {
                 let kind = env.kind();
-                let is_error = kind == RpcKind::Error;
                 let last = matches!(kind, RpcKind::Error | RpcKind::Response);
                 if let (true, Some(id)) = (last, env.rpc_id()) {
                     self.forwarded.remove(&id);
@@ -424,7 +423,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                     last,
                     ..Dest::answer(0)
                 };
-                self.send(dest, text, "live", is_error);
+                self.send(dest, text, "live");
             }
             _ => {
                 // Not JSON-RPC: a real client would see it too; keep it in the trace.

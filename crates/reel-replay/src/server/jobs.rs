@@ -129,7 +129,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     pub(super) fn generic(&mut self, inc: &Incoming) -> bool {
         if methods::request_class(&inc.method) == methods::RequestClass::AnsweredAlike {
             let text = splice::response(&inc.id_raw, "result", "{}");
-            self.send(Dest::answer(inc.route), &text, "tape", false);
+            self.send(Dest::answer(inc.route), &text, "tape");
             self.summary.generic += 1;
             return true;
         }
@@ -367,7 +367,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 if let Some(Some(text)) =
                     self.with_raw(item.at, |raw| splice::with_progress_token(raw, &token))
                 {
-                    self.send(dest, &text, "tape", false);
+                    self.send(dest, &text, "tape");
                     return true;
                 }
                 false
@@ -381,7 +381,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                             text = t;
                         }
                     }
-                    self.send(dest, &text, "tape", false);
+                    self.send(dest, &text, "tape");
                     return true;
                 }
                 false
@@ -431,7 +431,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                         excused: false,
                     },
                 );
-                self.send(dest, &text, "tape", false);
+                self.send(dest, &text, "tape");
                 true
             }
         }
@@ -498,7 +498,6 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             let e = serde_json::json!({"code": report::MISS_CODE, "message": "reel play: the recorded response cannot be read"});
             return self.send_error(Dest::answer(route), id_raw, &e);
         };
-        let is_error = members.get("result").is_none();
         let negotiated = match (negotiate, members.get("result")) {
             (Some(requested), Some(result)) => self.negotiate(&requested, result),
             _ => None,
@@ -509,7 +508,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             replace.push(("result", n.as_str()));
         }
         let text = members.join_replacing(&replace);
-        self.send(dest, &text, "tape", is_error);
+        self.send(dest, &text, "tape");
         self.summary.answered += 1;
     }
 
@@ -549,7 +548,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 match text {
                     Some((head, tail)) => {
                         let line = format!("{head}{id_raw}{tail}");
-                        self.send(dest, &line, "tape", sp.error);
+                        self.send(dest, &line, "tape");
                     }
                     None => {
                         self.scratch = buf;

@@ -580,9 +580,9 @@ impl<C: ClientOut, D: Write> Server<C, D> {
 
     // ---- output ------------------------------------------------------------------
 
-    fn send(&mut self, dest: Dest, line: &str, origin: &str, is_error: bool) {
+    fn send(&mut self, dest: Dest, line: &str, origin: &str) {
         if let Some(r) = self.recorder.as_mut() {
-            r.out_line(line, origin, is_error);
+            r.out_line(line, origin);
         }
         self.send_parts(dest, &[line.as_bytes()]);
     }
@@ -602,7 +602,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
 
     fn send_error(&mut self, dest: Dest, id_raw: &str, error: &Value) {
         let text = splice::response(id_raw, "error", &error.to_string());
-        self.send(dest, &text, "tape", true);
+        self.send(dest, &text, "tape");
     }
 
     fn say(&mut self, text: &str) {

@@ -30,8 +30,8 @@ impl RecordTo {
         self.with(|r, s| r.in_line(text, crlf, s));
     }
 
-    pub(super) fn out_line(&mut self, text: &str, origin: &str, is_error: bool) {
-        self.with(|r, s| r.out_line(text, origin, is_error, s));
+    pub(super) fn out_line(&mut self, text: &str, origin: &str) {
+        self.with(|r, s| r.out_line(text, origin, s));
     }
 
     pub(super) fn nonjson(&mut self, bytes: &[u8]) {
@@ -109,7 +109,7 @@ impl Recorder {
         self.check(r);
     }
 
-    fn out_line(&mut self, text: &str, origin: &str, _is_error: bool, session: Option<&str>) {
+    fn out_line(&mut self, text: &str, origin: &str, session: Option<&str>) {
         let tags = Tags {
             session,
             origin: Some(origin),

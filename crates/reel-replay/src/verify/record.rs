@@ -60,18 +60,17 @@ impl LiveRecord {
     }
 
     /// A message reel sent (from the tape, or made by reel).
-    pub fn sent(&mut self, text: &str, is_error: bool) {
-        self.message(Dir::In, text, "tape", is_error);
+    pub fn sent(&mut self, text: &str) {
+        self.message(Dir::In, text, "tape");
     }
 
     /// A message the live server sent.
-    pub fn received(&mut self, text: &str, is_error: bool) {
-        self.message(Dir::Out, text, "live", is_error);
+    pub fn received(&mut self, text: &str) {
+        self.message(Dir::Out, text, "live");
     }
 
-    /// `is_error` is the caller's reading of the message; the recorder tells errors
-    /// from the envelope itself, the same way for every producer.
-    fn message(&mut self, dir: Dir, text: &str, origin: &str, _is_error: bool) {
+    /// A message line; the recorder tells an error from its envelope.
+    fn message(&mut self, dir: Dir, text: &str, origin: &str) {
         let tags = Tags {
             origin: Some(origin),
             ..Tags::default()

@@ -51,7 +51,7 @@ impl Run<'_> {
             .as_ref()
             .map_or_else(|| Envelope::kind_of(text), Envelope::kind);
         if let Some(r) = self.record.as_mut() {
-            r.received(text, kind == RpcKind::Error);
+            r.received(text);
         }
         let Some(env) = env else { return };
         match kind {
@@ -236,11 +236,10 @@ impl Run<'_> {
             self.report.notes.push(note);
             return;
         };
-        let is_error = Envelope::kind_of(&answer.raw) == RpcKind::Error;
         match splice::with_id(&answer.raw, &live_id) {
             Some(line) => {
                 self.report.server_requests.answered_from_tape += 1;
-                self.send_line(&line, is_error);
+                self.send_line(&line);
             }
             None => self.report.notes.push(format!(
                 "line {}: the recorded answer to {method} is not a JSON object; not sent",
@@ -252,7 +251,7 @@ impl Run<'_> {
     fn unknown_server_request(&mut self, method: &str, live_id: &str, text: &str) {
         if method == PING {
             let answer = format!("{{\"jsonrpc\":\"2.0\",\"id\":{live_id},\"result\":{{}}}}");
-            self.send_line(&answer, false);
+            self.send_line(&answer);
             return;
         }
         self.report.server_requests.unknown += 1;
@@ -261,7 +260,7 @@ impl Run<'_> {
             "message": format!("reel verify: the recording has no {method} request to answer this from"),
         });
         let answer = splice::response(live_id, "error", &error.to_string());
-        self.send_line(&answer, true);
+        self.send_line(&answer);
         let drift = Drift {
             class: Class::Structural,
             kind: Kind::Added,

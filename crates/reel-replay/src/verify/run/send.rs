@@ -27,7 +27,7 @@ impl Run<'_> {
                     }
                     _ => raw.clone(),
                 };
-                self.send_line(&line, false);
+                self.send_line(&line);
             }
         }
     }
@@ -87,12 +87,12 @@ impl Run<'_> {
             self.report.summary.not_compared += 1;
             self.context(e, "not compared");
         }
-        self.send_line(&line, false);
+        self.send_line(&line);
     }
 
-    pub(super) fn send_line(&mut self, line: &str, is_error: bool) {
+    pub(super) fn send_line(&mut self, line: &str) {
         if let Some(r) = self.record.as_mut() {
-            r.sent(line, is_error);
+            r.sent(line);
         }
         if let Some(live) = self.live.as_mut() {
             if live.send(line.as_bytes()).is_err() {
