@@ -23,6 +23,8 @@ pub mod http;
 pub mod jsonrpc;
 pub mod normalize;
 pub mod notifications;
+#[cfg(unix)]
+pub mod process;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod sse;

@@ -279,7 +279,7 @@ pub(crate) enum Sink {
     Blocking(Box<dyn Write + Send>),
     /// A pipe only reel writes to, set non-blocking: a write that finds it full returns.
     #[cfg(unix)]
-    Pipe(crate::process::NonBlockingPipe),
+    Pipe(reel_mcp::process::NonBlockingPipe),
 }
 
 impl Sink {

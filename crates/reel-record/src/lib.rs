@@ -15,7 +15,8 @@
 //!   message or not), redacts it and writes it whole;
 //! - [`trace`]: where the trace goes, the errors and notices of a session, the start of
 //!   the writer thread;
-//! - `process` (unix): spawning, waiting for and signalling the wrapped server.
+//! - `reel_mcp::process` (unix): spawning, waiting for and signalling the wrapped
+//!   server.
 //!
 //! Invariants kept throughout: the bytes the two peers exchange are never changed, delayed
 //! only by a forwarding thread's own read and write, and never reordered; the trace holds
@@ -26,8 +27,6 @@
 
 mod forward;
 pub mod http;
-#[cfg(unix)]
-mod process;
 mod queue;
 mod recorder;
 pub mod stdio;

@@ -138,7 +138,7 @@ impl ClientIo {
     /// reel's own stdin, stdout and stderr (unbuffered).
     #[cfg(unix)]
     pub fn inherit() -> ClientIo {
-        use crate::process::StdFd;
+        use reel_mcp::process::StdFd;
         fn boxed_in(fd: Option<StdFd>) -> Box<dyn Read + Send> {
             match fd {
                 Some(f) => Box::new(f),
@@ -225,7 +225,7 @@ impl StdioRecorder {
         client: ClientIo,
         notices: impl Fn(Notice) + Send + Sync + 'static,
     ) -> Result<Outcome, RecordError> {
-        use crate::process::{self, ChildHandle, SignalForwarder};
+        use reel_mcp::process::{self, ChildHandle, SignalForwarder};
 
         let notices: NoticeFn = Arc::new(notices);
         let (mut writer, trace_name, path) = trace.into_writer();

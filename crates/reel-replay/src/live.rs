@@ -7,7 +7,7 @@
 //! [`Live::finish`] kills its child, so no test or error path leaves one behind.
 
 use std::io::{self, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -18,6 +18,27 @@ pub const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// How long the end of a live server's stdout waits for the end of its stderr.
 const STDERR_LINGER: Duration = Duration::from_secs(1);
+
+/// Starts `command` with its three streams piped: by the platform module on unix (as
+/// `rec` starts its server, its pipes widened), by std elsewhere.
+#[cfg(unix)]
+fn spawn(command: &[String]) -> io::Result<Child> {
+    let command: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
+    reel_mcp::process::spawn(&command, true, false)
+}
+
+#[cfg(not(unix))]
+fn spawn(command: &[String]) -> io::Result<Child> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
+    std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+}
 
 /// What the live server said.
 #[derive(Debug)]
@@ -44,15 +65,7 @@ impl Live {
         command: &[String],
         sink: impl Fn(LiveOutput) -> bool + Send + Clone + 'static,
     ) -> io::Result<Live> {
-        let (program, args) = command
-            .split_first()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
+        let mut child = spawn(command)?;
         let stdin = child.stdin.take();
         // The stderr reader says when it is done (by dropping this), so that `End` comes
         // after the server's last words on stderr, not before them: a server that dies

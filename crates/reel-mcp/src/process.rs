@@ -1,6 +1,7 @@
 //! Everything that touches processes, file descriptors and signals, for unix (Linux and
-//! macOS). It is the only module with `unsafe` and `libc`; a Windows port replaces this
-//! file and leaves the rest of the crate alone.
+//! macOS): the one platform module for the servers reel starts (`rec`, `verify`, `play
+//! --subset`) and the standard streams it relays. A Windows port replaces this file and
+//! leaves the rest alone.
 //!
 //! Invariants:
 //! - the wrapped server inherits reel's environment and working directory; only its
@@ -24,7 +25,7 @@ use signal_hook::consts::signal::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 
 /// The signals reel forwards to the server instead of dying of them.
-pub(crate) const FORWARDED: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
+pub const FORWARDED: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
 
 /// Starts `command` with piped stdin and stdout, and stderr piped or inherited.
 ///
@@ -36,7 +37,7 @@ pub(crate) const FORWARDED: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
 /// to the group (a client's `killpg` escalating to SIGKILL) no longer reaches the server,
 /// so on Linux the server is also killed when reel dies: a server that ignores both
 /// SIGTERM and the end of its stdin is not left behind.
-pub(crate) fn spawn(command: &[OsString], pipe_stderr: bool, own_group: bool) -> io::Result<Child> {
+pub fn spawn(command: &[OsString], pipe_stderr: bool, own_group: bool) -> io::Result<Child> {
     use std::os::unix::process::CommandExt;
     let (program, args) = command
         .split_first()
@@ -89,7 +90,7 @@ pub(crate) fn spawn(command: &[OsString], pipe_stderr: bool, own_group: bool) ->
 /// 64 KiB). A large message then crosses reel in a few reads and writes instead of one
 /// per 64 KiB, each of which costs a wake-up on both ends. Best effort: an unprivileged
 /// process gets at most `/proc/sys/fs/pipe-max-size` (1 MiB by default).
-pub(crate) const PIPE_CAPACITY: i32 = 1024 * 1024;
+pub const PIPE_CAPACITY: i32 = 1024 * 1024;
 
 fn widen_pipe(fd: RawFd) {
     #[cfg(target_os = "linux")]
@@ -102,7 +103,7 @@ fn widen_pipe(fd: RawFd) {
 }
 
 /// A running child that signals may be sent to until it is reaped.
-pub(crate) struct ChildHandle {
+pub struct ChildHandle {
     pid: libc::pid_t,
     /// The child leads its own process group ([`spawn`]'s `own_group`).
     leads_group: bool,
@@ -110,6 +111,7 @@ pub(crate) struct ChildHandle {
 }
 
 impl ChildHandle {
+    /// A handle on `child`; `leads_group` when it was spawned with a group of its own.
     pub fn new(child: &Child, leads_group: bool) -> Self {
         ChildHandle {
             pid: child.id() as libc::pid_t,
@@ -168,7 +170,7 @@ impl ChildHandle {
 }
 
 /// The exit code reel reports for a child's status: its code, or 128+N for signal N.
-pub(crate) fn exit_code(status: ExitStatus) -> (i32, Option<i32>) {
+pub fn exit_code(status: ExitStatus) -> (i32, Option<i32>) {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(c), _) => (c, None),
@@ -180,17 +182,18 @@ pub(crate) fn exit_code(status: ExitStatus) -> (i32, Option<i32>) {
 
 /// Signal handlers installed before the child starts, so that a Ctrl-C during start-up
 /// is not lost: it is forwarded as soon as the child exists.
-pub(crate) struct SignalForwarder {
+pub struct SignalForwarder {
     signals: Signals,
 }
 
 /// The thread that forwards signals; stop it when the child is gone.
-pub(crate) struct Forwarding {
+pub struct Forwarding {
     handle: Handle,
     thread: Option<JoinHandle<()>>,
 }
 
 impl SignalForwarder {
+    /// Installs the handlers for [`FORWARDED`].
     pub fn install() -> io::Result<Self> {
         Ok(SignalForwarder {
             signals: Signals::new(FORWARDED)?,
@@ -227,7 +230,7 @@ impl Forwarding {
 }
 
 /// One of reel's own standard streams, through a duplicated descriptor.
-pub(crate) struct StdFd {
+pub struct StdFd {
     file: File,
 }
 
@@ -290,7 +293,7 @@ impl Write for StdFd {
 /// The server's stdin, written without blocking: a write that finds the pipe full
 /// returns `WouldBlock` instead of waiting (see `forward`). Only reel holds this end of
 /// the pipe, so the flag changes nothing for anyone else.
-pub(crate) struct NonBlockingPipe {
+pub struct NonBlockingPipe {
     file: File,
 }
 
