@@ -89,6 +89,25 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
         report.step("clippy", &clippy, |c| {
             process::run(c).map(|()| String::new())
         });
+        // The stdio-only build (no `http` feature: no runtime, HTTP or TLS stack) must
+        // keep compiling cleanly; the tests run the full build.
+        let mut lean = cargo();
+        lean.current_dir(&root).args([
+            "clippy",
+            "-p",
+            "reel-record",
+            "-p",
+            "reel-replay",
+            "-p",
+            "reel",
+            "--no-default-features",
+            "--",
+            "-D",
+            "warnings",
+        ]);
+        report.step("stdio-only", &lean, |c| {
+            process::run(c).map(|()| String::new())
+        });
     } else {
         println!("xtask: --no-lint: skipping cargo fmt --check and clippy");
     }

@@ -177,6 +177,7 @@ fn line_record(stream: Stream, line: Line) -> LineRecord {
         t: Timestamp::now(),
         bytes: line.bytes,
         crlf: line.crlf,
+        #[cfg(feature = "http")]
         http: None,
     }
 }

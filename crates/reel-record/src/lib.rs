@@ -26,12 +26,14 @@
 #![deny(missing_docs)]
 
 mod forward;
+#[cfg(feature = "http")]
 pub mod http;
 mod queue;
 mod recorder;
 pub mod stdio;
 pub mod trace;
 
+#[cfg(feature = "http")]
 pub use http::{HttpConfig, HttpError, HttpOutcome, HttpRecorder, StopHandle};
 pub use queue::WhenBehind;
 pub use stdio::{

@@ -63,6 +63,7 @@ pub(crate) struct LineRecord {
     pub crlf: bool,
     /// HTTP only: the session and the HTTP facts of the line, and what kind of line it
     /// is (`None` for stdio lines, which `stream` describes fully).
+    #[cfg(feature = "http")]
     pub http: Option<Box<crate::http::note::HttpNote>>,
 }
 
@@ -396,6 +397,7 @@ mod tests {
             t: Timestamp(n as i64),
             bytes: vec![b'x'; n],
             crlf: false,
+            #[cfg(feature = "http")]
             http: None,
         }
     }

@@ -125,7 +125,8 @@ impl<W: Write> Recorder<W> {
         self.lines.finish(ending, at).err()
     }
 
-    fn record(&mut self, mut item: Item) -> io::Result<()> {
+    fn record(&mut self, #[allow(unused_mut)] mut item: Item) -> io::Result<()> {
+        #[cfg(feature = "http")]
         if let Item::Line(l) = &mut item {
             if let Some(note) = l.http.take() {
                 return crate::http::note::write(self, l, *note);
@@ -146,6 +147,7 @@ impl<W: Write> Recorder<W> {
     }
 
     /// The redactor, for producers that format their own extension members.
+    #[cfg(feature = "http")]
     pub fn redactor(&self) -> &Redactor {
         self.lines.redactor()
     }
@@ -156,6 +158,7 @@ impl<W: Write> Recorder<W> {
     }
 
     /// An event whose payload is the line's bytes (see [`LineRecorder::event`]).
+    #[cfg(feature = "http")]
     pub fn event(
         &mut self,
         kind: &str,
@@ -167,6 +170,7 @@ impl<W: Write> Recorder<W> {
     }
 
     /// Writes an event the caller built.
+    #[cfg(feature = "http")]
     pub fn write_event(&mut self, e: &reel_trace::EventLine<'_>) -> io::Result<()> {
         self.lines.write_event(e)
     }

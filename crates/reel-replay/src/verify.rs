@@ -26,6 +26,7 @@
 //! structural, else 1 when any drift exists, else 0.
 
 pub mod compare;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod peer;
 pub mod record;

@@ -46,6 +46,7 @@ pub fn of_play(v: reel_replay::PlayVerdict) -> u8 {
     }
 }
 
+#[cfg(feature = "http")]
 /// The code of a `rec --url` failure: 64 a bad `--url` or `--listen`, 66 an unreadable
 /// CA file, 69 an upstream that does not resolve, 73 the trace, 70 the rest.
 pub fn of_http_record(e: &reel_record::HttpError) -> u8 {

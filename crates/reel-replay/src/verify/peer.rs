@@ -3,6 +3,7 @@
 
 use std::io;
 
+#[cfg(feature = "http")]
 use super::http::{HttpPeer, HttpUrl};
 use super::{VerifyError, VerifyOptions};
 use crate::live::{Live, LiveOutput};
@@ -12,6 +13,7 @@ pub enum Peer {
     /// A child process over stdio.
     Process(Live),
     /// A server over HTTP.
+    #[cfg(feature = "http")]
     Http(HttpPeer),
 }
 
@@ -23,6 +25,12 @@ impl Peer {
         sink: impl Fn(LiveOutput) -> bool + Send + Sync + Clone + 'static,
     ) -> Result<Peer, VerifyError> {
         match &opts.url {
+            #[cfg(not(feature = "http"))]
+            Some(url) => Err(VerifyError::Url {
+                url: url.clone(),
+                why: format!("--url {url}: this reel was built without HTTP (the `http` feature)"),
+            }),
+            #[cfg(feature = "http")]
             Some(url) => {
                 let url = HttpUrl::parse(url).map_err(|why| VerifyError::Url {
                     url: url.clone(),
@@ -48,6 +56,7 @@ impl Peer {
     pub fn send(&mut self, line: &[u8]) -> io::Result<()> {
         match self {
             Peer::Process(l) => l.send(line),
+            #[cfg(feature = "http")]
             Peer::Http(h) => h.send(line),
         }
     }
@@ -56,6 +65,7 @@ impl Peer {
     pub fn close_input(&mut self) {
         match self {
             Peer::Process(l) => l.close_input(),
+            #[cfg(feature = "http")]
             Peer::Http(h) => h.close_input(),
         }
     }
@@ -64,6 +74,7 @@ impl Peer {
     pub fn finish(self) -> Option<i64> {
         match self {
             Peer::Process(l) => l.finish(),
+            #[cfg(feature = "http")]
             Peer::Http(h) => h.finish(),
         }
     }

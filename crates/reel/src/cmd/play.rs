@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use reel_mcp::normalize::rules_help;
+#[cfg(feature = "http")]
 use reel_replay::http::{HttpPlay, ListenOptions};
 use reel_replay::matcher::match_rules_help;
 use reel_replay::{Pace, PlayError, PlayOptions, Subset};
@@ -187,7 +188,15 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         argv: std::env::args().collect(),
     };
     let result = match &args.listen {
+        #[cfg(feature = "http")]
         Some(listen) => serve_http(opts, listen, args.allow_host),
+        #[cfg(not(feature = "http"))]
+        Some(_) => {
+            return Err(coded(
+                USAGE,
+                "--listen: this reel was built without HTTP (the `http` feature); rebuild it with default features",
+            ));
+        }
         None => reel_replay::play_stdio(opts, &mut std::io::stderr()),
     };
     match result {
@@ -201,6 +210,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
 }
 
 /// `--listen`: binds, says where, serves until SIGINT or SIGTERM.
+#[cfg(feature = "http")]
 fn serve_http(
     opts: PlayOptions,
     listen: &str,

@@ -7,9 +7,9 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use reel_record::{
-    ChildEnd, ClientIo, HttpConfig, HttpRecorder, StdioConfig, StdioRecorder, WhenBehind,
-};
+use reel_record::{ChildEnd, ClientIo, StdioConfig, StdioRecorder, WhenBehind};
+#[cfg(feature = "http")]
+use reel_record::{HttpConfig, HttpRecorder};
 use reel_trace::names;
 use reel_trace::redact::{RedactError, RedactionConfig, Redactor};
 
@@ -165,7 +165,10 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     let redactor = redactor(&args)?;
     let dir = trace_dir(&args)?;
     if args.url.is_some() {
+        #[cfg(feature = "http")]
         return run_http(args, redactor, &dir);
+        #[cfg(not(feature = "http"))]
+        return Err(coded(exit::USAGE, WITHOUT_HTTP));
     }
     let mut config = StdioConfig::new(args.command);
     config.name = args.name;
@@ -230,7 +233,12 @@ fn trace_dir(args: &Args) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// What `--url` says in a build without the `http` feature.
+#[cfg(not(feature = "http"))]
+const WITHOUT_HTTP: &str = "--url: this reel was built without HTTP (the `http` feature); rebuild it with default features";
+
 /// `reel rec --url URL`: the HTTP reverse proxy, until SIGINT/SIGTERM.
+#[cfg(feature = "http")]
 fn run_http(args: Args, redactor: Redactor, dir: &std::path::Path) -> anyhow::Result<u8> {
     let mut config = HttpConfig::new(args.url.unwrap_or_default());
     if let Some(l) = args.listen {
