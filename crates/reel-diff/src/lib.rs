@@ -14,7 +14,7 @@
 //!
 //! What "the same" means is the shared normaliser of `reel-mcp` (one implementation for
 //! play, verify and diff) plus this crate's [`honest_rules`]. Exit codes: 0 identical,
-//! 1 output drift only, 2 structural drift ([`Report::exit_code`]).
+//! 1 output drift only, 2 structural drift ([`Report::verdict`]; the CLI maps it).
 
 #![deny(missing_docs)]
 

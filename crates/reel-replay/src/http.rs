@@ -1,7 +1,7 @@
 //! The tape server over Streamable HTTP: `reel play TRACE --listen ADDR`.
 //!
 //! The same replay as over stdio — the same tape index, matcher, splicing, misses,
-//! client drift and `--record` (one implementation, [`crate::server`]) — reached over
+//! client drift and `--record` (one implementation, `crate::server`) — reached over
 //! HTTP the way the recording was: a request's answer is JSON or an event stream (its
 //! recorded notifications and server→client requests first, then the result) with the
 //! recorded status; the server's own messages that belong to no request go on the

@@ -76,6 +76,7 @@ static MATCH_RULES: [MatchRule; 5] = [
 ];
 
 /// The matching rules, in the order they are tried.
+#[cfg(test)]
 pub fn match_rules() -> &'static [MatchRule] {
     &MATCH_RULES
 }
@@ -117,8 +118,6 @@ pub struct Recorded {
 /// One recorded exchange (a request of either side and what belongs to it).
 #[derive(Clone, Debug)]
 pub struct RecExchange {
-    /// `In`: a client request; `Out`: a server→client request.
-    pub dir: Dir,
     /// Index into [`Tape::method_name`].
     pub method: u32,
     /// Match key (client requests).
@@ -242,7 +241,6 @@ impl Tape {
                     self.order.push(idx);
                 }
                 self.exchanges.push(RecExchange {
-                    dir: o.dir,
                     method,
                     key: o.key,
                     alt_key: o.alt_key,
@@ -315,16 +313,6 @@ impl Tape {
         self.end.is_some()
     }
 
-    /// How the index ended, once it has.
-    pub fn end(&self) -> Option<&IndexEnd> {
-        self.end.as_ref()
-    }
-
-    /// What the recording shows of the session's HTTP exchanges, in order.
-    pub fn http_facts(&self) -> &[HttpFact] {
-        &self.http
-    }
-
     /// The meta line of the selected session, once read.
     pub fn meta(&self) -> Option<&Meta> {
         self.meta.as_deref()
@@ -340,6 +328,7 @@ impl Tape {
         &self.exchanges[i as usize]
     }
 
+    #[cfg(test)]
     /// All exchanges indexed so far.
     pub fn exchanges(&self) -> &[RecExchange] {
         &self.exchanges

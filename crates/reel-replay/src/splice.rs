@@ -135,6 +135,7 @@ pub fn with_fresh_request_id(
 }
 
 /// A recorded result object with its top-level member `key` replaced by `value`.
+#[cfg(test)]
 pub fn with_member(raw_object: &str, key: &str, value: &str) -> Option<String> {
     Some(Members::parse(raw_object)?.join_replacing(&[(key, value)]))
 }

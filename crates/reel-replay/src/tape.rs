@@ -104,11 +104,6 @@ impl TapeFiles {
         Ok(TapeFiles { paths, files })
     }
 
-    /// The files, oldest first.
-    pub fn paths(&self) -> &[PathBuf] {
-        &self.paths
-    }
-
     /// Reads `len` bytes at `start` of the line at `loc` into `buf`.
     pub fn read_span(
         &self,

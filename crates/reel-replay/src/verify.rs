@@ -1,13 +1,13 @@
 //! `reel verify TRACE -- CMD…`: the recorded client played against a live server.
 //!
 //! One recording of an agent's session becomes a regression test of the server: reel
-//! starts CMD (stdio), or talks to the server at `--url` over HTTP ([`http`]), sends the recorded client's requests and notifications in
-//! recorded order ([`script`]), answers the server's own requests (sampling, elicitation,
+//! starts CMD (stdio), or talks to the server at `--url` over HTTP (`http`), sends the recorded client's requests and notifications in
+//! recorded order (`script`), answers the server's own requests (sampling, elicitation,
 //! roots) with the recorded answers, and compares every answer with the recorded one
-//! under the shared normalisation ([`compare`]). The run is written as a trace
-//! ([`record`]) and summed up in a [`Report`] ([`report`]).
+//! under the shared normalisation (`compare`). The run is written as a trace
+//! (`record`) and summed up in a `Report` (`report`).
 //!
-//! What is sent, and when ([`run`]):
+//! What is sent, and when (`run`):
 //! - Ids are fresh (1, 2, 3… in sending order); a progress token is fresh too (the live
 //!   id, or `"reel-<id>"` when the recorded token was a string) and progress is mapped
 //!   back through it; `notifications/cancelled` names the live id; a 2026-07-28 retry
@@ -17,22 +17,22 @@
 //!   recorded `initialize` follows. A failed `initialize` (or a refused probe where the
 //!   recording spoke 2026-07-28) stops the run: nothing after it is comparable.
 //! - A message waits for the answers and server requests that preceded it on the tape
-//!   (see [`script`]); every wait is bounded by the timeout.
+//!   (see `script`); every wait is bounded by the timeout.
 //! - Server notifications are compared as counts per method, not by position, under
 //!   the rule `reel diff` uses too ([`NotificationCheck`]).
 //!
 //! Invariants: the child is always stopped (stdin closed, killed after
-//! [`crate::live::STOP_GRACE`]); the report's exit code is 2 when any drift is
+//! `crate::live::STOP_GRACE`); the report's exit code is 2 when any drift is
 //! structural, else 1 when any drift exists, else 0.
 
-pub mod compare;
+pub(crate) mod compare;
 #[cfg(feature = "http")]
-pub mod http;
-pub mod peer;
-pub mod record;
-pub mod report;
-pub mod run;
-pub mod script;
+pub(crate) mod http;
+pub(crate) mod peer;
+pub(crate) mod record;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod script;
 
 use std::path::PathBuf;
 use std::time::Duration;

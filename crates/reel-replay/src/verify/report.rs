@@ -172,7 +172,7 @@ pub struct NotificationCount {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// [`SCHEMA`].
+    /// `SCHEMA`.
     pub schema: &'static str,
     /// The recording.
     pub trace: PathBuf,

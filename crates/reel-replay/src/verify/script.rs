@@ -21,12 +21,12 @@
 //!   live server at the server's pace, so a trace it can use is a session a server can
 //!   replay, not a 100 MB tape.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use reel_mcp::exchange::{Exchange, ExchangeBuilder, MessageRef, Outcome};
 use reel_mcp::http::is_connection_key;
-use reel_mcp::jsonrpc::{Envelope, HttpCarried, RpcId, RpcKind, methods};
+use reel_mcp::jsonrpc::{Envelope, HttpCarried, RpcKind, methods};
 use reel_trace::line::{Line, Meta, parse_line};
 use reel_trace::{Dir, OpenError, TraceReader};
 
@@ -414,22 +414,6 @@ impl Loader {
 /// The part of a line's `http` member the script needs.
 /// `ping` from the server is answered but never waited for: servers send it on timers.
 pub const PING: &str = "ping";
-
-/// The recorded client id of exchange `e`, as JSON text.
-pub fn recorded_id(script: &Script, e: usize) -> String {
-    script.exchanges[e].id.to_json()
-}
-
-/// The latest client exchange recorded with id `id` (for `notifications/cancelled`).
-pub fn index_ids(script: &Script) -> HashMap<RpcId, usize> {
-    let mut m = HashMap::new();
-    for (i, e) in script.exchanges.iter().enumerate() {
-        if e.request_dir == Dir::In {
-            m.insert(e.id.clone(), i);
-        }
-    }
-    m
-}
 
 #[cfg(test)]
 mod tests {

@@ -10,8 +10,7 @@ use std::path::PathBuf;
 use reel_mcp::normalize::rules_help;
 #[cfg(feature = "http")]
 use reel_replay::http::{HttpPlay, ListenOptions};
-use reel_replay::matcher::match_rules_help;
-use reel_replay::{Pace, PlayError, PlayOptions, Subset};
+use reel_replay::{Pace, PlayError, PlayOptions, Subset, match_rules_help};
 
 use crate::cmd::ignore::IgnoreArgs;
 use crate::cmd::trace_arg::RunDir;
@@ -152,7 +151,7 @@ Exit codes:
   73   the --record trace cannot be created",
         rules = rules_help().trim_end(),
         match_rules = match_rules_help().trim_end(),
-        wait = reel_replay::server::DELIVERY_WAIT.as_millis(),
+        wait = reel_replay::DELIVERY_WAIT.as_millis(),
     )
 }
 

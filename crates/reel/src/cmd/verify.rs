@@ -7,8 +7,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use reel_mcp::normalize;
-use reel_replay::verify::script::ScriptError;
-use reel_replay::verify::{self, Class, VerifyError, VerifyOptions};
+use reel_replay::verify::{self, Class, ScriptError, VerifyError, VerifyOptions};
 use reel_trace::names;
 
 use crate::cmd::ignore::IgnoreArgs;
