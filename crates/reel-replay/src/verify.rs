@@ -151,7 +151,16 @@ fn stderr_hint(stderr: &str) -> String {
 
 /// Plays the recording against the live server and reports drift.
 pub fn verify(opts: &VerifyOptions) -> Result<Report, VerifyError> {
-    let script = Script::load(&opts.trace, opts.session)?;
+    verify_reporting(opts, &mut |_| {})
+}
+
+/// [`verify`], telling `progress` how much of the recording is read before the play
+/// starts (the long part on a multi-gigabyte trace).
+pub fn verify_reporting(
+    opts: &VerifyOptions,
+    progress: &mut dyn FnMut(reel_trace::Progress),
+) -> Result<Report, VerifyError> {
+    let script = Script::load_reporting(&opts.trace, opts.session, progress)?;
     run::Run::start(&script, opts)?.play()
 }
 

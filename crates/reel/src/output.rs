@@ -171,7 +171,8 @@ pub fn terminal_safe(text: &str, keep_sgr: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// A progress bar on stderr for a long read (`check`, `stats`, `diff` of big traces),
+/// A progress bar on stderr for a long read (`check`, `stats`, `diff`, `verify` of big
+/// traces),
 /// drawn by indicatif only when stderr is a terminal and only once the work has taken
 /// [`PROGRESS_AFTER_ENV`] milliseconds (default 500), so a quick command or a pipe
 /// shows nothing. Cleared when dropped.
@@ -218,6 +219,14 @@ impl Bar {
         });
         bar.set_length(p.total);
         bar.set_position(p.done);
+        // The read is over: what follows (verify's play, a report) writes to a clean
+        // terminal.
+        if p.done >= p.total {
+            if let Some(bar) = self.bar.take() {
+                bar.finish_and_clear();
+            }
+            self.on = false;
+        }
     }
 }
 

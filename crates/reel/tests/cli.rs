@@ -159,7 +159,7 @@ fn a_closed_stdout_keeps_the_verdict() {
     assert_eq!(code, Some(0), "check: {err}");
 }
 
-/// `check`, `stats` and `diff` show a progress bar on a terminal (here a pty made by
+/// `check`, `stats`, `diff` and `verify` show a progress bar on a terminal (here a pty made by
 /// `script`), and nothing on stderr when it is a pipe.
 #[test]
 fn long_reads_show_progress_on_a_terminal_only() {
@@ -185,6 +185,10 @@ fn long_reads_show_progress_on_a_terminal_only() {
         ("reel stats", vec!["stats", "--json", t]),
         ("reel check", vec!["check", "--quiet", t]),
         ("reel diff", vec!["diff", t, o]),
+        (
+            "reel verify",
+            vec!["verify", t, "--no-record", "--", "true"],
+        ),
     ] {
         let line = std::iter::once(bin)
             .chain(args.iter().copied())

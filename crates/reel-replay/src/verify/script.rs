@@ -27,7 +27,9 @@ use std::path::{Path, PathBuf};
 use reel_mcp::exchange::{Exchange, ExchangeBuilder, MessageRef, Outcome};
 use reel_mcp::http::is_connection_key;
 use reel_mcp::jsonrpc::{Envelope, HttpCarried, RpcKind, methods};
+use reel_trace::Progress;
 use reel_trace::line::{Line, Meta, parse_line};
+use reel_trace::progress::Throttle;
 use reel_trace::{Dir, OpenError, TraceReader};
 
 /// One message line of the selected session.
@@ -131,13 +133,27 @@ impl Script {
     /// recording (`reel:conn-N`: a discover probe, 2026-07-28 traffic), which are played
     /// with it and never counted as a session.
     pub fn load(path: &Path, session: usize) -> Result<Script, ScriptError> {
+        Self::load_reporting(path, session, &mut |_| {})
+    }
+
+    /// [`Script::load`], telling `progress` how many of the trace's bytes are read.
+    pub fn load_reporting(
+        path: &Path,
+        session: usize,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Script, ScriptError> {
         let mut reader = TraceReader::open(path)?;
+        let total = reader.total_bytes();
+        let mut throttle = Throttle::default();
         let mut loader = Loader::new(session.max(1));
         while let Some(next) = reader.next_line() {
             let tl = next?;
             let place = tl.location();
             loader.line(tl.raw.bytes, tl.raw.terminated, tl.raw.number, &place);
+            let done = reader.bytes_read();
+            throttle.tick(Progress { done, total }, progress);
         }
+        progress(Progress { done: total, total });
         let only_pool = loader.sessions.is_empty() && loader.pool_seen && session <= 1;
         if !loader.found && !only_pool {
             return Err(ScriptError::NoSession {

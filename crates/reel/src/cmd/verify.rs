@@ -14,7 +14,7 @@ use crate::cmd::ignore::IgnoreArgs;
 use crate::cmd::notifications::NotificationsFlag;
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};
-use crate::output::Output;
+use crate::output::{Bar, Output};
 
 fn after_help() -> String {
     format!(
@@ -180,7 +180,10 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     opts.notifications = args.notifications.check();
     opts.record_dir = record_dir;
     opts.label = args.name;
-    let mut report = verify::verify(&opts).map_err(|e| {
+    let mut bar = Bar::new("reel verify");
+    let verified = verify::verify_reporting(&opts, &mut |p| bar.show(p));
+    drop(bar);
+    let mut report = verified.map_err(|e| {
         let code = match &e {
             VerifyError::Script(ScriptError::Open(_)) => exit::NO_INPUT,
             VerifyError::Script(_) => exit::NO_INPUT,
