@@ -1,0 +1,428 @@
+//! One exchange: a request on its way upstream, its body recorded when complete, and
+//! the answers reel gives itself (refusals, 502, 400, shutting down).
+
+use std::convert::Infallible;
+use std::pin::pin;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use reel_mcp::serve::stopped;
+use reel_trace::Timestamp;
+
+use super::answer::respond;
+use super::conn::ClientConn;
+use super::{EXCERPT_MAX, INLINE_BODY_MAX, Shared};
+use crate::http::body::{BodyEnd, Reply, TeeBody};
+use crate::http::guard::Refusal;
+use crate::http::headers::{capture_request, capture_response, strip_hop_by_hop};
+use crate::http::note::{ExchangeNote, HttpNote, Note, RequestFacts, ResponseFacts};
+use crate::queue::{LineRecord, Stream};
+use crate::trace::Notice;
+
+/// One request and what the trace needs of it.
+pub(crate) struct Exchange {
+    pub(super) sh: Arc<Shared>,
+    pub(super) facts: Arc<RequestFacts>,
+    pub(super) conn_key: Arc<str>,
+    pub(super) state: Mutex<ExState>,
+}
+
+#[derive(Default)]
+pub(super) struct ExState {
+    pub(super) session: Option<Arc<str>>,
+    /// The request line, waiting for its session.
+    pub(super) held: Option<LineRecord>,
+    pub(super) body: BodyState,
+    /// A form body (an OAuth token request), kept for the exchange's `reel.http` line.
+    pub(super) form: Option<Arc<Vec<u8>>>,
+    /// A response (the upstream's or reel's own) was recorded or is being streamed.
+    pub(super) answered: bool,
+    /// The client's request body broke off (it went away mid-body): why.
+    pub(super) client_broke: Option<String>,
+}
+
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BodyState {
+    #[default]
+    Pending,
+    Empty,
+    /// A body that is (or should be) a JSON-RPC message: a message line of its own.
+    Carried,
+    /// An `application/x-www-form-urlencoded` body (OAuth): not an MCP message; it goes
+    /// into the exchange's `reel.http` line with its values redacted.
+    Form,
+}
+
+impl Exchange {
+    pub(super) fn lock(&self) -> MutexGuard<'_, ExState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn request_line(&self, mut line: LineRecord, session: Arc<str>) -> LineRecord {
+        line.http = Some(Box::new(HttpNote {
+            session,
+            note: Note::Request(Arc::clone(&self.facts)),
+        }));
+        line
+    }
+
+    /// The request body is complete, or was cut off.
+    pub(super) fn request_done(&self, bytes: Vec<u8>, end: BodyEnd) {
+        let mut st = self.lock();
+        if let BodyEnd::ClientBroke(why) = end {
+            st.client_broke = Some(why);
+        }
+        if st.body != BodyState::Pending {
+            // Recorded already.
+            return;
+        }
+        if bytes.is_empty() {
+            st.body = BodyState::Empty;
+            return;
+        }
+        let form = self.facts.headers.iter().any(|(n, v)| {
+            *n == "content-type"
+                && v.to_ascii_lowercase()
+                    .starts_with("application/x-www-form-urlencoded")
+        });
+        if form {
+            st.body = BodyState::Form;
+            let mut bytes = bytes;
+            bytes.truncate(EXCERPT_MAX);
+            st.form = Some(Arc::new(bytes));
+            return;
+        }
+        st.body = BodyState::Carried;
+        let line = LineRecord {
+            stream: Stream::ClientToServer,
+            t: Timestamp::now(),
+            bytes,
+            crlf: false,
+            http: None,
+        };
+        match st.session.clone() {
+            Some(s) => {
+                drop(st);
+                let line = self.request_line(line, s);
+                self.sh.push(None, vec![line]);
+            }
+            None => st.held = Some(line),
+        }
+    }
+
+    /// Settles the session (once); a request line waiting for it is queued now.
+    pub(super) fn set_session(&self, s: Arc<str>) {
+        let mut st = self.lock();
+        if st.session.is_some() {
+            return;
+        }
+        st.session = Some(Arc::clone(&s));
+        if let Some(line) = st.held.take() {
+            drop(st);
+            let line = self.request_line(line, s);
+            self.sh.push(None, vec![line]);
+        }
+    }
+
+    pub(super) fn session(&self) -> Option<Arc<str>> {
+        self.lock().session.clone()
+    }
+
+    pub(super) fn client_broke(&self) -> Option<String> {
+        self.lock().client_broke.clone()
+    }
+
+    pub(super) fn session_or_conn(&self) -> Arc<str> {
+        self.session().unwrap_or_else(|| Arc::clone(&self.conn_key))
+    }
+
+    /// The request carried a JSON-RPC body (or may still: it is not complete yet).
+    pub(super) fn carried_body(&self) -> bool {
+        matches!(self.lock().body, BodyState::Pending | BodyState::Carried)
+    }
+
+    pub(super) fn note(&self, response: Option<Arc<ResponseFacts>>) -> ExchangeNote {
+        ExchangeNote {
+            request: Arc::clone(&self.facts),
+            response,
+            error: None,
+            refused: None,
+            end: None,
+            body_total: None,
+            form: self.lock().form.clone(),
+        }
+    }
+
+    pub(super) fn exchange_line(
+        &self,
+        session: Arc<str>,
+        note: ExchangeNote,
+        bytes: Vec<u8>,
+    ) -> LineRecord {
+        LineRecord {
+            stream: Stream::ServerToClient,
+            t: Timestamp::now(),
+            bytes,
+            crlf: false,
+            http: Some(Box::new(HttpNote {
+                session,
+                note: Note::Exchange(Box::new(note)),
+            })),
+        }
+    }
+}
+
+impl Exchange {
+    pub(super) fn answered(&self) {
+        self.lock().answered = true;
+    }
+}
+
+impl Drop for Exchange {
+    /// A request the client gave up on before any answer (it closed the connection: for
+    /// a 2026-07-28 request, that is how a client cancels) still shows in the trace.
+    fn drop(&mut self) {
+        let (held, answered) = {
+            let mut st = self.lock();
+            (st.held.take(), st.answered)
+        };
+        let session = self.session_or_conn();
+        let mut lines = Vec::new();
+        if let Some(line) = held {
+            lines.push(self.request_line(line, Arc::clone(&session)));
+        }
+        if !answered {
+            let mut note = self.note(None);
+            note.end = Some("client");
+            lines.push(self.exchange_line(session, note, Vec::new()));
+        }
+        if !lines.is_empty() {
+            self.sh.push(None, lines);
+        }
+    }
+}
+
+pub(super) async fn handle(
+    sh: Arc<Shared>,
+    conn: Arc<ClientConn>,
+    req: Request<Incoming>,
+) -> Result<Response<Reply>, Infallible> {
+    let n = sh.requests.fetch_add(1, Ordering::Relaxed) + 1;
+    let (mut parts, body) = req.into_parts();
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    let facts = Arc::new(RequestFacts::new(
+        n,
+        parts.method.as_str(),
+        path.clone(),
+        capture_request(&parts.headers),
+    ));
+    let session = parts
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(Arc::<str>::from)
+        .or_else(|| sh.legacy_session(&path));
+    let ex = Arc::new(Exchange {
+        sh: Arc::clone(&sh),
+        facts,
+        conn_key: Arc::clone(&conn.key),
+        state: Mutex::new(ExState {
+            session,
+            ..ExState::default()
+        }),
+    });
+    if let Err(r) = sh.guard.check(&parts.headers) {
+        return Ok(refuse(&sh, &ex, r));
+    }
+    let proxy_origin = match parts
+        .headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+    {
+        Some(h) => format!("http://{h}"),
+        None => format!("http://{}", sh.listen),
+    };
+    // A small body read whole is recorded once it is on its way upstream.
+    let mut whole = None;
+    let tee = if hyper::body::Body::is_end_stream(&body)
+        || content_length(&parts.headers).is_some_and(|n| n <= INLINE_BODY_MAX)
+    {
+        match body.collect().await {
+            Ok(b) => {
+                let b = b.to_bytes();
+                whole = Some(b.clone());
+                TeeBody::whole(b)
+            }
+            Err(e) => return Ok(bad_request(&sh, &ex, &e.to_string())),
+        }
+    } else {
+        let ex = Arc::clone(&ex);
+        TeeBody::new(
+            body,
+            Box::new(move |bytes, end| ex.request_done(bytes, end)),
+        )
+    };
+    let record_whole = || {
+        if let Some(b) = &whole {
+            ex.request_done(b.to_vec(), BodyEnd::Whole);
+        }
+    };
+    if let Err(e) = conn.ensure(&sh).await {
+        // Read what the client sent (briefly) so the trace shows the request.
+        record_whole();
+        let _ = tokio::time::timeout(Duration::from_secs(1), tee.collect()).await;
+        return Ok(bad_gateway(&sh, &ex, &e));
+    }
+    let method = parts.method.clone();
+    prepare_upstream_request(&sh, &mut parts);
+    let upstream_req = Request::from_parts(parts, tee);
+    let answer = {
+        let mut stop = pin!(stopped(sh.stop.clone()));
+        tokio::select! {
+            r = conn.send(&sh, upstream_req, record_whole) => Some(r),
+            _ = &mut stop => None,
+        }
+    };
+    // A request that never left still shows in the trace (once).
+    record_whole();
+    match answer {
+        None => Ok(shutting_down(&ex)),
+        // The upstream hop failed because the client's body did: not the upstream's
+        // fault.
+        Some(Err(e)) => match ex.client_broke() {
+            Some(why) => Ok(bad_request(&sh, &ex, &why)),
+            None => Ok(bad_gateway(&sh, &ex, &e)),
+        },
+        Some(Ok(resp)) => Ok(respond(&sh, &ex, &conn, resp, &proxy_origin, &method).await),
+    }
+}
+
+/// The upstream hop's request: hop-by-hop headers out, `Host` the upstream's, a
+/// (vetted, loopback) `Origin` the upstream's origin, bodies unencoded so the trace can
+/// read them.
+pub(super) fn prepare_upstream_request(sh: &Shared, parts: &mut hyper::http::request::Parts) {
+    strip_hop_by_hop(&mut parts.headers);
+    if let Ok(h) = HeaderValue::from_str(&sh.url.authority) {
+        parts.headers.insert(header::HOST, h);
+    }
+    if parts.headers.contains_key(header::ORIGIN) {
+        let scheme = if sh.url.https { "https" } else { "http" };
+        if let Ok(o) = HeaderValue::from_str(&format!("{scheme}://{}", sh.url.authority)) {
+            parts.headers.insert(header::ORIGIN, o);
+        }
+    }
+    parts.headers.insert(
+        header::ACCEPT_ENCODING,
+        HeaderValue::from_static("identity"),
+    );
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    if let Ok(uri) = path.parse() {
+        parts.uri = uri;
+    }
+}
+
+pub(super) fn text_response(status: StatusCode, body: String) -> Response<Reply> {
+    let mut r = Response::new(Reply::full(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+pub(super) fn refuse(sh: &Shared, ex: &Exchange, r: Refusal) -> Response<Reply> {
+    ex.answered();
+    if !sh.refused_told.swap(true, Ordering::Relaxed) {
+        (sh.notices)(Notice::Refused {
+            what: format!("{} {}", r.header, r.value),
+        });
+    }
+    let resp = text_response(
+        StatusCode::FORBIDDEN,
+        format!(
+            "reel: refused: the {} header {:?} is not a loopback name (DNS rebinding protection; start reel with --allow-host to allow it)\n",
+            r.header, r.value
+        ),
+    );
+    let facts = Arc::new(ResponseFacts::new(
+        ex.facts.req,
+        403,
+        capture_response(resp.headers()),
+    ));
+    let mut note = ex.note(Some(facts));
+    note.refused = Some(r.header);
+    let line = ex.exchange_line(ex.session_or_conn(), note, Vec::new());
+    sh.push(None, vec![line]);
+    resp
+}
+
+pub(super) fn bad_gateway(sh: &Shared, ex: &Exchange, error: &str) -> Response<Reply> {
+    ex.answered();
+    sh.upstream_failed(&format!("upstream {}: {error}", sh.url.url));
+    let resp = text_response(
+        StatusCode::BAD_GATEWAY,
+        format!("reel: cannot reach the upstream {}: {error}\n", sh.url.url),
+    );
+    let facts = Arc::new(ResponseFacts::new(
+        ex.facts.req,
+        502,
+        capture_response(resp.headers()),
+    ));
+    let mut note = ex.note(Some(facts));
+    note.error = Some(error.to_owned());
+    let session = ex.session_or_conn();
+    ex.set_session(Arc::clone(&session));
+    let line = ex.exchange_line(session, note, Vec::new());
+    sh.push(None, vec![line]);
+    resp
+}
+
+pub(super) fn bad_request(sh: &Shared, ex: &Exchange, error: &str) -> Response<Reply> {
+    ex.answered();
+    let resp = text_response(
+        StatusCode::BAD_REQUEST,
+        format!("reel: the request body broke off: {error}\n"),
+    );
+    let mut note = ex.note(None);
+    note.error = Some(format!("the client's request body broke off: {error}"));
+    let session = ex.session_or_conn();
+    ex.set_session(Arc::clone(&session));
+    sh.push(None, vec![ex.exchange_line(session, note, Vec::new())]);
+    resp
+}
+
+pub(super) fn content_length(headers: &hyper::HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+}
+
+pub(super) fn shutting_down(ex: &Exchange) -> Response<Reply> {
+    ex.answered();
+    let resp = text_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "reel: the recording proxy is shutting down\n".to_owned(),
+    );
+    let mut note = ex.note(None);
+    note.end = Some("shutdown");
+    let session = ex.session_or_conn();
+    ex.set_session(Arc::clone(&session));
+    let line = ex.exchange_line(session, note, Vec::new());
+    ex.sh.push(None, vec![line]);
+    resp
+}
