@@ -22,7 +22,7 @@ mod align;
 mod compare;
 pub mod drift;
 mod fingerprint;
-pub mod linediff;
+mod linediff;
 mod payload;
 pub mod render;
 mod side;
