@@ -23,6 +23,7 @@
 //!   break, not JSON: the recorder was killed mid-write) is expected and reported as such.
 
 mod indexer;
+pub(crate) mod matcher;
 mod scan;
 
 use std::fs::File;

@@ -2,14 +2,14 @@
 //! over Streamable HTTP.
 //!
 //! Wiring only: arguments → [`reel_replay::PlayOptions`], stdin/stdout/stderr →
-//! [`reel_replay::play_stdio`] or a listener → [`reel_replay::http::HttpPlay`], the
+//! [`reel_replay::play_stdio`] or a listener → [`reel_replay::play::http::HttpPlay`], the
 //! summary → the exit code.
 
 use std::path::PathBuf;
 
 use reel_mcp::normalize::rules_help;
 #[cfg(feature = "http")]
-use reel_replay::http::{HttpPlay, ListenOptions};
+use reel_replay::play::http::{HttpPlay, ListenOptions};
 use reel_replay::{Pace, PlayError, PlayOptions, Subset, match_rules_help};
 
 use crate::cmd::ignore::IgnoreArgs;

@@ -1,7 +1,7 @@
 //! The tape server (`reel play`): a trace answers as the MCP server.
 //!
 //! Over stdio one thread owns all replay state and reacts to events from three feeders:
-//! the client's stdin (lines), the index of the tape ([`crate::tape::index`], batches of
+//! the client's stdin (lines), the index of the tape (`crate::tape::index`, batches of
 //! updates) and, with `--subset`, the live server. Over HTTP the same state machine
 //! serves each recorded session's tape behind a lock (`SharedTape`), driven by the
 //! threads that bring it events, and writes to a `ClientOut` that routes each message
@@ -12,7 +12,7 @@
 //!
 //! Invariants:
 //! - Answers are the recorded `result`/`error` bytes spliced with the live id
-//!   ([`crate::splice`]); the only edits are ids, progress tokens and a negotiated
+//!   (`crate::splice`); the only edits are ids, progress tokens and a negotiated
 //!   `protocolVersion` (over HTTP, an id-less refusal keeps its `null`).
 //! - A job emits its exchange's recorded messages in recorded order, the response last;
 //!   a message recorded after the client's answer to a server request is emitted after
@@ -22,11 +22,14 @@
 //! - Output lines end in LF; input lines may end in LF or CRLF.
 
 mod feed;
+#[cfg(feature = "http")]
+pub mod http;
 mod incoming;
 mod jobs;
 mod misses;
 mod out;
 mod record;
+pub(crate) mod report;
 mod shared_tape;
 
 use std::cmp::Reverse;
@@ -51,10 +54,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::live::{Live, LiveOutput};
-use crate::matcher::{Lookup, Recorded, Tape};
-use crate::report::{self, Candidate, Miss, Summary, Unused};
 use crate::splice;
+use crate::tape::matcher::{Lookup, Recorded, Tape};
 use crate::tape::{IdSplice, IndexSpec, Item, ItemKind, LineLoc, TapeFiles, Update};
+use report::{Candidate, Miss, Summary, Unused};
 
 use self::feed::{Feed, Notifier};
 pub(crate) use self::incoming::{Incoming, Parsed, parse_live};

@@ -234,10 +234,10 @@ fn spawn_reader(mut input: impl Read + Send + 'static, tx: Sender<Event>, norm: 
 #[cfg(not(unix))]
 mod platform {
     /// No self-pipe off Unix: the reader thread sends over the channel, which wakes.
-    pub(in crate::server) struct Waker;
+    pub(in crate::play) struct Waker;
 
     impl Waker {
-        pub(in crate::server) fn wake(&self) {}
+        pub(in crate::play) fn wake(&self) {}
     }
 }
 
@@ -252,10 +252,10 @@ mod platform {
     use super::{Event, LineSplitter, drain};
 
     /// The write end of the self-pipe.
-    pub(in crate::server) struct Waker(OwnedFd);
+    pub(in crate::play) struct Waker(OwnedFd);
 
     impl Waker {
-        pub(in crate::server) fn wake(&self) {
+        pub(in crate::play) fn wake(&self) {
             // A full pipe already holds a wake-up; nothing else can fail usefully here.
             // SAFETY: a valid, open, non-blocking descriptor and a one-byte buffer.
             let _ = unsafe { libc::write(self.0.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
@@ -263,7 +263,7 @@ mod platform {
     }
 
     /// Stdin read on the server thread.
-    pub(in crate::server) struct Direct {
+    pub(in crate::play) struct Direct {
         wake: OwnedFd,
         _keep: Option<std::sync::Arc<Waker>>,
         split: LineSplitter,
@@ -274,7 +274,7 @@ mod platform {
     const STDIN: RawFd = 0;
 
     impl Direct {
-        pub(in crate::server) fn new(split: LineSplitter) -> std::io::Result<(Direct, Waker)> {
+        pub(in crate::play) fn new(split: LineSplitter) -> std::io::Result<(Direct, Waker)> {
             let mut fds = [0 as libc::c_int; 2];
             // SAFETY: `fds` has room for the two descriptors pipe writes.
             if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
@@ -303,11 +303,11 @@ mod platform {
             ))
         }
 
-        pub(in crate::server) fn keep(&mut self, waker: std::sync::Arc<Waker>) {
+        pub(in crate::play) fn keep(&mut self, waker: std::sync::Arc<Waker>) {
             self._keep = Some(waker);
         }
 
-        pub(in crate::server) fn wait(
+        pub(in crate::play) fn wait(
             &mut self,
             rx: &Receiver<Event>,
             timeout: Option<Duration>,

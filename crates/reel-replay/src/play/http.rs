@@ -1,7 +1,7 @@
 //! The tape server over Streamable HTTP: `reel play TRACE --listen ADDR`.
 //!
 //! The same replay as over stdio — the same tape index, matcher, splicing, misses,
-//! client drift and `--record` (one implementation, `crate::server`) — reached over
+//! client drift and `--record` (one implementation, `crate::play`) — reached over
 //! HTTP the way the recording was: a request's answer is JSON or an event stream (its
 //! recorded notifications and server→client requests first, then the result) with the
 //! recorded status; the server's own messages that belong to no request go on the
@@ -46,8 +46,8 @@ use reel_mcp::http::LoopbackGuard;
 use reel_mcp::serve;
 use reel_trace::Ending;
 
-use crate::report::Summary;
-use crate::server::{PlayError, PlayOptions, Recorder, Shared, finish_recorder};
+use crate::play::report::Summary;
+use crate::play::{PlayError, PlayOptions, Recorder, Shared, finish_recorder};
 use crate::tape::TapeFiles;
 
 pub use out::STREAM_BACKLOG;

@@ -30,7 +30,7 @@ use reel_mcp::sse::{Eol, Event as SseEvent};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::tapes::Tape;
-use crate::server::{ClientOut, Dest, Event, Route};
+use crate::play::{ClientOut, Dest, Event, Route};
 
 /// Locks, taking over a lock a panicking thread left behind (the data are plain maps
 /// and queues that stay consistent between statements).

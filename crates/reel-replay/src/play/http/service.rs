@@ -15,7 +15,7 @@
 //!   next recorded one is legacy (its first event the `endpoint` to POST to).
 //! - `DELETE` ends the session (its recorded status, else 200).
 //!
-//! Limits: a body above [`crate::server::MAX_LINE`] bytes is refused (413, after
+//! Limits: a body above [`crate::play::MAX_LINE`] bytes is refused (413, after
 //! reading up to [`DRAIN_MAX`] more so the client hears it); the
 //! connections get [`SHUTDOWN_GRACE`] to finish once the replay stops.
 
@@ -45,7 +45,7 @@ use tokio::sync::watch;
 use super::out::{GoneGuard, LiveSession, Reply, Routes, lock};
 use super::tapes::Tapes;
 use super::{Diag, LineDiag};
-use crate::server::{Content, Event, InputLine, MAX_LINE, Parsed, parse_live};
+use crate::play::{Content, Event, InputLine, MAX_LINE, Parsed, parse_live};
 
 /// After a stop, how long connections get to finish before they are cut.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);

@@ -1,5 +1,5 @@
 //! Where the tape server's messages go. Over stdio everything goes to one place
-//! ([`LineOut`]: a line each); over HTTP ([`crate::http`]) each message has a [`Dest`]
+//! ([`LineOut`]: a line each); over HTTP (`http`) each message has a [`Dest`]
 //! that says which response or stream takes it, and how the recording framed it.
 //!
 //! Delivery: what is ready is written in as few writes as possible, except where the
@@ -170,7 +170,7 @@ mod platform {
 
     use std::os::fd::RawFd;
 
-    pub(in crate::server) struct Unread {
+    pub(in crate::play) struct Unread {
         fd: RawFd,
         request: libc::Ioctl,
     }
@@ -180,12 +180,12 @@ mod platform {
     impl Unread {
         /// Stdout when it is a pipe or a socket; `None` for a file or terminal (nothing
         /// to wait for) or when it cannot be told.
-        pub(in crate::server) fn stdout() -> Option<Unread> {
+        pub(in crate::play) fn stdout() -> Option<Unread> {
             Unread::of(STDOUT)
         }
 
         /// The written end `fd` of a pipe or socket (kept open by its owner).
-        pub(in crate::server) fn of(fd: RawFd) -> Option<Unread> {
+        pub(in crate::play) fn of(fd: RawFd) -> Option<Unread> {
             // SAFETY: all-zero bytes are a valid `stat`, which fstat fills for an fd
             // number; a closed one makes it fail.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -204,7 +204,7 @@ mod platform {
 
         /// Bytes written and not yet read by the client; `None` when the kernel does
         /// not say.
-        pub(in crate::server) fn bytes(&self) -> Option<usize> {
+        pub(in crate::play) fn bytes(&self) -> Option<usize> {
             let mut n: libc::c_int = 0;
             // SAFETY: both requests write one int through the pointer given.
             let r = unsafe { libc::ioctl(self.fd, self.request, &mut n) };
@@ -218,14 +218,14 @@ mod platform {
     //! Elsewhere the unread bytes of a pipe's write end are not known: messages
     //! delivered apart are written apart, without waiting for the client to read them.
 
-    pub(in crate::server) struct Unread;
+    pub(in crate::play) struct Unread;
 
     impl Unread {
-        pub(in crate::server) fn stdout() -> Option<Unread> {
+        pub(in crate::play) fn stdout() -> Option<Unread> {
             None
         }
 
-        pub(in crate::server) fn bytes(&self) -> Option<usize> {
+        pub(in crate::play) fn bytes(&self) -> Option<usize> {
             None
         }
     }

@@ -2,7 +2,7 @@
 //! session's tape ([`crate::tape::index_tapes`], [`crate::tape::Selection::All`]), and
 //! each tape a live session (or the session-less traffic) needs gets its own tape
 //! server — the stdio server's state machine behind a lock
-//! ([`crate::server::SharedTape`]), driven by the threads that bring it events.
+//! ([`crate::play::SharedTape`]), driven by the threads that bring it events.
 //!
 //! A tape's server starts when live traffic first needs it; the updates the index
 //! produced before that wait in the tape's backlog, so the server sees its tape from the
@@ -26,8 +26,8 @@ use tokio::sync::Notify;
 
 use super::out::{HttpOut, LiveSession, Routes, TapeLink, lock};
 use super::{Diag, LineDiag};
-use crate::report::Summary;
-use crate::server::{Event, PlayError, PlayOptions, RecordTo, Recorder, SharedTape};
+use crate::play::report::Summary;
+use crate::play::{Event, PlayError, PlayOptions, RecordTo, Recorder, SharedTape};
 use crate::tape::{HttpFact, IndexEnd, IndexSpec, Selection, Update, WHOLE};
 
 /// What the recording shows of a session beyond its messages.
