@@ -13,10 +13,7 @@ use reel_trace::{End, Line, Meta, TraceReader};
 /// The longest any single reel run in these tests may take before it counts as hung.
 pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
-/// The built `reel`.
-pub fn reel() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reel"))
-}
+pub use super::reel;
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {

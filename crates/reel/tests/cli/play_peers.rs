@@ -17,8 +17,7 @@
 //! Peers come from `$REEL_PEERS`, else `<workspace>/.peers` (`cargo xtask peers`); when
 //! they are missing the tests fail and say so.
 
-#[path = "play_support.rs"]
-mod support;
+use crate::harness::play_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

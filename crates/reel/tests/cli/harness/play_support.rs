@@ -1,5 +1,4 @@
-//! Harness for the `reel play` tests (included by `play.rs` and `play_peers.rs` with
-//! `#[path]`; built alone it holds no test): traces written with `reel_trace`'s writer
+//! Harness for the `reel play` tests (`play`, `play_peers`): traces written with `reel_trace`'s writer
 //! into a private temp dir, and `reel play` driven line by line as a client drives it,
 //! killed on drop so no test leaves a process behind.
 #![allow(dead_code)]
@@ -20,10 +19,7 @@ pub const ANSWER_LIMIT: Duration = Duration::from_secs(30);
 /// How long a whole `reel play` run may take.
 pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
-/// The built `reel`.
-pub fn reel() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reel"))
-}
+pub use super::reel;
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {

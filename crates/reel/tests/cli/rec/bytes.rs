@@ -1,7 +1,7 @@
 //! Byte-exactness: whatever the client and server write reaches the other side
 //! unchanged, and every line is recorded as the right kind with its exact bytes.
 
-use crate::support::{Entry, Session, run};
+use crate::harness::rec_support::{Entry, Session, run};
 
 /// A line of the corpus, with its terminator, and how it must be recorded.
 struct Case {
@@ -252,6 +252,6 @@ fn json_with_padding_is_a_message_that_keeps_its_original_bytes() {
     };
     assert_eq!(raw, r#"{"jsonrpc":"2.0","method":"x"}"#);
     assert!(reformatted);
-    let original = crate::support::base64_decode(raw_b64.as_deref().unwrap()).unwrap();
+    let original = crate::harness::rec_support::base64_decode(raw_b64.as_deref().unwrap()).unwrap();
     assert_eq!(original, b"  {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\t");
 }

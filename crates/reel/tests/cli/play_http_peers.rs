@@ -15,10 +15,7 @@
 //! Peers come from `$REEL_PEERS`, else `<workspace>/.peers` (`cargo xtask peers`); when
 //! they are missing the tests fail and say so. Every process is killed on drop.
 
-#[path = "common/net.rs"]
-mod net;
-#[path = "common/play_http_support.rs"]
-mod support;
+use crate::harness::play_http_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -12,4 +12,3 @@ mod bytes;
 mod interop;
 mod lifecycle;
 mod redaction;
-mod support;

@@ -12,12 +12,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::support::{Finished, RUN_LIMIT, Session, reel, wait_limited};
+use crate::harness::rec_support::{Finished, RUN_LIMIT, Session, reel, wait_limited};
 
 /// How long a raw read waits for what it expects.
 pub const READ_LIMIT: Duration = Duration::from_secs(20);
 
-pub use crate::net::{Server, free_port};
+pub use crate::harness::net::{Server, free_port};
 
 /// A running `reel rec --url`.
 pub struct Proxy {
@@ -42,7 +42,7 @@ impl Proxy {
             .arg(upstream)
             .args(flags)
             .current_dir(s.tmp.path());
-        let l = crate::net::spawn_listening(cmd);
+        let l = crate::harness::net::spawn_listening(cmd);
         Proxy {
             addr: l
                 .url
@@ -236,12 +236,12 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Seen> {
     let mut parts = line.split_whitespace();
     let method = parts.next()?.to_owned();
     let path = parts.next()?.to_owned();
-    let headers = crate::net::read_headers(r)?;
+    let headers = crate::harness::net::read_headers(r)?;
     let chunked = headers
         .iter()
         .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
     let body = if chunked {
-        crate::net::read_chunked(r)?
+        crate::harness::net::read_chunked(r)?
     } else {
         let len: usize = headers
             .iter()
@@ -290,14 +290,14 @@ pub fn send(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> BufReader<TcpStream> {
-    let r = crate::net::write_request(addr, method, path, headers, body);
+    let r = crate::harness::net::write_request(addr, method, path, headers, body);
     r.get_ref().set_read_timeout(Some(READ_LIMIT)).unwrap();
     r
 }
 
 /// Reads a response's status line and headers.
 pub fn read_head(r: &mut BufReader<TcpStream>) -> (u16, HashMap<String, Vec<String>>) {
-    let (status, lines) = crate::net::read_status_and_headers(r);
+    let (status, lines) = crate::harness::net::read_status_and_headers(r);
     let mut headers: HashMap<String, Vec<String>> = HashMap::new();
     for (k, v) in lines {
         headers.entry(k).or_default().push(v);
@@ -312,7 +312,7 @@ pub fn read_response(mut r: BufReader<TcpStream>) -> RawResponse {
         .get("transfer-encoding")
         .is_some_and(|v| v.iter().any(|v| v.contains("chunked")));
     let body = if chunked {
-        crate::net::read_chunked(&mut r).expect("a chunked body")
+        crate::harness::net::read_chunked(&mut r).expect("a chunked body")
     } else if let Some(len) = headers
         .get("content-length")
         .and_then(|v| v.first())

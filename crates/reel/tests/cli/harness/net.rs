@@ -1,5 +1,5 @@
 //! Network pieces shared by the HTTP test harnesses (`rec_http/harness.rs` and
-//! `play_http_support.rs`, each test crate includes this file with `#[path]`): free
+//! `play_http_support.rs`): free
 //! loopback ports, servers killed on drop, and the raw HTTP/1.1 client's wire work —
 //! a request written exactly as given, a response head and a chunked body read back.
 //! Each harness builds its own response type on these.

@@ -8,9 +8,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::behaviour::trace_lines;
-use crate::harness::{Proxy, Server, free_port};
-use crate::support::{Peers, Session, check, run, workspace};
+use crate::harness::rec_support::{Peers, Session, check, run, workspace};
+use crate::rec_http::behaviour::trace_lines;
+use crate::rec_http::harness::{Proxy, Server, free_port};
 
 /// Where the npm peers live (next to the ones `Peers` knows).
 fn node_modules() -> PathBuf {

@@ -5,7 +5,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::support::{Entry, Session, Trace, eventually, reel, run, start, wait_limited};
+use crate::harness::rec_support::{
+    Entry, Session, Trace, eventually, reel, run, start, wait_limited,
+};
 
 #[test]
 fn closing_reels_stdin_closes_the_servers_stdin() {
@@ -369,7 +371,7 @@ fn kill_9_of_reel_leaves_a_trace_readable_to_its_last_complete_line() {
 
 /// `reel check` on an interrupted trace: no errors, and it says the session has no end.
 fn check_says_interrupted(path: &std::path::Path) {
-    let (code, rules) = crate::support::check(path);
+    let (code, rules) = crate::harness::rec_support::check(path);
     assert_eq!(code, Some(0), "reel check found errors: {rules:?}");
     assert!(
         rules.iter().any(|r| r == "no-end"),
@@ -397,7 +399,8 @@ fn a_client_that_closed_reels_stdout_and_stderr_loses_nothing_from_the_trace() {
     let mut stdin = child.stdin.take().expect("stdin");
     let _ = stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
     drop(stdin);
-    let status = wait_limited(&mut child, crate::support::RUN_LIMIT).expect("reel ended");
+    let status =
+        wait_limited(&mut child, crate::harness::rec_support::RUN_LIMIT).expect("reel ended");
     assert_eq!(status.code(), Some(4), "the server's status, not a panic");
     let trace = s.trace();
     assert_eq!(trace.end().exit_code, Some(4));

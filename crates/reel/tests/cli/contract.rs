@@ -3,9 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-fn reel() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reel"))
-}
+use crate::harness::reel;
 
 #[test]
 fn usage_errors_exit_64() {

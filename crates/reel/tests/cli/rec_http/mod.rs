@@ -13,8 +13,3 @@
 mod behaviour;
 mod harness;
 mod interop;
-#[path = "../common/net.rs"]
-mod net;
-#[allow(dead_code)]
-#[path = "../rec/support.rs"]
-mod support;

@@ -5,9 +5,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::harness::READ_LIMIT;
-use crate::harness::{Answer, Proxy, Upstream, free_port, read_head, read_until, request, send};
-use crate::support::{Session, eventually, reel};
+use crate::harness::rec_support::{Session, eventually, reel};
+use crate::rec_http::harness::READ_LIMIT;
+use crate::rec_http::harness::{
+    Answer, Proxy, Upstream, free_port, read_head, read_until, request, send,
+};
 
 const PING: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 const PONG: &str = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
@@ -575,15 +577,17 @@ fn usage_errors_have_their_exit_codes() {
 
 #[test]
 fn an_https_upstream_is_reached_with_its_ca_and_refused_without_it() {
-    let peers = crate::support::Peers::get();
+    let peers = crate::harness::rec_support::Peers::get();
     let s = Session::new();
     let ca = s.tmp.path().join("ca.pem");
     let port = free_port();
     let mut c = std::process::Command::new(&peers.python);
-    c.arg(crate::support::Peers::script("http_tls_upstream.py"))
-        .arg(port.to_string())
-        .arg(&ca);
-    let _server = crate::harness::Server::start(c, port);
+    c.arg(crate::harness::rec_support::Peers::script(
+        "http_tls_upstream.py",
+    ))
+    .arg(port.to_string())
+    .arg(&ca);
+    let _server = crate::rec_http::harness::Server::start(c, port);
     let url = format!("https://localhost:{port}/mcp");
     let ct = ("content-type", "application/json");
 
@@ -677,7 +681,7 @@ fn large_streamed_and_pretty_printed_bodies_cross_intact_and_are_recorded_whole(
     assert_eq!(outs[1]["reformatted"], true);
     let b64 = outs[1]["raw_b64"].as_str().expect("raw_b64");
     assert_eq!(
-        crate::support::base64_decode(b64).unwrap(),
+        crate::harness::rec_support::base64_decode(b64).unwrap(),
         pretty.as_bytes()
     );
     assert_eq!(outs[2]["raw"]["id"], 1);

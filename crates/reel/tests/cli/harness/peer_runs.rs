@@ -1,8 +1,7 @@
 //! Real recordings for tests that judge reel's reading of real traffic (`diff`,
 //! `check`, `stats`): the Python SDK client (`tests/peers/http_client.py`, the
 //! `everything` script) against `@modelcontextprotocol/server-everything` over
-//! Streamable HTTP, through `reel rec --url`. A test crate includes this file with
-//! `#[path]`, next to `common/net.rs` as `mod net`.
+//! Streamable HTTP, through `reel rec --url`.
 //!
 //! The peers are installed by `cargo xtask peers` (`$REEL_PEERS`, else
 //! `<workspace>/.peers`); when they are missing the test fails and says so.
@@ -12,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::net::{Server, free_port, spawn_listening};
+use crate::harness::net::{Server, free_port, spawn_listening};
 
 /// How long a client run or reel's shutdown may take.
 const RUN_LIMIT: Duration = Duration::from_secs(120);

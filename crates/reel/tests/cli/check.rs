@@ -7,10 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-#[path = "common/net.rs"]
-mod net;
-#[path = "common/peer_runs.rs"]
-mod peer_runs;
+use crate::harness::peer_runs;
 
 const META: &str =
     r#"{"v":1,"type":"meta","startedAt":"2026-05-12T23:00:00.000Z","label":"t","command":["srv"]}"#;

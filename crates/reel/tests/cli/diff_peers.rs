@@ -16,10 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-#[path = "common/net.rs"]
-mod net;
-#[path = "common/peer_runs.rs"]
-mod peer_runs;
+use crate::harness::peer_runs;
 
 const ANSWER_LIMIT: Duration = Duration::from_secs(60);
 

@@ -1,6 +1,6 @@
 //! Redaction applies to the trace, never to the bytes the peers exchange.
 
-use crate::support::{Entry, Session, run};
+use crate::harness::rec_support::{Entry, Session, run};
 
 const KEY: &str = "sk-proj-0123456789abcdefghijklmnop";
 

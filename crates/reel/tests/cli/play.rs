@@ -5,8 +5,7 @@
 //! and client drift, 2026-07-28 input_required rounds, damaged traces, the lazy index,
 //! byte-level input handling, sessions, run names, `--record`, `--subset` and `--help`.
 
-#[path = "play_support.rs"]
-mod support;
+use crate::harness::play_support as support;
 
 use serde_json::{Value, json};
 use support::*;

@@ -7,10 +7,7 @@
 //! HTTP trace over stdio, the Host/Origin guard, cancellation by closing the stream, and
 //! the summary and exit code after SIGTERM.
 
-#[path = "common/net.rs"]
-mod net;
-#[path = "common/play_http_support.rs"]
-mod support;
+use crate::harness::play_http_support as support;
 
 use std::io::Write;
 use std::process::Stdio;

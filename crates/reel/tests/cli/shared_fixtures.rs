@@ -5,7 +5,6 @@
 //! - every `.jsonl` under `fixtures/mcp-tape/` passes `reel check` with exit 0.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -14,9 +13,7 @@ const FIXTURES: &str = concat!(
     "/../../../shared/fixtures/mcp-tape"
 );
 
-fn reel() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reel"))
-}
+use crate::harness::reel;
 
 /// Every file under `dir` whose name ends with `suffix`, sorted.
 fn files_under(dir: &Path, suffix: &str) -> Vec<PathBuf> {

@@ -4,10 +4,7 @@
 //! between so the headers verify sends are on record; plus the exit codes for a URL
 //! that cannot be reached (69) or used (64).
 
-#[path = "common/net.rs"]
-mod net;
-#[path = "common/play_http_support.rs"]
-mod support;
+use crate::harness::play_http_support as support;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! (That drops are counted in `reel.gap` events is tested where the writer can be held
 //! still: `crates/reel-record/tests/stdio.rs`.)
 
-use crate::support::{Session, run};
+use crate::harness::rec_support::{Session, run};
 
 #[test]
 fn a_queue_of_one_line_slows_the_traffic_and_loses_nothing() {

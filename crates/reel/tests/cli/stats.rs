@@ -6,10 +6,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-#[path = "common/net.rs"]
-mod net;
-#[path = "common/peer_runs.rs"]
-mod peer_runs;
+use crate::harness::peer_runs;
 
 /// An isolated directory per test, and the built binary.
 struct Env {

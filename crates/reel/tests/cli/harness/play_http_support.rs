@@ -1,6 +1,5 @@
-//! Harness for the `reel play --listen` and `reel verify --url` tests (included by
-//! `play_http.rs`, `play_http_peers.rs` and `verify_http.rs` with `#[path]`, next to
-//! `common/net.rs`, which it builds on): traces written line by line with their
+//! Harness for the `reel play --listen` and `reel verify --url` tests (`play_http`,
+//! `play_http_peers`, `verify_http`; built on `net`): traces written line by line with their
 //! `session` and `http` facts, `reel play --listen` run as a user runs it (its address
 //! read from the one `reel: listening on URL` line, stopped with SIGTERM), a raw
 //! HTTP/1.1 client that can read an event stream event by event, the peers, and
@@ -23,10 +22,7 @@ pub const LIMIT: Duration = Duration::from_secs(30);
 /// How long a whole run may take.
 pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
-/// The built `reel`.
-pub fn reel() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reel"))
-}
+pub use super::reel;
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -58,7 +54,7 @@ impl Sandbox {
 
 // Each including test crate uses some of these.
 #[allow(unused_imports)]
-pub use crate::net::{Server, free_port, wait_port};
+pub use crate::harness::net::{Server, free_port, wait_port};
 
 // ---- traces ------------------------------------------------------------------------------
 
@@ -216,7 +212,7 @@ impl Player {
     /// Starts `cmd` (a `reel play --listen` or `reel rec --url`) and waits for its
     /// listening line.
     pub fn spawn(cmd: Command) -> Player {
-        let l = crate::net::spawn_listening(cmd);
+        let l = crate::harness::net::spawn_listening(cmd);
         let rest = l.url.strip_prefix("http://").expect("an http:// URL");
         let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         Player {
@@ -317,9 +313,9 @@ pub fn open(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body
         all.push(("host", addr));
     }
     all.extend_from_slice(headers);
-    let mut r = crate::net::write_request(addr, method, path, &all, body.as_bytes());
+    let mut r = crate::harness::net::write_request(addr, method, path, &all, body.as_bytes());
     r.get_ref().set_read_timeout(Some(LIMIT)).unwrap();
-    let (status, lines) = crate::net::read_status_and_headers(&mut r);
+    let (status, lines) = crate::harness::net::read_status_and_headers(&mut r);
     let headers: HashMap<String, String> = lines.into_iter().collect();
     let chunked = headers
         .get("transfer-encoding")
@@ -337,7 +333,7 @@ impl Conn {
     /// Reads one more piece of the body; false at its end.
     fn read_more(&mut self) -> bool {
         if self.chunked {
-            match crate::net::read_chunk(&mut self.r) {
+            match crate::harness::net::read_chunk(&mut self.r) {
                 Some(chunk) => {
                     self.body.extend_from_slice(&chunk);
                     true

@@ -16,7 +16,7 @@ use std::process::Command;
 use reel_trace::Dir;
 use reel_trace::jsonrpc::{Envelope, Paired, Pairer};
 
-use crate::support::{Entry, Peers, Session, Trace, run};
+use crate::harness::rec_support::{Entry, Peers, Session, Trace, run};
 
 /// Runs the client script directly against `server`, then with
 /// `tee A -- reel rec -- tee B -- server` in between, and checks everything.
@@ -102,7 +102,7 @@ fn interop(suite: &str, mode: &str, server: &[&str]) {
 
 /// The trace holds every wire line of one direction as a message line, in order, with
 /// the same bytes (or the same line with secrets redacted).
-fn assert_lines_recorded(trace: &crate::support::Trace, dir: &str, wire: &[u8]) {
+fn assert_lines_recorded(trace: &crate::harness::rec_support::Trace, dir: &str, wire: &[u8]) {
     let lines: Vec<&[u8]> = wire
         .strip_suffix(b"\n")
         .unwrap_or(wire)
@@ -126,7 +126,7 @@ fn assert_lines_recorded(trace: &crate::support::Trace, dir: &str, wire: &[u8]) 
     }
 }
 
-fn assert_every_request_answered(trace: &crate::support::Trace) {
+fn assert_every_request_answered(trace: &crate::harness::rec_support::Trace) {
     let mut pairer = Pairer::new();
     let mut requests = 0;
     for l in &trace.lines {
@@ -149,7 +149,7 @@ fn assert_every_request_answered(trace: &crate::support::Trace) {
 
 /// `reel check` finds nothing at all: no error, no unanswered request, no orphan.
 fn check_passes(path: &Path) {
-    let (code, rules) = crate::support::check(path);
+    let (code, rules) = crate::harness::rec_support::check(path);
     assert_eq!((code, rules), (Some(0), Vec::<String>::new()), "reel check");
 }
 

@@ -1,0 +1,16 @@
+//! What the areas share: the HTTP client core and listener start-up (`net`), real peer
+//! runs (`peer_runs`), the `reel play` sandboxes (`play_support`, `play_http_support`)
+//! and the `reel rec` session harness (`rec_support`).
+
+use std::process::Command;
+
+/// The built `reel`.
+pub fn reel() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_reel"))
+}
+
+pub mod net;
+pub mod peer_runs;
+pub mod play_http_support;
+pub mod play_support;
+pub mod rec_support;
