@@ -185,9 +185,5 @@ pub fn honest_rules() -> &'static [HonestRule] {
 
 /// The rules as `--help` text, one `  name  description` line each.
 pub fn honest_rules_help() -> String {
-    let width = HONEST.iter().map(|r| r.name.len()).max().unwrap_or(0);
-    HONEST
-        .iter()
-        .map(|r| format!("  {:<width$}  {}\n", r.name, r.description))
-        .collect()
+    reel_trace::display::rule_table(HONEST.iter().map(|r| (r.name, r.description.to_owned())))
 }

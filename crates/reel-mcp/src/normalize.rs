@@ -141,38 +141,27 @@ pub fn rule(name: &str) -> Option<&'static Rule> {
 /// The rules as text for `--help`: one `  name  description` line each, plus the two
 /// inputs that are not built-in rules (redaction first, `--ignore` between the phases).
 pub fn rules_help() -> String {
-    let width = RULES
-        .iter()
-        .map(|r| r.name.len())
-        .max()
-        .unwrap_or(0)
-        .max(10);
-    let mut s = String::new();
-    let line = |s: &mut String, name: &str, text: &str| {
-        s.push_str(&format!("  {name:<width$}  {text}\n"));
-    };
-    line(
-        &mut s,
+    let mut rows: Vec<(&str, String)> = vec![(
         "redaction",
-        "first, the trace's own meta.redaction rules are applied to the live message",
-    );
-    for r in RULES.iter().filter(|r| r.phase == Phase::Remove) {
-        line(&mut s, r.name, r.description);
-    }
-    line(
-        &mut s,
+        "first, the trace's own meta.redaction rules are applied to the live message".into(),
+    )];
+    let described = |phase| {
+        RULES
+            .iter()
+            .filter(move |r| r.phase == phase)
+            .map(|r| (r.name, r.description.to_owned()))
+    };
+    rows.extend(described(Phase::Remove));
+    rows.push((
         "--ignore",
-        "then each --ignore POINTER (a JSON pointer into the JSON-RPC message)",
-    );
-    for r in RULES.iter().filter(|r| r.phase == Phase::Cleanup) {
-        line(&mut s, r.name, r.description);
-    }
-    line(
-        &mut s,
+        "then each --ignore POINTER (a JSON pointer into the JSON-RPC message)".into(),
+    ));
+    rows.extend(described(Phase::Cleanup));
+    rows.push((
         "equality",
-        "then values compare by value: member order aside, numbers exactly (1 = 1.0 = 1e0; integers beyond 64 bits and long decimals by every digit; only play's match key hashes them as the f64 they round to)",
-    );
-    s
+        "then values compare by value: member order aside, numbers exactly (1 = 1.0 = 1e0; integers beyond 64 bits and long decimals by every digit; only play's match key hashes them as the f64 they round to)".into(),
+    ));
+    reel_trace::display::rule_table(rows)
 }
 
 fn rule_jsonrpc_id(m: &mut Value) -> bool {

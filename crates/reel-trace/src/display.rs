@@ -187,6 +187,51 @@ impl Table {
     }
 }
 
+/// The width `--help` rule tables wrap at: within clap's own wrapping width, so clap
+/// leaves the lines as they are.
+pub const HELP_WIDTH: usize = 88;
+
+/// A `--help` table of named rules: `  name  description`, the descriptions aligned
+/// and wrapped at [`HELP_WIDTH`] under themselves (the one layout of every rule list
+/// `--help` shows: matching, normalisation, honest differences).
+pub fn rule_table<'a>(rows: impl IntoIterator<Item = (&'a str, String)>) -> String {
+    let rows: Vec<(&str, String)> = rows.into_iter().collect();
+    let name_width = rows
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .max()
+        .unwrap_or(0);
+    let indent = 2 + name_width + 2;
+    let text_width = HELP_WIDTH.saturating_sub(indent).max(20);
+    let mut out = String::new();
+    for (name, text) in rows {
+        let mut line = String::new();
+        let mut first = true;
+        let flush = |out: &mut String, line: &mut String, first: &mut bool| {
+            if *first {
+                out.push_str(&format!("  {name:<name_width$}  {line}\n"));
+                *first = false;
+            } else {
+                out.push_str(&format!("{:indent$}{line}\n", ""));
+            }
+            line.clear();
+        };
+        for word in text.split_whitespace() {
+            if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > text_width {
+                flush(&mut out, &mut line, &mut first);
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        if !line.is_empty() || first {
+            flush(&mut out, &mut line, &mut first);
+        }
+    }
+    out
+}
+
 /// A duration for people: `850ms`, `12.3s`, `4m05s`, `2h03m`. Each unit is cut, not
 /// rounded up, as a clock shows it (59.96 s is `59.9s`, not `60.0s`); negative and
 /// unknown (NaN) durations show as `0ms`.
@@ -224,6 +269,22 @@ pub fn size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::{duration, one_line, size};
+
+    #[test]
+    fn rule_tables_align_and_wrap_under_their_text() {
+        let t = super::rule_table([("a", "short".to_owned()), ("longer", "word ".repeat(40))]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "  a       short");
+        assert!(lines[1].starts_with("  longer  word word"));
+        assert!(lines.len() > 3, "{t}");
+        for l in &lines[2..] {
+            assert!(l.starts_with("          word"), "{l:?}");
+        }
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= super::HELP_WIDTH),
+            "{t}"
+        );
+    }
 
     #[test]
     fn durations_and_sizes_read_well() {

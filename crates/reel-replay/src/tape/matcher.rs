@@ -84,20 +84,14 @@ pub fn match_rules() -> &'static [MatchRule] {
 /// The matching rules as text for `--help`: one `  name  [methods:] description` line
 /// each, marking those `--strict` turns off.
 pub fn match_rules_help() -> String {
-    let width = MATCH_RULES.iter().map(|r| r.name.len()).max().unwrap_or(0);
-    let mut s = String::new();
-    for r in &MATCH_RULES {
+    reel_trace::display::rule_table(MATCH_RULES.iter().map(|r| {
         let methods = match r.methods {
             [] => String::new(),
             m => format!("{}: ", m.join(", ")),
         };
         let strict = if r.strict { "" } else { " (not with --strict)" };
-        s.push_str(&format!(
-            "  {:<width$}  {methods}{}{strict}\n",
-            r.name, r.description
-        ));
-    }
-    s
+        (r.name, format!("{methods}{}{strict}", r.description))
+    }))
 }
 
 /// A response as indexed.
