@@ -19,5 +19,6 @@ mod rec;
 mod rec_http;
 mod shared_fixtures;
 mod stats;
+mod trycmd;
 mod verify;
 mod verify_http;
