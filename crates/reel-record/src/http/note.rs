@@ -20,11 +20,7 @@ use crate::queue::LineRecord;
 use reel_trace::record::{Tags, classify};
 
 use crate::recorder::Recorder;
-
-/// An HTTP exchange that carries no JSON-RPC message, or one that failed.
-pub(crate) const KIND_HTTP: &str = reel_trace::line::kinds::HTTP;
-/// An SSE event that carries no JSON value (a priming event, `endpoint`, a `retry`).
-pub(crate) const KIND_SSE: &str = reel_trace::line::kinds::SSE;
+use reel_trace::line::kinds;
 
 /// Allowlisted headers, lower-case name and value as received (unredacted).
 pub(crate) type HeaderList = Vec<(&'static str, String)>;
@@ -226,12 +222,12 @@ pub(crate) fn write<W: Write>(
                 ..Tags::default()
             };
             if line.bytes.is_empty() && sse.has_data {
-                let mut e = EventLine::new(line.t, KIND_SSE);
+                let mut e = EventLine::new(line.t, kinds::SSE);
                 tags.add_to(&mut e);
                 e.text = Some("");
                 return rec.write_event(&e);
             }
-            rec.event(KIND_SSE, None, line, tags)
+            rec.event(kinds::SSE, None, line, tags)
         }
         Note::Exchange(x) => exchange(rec, line, session, &x),
     }
@@ -283,7 +279,7 @@ fn exchange<W: Write>(
         let flat = json.value.replace(['\n', '\r'], "");
         let redacted = redactor.redact_json(&flat);
         if let Ok(raw) = serde_json::from_str::<&RawValue>(&redacted) {
-            let mut e = EventLine::new(line.t, KIND_HTTP);
+            let mut e = EventLine::new(line.t, kinds::HTTP);
             e.raw = Some(raw);
             if let Some(s) = session {
                 e.fields.insert("session".into(), s.into());
@@ -308,9 +304,9 @@ fn exchange<W: Write>(
         };
         l.bytes
             .extend_from_slice(format!(" [truncated from {total} bytes]").as_bytes());
-        return rec.event(KIND_HTTP, None, &l, tags);
+        return rec.event(kinds::HTTP, None, &l, tags);
     }
-    rec.event(KIND_HTTP, None, line, tags)
+    rec.event(kinds::HTTP, None, line, tags)
 }
 
 /// Allowlisted headers as the text of a JSON object, values redacted: the object goes

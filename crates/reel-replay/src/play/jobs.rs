@@ -140,7 +140,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             && !self.tape.has_method(methods::SERVER_DISCOVER)
             && self.tape.has_method(methods::INITIALIZE)
         {
-            let e = serde_json::json!({"code": report::UNKNOWN_METHOD_CODE, "message": "Method not found"});
+            let e = serde_json::json!({"code": reel_mcp::drift::METHOD_NOT_FOUND, "message": "Method not found"});
             self.send_error(Dest::answer(inc.route), &inc.id_raw, &e);
             self.summary.generic += 1;
             return true;

@@ -48,7 +48,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         let code = if self.tape.has_method(&inc.method) || self.opts.strict {
             report::MISS_CODE
         } else {
-            report::UNKNOWN_METHOD_CODE
+            reel_mcp::drift::METHOD_NOT_FOUND
         };
         self.send_error(Dest::answer(inc.route), &inc.id_raw, &m.error_object(code));
     }

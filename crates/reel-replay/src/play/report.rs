@@ -37,8 +37,6 @@ pub enum PlayVerdict {
     NoSuchSession,
 }
 
-/// `error.code` of a request whose method the tape never saw (JSON-RPC "method not found").
-pub const UNKNOWN_METHOD_CODE: i64 = reel_mcp::drift::METHOD_NOT_FOUND;
 /// `error.code` for a line that is not JSON.
 pub const PARSE_ERROR_CODE: i64 = -32700;
 /// `error.code` for JSON that is not a request (batches included).
