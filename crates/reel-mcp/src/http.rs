@@ -106,6 +106,18 @@ pub fn worker_threads(configured: usize) -> usize {
     }
 }
 
+/// The value of the `Mcp-Name` header (2026-07-28) for a request: `params.name` or
+/// `params.uri` of the three methods the Streamable HTTP transport names
+/// (`tools/call`, `resources/read`, `prompts/get`), read by
+/// [`crate::jsonrpc::call_subject`]; `None` for every other method.
+pub fn mcp_name<'v>(method: &str, params: &'v serde_json::Value) -> Option<&'v str> {
+    use crate::jsonrpc::methods::TOOLS_CALL;
+    if !matches!(method, TOOLS_CALL | "resources/read" | "prompts/get") {
+        return None;
+    }
+    crate::jsonrpc::call_subject(method, params)
+}
+
 /// Header names, lower case (HTTP header names are case-insensitive).
 pub mod headers {
     /// The MCP session (Streamable HTTP, 2025-03-26 … 2025-11-25).
@@ -242,6 +254,16 @@ pub fn is_loopback_name(host: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcp_name_is_sent_for_the_three_methods_the_transport_names() {
+        let p: serde_json::Value = serde_json::json!({"name": "add", "uri": "file:///a"});
+        assert_eq!(mcp_name("tools/call", &p), Some("add"));
+        assert_eq!(mcp_name("prompts/get", &p), Some("add"));
+        assert_eq!(mcp_name("resources/read", &p), Some("file:///a"));
+        assert_eq!(mcp_name("resources/subscribe", &p), None);
+        assert_eq!(mcp_name("completion/complete", &p), None);
+    }
 
     #[test]
     fn urls_parse_or_say_what_is_wrong() {

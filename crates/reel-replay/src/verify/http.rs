@@ -38,8 +38,8 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response};
 use hyper_util::rt::TokioIo;
-use reel_mcp::http::{McpUrl, headers as mcp_headers};
-use reel_mcp::jsonrpc::{Envelope, RpcKind, call_subject, is_id_less_answer, methods};
+use reel_mcp::http::{McpUrl, headers as mcp_headers, mcp_name};
+use reel_mcp::jsonrpc::{Envelope, RpcKind, is_id_less_answer};
 use reel_mcp::sse::Parser;
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
@@ -278,13 +278,10 @@ fn facts_of(line: &[u8]) -> Facts {
         .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1protocolVersion"))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    // `Mcp-Name` (2026-07-28): what the call is about, on the three methods the
-    // transport names.
     let name = method
         .as_deref()
-        .filter(|m| matches!(*m, methods::TOOLS_CALL | "resources/read" | "prompts/get"))
         .zip(params.as_ref())
-        .and_then(|(m, p)| call_subject(m, p))
+        .and_then(|(m, p)| mcp_name(m, p))
         .map(str::to_owned);
     Facts {
         kind,
