@@ -83,23 +83,26 @@ pub fn stats_for_paths_reporting(
     paths: &[PathBuf],
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Stats, StatsError> {
-    let size = |p: &PathBuf| -> u64 {
-        crate::reader::trace_files(p)
-            .iter()
-            .filter_map(|f| std::fs::metadata(f).ok())
-            .map(|m| m.len())
-            .sum()
-    };
-    let total = paths.iter().map(size).sum();
+    let sizes: Vec<u64> = paths
+        .iter()
+        .map(|p| {
+            crate::reader::trace_files(p)
+                .iter()
+                .filter_map(|f| std::fs::metadata(f).ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .collect();
+    let total = sizes.iter().sum();
     let mut c = Collector::new(PriceTable::bundled());
     let mut before = 0;
     let mut throttle = Throttle::default();
-    for p in paths {
+    for (p, size) in paths.iter().zip(&sizes) {
         c.add_trace_reporting(p, &mut |read| {
             let done = (before + read).min(total);
             throttle.tick(Progress { done, total }, progress);
         })?;
-        before += size(p);
+        before += size;
     }
     progress(Progress { done: total, total });
     Ok(c.finish())
