@@ -17,11 +17,7 @@ use serde_json::Value;
 /// The longest a single process of these tests may run before it counts as hung.
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 
-use crate::harness::reel;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::harness::{reel, workspace};
 
 fn script(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

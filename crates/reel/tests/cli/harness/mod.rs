@@ -2,7 +2,13 @@
 //! runs (`peer_runs`), the `reel play` sandboxes (`play_support`, `play_http_support`)
 //! and the `reel rec` session harness (`rec_support`).
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
 
 /// The built `reel`.
 pub fn reel() -> Command {

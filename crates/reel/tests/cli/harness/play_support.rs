@@ -21,10 +21,7 @@ pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 pub use super::reel;
 
-/// The workspace root.
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+pub use super::workspace;
 
 /// Writes a trace line by line, time advancing 1 ms per line.
 pub struct TapeWriter {

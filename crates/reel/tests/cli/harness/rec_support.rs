@@ -15,10 +15,7 @@ pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 pub use super::reel;
 
-/// The workspace root.
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+pub use super::workspace;
 
 /// A `reel rec` session with its own trace directory.
 pub struct Session {
