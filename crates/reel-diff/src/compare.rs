@@ -212,7 +212,9 @@ pub(crate) fn exchanges(
         d.pointers = pointers(&diffs);
         out.push(d);
     }
-    if a.progress.len() != b.progress.len() || a.progress_fp.finish() != b.progress_fp.finish() {
+    if a.progress.len() != b.progress.len()
+        || a.progress_fp.finish128() != b.progress_fp.finish128()
+    {
         let va = notification_list(&mut pl[0], &a.progress, true)?;
         let vb = notification_list(&mut pl[1], &b.progress, true)?;
         if !json_eq(&va, &vb) {
@@ -239,7 +241,7 @@ pub(crate) fn exchanges(
             out.push(d);
         }
     }
-    if a.others.len() != b.others.len() || a.others_fp.finish() != b.others_fp.finish() {
+    if a.others.len() != b.others.len() || a.others_fp.finish128() != b.others_fp.finish128() {
         let va = notification_list(&mut pl[0], &a.others, false)?;
         let vb = notification_list(&mut pl[1], &b.others, false)?;
         if !json_eq(&va, &vb) {

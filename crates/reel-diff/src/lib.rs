@@ -6,7 +6,7 @@
 //! annotations).
 //!
 //! The pipeline: each trace is read once on its own thread (module `side`) into compact
-//! records (match keys, fingerprints, file positions); the aligner (`align`) pairs them
+//! records (match keys, fingerprints by `reel_mcp::normalize::KeyHasher`, file positions); the aligner (`align`) pairs them
 //! by content and compares each pair (`compare`), re-reading payloads (`payload`) only
 //! where fingerprints differ; the findings become a [`Report`], whose drifts a renderer
 //! ([`render`]) shows, re-reading the payloads of the drifts it prints in full
@@ -21,7 +21,6 @@
 mod align;
 mod compare;
 pub mod drift;
-mod fingerprint;
 mod linediff;
 mod payload;
 pub mod render;

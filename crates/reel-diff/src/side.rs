@@ -44,8 +44,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::DiffError;
-use crate::fingerprint::{self, Fingerprint};
 use crate::payload::{Prep, turn_shape, turn_value, usage_value};
+use reel_mcp::normalize::KeyHasher as Fingerprint;
 
 /// A fresh exchange builder is started when none is open and this many have formed
 /// (small, so its storage is reused from the heap rather than mapped afresh).
@@ -487,7 +487,7 @@ impl SideReader {
             None => {
                 let empty = self.intern("");
                 (
-                    MatchKey(fingerprint::of(raw.as_bytes())),
+                    MatchKey(Fingerprint::of(raw.as_bytes())),
                     empty.clone(),
                     empty,
                 )
@@ -555,7 +555,7 @@ impl SideReader {
             (What::Cancelled, Some(rec)) => rec.cancelled = true,
             (What::Other(m), Some(rec)) if rules.in_place(&m) => {
                 rec.others.push(loc);
-                rec.others_fp.write_str(raw);
+                rec.others_fp.write(raw.as_bytes());
             }
             (What::Other(m), _) => self.count(dir, &m, loc),
             (What::Progress, None) => self.count(dir, methods::PROGRESS, loc),
@@ -596,16 +596,16 @@ impl SideReader {
                     message,
                 };
                 f.write(b"error");
-                f.write_str(error.map_or("", RawValue::get));
+                f.write(error.map_or("", RawValue::get).as_bytes());
             }
             _ => {
                 // isError is read only when two answers' bytes differ (compare.rs).
                 rec.answer = Answer::Result { is_error: false };
                 f.write(b"result");
-                f.write_str(result.map_or("", RawValue::get));
+                f.write(result.map_or("", RawValue::get).as_bytes());
             }
         }
-        rec.answer_fp = f.finish();
+        rec.answer_fp = f.finish128();
         self.events.push(Event::Done(rec));
         if self.open == 0 && self.slots.len() >= RESET_AFTER {
             self.builder = ExchangeBuilder::new();
@@ -630,7 +630,7 @@ impl SideReader {
             self.events.push(Event::Loose(Box::new(LooseRec {
                 dir,
                 method,
-                fp: fingerprint::of(raw.as_bytes()),
+                fp: Fingerprint::of(raw.as_bytes()),
                 loc,
             })));
             return;
@@ -685,9 +685,9 @@ impl SideReader {
             role,
             label,
             loc,
-            blocks_fp: fingerprint::of(canonical(&blocks).as_bytes()),
-            shape_fp: fingerprint::of(turn_shape(t).as_bytes()),
-            usage_fp: fingerprint::of(canonical(&usage_value(t)).as_bytes()),
+            blocks_fp: Fingerprint::of(canonical(&blocks).as_bytes()),
+            shape_fp: Fingerprint::of(turn_shape(t).as_bytes()),
+            usage_fp: Fingerprint::of(canonical(&usage_value(t)).as_bytes()),
             context,
         })));
     }
@@ -719,9 +719,9 @@ fn progress_fingerprint(raw: &str, token: Option<&RawValue>, f: &mut Fingerprint
     });
     match span {
         Some((start, end)) => {
-            f.write_str(&raw[..start]);
-            f.write_str(&raw[end..]);
+            f.write(&raw.as_bytes()[..start]);
+            f.write(&raw.as_bytes()[end..]);
         }
-        None => f.write_str(raw),
+        None => f.write(raw.as_bytes()),
     }
 }

@@ -50,7 +50,9 @@ impl MatchKey {
 /// at a time through a 64×64→128-bit multiply (the high and low halves xored, as in
 /// wyhash/foldhash), with different multipliers and word rotations so the lanes are
 /// independent, and the murmur3 finaliser at the end. Every `write` is framed by its
-/// length, so concatenations cannot alias.
+/// length, so concatenations cannot alias. `reel diff` uses it too, to fingerprint the
+/// bytes it compares (equal fingerprints: the same bytes; unequal: compare exactly).
+#[derive(Clone, Copy, Debug)]
 pub struct KeyHasher {
     a: u64,
     b: u64,
@@ -107,6 +109,13 @@ impl KeyHasher {
             w[..rest.len()].copy_from_slice(rest);
             self.word(u64::from_le_bytes(w));
         }
+    }
+
+    /// The hash of one piece of bytes.
+    pub fn of(bytes: &[u8]) -> u128 {
+        let mut h = KeyHasher::new();
+        h.write(bytes);
+        h.finish128()
     }
 
     /// Feeds one tag or number.
@@ -250,5 +259,29 @@ pub(super) fn hash_value(v: &Value) -> u128 {
             });
             h_object(o.len() as u64, sum)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyHasher;
+
+    #[test]
+    fn pieces_are_framed_and_every_byte_counts() {
+        let two = |x: &[u8], y: &[u8]| {
+            let mut h = KeyHasher::new();
+            h.write(x);
+            h.write(y);
+            h.finish128()
+        };
+        assert_ne!(two(b"ab", b"c"), two(b"a", b"bc"));
+        assert_eq!(two(b"ab", b"c"), two(b"ab", b"c"));
+        assert_ne!(KeyHasher::of(b""), KeyHasher::of(b"\0"));
+        assert_ne!(KeyHasher::of(b"12345678"), KeyHasher::of(b"12345679"));
+        assert_ne!(KeyHasher::of(b"123456789"), KeyHasher::of(b"123456788"));
+        let long = vec![7u8; 1000];
+        let mut other = long.clone();
+        other[999] = 8;
+        assert_ne!(KeyHasher::of(&long), KeyHasher::of(&other));
     }
 }
