@@ -31,9 +31,16 @@ use std::time::{Duration, Instant};
 use reel_trace::Timestamp;
 
 use crate::queue::{FirstBehind, LineRecord, Queue, Stream};
-use crate::stdio::{CHUNK, STDERR_MAX_LINE};
 use crate::trace::{Notice, NoticeFn};
 use reel_mcp::framing::{Limit, Line, LineFramer};
+
+/// Bytes a forwarding thread reads at once (as much as a widened pipe holds).
+pub const CHUNK: usize = 1024 * 1024;
+/// A stderr line longer than this is recorded as several `reel.stderr` events.
+pub const STDERR_MAX_LINE: usize = 1024 * 1024;
+/// How long reel waits, after the server exited, for its stdout and stderr to close
+/// while nothing arrives on them.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
 
 /// The forwarding threads of a session.
 pub(crate) struct Pumps {

@@ -79,8 +79,9 @@ use reel_trace::record::reel_meta;
 use reel_trace::redact::Redactor;
 use reel_trace::{Counts, Ending, Timestamp, names};
 
+use crate::queue::DEFAULT_QUEUE_BYTES;
 use crate::queue::{Queue, WhenBehind};
-use crate::stdio::{DEFAULT_QUEUE_BYTES, TRACE_LINGER};
+use crate::trace::TRACE_LINGER;
 use crate::trace::{Notice, NoticeFn, RecordError, TraceTarget, start_writer};
 
 pub use upstream::{UpstreamUrl, UrlError};
@@ -299,14 +300,7 @@ impl HttpRecorder {
         notices: impl Fn(Notice) + Send + Sync + 'static,
     ) -> Result<HttpOutcome, HttpError> {
         let notices: NoticeFn = Arc::new(notices);
-        let (mut writer, trace_name, path) = trace.into_writer();
-        writer
-            .write_meta(&self.meta())
-            .and_then(|()| writer.flush())
-            .map_err(|source| RecordError::WriteTrace {
-                trace: trace_name,
-                source,
-            })?;
+        let (writer, path) = trace.open(&self.meta())?;
         let queue = Arc::new(Queue::new(
             self.config.queue_bytes,
             self.config.when_behind,

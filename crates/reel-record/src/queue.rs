@@ -28,6 +28,9 @@ use std::time::{Duration, Instant};
 
 use reel_trace::Timestamp;
 
+/// Default budget of the trace queue, in bytes of lines not yet written.
+pub const DEFAULT_QUEUE_BYTES: usize = 8 * 1024 * 1024;
+
 /// Fixed cost counted per queued line, on top of its bytes (the record itself).
 const LINE_OVERHEAD: usize = 64;
 

@@ -37,24 +37,13 @@ use reel_trace::record::reel_meta;
 use reel_trace::redact::Redactor;
 use reel_trace::{Counts, Ending, Timestamp, names};
 
+pub use crate::forward::{CHUNK, DRAIN_LIMIT, STDERR_MAX_LINE};
 use crate::forward::{Drained, Pumps, Sink};
+pub use crate::queue::DEFAULT_QUEUE_BYTES;
 use crate::queue::{Queue, Stream, WhenBehind};
+pub use crate::trace::TRACE_LINGER;
 pub use crate::trace::{Notice, RecordError, TraceTarget};
 use crate::trace::{NoticeFn, start_writer};
-
-/// Bytes a forwarding thread reads at once (as much as a widened pipe holds).
-pub const CHUNK: usize = 1024 * 1024;
-/// Default budget of the trace queue, in bytes of lines not yet written.
-pub const DEFAULT_QUEUE_BYTES: usize = 8 * 1024 * 1024;
-/// A stderr line longer than this is recorded as several `reel.stderr` events.
-pub const STDERR_MAX_LINE: usize = 1024 * 1024;
-/// How long the trace writer, once it has lines, waits for more before writing: under
-/// load one wake-up and one `write` serve many lines. A line reaches the file this long
-/// (plus the time to write what came before it) after it was forwarded.
-pub const TRACE_LINGER: Duration = Duration::from_millis(1);
-/// How long reel waits, after the server exited, for its stdout and stderr to close
-/// while nothing arrives on them.
-pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
 
 /// What to record and how.
 #[derive(Debug, Clone)]
@@ -228,14 +217,7 @@ impl StdioRecorder {
         use reel_mcp::process::{self, ChildHandle, SignalForwarder};
 
         let notices: NoticeFn = Arc::new(notices);
-        let (mut writer, trace_name, path) = trace.into_writer();
-        writer
-            .write_meta(&self.meta())
-            .and_then(|()| writer.flush())
-            .map_err(|source| RecordError::WriteTrace {
-                trace: trace_name.clone(),
-                source,
-            })?;
+        let (writer, path) = trace.open(&self.meta())?;
 
         let forwarder = if self.config.forward_signals {
             Some(

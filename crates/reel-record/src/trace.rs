@@ -9,14 +9,20 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use reel_trace::redact::Redactor;
 use reel_trace::writer::create_trace_file;
-use reel_trace::{Timestamp, TraceWriter, names};
+use reel_trace::{Meta, Timestamp, TraceWriter, names};
 
+use crate::forward::DRAIN_LIMIT;
 use crate::queue::Queue;
 use crate::recorder::{BatchSink, Recorder};
-use crate::stdio::DRAIN_LIMIT;
+
+/// How long the trace writer, once it has lines, waits for more before writing: under
+/// load one wake-up and one `write` serve many lines. A line reaches the file this long
+/// (plus the time to write what came before it) after it was forwarded.
+pub const TRACE_LINGER: Duration = Duration::from_millis(1);
 
 /// Why a recording could not be made at all.
 #[derive(Debug, thiserror::Error)]
@@ -205,12 +211,19 @@ pub(crate) type SinkRecorder = Recorder<Box<dyn Write + Send>>;
 pub(crate) type SinkWriter = TraceWriter<BatchSink<Box<dyn Write + Send>>>;
 
 impl TraceTarget {
-    /// Splits the target into a trace writer (its `end.durationMs` counting from the
-    /// target's start), the display name and the path.
-    pub(crate) fn into_writer(self) -> (SinkWriter, String, Option<PathBuf>) {
+    /// The trace writer (its `end.durationMs` counting from the target's start) and the
+    /// path, with `meta` written and flushed first, so a recording that goes no further
+    /// still names its session.
+    pub(crate) fn open(self, meta: &Meta) -> Result<(SinkWriter, Option<PathBuf>), RecordError> {
         let name = self.name();
-        let writer = TraceWriter::new(BatchSink::new(self.sink), self.started);
-        (writer, name, self.path)
+        let mut writer = TraceWriter::new(BatchSink::new(self.sink), self.started);
+        match writer.write_meta(meta).and_then(|()| writer.flush()) {
+            Ok(()) => Ok((writer, self.path)),
+            Err(source) => Err(RecordError::WriteTrace {
+                trace: name,
+                source,
+            }),
+        }
     }
 }
 

@@ -56,37 +56,23 @@ mod tests {
         g.check(&h).is_ok()
     }
 
+    // The rule itself is tested in reel-mcp; this is the reading of the headers.
     #[test]
-    fn loopback_names_pass_and_others_are_refused() {
+    fn reads_host_and_origin_from_the_headers() {
         let g = Guard::default();
-        for ok in [
-            "127.0.0.1:3000",
-            "localhost",
-            "LOCALHOST:1",
-            "[::1]:80",
-            "127.9.9.9",
-            "a.localhost:5",
-        ] {
-            assert!(check(&g, Some(ok), None), "{ok}");
-        }
-        for bad in [
-            "evil.example",
-            "evil.example:3000",
-            "192.168.1.2:80",
-            "[::2]",
-            "127.0.0.1.evil.example",
-        ] {
-            assert!(!check(&g, Some(bad), None), "{bad}");
-        }
         assert!(check(&g, Some("localhost:1"), Some("http://localhost:1")));
+        assert!(!check(&g, Some("evil.example"), None));
         assert!(!check(&g, Some("localhost:1"), Some("http://evil.example")));
-        assert!(!check(&g, Some("localhost:1"), Some("null")));
         assert!(check(&g, None, None));
         let allowed = Guard::new(["mybox.lan".to_owned()]);
-        assert!(check(
-            &allowed,
-            Some("mybox.lan:8080"),
-            Some("https://MYBOX.lan")
-        ));
+        assert!(check(&allowed, Some("mybox.lan:8080"), None));
+    }
+
+    #[test]
+    fn a_second_host_header_is_checked_too() {
+        let mut h = HeaderMap::new();
+        h.append("host", HeaderValue::from_static("localhost"));
+        h.append("host", HeaderValue::from_static("evil.example"));
+        assert!(Guard::default().check(&h).is_err());
     }
 }

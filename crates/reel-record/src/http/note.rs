@@ -188,6 +188,19 @@ pub(crate) struct HttpNote {
     pub note: Note,
 }
 
+impl HttpNote {
+    /// A line the server sent (a message, an SSE event or an exchange record), seen now.
+    pub fn server_line(session: Arc<str>, note: Note, bytes: Vec<u8>) -> LineRecord {
+        LineRecord {
+            stream: crate::queue::Stream::ServerToClient,
+            t: reel_trace::Timestamp::now(),
+            bytes,
+            crlf: false,
+            http: Some(Box::new(HttpNote { session, note })),
+        }
+    }
+}
+
 /// Writes one HTTP record (called by the recorder for lines that carry a note).
 pub(crate) fn write<W: Write>(
     rec: &mut Recorder<W>,

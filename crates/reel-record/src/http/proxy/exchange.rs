@@ -164,16 +164,7 @@ impl Exchange {
         note: ExchangeNote,
         bytes: Vec<u8>,
     ) -> LineRecord {
-        LineRecord {
-            stream: Stream::ServerToClient,
-            t: Timestamp::now(),
-            bytes,
-            crlf: false,
-            http: Some(Box::new(HttpNote {
-                session,
-                note: Note::Exchange(Box::new(note)),
-            })),
-        }
+        HttpNote::server_line(session, Note::Exchange(Box::new(note)), bytes)
     }
 }
 

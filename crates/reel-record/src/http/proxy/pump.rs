@@ -10,7 +10,6 @@ use http_body_util::BodyExt;
 use hyper::body::{Frame, Incoming};
 use reel_mcp::serve::stopped;
 use reel_mcp::sse::{Eol, Event, Parser};
-use reel_trace::Timestamp;
 use tokio::sync::mpsc;
 
 use super::exchange::Exchange;
@@ -18,7 +17,7 @@ use super::{EXCERPT_MAX, GATE_MAX, Shared};
 use crate::http::body::ReplyFrame;
 use crate::http::headers::OriginRewriter;
 use crate::http::note::{HttpNote, Note, ResponseFacts, SseFacts};
-use crate::queue::{LineRecord, Stream};
+use crate::queue::LineRecord;
 
 /// How a response body stream ended.
 pub(super) enum End {
@@ -270,16 +269,7 @@ impl Pump {
                         sse,
                     }
                 };
-                LineRecord {
-                    stream: Stream::ServerToClient,
-                    t: Timestamp::now(),
-                    bytes: data.into_bytes(),
-                    crlf: false,
-                    http: Some(Box::new(HttpNote {
-                        session: Arc::clone(&session),
-                        note,
-                    })),
-                }
+                HttpNote::server_line(Arc::clone(&session), note, data.into_bytes())
             })
             .collect()
     }
@@ -373,19 +363,11 @@ pub(super) fn plain_line(
 ) -> LineRecord {
     let session = ex.session_or_conn();
     if ex.carried_body() && !bytes.is_empty() {
-        return LineRecord {
-            stream: Stream::ServerToClient,
-            t: Timestamp::now(),
-            bytes,
-            crlf: false,
-            http: Some(Box::new(HttpNote {
-                session,
-                note: Note::Response {
-                    facts: Arc::clone(facts),
-                    sse: None,
-                },
-            })),
+        let note = Note::Response {
+            facts: Arc::clone(facts),
+            sse: None,
         };
+        return HttpNote::server_line(session, note, bytes);
     }
     bytes.truncate(EXCERPT_MAX);
     let mut note = ex.note(Some(Arc::clone(facts)));
