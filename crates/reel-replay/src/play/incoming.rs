@@ -3,7 +3,16 @@
 //! recorded ones: client drift), what is not JSON-RPC at all, and, with `--subset`, the
 //! traffic to and from the live server.
 
-use super::*;
+use std::collections::VecDeque;
+use std::io::Write;
+
+use reel_mcp::jsonrpc::{Envelope, RpcId, RpcKind, methods};
+use reel_mcp::normalize::{MatchKey, NormalizeError, Normalizer, canonical, diff};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::jobs::JobState;
+use super::{ClientOut, Content, Dest, InputLine, MAX_LINE, Route, Server, report};
 
 /// A live client request.
 pub(crate) struct Incoming {
@@ -212,8 +221,8 @@ impl<C: ClientOut, D: Write> Server<C, D> {
 
     pub(super) fn input_end(&mut self) {
         self.drain_backlog();
-        self.input_closed = true;
-        if let Some(l) = self.live.as_mut() {
+        self.client.input_closed = true;
+        if let Some(l) = self.live.server.as_mut() {
             l.close_input();
         }
         self.drain_after_input();
@@ -221,11 +230,11 @@ impl<C: ClientOut, D: Write> Server<C, D> {
 
     /// After the client closed its input: answer what can still be answered without it.
     pub(super) fn drain_after_input(&mut self) {
-        if !self.tape.complete() {
+        if !self.src.tape.complete() {
             return;
         }
         self.retry_parked();
-        let ids: Vec<u64> = self.jobs.keys().copied().collect();
+        let ids: Vec<u64> = self.calls.jobs.keys().copied().collect();
         for id in ids {
             self.advance(id);
         }
@@ -242,9 +251,9 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     ) {
         if method == methods::CANCELLED {
             if let Some(rid) = &cancelled {
-                if let Some(id) = self.by_live_id.remove(rid) {
-                    if let Some(job) = self.jobs.remove(&id) {
-                        self.client.close(Route::Reply(job.route));
+                if let Some(id) = self.calls.by_live_id.remove(rid) {
+                    if let Some(job) = self.calls.jobs.remove(&id) {
+                        self.client.out.close(Route::Reply(job.route));
                     }
                     self.excuse_server_requests(id);
                     self.summary.cancelled += 1;
@@ -259,11 +268,11 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             // A cancelled live call gets no answer, not even the error for a live server
             // that ended.
             if let Some(rid) = &cancelled {
-                self.forwarded.remove(rid);
+                self.live.forwarded.remove(rid);
             }
             return self.forward(text.as_bytes());
         }
-        if let Some(seq) = self.tape.match_notification(key) {
+        if let Some(seq) = self.src.tape.match_notification(key) {
             self.reach(seq);
         }
     }
@@ -272,12 +281,12 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// when there was one.
     fn cancel_parked(&mut self, which: impl Fn(&Incoming) -> bool) -> bool {
         let (gone, kept): (VecDeque<Incoming>, VecDeque<Incoming>) =
-            std::mem::take(&mut self.parked)
+            std::mem::take(&mut self.calls.parked)
                 .into_iter()
                 .partition(|p| which(p));
-        self.parked = kept;
+        self.calls.parked = kept;
         for p in &gone {
-            self.client.close(Route::Reply(p.route));
+            self.client.out.close(Route::Reply(p.route));
         }
         self.summary.cancelled += gone.len() as u64;
         !gone.is_empty()
@@ -287,15 +296,16 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// response): like `notifications/cancelled`, nothing more of that exchange is sent.
     pub(super) fn route_gone(&mut self, route: u64) {
         let jobs: Vec<u64> = self
+            .calls
             .jobs
             .iter()
             .filter(|(_, j)| j.route == route)
             .map(|(&id, _)| id)
             .collect();
         for id in jobs {
-            if let Some(job) = self.jobs.remove(&id) {
-                if self.by_live_id.get(&job.live_id) == Some(&id) {
-                    self.by_live_id.remove(&job.live_id);
+            if let Some(job) = self.calls.jobs.remove(&id) {
+                if self.calls.by_live_id.get(&job.live_id) == Some(&id) {
+                    self.calls.by_live_id.remove(&job.live_id);
                 }
                 self.summary.cancelled += 1;
             }
@@ -305,7 +315,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     }
 
     pub(super) fn client_answer(&mut self, text: &str, id: Option<RpcId>) {
-        let Some(sr) = id.as_ref().and_then(|i| self.server_reqs.remove(i)) else {
+        let Some(sr) = id.as_ref().and_then(|i| self.asks.open.remove(i)) else {
             if self.opts.subset.is_some() {
                 return self.forward(text.as_bytes());
             }
@@ -315,9 +325,9 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             ));
             return;
         };
-        let e = self.tape.exchange(sr.ex);
-        let method = self.tape.method_name(e.method).to_owned();
-        let request_place = self.files.location(e.request.at);
+        let e = self.src.tape.exchange(sr.ex);
+        let method = self.src.tape.method_name(e.method).to_owned();
+        let request_place = self.src.files.location(e.request.at);
         match e.response {
             Some(r) => {
                 self.reach(r.seq);
@@ -326,7 +336,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 if let (Some(Ok(rec)), Ok(live)) = (rec, self.norm.normalize_live(text)) {
                     let d = diff(&rec, &live);
                     if !d.is_empty() {
-                        let place = self.files.location(r.at);
+                        let place = self.src.files.location(r.at);
                         self.drift(&format!("the client's answer to {method}"), &place, &d);
                     }
                 }
@@ -340,7 +350,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         }
         if let Some(jid) = sr.job {
             let id = id.unwrap_or(RpcId::Null);
-            if let Some(job) = self.jobs.get_mut(&jid) {
+            if let Some(job) = self.calls.jobs.get_mut(&jid) {
                 job.awaiting.retain(|(f, _)| *f != id);
                 if job.state == JobState::WaitAnswer {
                     self.advance(jid);
@@ -351,16 +361,17 @@ impl<C: ClientOut, D: Write> Server<C, D> {
 
     /// Unsolicited recorded server messages whose place the client has reached.
     pub(super) fn pump_unsolicited(&mut self) {
-        if self.opts.subset.is_some() || self.input_closed || self.client_gone {
+        if self.opts.subset.is_some() || self.client.input_closed || self.client.gone {
             return;
         }
-        while let Some(&(anchor, item)) = self.tape.peek_unsolicited() {
-            if anchor.is_some_and(|a| self.hw.is_none_or(|h| h < a)) {
+        while let Some(&(anchor, item)) = self.src.tape.peek_unsolicited() {
+            if anchor.is_some_and(|a| self.calls.hw.is_none_or(|h| h < a)) {
                 return;
             }
             // Answers recorded before it go first.
-            let earlier_answer_pending = self.jobs.values().any(|j| {
-                self.tape
+            let earlier_answer_pending = self.calls.jobs.values().any(|j| {
+                self.src
+                    .tape
                     .exchange(j.ex)
                     .response
                     .is_some_and(|r| r.seq < item.seq)
@@ -368,7 +379,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             if earlier_answer_pending {
                 return;
             }
-            self.tape.pop_unsolicited();
+            self.src.tape.pop_unsolicited();
             let _ = self.emit_item(None, item);
         }
     }
@@ -376,19 +387,19 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     // ---- the live server (--subset) ------------------------------------------------
 
     pub(super) fn forward(&mut self, line: &[u8]) {
-        let Some(live) = self.live.as_mut() else {
+        let Some(live) = self.live.server.as_mut() else {
             return;
         };
-        if live.send(line).is_err() && !self.live_done {
+        if live.send(line).is_err() && !self.live.done {
             self.say("reel play: the live server stopped reading its input");
-            self.live_done = true;
+            self.live.done = true;
         }
     }
 
     /// The live server ended: every forwarded request it left unanswered gets an
     /// error, so no client waits forever for it.
     pub(super) fn fail_forwarded(&mut self) {
-        let mut left: Vec<(String, u64)> = self.forwarded.drain().map(|(_, v)| v).collect();
+        let mut left: Vec<(String, u64)> = self.live.forwarded.drain().map(|(_, v)| v).collect();
         left.sort();
         for (id_raw, route) in left {
             self.live_gone_error(&id_raw, route);
@@ -417,7 +428,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 let kind = env.kind();
                 let last = matches!(kind, RpcKind::Error | RpcKind::Response);
                 if let (true, Some(id)) = (last, env.rpc_id()) {
-                    self.forwarded.remove(&id);
+                    self.live.forwarded.remove(&id);
                 }
                 let dest = Dest {
                     last,

@@ -3,7 +3,17 @@
 //! while a recorded client answer has not arrived live, for `--pace`, or while the index
 //! has not reached the response, and it ends on `notifications/cancelled`.
 
-use super::*;
+use std::cmp::Reverse;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use reel_mcp::jsonrpc::{RpcId, methods};
+use serde_json::Value;
+
+use super::{ClientOut, Dest, Incoming, Route, Server, report};
+use crate::splice;
+use crate::tape::matcher::{Lookup, Recorded};
+use crate::tape::{IdSplice, Item, ItemKind, LineLoc};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum JobState {
@@ -64,20 +74,21 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     pub(super) fn request(&mut self, inc: Incoming) {
         if !self.served_by_tape(&inc) {
             self.summary.forwarded += 1;
-            if self.live_done {
+            if self.live.done {
                 return self.live_gone_error(&inc.id_raw, inc.route);
             }
-            self.forwarded
+            self.live
+                .forwarded
                 .insert(inc.id.clone(), (inc.id_raw.clone(), inc.route));
             self.forward(inc.line.as_bytes());
             return;
         }
-        if self.tape.meta().is_none() && !self.tape.complete() {
-            self.parked.push_back(inc);
+        if self.src.tape.meta().is_none() && !self.src.tape.complete() {
+            self.calls.parked.push_back(inc);
             return;
         }
         if let Some(inc) = self.try_answer(inc) {
-            self.parked.push_back(inc);
+            self.calls.parked.push_back(inc);
         }
     }
 
@@ -85,7 +96,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     pub(super) fn try_answer(&mut self, inc: Incoming) -> Option<Incoming> {
         let key = inc.key;
         let strict = self.opts.strict;
-        match self.tape.find(key, inc.alt_key, strict) {
+        match self.src.tape.find(key, inc.alt_key, strict) {
             Lookup::Found(ex) => self.start_job(inc, ex),
             Lookup::FoundWithDrift(ex) => {
                 self.retry_drift(&inc, ex);
@@ -112,7 +123,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// A list read past its recorded answers: the last equal one's answer again (only
     /// the answer: what the server sent while answering it was news once).
     fn answer_again(&mut self, inc: Incoming, ex: u32) {
-        match self.tape.exchange(ex).response {
+        match self.src.tape.exchange(ex).response {
             Some(r) => {
                 self.respond(inc.route, &inc.id_raw, None, r);
                 self.summary.answered_again += 1;
@@ -137,8 +148,8 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         // `server/discover`: refuse the probe the way a legacy server does, so a
         // dual-era client falls back to `initialize`.
         if inc.method == methods::SERVER_DISCOVER
-            && !self.tape.has_method(methods::SERVER_DISCOVER)
-            && self.tape.has_method(methods::INITIALIZE)
+            && !self.src.tape.has_method(methods::SERVER_DISCOVER)
+            && self.src.tape.has_method(methods::INITIALIZE)
         {
             let e = serde_json::json!({"code": reel_mcp::drift::METHOD_NOT_FOUND, "message": "Method not found"});
             self.send_error(Dest::answer(inc.route), &inc.id_raw, &e);
@@ -149,10 +160,10 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     }
 
     pub(super) fn start_job(&mut self, inc: Incoming, ex: u32) {
-        self.tape.consume(ex);
-        self.reach(self.tape.exchange(ex).request.seq);
-        let id = self.next_job;
-        self.next_job += 1;
+        self.src.tape.consume(ex);
+        self.reach(self.src.tape.exchange(ex).request.seq);
+        let id = self.calls.next;
+        self.calls.next += 1;
         let negotiate = if inc.method == methods::INITIALIZE {
             inc.protocol_version.clone()
         } else {
@@ -160,12 +171,12 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         };
         // The common exchange (nothing recorded before its response, the response
         // indexed, no pacing) is answered at once, without the job bookkeeping.
-        let e = self.tape.exchange(ex);
+        let e = self.src.tape.exchange(ex);
         if let (true, Some(r), None) = (e.attached.is_empty(), e.response, self.opts.pace) {
             return self.respond(inc.route, &inc.id_raw, negotiate, r);
         }
-        self.by_live_id.insert(inc.id.clone(), id);
-        self.jobs.insert(
+        self.calls.by_live_id.insert(inc.id.clone(), id);
+        self.calls.jobs.insert(
             id,
             Job {
                 ex,
@@ -186,18 +197,18 @@ impl<C: ClientOut, D: Write> Server<C, D> {
 
     /// The client has come as far as recorded position `seq`.
     pub(super) fn reach(&mut self, seq: u64) {
-        self.hw = Some(self.hw.map_or(seq, |h| h.max(seq)));
+        self.calls.hw = Some(self.calls.hw.map_or(seq, |h| h.max(seq)));
     }
 
     pub(super) fn next_step(&self, job: &Job) -> Next {
-        let e = self.tape.exchange(job.ex);
+        let e = self.src.tape.exchange(job.ex);
         if let Some(item) = e.attached.get(job.step) {
             Next::Item(*item)
         } else if let Some(r) = e.response {
             Next::Response(r)
         } else if e.cancelled {
             Next::Held
-        } else if !self.tape.complete() {
+        } else if !self.src.tape.complete() {
             Next::WaitIndex
         } else {
             Next::Unanswerable
@@ -207,7 +218,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// Runs a job as far as it can go now.
     pub(super) fn advance(&mut self, id: u64) {
         loop {
-            let Some(job) = self.jobs.get(&id) else {
+            let Some(job) = self.calls.jobs.get(&id) else {
                 return;
             };
             let next = self.next_step(job);
@@ -216,8 +227,8 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 Next::Response(r) => (r.seq, r.t),
                 Next::Held => {
                     if job.state != JobState::Held {
-                        let (route, via) = (job.route, self.tape.exchange(job.ex).request.via);
-                        self.client.hold(Route::Reply(route), via);
+                        let (route, via) = (job.route, self.src.tape.exchange(job.ex).request.via);
+                        self.client.out.hold(Route::Reply(route), via);
                     }
                     return self.set_state(id, JobState::Held);
                 }
@@ -226,16 +237,16 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             };
             let apart = job.sent_before_answer.then_some(job.route);
             let waiting_for_client =
-                !self.input_closed && job.awaiting.iter().any(|(_, s)| *s < seq);
+                !self.client.input_closed && job.awaiting.iter().any(|(_, s)| *s < seq);
             if waiting_for_client {
                 return self.set_state(id, JobState::WaitAnswer);
             }
-            if let (Some(p), false) = (self.opts.pace, self.input_closed) {
-                let t0 = self.tape.exchange(job.ex).request.t;
+            if let (Some(p), false) = (self.opts.pace, self.client.input_closed) {
+                let t0 = self.src.tape.exchange(job.ex).request.t;
                 let after = Duration::from_secs_f64(((t - t0).max(0) as f64) / 1000.0 / p.speed);
                 let due = job.started + after;
                 if due > Instant::now() && job.state != JobState::Timer {
-                    self.timers.push(Reverse((due, id)));
+                    self.calls.timers.push(Reverse((due, id)));
                     return self.set_state(id, JobState::Timer);
                 }
                 if due > Instant::now() {
@@ -246,7 +257,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             match next {
                 Next::Item(item) => {
                     let sent = self.emit_item(Some(id), item);
-                    if let Some(j) = self.jobs.get_mut(&id) {
+                    if let Some(j) = self.calls.jobs.get_mut(&id) {
                         j.step += 1;
                         j.sent_before_answer |= sent;
                     }
@@ -264,7 +275,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
 
     /// Job `id` was cancelled: the server requests sent within it may go unanswered.
     pub(super) fn excuse_server_requests(&mut self, id: u64) {
-        for sr in self.server_reqs.values_mut() {
+        for sr in self.asks.open.values_mut() {
             if sr.job == Some(id) {
                 sr.excused = true;
             }
@@ -275,19 +286,20 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// never did is client drift (as a different answer is).
     pub(super) fn unanswered_server_requests(&mut self) {
         let mut left: Vec<(RpcId, u32)> = self
-            .server_reqs
+            .asks
+            .open
             .drain()
             .filter(|(_, sr)| !sr.excused)
             .map(|(id, sr)| (id, sr.ex))
             .collect();
         left.sort();
         for (id, ex) in left {
-            let e = self.tape.exchange(ex);
+            let e = self.src.tape.exchange(ex);
             if e.response.is_none() {
                 continue;
             }
-            let method = self.tape.method_name(e.method).to_owned();
-            let place = self.files.location(e.request.at);
+            let method = self.src.tape.method_name(e.method).to_owned();
+            let place = self.src.files.location(e.request.at);
             self.summary.client_drift += 1;
             self.say(&format!(
                 "reel play: client drift: the client never answered {method} (id {}, recorded at {place}), which the recorded client answered; replay goes on",
@@ -297,19 +309,20 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     }
 
     pub(super) fn set_state(&mut self, id: u64, state: JobState) {
-        if let Some(j) = self.jobs.get_mut(&id) {
+        if let Some(j) = self.calls.jobs.get_mut(&id) {
             j.state = state;
         }
     }
 
     pub(super) fn fire_timers(&mut self) {
         let now = Instant::now();
-        while let Some(Reverse((due, id))) = self.timers.peek().copied() {
-            if due > now && !self.input_closed {
+        while let Some(Reverse((due, id))) = self.calls.timers.peek().copied() {
+            if due > now && !self.client.input_closed {
                 break;
             }
-            self.timers.pop();
+            self.calls.timers.pop();
             if self
+                .calls
                 .jobs
                 .get(&id)
                 .is_some_and(|j| j.state == JobState::Timer)
@@ -321,9 +334,9 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     }
 
     pub(super) fn finish_job(&mut self, id: u64) {
-        if let Some(job) = self.jobs.remove(&id) {
-            if self.by_live_id.get(&job.live_id) == Some(&id) {
-                self.by_live_id.remove(&job.live_id);
+        if let Some(job) = self.calls.jobs.remove(&id) {
+            if self.calls.by_live_id.get(&job.live_id) == Some(&id) {
+                self.calls.by_live_id.remove(&job.live_id);
             }
         }
     }
@@ -332,12 +345,12 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// server sent the answer after the messages that preceded it, and a client may
     /// only handle those while the call is still open.
     fn deliver_apart(&mut self, route: u64) {
-        if self.client_gone {
+        if self.client.gone {
             return;
         }
-        if let Err(e) = self.client.deliver_apart(Route::Reply(route)) {
+        if let Err(e) = self.client.out.deliver_apart(Route::Reply(route)) {
             if self.client_error(e).is_err() {
-                self.client_gone = true;
+                self.client.gone = true;
             }
         }
     }
@@ -346,9 +359,9 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// the live token), server requests with a fresh id. True when something was sent.
     pub(super) fn emit_item(&mut self, job: Option<u64>, item: Item) -> bool {
         let token = job
-            .and_then(|j| self.jobs.get(&j))
+            .and_then(|j| self.calls.jobs.get(&j))
             .map(|j| j.token_raw.clone());
-        let route = match job.and_then(|j| self.jobs.get(&j)) {
+        let route = match job.and_then(|j| self.calls.jobs.get(&j)) {
             Some(j) => Route::Reply(j.route),
             None => Route::Stream,
         };
@@ -376,8 +389,8 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 if let Some(mut text) = self.with_raw(item.at, str::to_owned) {
                     // The server cancelling its own request names it by the id the
                     // client saw, not the recorded one.
-                    if !self.server_ids.is_empty() {
-                        if let Some(t) = splice::with_fresh_request_id(&text, &self.server_ids) {
+                    if !self.asks.ids.is_empty() {
+                        if let Some(t) = splice::with_fresh_request_id(&text, &self.asks.ids) {
                             text = t;
                         }
                     }
@@ -387,23 +400,23 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 false
             }
             ItemKind::Event => {
-                let mut buf = std::mem::take(&mut self.scratch);
-                let event = match self.files.read(item.at, &mut buf) {
+                let mut buf = std::mem::take(&mut self.src.scratch);
+                let event = match self.src.files.read(item.at, &mut buf) {
                     Ok(()) => crate::tape::recorded_sse_event(&buf),
                     Err(_) => None,
                 };
-                self.scratch = buf;
+                self.src.scratch = buf;
                 // A priming event carries no message: nothing for the client to handle.
                 if let Some(ev) = event {
-                    if !self.client_gone && self.client.raw_event(dest, &ev).is_err() {
-                        self.client_gone = true;
+                    if !self.client.gone && self.client.out.raw_event(dest, &ev).is_err() {
+                        self.client.gone = true;
                     }
                 }
                 false
             }
             ItemKind::Request { exchange } => {
-                let n = self.next_server_id;
-                self.next_server_id += 1;
+                let n = self.asks.next_id;
+                self.asks.next_id += 1;
                 let (fresh, fresh_raw) = if self.opts.subset.is_some() {
                     // Keep clear of the live server's own (numeric) ids.
                     let s = format!("reel-{n}");
@@ -417,13 +430,13 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 }) else {
                     return false;
                 };
-                self.server_ids.insert(recorded_id, fresh_raw);
-                if let (Some(j), Some(r)) = (job, self.tape.exchange(exchange).response) {
-                    if let Some(job) = self.jobs.get_mut(&j) {
+                self.asks.ids.insert(recorded_id, fresh_raw);
+                if let (Some(j), Some(r)) = (job, self.src.tape.exchange(exchange).response) {
+                    if let Some(job) = self.calls.jobs.get_mut(&j) {
                         job.awaiting.push((fresh.clone(), r.seq));
                     }
                 }
-                self.server_reqs.insert(
+                self.asks.open.insert(
                     fresh,
                     ServerRequest {
                         ex: exchange,
@@ -441,7 +454,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// inside values) with only `id` replaced, and for `initialize` the negotiated
     /// `protocolVersion`; a client whose ids match the recording gets identical bytes.
     pub(super) fn emit_response(&mut self, id: u64, r: Recorded) {
-        let Some(job) = self.jobs.get(&id) else {
+        let Some(job) = self.calls.jobs.get(&id) else {
             return;
         };
         let id_raw = job.id_raw.clone();
@@ -468,7 +481,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         if r.via.other_stream {
             // As recorded: the request's stream ends without its answer, which goes to
             // the stream the client opens to resume.
-            self.client.close(Route::Reply(route));
+            self.client.out.close(Route::Reply(route));
             dest = Dest {
                 route: Route::Resume,
                 last: false,
@@ -493,7 +506,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             self.summary.missed += 1;
             self.say(&format!(
                 "reel play: the recorded response at {} cannot be read",
-                self.files.location(r.at)
+                self.src.files.location(r.at)
             ));
             let e = serde_json::json!({"code": report::MISS_CODE, "message": "reel play: the recorded response cannot be read"});
             return self.send_error(Dest::answer(route), id_raw, &e);
@@ -502,7 +515,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             (Some(requested), Some(result)) => self.negotiate(&requested, result),
             _ => None,
         };
-        let keep_null = self.http_tape.is_some() && members.get("id") == Some("null");
+        let keep_null = self.src.session.is_some() && members.get("id") == Some("null");
         let mut replace = vec![("id", if keep_null { "null" } else { id_raw })];
         if let Some(n) = &negotiated {
             replace.push(("result", n.as_str()));
@@ -525,8 +538,9 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// into the output. False (nothing sent) when the bytes there no longer look like
     /// the response (the trace changed): the caller parses instead.
     fn send_spliced(&mut self, dest: Dest, at: LineLoc, sp: IdSplice, id_raw: &str) -> bool {
-        let mut buf = std::mem::take(&mut self.scratch);
+        let mut buf = std::mem::take(&mut self.src.scratch);
         let ok = self
+            .src
             .files
             .read_span(at, sp.raw_start, sp.raw_len, &mut buf)
             .is_ok();
@@ -534,7 +548,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         let fits = ok && buf.first() == Some(&b'{') && buf.last() == Some(&b'}') && b <= buf.len();
         // Over HTTP an id-less refusal (a 400 to a discover probe) is sent as recorded:
         // the HTTP exchange pairs it with the request.
-        let id_raw = if fits && self.http_tape.is_some() && &buf[a..b] == b"null" {
+        let id_raw = if fits && self.src.session.is_some() && &buf[a..b] == b"null" {
             "null"
         } else {
             id_raw
@@ -551,7 +565,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                         self.send(dest, &line, "tape");
                     }
                     None => {
-                        self.scratch = buf;
+                        self.src.scratch = buf;
                         return false;
                     }
                 }
@@ -559,7 +573,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 self.send_parts(dest, &[&buf[..a], id_raw.as_bytes(), &buf[b..]]);
             }
         }
-        self.scratch = buf;
+        self.src.scratch = buf;
         fits
     }
 
@@ -587,8 +601,8 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         let mut out: Vec<String> = Vec::new();
         let mut locs = Vec::new();
         for m in [methods::SERVER_DISCOVER, methods::INITIALIZE] {
-            for &i in self.tape.candidates(m) {
-                if let Some(r) = self.tape.exchange(i).response {
+            for &i in self.src.tape.candidates(m) {
+                if let Some(r) = self.src.tape.exchange(i).response {
                     locs.push(r.at);
                 }
             }
@@ -616,19 +630,19 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         }
         out.sort();
         out.dedup();
-        if self.tape.complete() {
+        if self.src.tape.complete() {
             self.supported_versions = Some(out.clone());
         }
         out
     }
 
     pub(super) fn unanswerable(&mut self, id: u64) {
-        let Some(job) = self.jobs.get(&id) else {
+        let Some(job) = self.calls.jobs.get(&id) else {
             return;
         };
-        let e = self.tape.exchange(job.ex);
-        let method = self.tape.method_name(e.method).to_owned();
-        let place = self.files.location(e.request.at);
+        let e = self.src.tape.exchange(job.ex);
+        let method = self.src.tape.method_name(e.method).to_owned();
+        let place = self.src.files.location(e.request.at);
         let id_raw = job.id_raw.clone();
         let route = job.route;
         self.finish_job(id);

@@ -1,32 +1,37 @@
 //! Misses and client drift: what the tape cannot answer (with the nearest recorded
 //! candidates and a JSON-pointer diff) and where the client answered differently.
 
-use super::*;
+use std::io::Write;
+
+use reel_mcp::normalize::{Difference, diff};
+
+use super::report::{self, Candidate, Miss};
+use super::{CANDIDATES_SCANNED, ClientOut, Dest, Incoming, Server};
 
 impl<C: ClientOut, D: Write> Server<C, D> {
     // ---- misses and drift --------------------------------------------------------
 
     pub(super) fn miss_reason(&self, inc: &Incoming) -> String {
         if self.opts.strict {
-            return match self.tape.next_in_order() {
+            return match self.src.tape.next_in_order() {
                 Some(i) => {
-                    let e = self.tape.exchange(i);
+                    let e = self.src.tape.exchange(i);
                     format!(
                         "--strict expects the next recorded request, {} at {}",
-                        self.tape.method_name(e.method),
-                        self.files.location(e.request.at)
+                        self.src.tape.method_name(e.method),
+                        self.src.files.location(e.request.at)
                     )
                 }
                 None => "--strict: every recorded request was already answered".into(),
             };
         }
-        let candidates = self.tape.candidates(&inc.method);
+        let candidates = self.src.tape.candidates(&inc.method);
         if candidates.is_empty() {
             return "the tape holds no request with this method".into();
         }
         let same = candidates
             .iter()
-            .any(|&i| self.tape.exchange(i).key == Some(inc.key));
+            .any(|&i| self.src.tape.exchange(i).key == Some(inc.key));
         if same {
             "every recorded request equal to it was already answered (repeated calls consume recorded answers in order)".into()
         } else {
@@ -45,7 +50,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             nearest,
         };
         self.say(&m.to_text());
-        let code = if self.tape.has_method(&inc.method) || self.opts.strict {
+        let code = if self.src.tape.has_method(&inc.method) || self.opts.strict {
             report::MISS_CODE
         } else {
             reel_mcp::drift::METHOD_NOT_FOUND
@@ -61,29 +66,29 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         };
         let mut pool: Vec<u32> = Vec::new();
         if self.opts.strict {
-            pool.extend(self.tape.next_in_order());
+            pool.extend(self.src.tape.next_in_order());
         }
-        let cands = self.tape.candidates(&inc.method);
+        let cands = self.src.tape.candidates(&inc.method);
         let unused = cands
             .iter()
             .copied()
-            .filter(|&i| !self.tape.exchange(i).consumed);
+            .filter(|&i| !self.src.tape.exchange(i).consumed);
         let used = cands
             .iter()
             .copied()
-            .filter(|&i| self.tape.exchange(i).consumed);
+            .filter(|&i| self.src.tape.exchange(i).consumed);
         pool.extend(unused.chain(used).take(CANDIDATES_SCANNED));
         pool.dedup();
         let mut out: Vec<Candidate> = Vec::new();
         for i in pool {
-            let e = self.tape.exchange(i);
+            let e = self.src.tape.exchange(i);
             let (at, consumed) = (e.request.at, e.consumed);
             let norm = self.norm.clone();
             let Some(Ok(rec)) = self.with_raw(at, |raw| norm.normalize_recorded(raw)) else {
                 continue;
             };
             out.push(Candidate {
-                location: self.files.location(at),
+                location: self.src.files.location(at),
                 line: at.line,
                 consumed,
                 differences: diff(&rec, &live),
@@ -97,7 +102,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     }
 
     pub(super) fn retry_drift(&mut self, inc: &Incoming, ex: u32) {
-        let at = self.tape.exchange(ex).request.at;
+        let at = self.src.tape.exchange(ex).request.at;
         let norm = self.norm.clone();
         let Some(Ok(rec)) = self.with_raw(at, |raw| norm.normalize_recorded(raw)) else {
             return;
@@ -106,7 +111,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             return;
         };
         let d = diff(&rec, &live);
-        let place = self.files.location(at);
+        let place = self.src.files.location(at);
         self.drift(
             &format!("the client's inputResponses in its {} retry", inc.method),
             &place,

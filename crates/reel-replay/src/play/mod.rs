@@ -20,6 +20,12 @@
 //! - After `notifications/cancelled` (over HTTP also: the client closed the response),
 //!   nothing more of that exchange is sent.
 //! - Output lines end in LF; input lines may end in LF or CRLF.
+//!
+//! Layout: this file holds the event loop, the index batches and the end of a replay;
+//! `incoming` takes a client line (matching, forwarding to the live server, answers
+//! to server requests), `jobs` replays one recorded exchange, `misses` explains a
+//! request no recording answers, `out` writes to the client, `record` writes the
+//! replay's own trace, `feed` brings input, `shared_tape` and `http` serve over HTTP.
 
 mod feed;
 #[cfg(feature = "http")]
@@ -34,30 +40,25 @@ mod shared_tape;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use reel_mcp::jsonrpc::{Envelope, RpcId, RpcKind, methods};
-use reel_mcp::normalize::{
-    Difference, MatchKey, NormalizeError, Normalizer, Pointer, canonical, diff,
-};
-use reel_trace::line::{Line, Meta, kinds, parse_line};
+use reel_mcp::jsonrpc::RpcId;
+use reel_mcp::normalize::{Normalizer, Pointer, canonical};
+use reel_trace::line::{Line, Meta, parse_line};
 use reel_trace::redact::Redactor;
-use reel_trace::writer::create_trace_file;
-use reel_trace::{Dir, Ending, OpenError, Timestamp, TraceWriter};
+use reel_trace::{Ending, OpenError};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::live::{Live, LiveOutput};
 use crate::splice;
-use crate::tape::matcher::{Lookup, Recorded, Tape};
-use crate::tape::{IdSplice, IndexSpec, Item, ItemKind, LineLoc, TapeFiles, Update};
-use report::{Candidate, Miss, Summary, Unused};
+use crate::tape::matcher::Tape;
+use crate::tape::{IndexSpec, LineLoc, TapeFiles, Update};
+use report::{Summary, Unused};
 
 use self::feed::{Feed, Notifier};
 pub(crate) use self::incoming::{Incoming, Parsed, parse_live};
@@ -386,40 +387,76 @@ fn redactor_for(meta: Option<&Meta>, diag: &mut dyn Write) -> Redactor {
     }
 }
 
+/// One tape server: the state machine that answers one client from one recorded
+/// session. Its parts, each owned by the concern named on it.
 struct Server<C: ClientOut, D: Write> {
     opts: PlayOptions,
-    tape: Tape,
-    files: TapeFiles,
     norm: Normalizer,
-    client: C,
-    client_gone: bool,
+    src: Source,
+    client: Client<C>,
+    calls: Calls,
+    asks: Asks,
+    live: LiveSide,
     recorder: Option<RecordTo>,
     diag: D,
+    summary: Summary,
+    /// The protocol versions the recorded server answered with, once looked up.
+    supported_versions: Option<Vec<String>>,
+}
+
+/// The recorded session: its index, the files it points into, and the scratch buffer
+/// re-reads of them go through.
+struct Source {
+    tape: Tape,
+    files: TapeFiles,
+    scratch: Vec<u8>,
+    warnings_seen: usize,
+    /// Over HTTP: which tape this server answers from (0: the session-less traffic).
+    session: Option<u32>,
+}
+
+/// The client: where answers go, whether it still reads them, whether its input
+/// ended, and the input that waits for the tape's meta line.
+struct Client<C> {
+    out: C,
+    gone: bool,
+    input_closed: bool,
+    backlog: VecDeque<InputLine>,
+}
+
+/// The client's calls in flight: a job per recorded exchange being replayed
+/// (`jobs.rs`), the requests the index has not reached yet, and the `--pace` timers.
+#[derive(Default)]
+struct Calls {
     jobs: HashMap<u64, Job>,
-    next_job: u64,
+    next: u64,
     by_live_id: HashMap<RpcId, u64>,
     parked: VecDeque<Incoming>,
-    server_reqs: HashMap<RpcId, ServerRequest>,
+    timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    /// The highest recorded position a job has started from: where unsolicited
+    /// messages may go out.
+    hw: Option<u64>,
+}
+
+/// Requests the tape sends the client (sampling, roots, elicitation) and the client
+/// has not answered yet.
+#[derive(Default)]
+struct Asks {
+    open: HashMap<RpcId, ServerRequest>,
     /// The recorded id (JSON text) of each server→client request sent, and the fresh
     /// id it went out with: a recorded server-side `notifications/cancelled` names the
     /// recorded one.
-    server_ids: HashMap<String, String>,
-    next_server_id: u64,
-    hw: Option<u64>,
-    timers: BinaryHeap<Reverse<(Instant, u64)>>,
-    summary: Summary,
-    live: Option<Live>,
-    live_done: bool,
+    ids: HashMap<String, String>,
+    next_id: u64,
+}
+
+/// `--subset`'s live server, if any.
+struct LiveSide {
+    server: Option<Live>,
+    done: bool,
     /// Requests forwarded to the live server and not answered yet (id → id text,
     /// route): answered with an error if the live server ends first.
     forwarded: HashMap<RpcId, (String, u64)>,
-    input_closed: bool,
-    backlog: VecDeque<InputLine>,
-    warnings_seen: usize,
-    scratch: Vec<u8>,
-    supported_versions: Option<Vec<String>>,
-    /// Over HTTP: which tape this server answers from (0: the session-less traffic).
-    http_tape: Option<u32>,
 }
 
 impl<C: ClientOut, D: Write> Server<C, D> {
@@ -434,32 +471,31 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     ) -> Server<C, D> {
         Server {
             opts,
-            tape: Tape::new(),
-            files,
             norm,
-            client,
-            client_gone: false,
+            src: Source {
+                tape: Tape::new(),
+                files,
+                scratch: Vec::new(),
+                warnings_seen: 0,
+                session: None,
+            },
+            client: Client {
+                out: client,
+                gone: false,
+                input_closed: false,
+                backlog: VecDeque::new(),
+            },
+            calls: Calls::default(),
+            asks: Asks::default(),
+            live: LiveSide {
+                server: live,
+                done: false,
+                forwarded: HashMap::new(),
+            },
             recorder,
             diag,
-            jobs: HashMap::new(),
-            next_job: 0,
-            by_live_id: HashMap::new(),
-            parked: VecDeque::new(),
-            server_reqs: HashMap::new(),
-            server_ids: HashMap::new(),
-            next_server_id: 0,
-            hw: None,
-            timers: BinaryHeap::new(),
             summary: Summary::default(),
-            live,
-            live_done: false,
-            forwarded: HashMap::new(),
-            input_closed: false,
-            backlog: VecDeque::new(),
-            warnings_seen: 0,
-            scratch: Vec::new(),
             supported_versions: None,
-            http_tape: None,
         }
     }
 }
@@ -470,6 +506,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         loop {
             let live_stop = self.live_stop_deadline();
             let timeout = self
+                .calls
                 .timers
                 .peek()
                 .map(|Reverse((due, _))| *due)
@@ -477,7 +514,8 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 .chain(live_stop)
                 .min()
                 .map(|due| due.saturating_duration_since(Instant::now()));
-            let input_only = self.tape.complete() && self.live.is_none() && timeout.is_none();
+            let input_only =
+                self.src.tape.complete() && self.live.server.is_none() && timeout.is_none();
             if !feed.wait(timeout, input_only, &mut events) {
                 break;
             }
@@ -499,8 +537,8 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     fn settle(&mut self) -> Result<(), PlayError> {
         self.fire_timers();
         self.pump_unsolicited();
-        if !self.client_gone {
-            if let Err(e) = self.client.flush() {
+        if !self.client.gone {
+            if let Err(e) = self.client.out.flush() {
                 self.client_error(e)?;
             }
         }
@@ -508,12 +546,12 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     }
 
     fn ready(&self) -> bool {
-        self.tape.meta().is_some() || self.tape.complete()
+        self.src.tape.meta().is_some() || self.src.tape.complete()
     }
 
     fn drain_backlog(&mut self) {
         while self.ready() {
-            let Some(l) = self.backlog.pop_front() else {
+            let Some(l) = self.client.backlog.pop_front() else {
                 break;
             };
             self.input_line(l);
@@ -523,26 +561,26 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// While the live server is stopping (its input closed, its output still open):
     /// when to stop waiting for it.
     fn live_stop_deadline(&self) -> Option<Instant> {
-        match &self.live {
-            Some(l) if !self.live_done => l.stop_deadline(),
+        match &self.live.server {
+            Some(l) if !self.live.done => l.stop_deadline(),
             _ => None,
         }
     }
 
     fn done(&self) -> bool {
-        let live_done = self.live.is_none()
-            || self.live_done
+        let live_done = self.live.server.is_none()
+            || self.live.done
             || self
                 .live_stop_deadline()
                 .is_some_and(|d| d <= Instant::now());
-        (self.input_closed || self.client_gone) && self.tape.complete() && live_done
+        (self.client.input_closed || self.client.gone) && self.src.tape.complete() && live_done
     }
 
     fn client_error(&mut self, e: io::Error) -> Result<(), PlayError> {
         if e.kind() == io::ErrorKind::BrokenPipe {
-            self.client_gone = true;
-            self.input_closed = true;
-            if let Some(l) = self.live.as_mut() {
+            self.client.gone = true;
+            self.client.input_closed = true;
+            if let Some(l) = self.live.server.as_mut() {
                 l.close_input();
             }
             Ok(())
@@ -556,12 +594,12 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             Event::Input(lines) => {
                 // Until the tape's meta line (its redaction rules) is read, input waits
                 // in arrival order, so nothing overtakes the handshake.
-                if self.backlog.is_empty() && self.ready() {
+                if self.client.backlog.is_empty() && self.ready() {
                     for l in lines {
                         self.input_line(l);
                     }
                 } else {
-                    self.backlog.extend(lines);
+                    self.client.backlog.extend(lines);
                 }
             }
             Event::InputEnd => self.input_end(),
@@ -574,7 +612,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 }
             }
             Event::Live(LiveOutput::End) => {
-                self.live_done = true;
+                self.live.done = true;
                 self.fail_forwarded();
             }
             Event::Gone(route) => self.route_gone(route),
@@ -593,12 +631,12 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// Writes one message from parts (bytes the index validated as UTF-8 JSON), with
     /// no copy in between; only when nothing is being recorded.
     fn send_parts(&mut self, dest: Dest, parts: &[&[u8]]) {
-        if self.client_gone {
+        if self.client.gone {
             return;
         }
-        if let Err(e) = self.client.message(dest, parts) {
+        if let Err(e) = self.client.out.message(dest, parts) {
             if self.client_error(e).is_err() {
-                self.client_gone = true;
+                self.client.gone = true;
             }
         }
     }
@@ -617,8 +655,8 @@ impl<C: ClientOut, D: Write> Server<C, D> {
 
     /// Reads a recorded line and hands its `raw` to `f`.
     fn with_raw<T>(&mut self, at: LineLoc, f: impl FnOnce(&str) -> T) -> Option<T> {
-        let mut buf = std::mem::take(&mut self.scratch);
-        let out = match self.files.read(at, &mut buf) {
+        let mut buf = std::mem::take(&mut self.src.scratch);
+        let out = match self.src.files.read(at, &mut buf) {
             Ok(()) => match crate::tape::LineRaw::parse(&buf).and_then(|l| l.raw) {
                 Some(raw) => Some(f(raw.get())),
                 // A line the index took through the tolerant reader.
@@ -629,9 +667,9 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             },
             Err(_) => None,
         };
-        self.scratch = buf;
+        self.src.scratch = buf;
         if out.is_none() {
-            let place = self.files.location(at);
+            let place = self.src.files.location(at);
             self.say(&format!(
                 "reel play: warning: cannot re-read {place} (was the trace changed while playing?)"
             ));
@@ -642,8 +680,8 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// The body a `reel.http` record kept of a response that was no JSON-RPC message:
     /// its `raw` (JSON) or `text`.
     fn with_raw_event(&mut self, at: LineLoc) -> Option<String> {
-        let mut buf = std::mem::take(&mut self.scratch);
-        let out = match self.files.read(at, &mut buf) {
+        let mut buf = std::mem::take(&mut self.src.scratch);
+        let out = match self.src.files.read(at, &mut buf) {
             Ok(()) => match parse_line(&buf) {
                 Ok(Line::Event(v)) => v
                     .raw
@@ -653,7 +691,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             },
             Err(_) => None,
         };
-        self.scratch = buf;
+        self.src.scratch = buf;
         out
     }
 
@@ -664,17 +702,18 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             if let Update::Done(end) = &u {
                 self.index_done(end);
             }
-            self.tape.apply(u);
+            self.src.tape.apply(u);
         }
-        for w in self.tape.take_warnings() {
-            self.warnings_seen += 1;
-            if self.warnings_seen <= WARNINGS_SHOWN {
+        for w in self.src.tape.take_warnings() {
+            self.src.warnings_seen += 1;
+            if self.src.warnings_seen <= WARNINGS_SHOWN {
                 self.say(&format!("reel play: tape: {w}"));
             }
         }
         self.drain_backlog();
         self.retry_parked();
         let waiting: Vec<u64> = self
+            .calls
             .jobs
             .iter()
             .filter(|(_, j)| j.state == JobState::WaitIndex)
@@ -683,7 +722,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         for id in waiting {
             self.advance(id);
         }
-        if self.input_closed {
+        if self.client.input_closed {
             self.drain_after_input();
         }
     }
@@ -692,11 +731,11 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         if let Some(e) = &end.error {
             self.say(&format!("reel play: tape: reading stopped early: {e}"));
         }
-        if self.warnings_seen > WARNINGS_SHOWN {
-            let more = self.warnings_seen - WARNINGS_SHOWN;
+        if self.src.warnings_seen > WARNINGS_SHOWN {
+            let more = self.src.warnings_seen - WARNINGS_SHOWN;
             self.say(&format!("reel play: tape: {more} more lines skipped"));
         }
-        match (end.found, self.http_tape) {
+        match (end.found, self.src.session) {
             (true, _) | (false, Some(0)) => {}
             (false, Some(k)) => self.say(&format!(
                 "reel play: live session {k} has no recorded counterpart: the trace holds {} session{}; everything it asks is a miss",
@@ -717,12 +756,12 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     }
 
     fn retry_parked(&mut self) {
-        let ready = self.tape.meta().is_some() || self.tape.complete();
-        if self.parked.is_empty() || !ready {
+        let ready = self.src.tape.meta().is_some() || self.src.tape.complete();
+        if self.calls.parked.is_empty() || !ready {
             return;
         }
         let mut still = VecDeque::new();
-        while let Some(inc) = self.parked.pop_front() {
+        while let Some(inc) = self.calls.parked.pop_front() {
             if self.opts.strict && !still.is_empty() {
                 // Recorded order: nothing overtakes a request that waits.
                 still.push_back(inc);
@@ -732,7 +771,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 still.push_back(inc);
             }
         }
-        self.parked = still;
+        self.calls.parked = still;
     }
 
     // ---- the end -----------------------------------------------------------------
@@ -741,24 +780,24 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// says what was left unused. Gives the diagnostics writer back for the caller's
     /// last words.
     fn finish(mut self) -> (Summary, D) {
-        let _ = self.client.flush();
-        for (_, job) in std::mem::take(&mut self.jobs) {
+        let _ = self.client.out.flush();
+        for (_, job) in std::mem::take(&mut self.calls.jobs) {
             if job.state == JobState::Held {
                 self.summary.held += 1;
             }
-            self.client.close(Route::Reply(job.route));
+            self.client.out.close(Route::Reply(job.route));
         }
-        for inc in std::mem::take(&mut self.parked) {
+        for inc in std::mem::take(&mut self.calls.parked) {
             let reason = self.miss_reason(&inc);
             self.miss(inc, reason);
         }
         self.unanswered_server_requests();
-        let _ = self.client.flush();
-        let unused: Vec<u32> = self.tape.unused().collect();
+        let _ = self.client.out.flush();
+        let unused: Vec<u32> = self.src.tape.unused().collect();
         self.summary.unused_total = unused.len() as u64;
         for i in unused.into_iter().take(report::UNUSED_SHOWN) {
-            let e = self.tape.exchange(i);
-            let (at, method) = (e.request.at, self.tape.method_name(e.method).to_owned());
+            let e = self.src.tape.exchange(i);
+            let (at, method) = (e.request.at, self.src.tape.method_name(e.method).to_owned());
             let norm = self.norm.clone();
             let params = self
                 .with_raw(at, |raw| norm.normalize_recorded(raw).ok())
@@ -767,18 +806,18 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 .unwrap_or_default();
             self.summary.unused.push(Unused {
                 method,
-                location: self.files.location(at),
+                location: self.src.files.location(at),
                 params: report::short(&params),
             });
         }
-        self.summary.unsent_unsolicited = self.tape.unsent_unsolicited() as u64;
-        if self.live.is_some() && !self.live_done {
+        self.summary.unsent_unsolicited = self.src.tape.unsent_unsolicited() as u64;
+        if self.live.server.is_some() && !self.live.done {
             self.say(&format!(
                 "reel play: the live server did not exit within {} s of its input closing; stopping it",
                 crate::live::STOP_GRACE.as_secs()
             ));
         }
-        self.summary.live_exit = self.live.take().and_then(Live::finish);
+        self.summary.live_exit = self.live.server.take().and_then(Live::finish);
         self.recorder = None;
         (self.summary, self.diag)
     }

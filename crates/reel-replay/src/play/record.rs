@@ -6,7 +6,16 @@ use std::sync::{Arc, Mutex};
 
 use reel_trace::record::{LineRecorder, Tags, reel_meta};
 
-use super::*;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use reel_trace::line::{Meta, kinds};
+use reel_trace::redact::Redactor;
+use reel_trace::writer::create_trace_file;
+use reel_trace::{Dir, Ending, Timestamp, TraceWriter};
+
+use super::{PlayError, PlayOptions};
 
 /// A tape server's handle on the replay's trace: the shared writer and the session its
 /// lines belong to (none over stdio).

@@ -11,7 +11,15 @@
 
 use std::sync::{Condvar, Mutex, MutexGuard};
 
-use super::*;
+use std::cmp::Reverse;
+use std::io::Write;
+use std::time::Instant;
+
+use reel_mcp::normalize::Normalizer;
+
+use super::report::Summary;
+use super::{ClientOut, Event, PlayError, PlayOptions, RecordTo, Server};
+use crate::tape::{TapeFiles, Update};
 
 /// What the lock guards.
 struct State<C: ClientOut, D: Write> {
@@ -41,7 +49,7 @@ impl<C: ClientOut, D: Write> SharedTape<C, D> {
         let files = TapeFiles::open(&opts.trace)?;
         let tape = u32::try_from(opts.session).unwrap_or(u32::MAX);
         let mut server = Server::new(opts, files, norm, client, diag, record, None);
-        server.http_tape = Some(tape);
+        server.src.session = Some(tape);
         Ok(SharedTape {
             state: Mutex::new(State {
                 server: Some(server),
@@ -81,7 +89,7 @@ impl<C: ClientOut, D: Write> SharedTape<C, D> {
             let Some(server) = st.server.as_mut() else {
                 return;
             };
-            let due = server.timers.peek().map(|Reverse((due, _))| *due);
+            let due = server.calls.timers.peek().map(|Reverse((due, _))| *due);
             match due {
                 Some(d) if d <= Instant::now() => {
                     let _ = server.settle();
