@@ -8,6 +8,8 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::harness::trace::{TraceBuilder, msg, rpc};
+
 /// A fresh directory and the built binary.
 struct T {
     tmp: tempfile::TempDir,
@@ -20,29 +22,12 @@ impl T {
         }
     }
 
-    /// Writes a trace: a meta line (with `meta_extra` merged in), the lines, an end line.
+    /// Writes a session: the meta line (with `meta_extra` merged in), the lines, an end.
     fn trace_with(&self, name: &str, meta_extra: Value, lines: &[Value]) -> PathBuf {
-        let path = self.tmp.path().join(format!("{name}.jsonl"));
-        let mut meta = json!({"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z",
-                              "label":name,"kind":"mcp","source":"test"});
-        if let (Some(m), Some(extra)) = (meta.as_object_mut(), meta_extra.as_object()) {
-            for (k, v) in extra {
-                m.insert(k.clone(), v.clone());
-            }
-        }
-        let mut text = meta.to_string() + "\n";
-        for (i, l) in lines.iter().enumerate() {
-            let mut l = l.clone();
-            if l.get("t").is_none() && l.get("type").is_none() {
-                l["t"] = json!(format!("2026-01-01T00:00:{:02}.000Z", i % 60));
-            }
-            text.push_str(&l.to_string());
-            text.push('\n');
-        }
-        text.push_str(r#"{"t":"2026-01-01T00:01:00.000Z","type":"end","exitCode":0}"#);
-        text.push('\n');
-        std::fs::write(&path, text).expect("write trace");
-        path
+        TraceBuilder::new(name)
+            .meta(meta_extra)
+            .lines(lines.iter().cloned())
+            .write(&self.tmp.path().join(format!("{name}.jsonl")))
     }
 
     fn trace(&self, name: &str, lines: &[Value]) -> PathBuf {
@@ -50,42 +35,23 @@ impl T {
     }
 }
 
-fn msg(dir: &str, raw: Value) -> Value {
-    json!({"dir": dir, "raw": raw})
-}
 fn req(id: Value, method: &str, params: Value) -> Value {
-    msg(
-        "in",
-        json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
-    )
+    msg("in", rpc::request(id, method, params))
 }
 fn res(id: Value, result: Value) -> Value {
-    msg("out", json!({"jsonrpc":"2.0","id":id,"result":result}))
+    msg("out", rpc::result(id, result))
 }
 fn err(id: Value, code: i64, message: &str) -> Value {
-    msg(
-        "out",
-        json!({"jsonrpc":"2.0","id":id,"error":{"code":code,"message":message}}),
-    )
+    msg("out", rpc::error(id, code, message))
 }
 fn note(dir: &str, method: &str, params: Value) -> Value {
-    msg(
-        dir,
-        json!({"jsonrpc":"2.0","method":method,"params":params}),
-    )
+    msg(dir, rpc::notification(method, params))
 }
 fn call(id: u64, name: &str, args: Value) -> Value {
-    req(
-        json!(id),
-        "tools/call",
-        json!({"name":name,"arguments":args}),
-    )
+    msg("in", rpc::call(json!(id), name, args))
 }
 fn text(id: u64, t: &str) -> Value {
-    res(
-        json!(id),
-        json!({"content":[{"type":"text","text":t}],"isError":false}),
-    )
+    res(json!(id), rpc::text(t))
 }
 
 fn tools(weather_city_type: &str, weather_desc: &str) -> Value {

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 
 use crate::harness::peer_runs;
+use crate::harness::trace::{at, meta, msg_at, rpc, write_lines};
 
 /// An isolated directory per test, and the built binary.
 struct Env {
@@ -22,8 +23,7 @@ impl Env {
 
     /// Writes a trace, one JSON value per line.
     fn trace(&self, name: &str, lines: &[Value]) -> PathBuf {
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        self.raw(name, text.as_bytes())
+        write_lines(&self.dir.path().join(name), lines)
     }
 
     fn raw(&self, name: &str, bytes: &[u8]) -> PathBuf {
@@ -56,48 +56,16 @@ impl Env {
     }
 }
 
-fn meta(label: &str, kind: &str) -> Value {
-    json!({"v": 1, "type": "meta", "startedAt": "2026-01-01T00:00:00.000Z", "label": label,
-           "command": ["srv", "--x"], "kind": kind, "source": "test@1"})
-}
-
-/// `2026-01-01T00:00:SS.mmmZ` for `ms` milliseconds after the start.
-fn at(ms: u64) -> String {
-    format!(
-        "2026-01-01T00:{:02}:{:02}.{:03}Z",
-        ms / 60_000,
-        ms / 1000 % 60,
-        ms % 1000
-    )
-}
-
-fn msg(ms: u64, dir: &str, raw: Value) -> Value {
-    json!({"t": at(ms), "dir": dir, "raw": raw})
-}
-
 fn call(ms: u64, id: Value, tool: &str) -> Value {
-    msg(
-        ms,
-        "in",
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                         "params": {"name": tool, "arguments": {}}}),
-    )
+    msg_at(ms, "in", rpc::call(id, tool, json!({})))
 }
 
 fn result(ms: u64, id: Value, result: Value) -> Value {
-    msg(
-        ms,
-        "out",
-        json!({"jsonrpc": "2.0", "id": id, "result": result}),
-    )
+    msg_at(ms, "out", rpc::result(id, result))
 }
 
 fn error(ms: u64, id: Value, code: i64, message: &str) -> Value {
-    msg(
-        ms,
-        "out",
-        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
-    )
+    msg_at(ms, "out", rpc::error(id, code, message))
 }
 
 fn ok() -> Value {
@@ -123,7 +91,7 @@ fn tool_calls_errors_pending_and_latency() {
     let env = Env::new();
     let lines = vec![
         meta("tools", "mcp"),
-        msg(
+        msg_at(
             0,
             "in",
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
@@ -147,7 +115,7 @@ fn tool_calls_errors_pending_and_latency() {
             json!({"resultType": "input_required", "requestState": "abc"}),
         ),
         call(6500, json!(7), "search"),
-        msg(
+        msg_at(
             6600,
             "out",
             json!({"jsonrpc": "2.0", "method": "notifications/progress",

@@ -1,6 +1,7 @@
 //! What the areas share: the HTTP client core and listener start-up (`net`), real peer
 //! runs (`peer_runs`), the `reel play` sandboxes (`play_support`, `play_http_support`)
-//! and the `reel rec` session harness (`rec_support`).
+//! the `reel rec` session harness (`rec_support`) and traces written from JSON values
+//! (`trace`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,3 +21,4 @@ pub mod peer_runs;
 pub mod play_http_support;
 pub mod play_support;
 pub mod rec_support;
+pub mod trace;
