@@ -202,3 +202,235 @@ impl Aligner {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The aligner and the comparer on their own: each side's records come from
+    //! `side::read_side` on a small trace, and are fed in the orders the two reader
+    //! threads can produce.
+
+    use std::sync::mpsc;
+
+    use reel_mcp::drift::Kind;
+    use reel_mcp::normalize::Normalizer;
+
+    use super::*;
+    use crate::payload::Prep;
+    use crate::side::{self, NotificationRules};
+
+    const META: &str = r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z"}"#;
+
+    /// One side's events, its totals and payload reader (the temp dir kept alive).
+    struct Side {
+        events: Vec<Event>,
+        totals: SideTotals,
+        payloads: Payloads,
+        _dir: tempfile::TempDir,
+    }
+
+    fn side(lines: &[String]) -> Side {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut text = format!("{META}\n");
+        for l in lines {
+            text.push_str(l);
+            text.push('\n');
+        }
+        std::fs::write(&path, text).unwrap();
+        let prep = Prep::new(Normalizer::new(), None);
+        let rules = NotificationRules {
+            in_place: false,
+            counts: Default::default(),
+        };
+        let (tx, rx) = mpsc::sync_channel(4);
+        let (_back, recycle) = mpsc::channel();
+        let (totals, events) = std::thread::scope(|s| {
+            let reader = s.spawn(|| side::read_side(&path, prep.clone(), rules, tx, recycle));
+            let events: Vec<Event> = rx.iter().flat_map(|b| b.events).collect();
+            (reader.join().unwrap().unwrap(), events)
+        });
+        let payloads = Payloads::new(vec![path], prep);
+        Side {
+            events,
+            totals,
+            payloads,
+            _dir: dir,
+        }
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    enum Order {
+        /// One event of each side in turn.
+        Interleaved,
+        /// All of A, then all of B (B's reader lagging far behind).
+        AFirst,
+        BFirst,
+    }
+
+    fn align(a: Side, b: Side, order: Order) -> Findings {
+        let mut al = Aligner::new(
+            [a.payloads, b.payloads],
+            Strictness {
+                usage: false,
+                notifications: Default::default(),
+            },
+        );
+        let feed: Vec<(usize, Event)> = match order {
+            Order::AFirst => (a.events.into_iter().map(|e| (0, e)))
+                .chain(b.events.into_iter().map(|e| (1, e)))
+                .collect(),
+            Order::BFirst => (b.events.into_iter().map(|e| (1, e)))
+                .chain(a.events.into_iter().map(|e| (0, e)))
+                .collect(),
+            Order::Interleaved => {
+                let (mut ia, mut ib) = (a.events.into_iter(), b.events.into_iter());
+                let mut v = Vec::new();
+                loop {
+                    let (x, y) = (ia.next(), ib.next());
+                    if x.is_none() && y.is_none() {
+                        break v;
+                    }
+                    v.extend(x.map(|e| (0, e)));
+                    v.extend(y.map(|e| (1, e)));
+                }
+            }
+        };
+        for (s, ev) in feed {
+            al.event(s, ev).unwrap();
+        }
+        al.finish([&a.totals, &b.totals]);
+        al.findings
+    }
+
+    const ORDERS: [Order; 3] = [Order::Interleaved, Order::AFirst, Order::BFirst];
+
+    fn call(id: u64, tool: &str, args: &str) -> String {
+        format!(
+            r#"{{"t":"2026-01-01T00:00:00.001Z","dir":"in","raw":{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}}}"#
+        )
+    }
+
+    fn answer(id: u64, text: &str) -> String {
+        format!(
+            r#"{{"t":"2026-01-01T00:00:00.002Z","dir":"out","raw":{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}}}"#
+        )
+    }
+
+    fn kinds(f: &Findings) -> Vec<Kind> {
+        f.drifts.iter().map(|d| d.kind).collect()
+    }
+
+    #[test]
+    fn reordered_calls_pair_by_content_under_every_feed_order() {
+        let a = || {
+            side(&[
+                call(1, "add", r#"{"a":1}"#),
+                answer(1, "1"),
+                call(2, "add", r#"{"a":2}"#),
+                answer(2, "2"),
+            ])
+        };
+        let b = || {
+            side(&[
+                call(7, "add", r#"{"a":2}"#),
+                answer(7, "2"),
+                call(8, "add", r#"{"a":1}"#),
+                answer(8, "1"),
+            ])
+        };
+        for order in ORDERS {
+            let f = align(a(), b(), order);
+            assert_eq!((f.paired, f.identical), (2, 2), "{order:?}");
+            assert!(f.drifts.is_empty(), "{order:?}: {:?}", kinds(&f));
+        }
+    }
+
+    #[test]
+    fn identical_calls_pair_in_request_order_whatever_order_their_answers_came_in() {
+        let requests = || vec![call(1, "n", "{}"), call(2, "n", "{}")];
+        let mut a_lines = requests();
+        a_lines.extend([answer(1, "first"), answer(2, "second")]);
+        // Answered the other way round, each with its own request's answer.
+        let mut b_lines = requests();
+        b_lines.extend([answer(2, "second"), answer(1, "first")]);
+        for order in ORDERS {
+            let f = align(side(&a_lines), side(&b_lines), order);
+            assert_eq!((f.paired, f.identical), (2, 2), "{order:?}");
+        }
+        // The first request now gets the second answer: both pairs drift.
+        let mut swapped = requests();
+        swapped.extend([answer(1, "second"), answer(2, "first")]);
+        for order in ORDERS {
+            let f = align(side(&a_lines), side(&swapped), order);
+            assert_eq!(
+                kinds(&f),
+                [Kind::ResultChanged, Kind::ResultChanged],
+                "{order:?}"
+            );
+            assert_eq!((f.output, f.structural), (2, 0));
+        }
+    }
+
+    #[test]
+    fn what_only_one_side_has_is_removed_or_added() {
+        let a = side(&[call(1, "x", "{}"), answer(1, "x"), call(2, "same", "{}")]);
+        let b = side(&[call(1, "same", "{}"), call(2, "y", "{}"), answer(2, "y")]);
+        let f = align(a, b, Order::Interleaved);
+        assert_eq!((f.paired, f.removed, f.added), (1, 1, 1));
+        assert_eq!(kinds(&f), [Kind::Removed, Kind::Added]);
+        assert_eq!(f.structural, 2);
+        // The pair without answers on either side is no drift.
+        assert_eq!(f.identical, 1);
+    }
+
+    #[test]
+    fn an_answer_that_becomes_an_error_is_structural_and_names_the_call() {
+        let a = side(&[call(1, "weather", "{}"), answer(1, "sunny")]);
+        let b = side(&[
+            call(1, "weather", "{}"),
+            r#"{"t":"2026-01-01T00:00:00.002Z","dir":"out","raw":{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}}"#.to_owned(),
+        ]);
+        let f = align(a, b, Order::BFirst);
+        assert_eq!(kinds(&f), [Kind::BecameError]);
+        assert_eq!(f.structural, 1);
+        assert_eq!(f.drifts[0].subject, "tools/call weather");
+        assert_eq!(f.drifts[0].b.as_ref().map(|p| p.line), Some(2));
+    }
+
+    fn tools_list(id: u64, tools: &str) -> [String; 2] {
+        [
+            format!(
+                r#"{{"t":"2026-01-01T00:00:00.001Z","dir":"in","raw":{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}}}"#
+            ),
+            format!(
+                r#"{{"t":"2026-01-01T00:00:00.002Z","dir":"out","raw":{{"jsonrpc":"2.0","id":{id},"result":{{"tools":{tools}}}}}}}"#
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_tool_list_change_is_output_drift_unless_a_schema_changed() {
+        let base = r#"[{"name":"w","description":"weather","inputSchema":{"type":"object"}}]"#;
+        let described =
+            r#"[{"name":"w","description":"the weather","inputSchema":{"type":"object"}}]"#;
+        let schema = r#"[{"name":"w","description":"weather","inputSchema":{"type":"string"}}]"#;
+        let f = align(
+            side(&tools_list(1, base)),
+            side(&tools_list(5, described)),
+            Order::AFirst,
+        );
+        assert_eq!(kinds(&f), [Kind::ListChanged]);
+        assert_eq!(
+            f.drifts[0].changelog.as_ref().map(|c| c.entries.len()),
+            Some(1)
+        );
+        let f = align(
+            side(&tools_list(1, base)),
+            side(&tools_list(5, schema)),
+            Order::AFirst,
+        );
+        assert_eq!(kinds(&f), [Kind::SchemaChanged]);
+        assert_eq!(f.structural, 1);
+        assert_eq!(f.drifts[0].pointers, ["/result/tools/0/inputSchema/type"]);
+    }
+}
