@@ -6,11 +6,11 @@
 //! annotations).
 //!
 //! The pipeline: each trace is read once on its own thread (module `side`) into compact
-//! records (match keys, fingerprints by `reel_mcp::normalize::KeyHasher`, file positions); the aligner (`align`) pairs them
-//! by content and compares each pair (`compare`), re-reading payloads (`payload`) only
-//! where fingerprints differ; the findings become a [`Report`], whose drifts a renderer
-//! ([`render`]) shows, re-reading the payloads of the drifts it prints in full
-//! ([`Report::detail`]).
+//! records (match keys, fingerprints by `reel_mcp::normalize::KeyHasher`, file
+//! positions); the aligner (`align`) pairs them by content and compares each pair
+//! (`compare`), re-reading payloads (`payload`) only where fingerprints differ; the
+//! findings become a [`Report`], whose drifts a renderer ([`render`]) shows, re-reading
+//! the payloads of the drifts it prints in full ([`Report::detail`]).
 //!
 //! What "the same" means is the shared normaliser of `reel-mcp` (one implementation for
 //! play, verify and diff) plus this crate's [`honest_rules`]. Exit codes: 0 identical,
