@@ -108,6 +108,13 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
         report.step("stdio-only", &lean, |c| {
             process::run(c).map(|()| String::new())
         });
+        // Module docs name their limits and parts by link: a link to something made
+        // private, or renamed, fails here instead of rotting.
+        let mut doc = cargo();
+        doc.current_dir(&root)
+            .args(["doc", "--workspace", "--no-deps", "--quiet"])
+            .env("RUSTDOCFLAGS", "-D warnings");
+        report.step("docs", &doc, |c| process::run(c).map(|()| String::new()));
     } else {
         println!("xtask: --no-lint: skipping cargo fmt --check and clippy");
     }

@@ -48,26 +48,26 @@
 //!   stream cut by the client or by reel's shutdown (`end`) → `kind: "reel.http"` with
 //!   `http: {"req", "method", "path", "status", "headers", "reqHeaders", "error"?,
 //!   "refused"?, "end"?}` and, for a body that is not an MCP message, its first
-//!   [`proxy::EXCERPT_MAX`] bytes (`raw` when JSON, else `text`; `truncated` = full size);
+//!   [`EXCERPT_MAX`] bytes (`raw` when JSON, else `text`; `truncated` = full size);
 //! - `end`: `reason: "producer_shutdown"` (no process is wrapped, so no `exitCode`).
 //!
-//! Headers kept: [`headers::REQUEST_ALLOWLIST`] (+ `mcp-param-*`) and
-//! [`headers::RESPONSE_ALLOWLIST`], values redacted (a secret-named header such as
+//! Headers kept: [`REQUEST_ALLOWLIST`] (+ `mcp-param-*`) and
+//! [`RESPONSE_ALLOWLIST`], values redacted (a secret-named header such as
 //! `authorization` loses its whole value; `location` is redacted as a request path is:
 //! secret-named query values, and an OAuth `code`).
 //!
-//! Limits: [`proxy::CHANNEL_FRAMES`] frames buffered per response; the first event of a
-//! GET stream is held until complete (at most [`proxy::GATE_MAX`] bytes); metadata
-//! documents up to [`proxy::METADATA_MAX`]; connecting upstream times out after
-//! [`upstream::CONNECT_TIMEOUT`]; on stop, connections get [`proxy::SHUTDOWN_GRACE`].
+//! Limits: [`CHANNEL_FRAMES`] frames buffered per response; the first event of a
+//! GET stream is held until complete (at most [`GATE_MAX`] bytes); metadata
+//! documents up to [`METADATA_MAX`]; connecting upstream times out after
+//! [`CONNECT_TIMEOUT`]; on stop, connections get [`SHUTDOWN_GRACE`].
 //! HTTP/1.1 on both sides.
 
 pub(crate) mod body;
 pub(crate) mod guard;
-pub mod headers;
+pub(crate) mod headers;
 pub(crate) mod note;
-pub mod proxy;
-pub mod upstream;
+pub(crate) mod proxy;
+pub(crate) mod upstream;
 
 use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -84,7 +84,12 @@ use crate::queue::{Queue, WhenBehind};
 use crate::trace::TRACE_LINGER;
 use crate::trace::{Notice, NoticeFn, RecordError, TraceTarget, start_writer};
 
-pub use upstream::{UpstreamUrl, UrlError};
+pub use upstream::UrlError;
+/// The limits named above.
+pub use headers::{REQUEST_ALLOWLIST, RESPONSE_ALLOWLIST};
+pub use proxy::{CHANNEL_FRAMES, EXCERPT_MAX, GATE_MAX, METADATA_MAX, SHUTDOWN_GRACE};
+pub use upstream::CONNECT_TIMEOUT;
+pub(crate) use upstream::UpstreamUrl;
 
 /// The address reel listens on unless told otherwise: loopback, a free port.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:0";

@@ -13,7 +13,7 @@
 //!   with backpressure (default) or counted drops (`--drop-when-behind`);
 //! - `recorder`: the thread that owns the trace file — it classifies each line (JSON
 //!   message or not), redacts it and writes it whole;
-//! - [`trace`]: where the trace goes, the errors and notices of a session, the start of
+//! - `trace`: where the trace goes ([`TraceTarget`]), the errors and notices of a session, the start of
 //!   the writer thread;
 //! - `reel_mcp::process` (unix): spawning, waiting for and signalling the wrapped
 //!   server.
@@ -31,7 +31,7 @@ pub mod http;
 mod queue;
 mod recorder;
 pub mod stdio;
-pub mod trace;
+mod trace;
 
 #[cfg(feature = "http")]
 pub use http::{HttpConfig, HttpError, HttpOutcome, HttpRecorder, StopHandle};

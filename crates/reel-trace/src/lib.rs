@@ -25,22 +25,22 @@ pub mod hash;
 pub mod jsonrpc;
 pub mod line;
 pub mod names;
-pub mod progress;
+mod progress;
 pub mod reader;
 pub mod record;
 pub mod redact;
 pub mod runs;
 pub mod stats;
-pub mod time;
+mod time;
 mod utf8;
 pub mod writer;
 
 pub use line::{
     Block, Counts, Dir, End, Line, LineClass, LineError, MessageView, Meta, Turn, Usage,
 };
-pub use progress::Progress;
+pub use progress::{Progress, Throttle};
 pub use reader::{OpenError, RawLine, TraceLine, TraceReader};
-pub use time::Timestamp;
+pub use time::{IsoString, Timestamp};
 pub use utf8::validate as validate_utf8;
 pub use writer::{Ending, EventLine, MessageLine, TraceWriter};
 

@@ -17,7 +17,7 @@ pub struct Progress {
 /// How often a reader reports: every this many bytes (and once at the end).
 pub const STEP: u64 = 1 << 20;
 
-/// Calls `report` when `done` has passed the next [`STEP`] since the last report.
+/// Calls `report` when `done` has passed the next `STEP` (1 MiB) since the last report.
 #[derive(Debug, Default)]
 pub struct Throttle {
     next: u64,

@@ -78,7 +78,7 @@ pub fn stats_for_paths(paths: &[PathBuf]) -> Result<Stats, StatsError> {
 }
 
 /// [`stats_for_paths`], telling `progress` how many bytes of all the traces are read
-/// (every [`crate::progress::STEP`] bytes, and at the end).
+/// (every MiB, and at the end).
 pub fn stats_for_paths_reporting(
     paths: &[PathBuf],
     progress: &mut dyn FnMut(Progress),

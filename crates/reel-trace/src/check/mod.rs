@@ -112,7 +112,7 @@ pub fn check_trace(path: &Path, options: &CheckOptions) -> Result<Report, OpenEr
 }
 
 /// [`check_trace`], telling `progress` how many of the trace's bytes are read (every
-/// [`crate::progress::STEP`] bytes, and at the end).
+/// MiB, and at the end).
 pub fn check_trace_reporting(
     path: &Path,
     options: &CheckOptions,
