@@ -1,4 +1,4 @@
-//! `reel ls [DIR] [--json]`: the recorded runs, newest first, each read from its first and
+//! `reel ls [DIR | --dir DIR] [--json]`: the recorded runs, newest first, each read from its first and
 //! last line only (see `reel_trace::runs`), so a directory of multi-gigabyte traces lists
 //! at once.
 
@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use reel_trace::runs::{self, ListError, Listing, SCAN_LIMIT, render};
 
+use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};
 use crate::output::Output;
 
@@ -34,7 +35,12 @@ Exit codes: 0 listed (an empty or not yet created default directory included);
 pub struct Args {
     /// Directory to list [default: $REEL_DIR, else the per-user trace directory,
     /// ~/.local/share/reel/traces on Linux]
-    pub dir: Option<PathBuf>,
+    #[arg(value_name = "DIR", conflicts_with = "dir")]
+    pub path: Option<PathBuf>,
+
+    /// The same as DIR, spelled as every other command takes it.
+    #[command(flatten)]
+    pub runs: RunDir,
 
     /// Print one JSON document (shape `reel.ls/1`, see --help) instead of a table.
     #[arg(long)]
@@ -43,7 +49,7 @@ pub struct Args {
 
 /// Runs `reel ls`.
 pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
-    let (dir, given) = match args.dir {
+    let (dir, given) = match args.path.or(args.runs.dir) {
         Some(d) => (d, true),
         None => (
             reel_trace::names::default_trace_dir().ok_or_else(|| {
