@@ -5,7 +5,7 @@
 //! `reel: listening on http://ADDR/PATH`), notices while it runs, and the exit status.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use reel_record::{ChildEnd, ClientIo, StdioConfig, StdioRecorder, WhenBehind};
 #[cfg(feature = "http")]
@@ -204,22 +204,30 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     if let ChildEnd::NotStarted(e) = &outcome.child {
         say!("reel: cannot start `{shown}`: {e}");
     }
-    if let Some(e) = &outcome.trace_error {
-        if let Some(p) = &outcome.path {
-            say!(
-                "reel: the trace {} is incomplete: {e}; it is readable up to its last complete line",
-                p.display()
-            );
-        }
-    }
-    if outcome.dropped.0 > 0 {
+    say_trace_losses(
+        outcome.path.as_deref(),
+        outcome.trace_error.as_ref(),
+        outcome.dropped,
+    );
+    Ok(exit::of_child(&outcome.child))
+}
+
+/// What a recording ended without: the end of its trace (a write failed), or the lines
+/// `--drop-when-behind` dropped.
+fn say_trace_losses(path: Option<&Path>, error: Option<&std::io::Error>, dropped: (u64, u64)) {
+    if let (Some(e), Some(p)) = (error, path) {
         say!(
-            "reel: {} lines ({} bytes) were not recorded (--drop-when-behind); see the reel.gap events",
-            outcome.dropped.0,
-            outcome.dropped.1
+            "reel: the trace {} is incomplete: {e}; it is readable up to its last complete line",
+            p.display()
         );
     }
-    Ok(exit::of_child(&outcome.child))
+    if dropped.0 > 0 {
+        say!(
+            "reel: {} lines ({} bytes) were not recorded (--drop-when-behind); see the reel.gap events",
+            dropped.0,
+            dropped.1
+        );
+    }
 }
 
 /// The trace directory: `--dir`, else `$REEL_DIR`, else the per-user data directory.
@@ -239,7 +247,7 @@ const WITHOUT_HTTP: &str = "--url: this reel was built without HTTP (the `http` 
 
 /// `reel rec --url URL`: the HTTP reverse proxy, until SIGINT/SIGTERM.
 #[cfg(feature = "http")]
-fn run_http(args: Args, redactor: Redactor, dir: &std::path::Path) -> anyhow::Result<u8> {
+fn run_http(args: Args, redactor: Redactor, dir: &Path) -> anyhow::Result<u8> {
     let mut config = HttpConfig::new(args.url.unwrap_or_default());
     if let Some(l) = args.listen {
         config.listen = l;
@@ -277,21 +285,11 @@ fn run_http(args: Args, redactor: Redactor, dir: &std::path::Path) -> anyhow::Re
     let outcome = recorder
         .run(trace, |n| say!("reel: {n}"))
         .map_err(|e| coded(exit::of_http_record(&e), e.to_string()))?;
-    if let Some(e) = &outcome.trace_error {
-        if let Some(p) = &outcome.path {
-            say!(
-                "reel: the trace {} is incomplete: {e}; it is readable up to its last complete line",
-                p.display()
-            );
-        }
-    }
-    if outcome.dropped.0 > 0 {
-        say!(
-            "reel: {} lines ({} bytes) were not recorded (--drop-when-behind); see the reel.gap events",
-            outcome.dropped.0,
-            outcome.dropped.1
-        );
-    }
+    say_trace_losses(
+        outcome.path.as_deref(),
+        outcome.trace_error.as_ref(),
+        outcome.dropped,
+    );
     say!(
         "reel: stopped after {} requests; {} messages recorded",
         outcome.requests,
