@@ -212,61 +212,47 @@ pub(crate) fn exchanges(
         d.pointers = pointers(&diffs);
         out.push(d);
     }
-    if a.progress.len() != b.progress.len()
-        || a.progress_fp.finish128() != b.progress_fp.finish128()
-    {
-        let va = notification_list(&mut pl[0], &a.progress, true)?;
-        let vb = notification_list(&mut pl[1], &b.progress, true)?;
-        if !json_eq(&va, &vb) {
-            let diffs = diff(&va, &vb);
-            let summary = format!(
-                "progress notifications differ ({} in A, {} in B){}",
-                a.progress.len(),
-                b.progress.len(),
-                at_text(&diffs)
-            );
-            let refs = Refs::Messages {
-                a: a.progress.clone(),
-                b: b.progress.clone(),
-                progress: true,
-            };
-            let d = drift(
-                Class::Output,
-                Kind::NotificationsChanged,
-                summary,
-                &diffs,
-                refs,
-                pl,
-            );
-            out.push(d);
+    // The messages that came while each call was open: its progress (compared without
+    // the token) and the other notifications.
+    let lists = [
+        (&a.progress, &b.progress, a.progress_fp, b.progress_fp, true),
+        (&a.others, &b.others, a.others_fp, b.others_fp, false),
+    ];
+    for (la, lb, fa, fb, progress) in lists {
+        if la.len() == lb.len() && fa.finish128() == fb.finish128() {
+            continue;
         }
-    }
-    if a.others.len() != b.others.len() || a.others_fp.finish128() != b.others_fp.finish128() {
-        let va = notification_list(&mut pl[0], &a.others, false)?;
-        let vb = notification_list(&mut pl[1], &b.others, false)?;
-        if !json_eq(&va, &vb) {
-            let diffs = diff(&va, &vb);
-            let summary = format!(
-                "notifications while it was open differ ({} in A, {} in B){}",
-                a.others.len(),
-                b.others.len(),
-                at_text(&diffs)
-            );
-            let refs = Refs::Messages {
-                a: a.others.clone(),
-                b: b.others.clone(),
-                progress: false,
-            };
-            let d = drift(
-                Class::Output,
-                Kind::NotificationsChanged,
-                summary,
-                &diffs,
-                refs,
-                pl,
-            );
-            out.push(d);
+        let va = notification_list(&mut pl[0], la, progress)?;
+        let vb = notification_list(&mut pl[1], lb, progress)?;
+        if json_eq(&va, &vb) {
+            continue;
         }
+        let diffs = diff(&va, &vb);
+        let what = if progress {
+            "progress notifications"
+        } else {
+            "notifications while it was open"
+        };
+        let summary = format!(
+            "{what} differ ({} in A, {} in B){}",
+            la.len(),
+            lb.len(),
+            at_text(&diffs)
+        );
+        let refs = Refs::Messages {
+            a: la.clone(),
+            b: lb.clone(),
+            progress,
+        };
+        let d = drift(
+            Class::Output,
+            Kind::NotificationsChanged,
+            summary,
+            &diffs,
+            refs,
+            pl,
+        );
+        out.push(d);
     }
     if a.cancelled != b.cancelled {
         let summary = if a.cancelled {
