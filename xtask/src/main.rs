@@ -31,7 +31,8 @@ USAGE:
 `test`:  --no-lint skips `cargo fmt --check` and clippy. ARGS go to `cargo test`; the ones
          after `--` also go to the shared-fixtures run. Tests get REEL_PEERS=<abs .peers>.
 `bench`: --quick runs small inputs on a debug build, to prove the benches run (figures are
-         not meaningful; results go to target/bench/quick/). Benches: reader, rec.
+         not meaningful; results go to target/bench/quick/). Benches: reader, rec, rec-http,
+         play, play-http, diff.
 ";
 
 fn main() -> ExitCode {
