@@ -84,12 +84,12 @@ use crate::queue::{Queue, WhenBehind};
 use crate::trace::TRACE_LINGER;
 use crate::trace::{Notice, NoticeFn, RecordError, TraceTarget, start_writer};
 
-pub use upstream::UrlError;
 /// The limits named above.
 pub use headers::{REQUEST_ALLOWLIST, RESPONSE_ALLOWLIST};
 pub use proxy::{CHANNEL_FRAMES, EXCERPT_MAX, GATE_MAX, METADATA_MAX, SHUTDOWN_GRACE};
 pub use upstream::CONNECT_TIMEOUT;
 pub(crate) use upstream::UpstreamUrl;
+pub use upstream::UrlError;
 
 /// The address reel listens on unless told otherwise: loopback, a free port.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:0";

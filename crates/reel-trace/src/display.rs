@@ -1,6 +1,7 @@
 //! Trace content shown to people. A trace is outside input: a label, tool name or
 //! message may hold control characters, and a line break in one would start a report
-//! line of its own. [`one_line`] is the one escape every human renderer uses for it, and
+//! line of its own. [`escape`] is the one escape every human output goes through
+//! ([`one_line`] for a quoted value, [`TerminalSafe`] for a whole stream), and
 //! [`is_unsafe`] the one rule for which characters a terminal must never get raw.
 
 use std::borrow::Cow;
@@ -18,25 +19,100 @@ pub fn is_unsafe(c: char) -> bool {
         )
 }
 
-/// `text` as one line with no unsafe characters ([`is_unsafe`]): each is written as
-/// Rust escapes it (`\n`, `\r`, `\t`, `\u{1b}`, `\u{202e}`); everything else,
-/// backslashes and quotes included, is left as it is. Borrows when there is nothing to
-/// escape.
-pub fn one_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_unsafe) {
+/// What [`escape`] lets through of what [`is_unsafe`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Keep {
+    /// `\n` and `\t`: a report of several lines, not one quoted value.
+    pub line_breaks: bool,
+    /// SGR sequences (`ESC [ digits ; m`): reel's own colour, when colour is on. They can
+    /// only colour text.
+    pub sgr: bool,
+}
+
+/// The one escape for human output: `text` with every unsafe character ([`is_unsafe`])
+/// but what `keep` lets through written as Rust escapes it (`\n`, `\r`, `\u{1b}`,
+/// `\u{202e}`); everything else, backslashes and quotes included, is left as it is.
+/// Borrows when there is nothing to escape.
+pub fn escape(text: &str, keep: Keep) -> Cow<'_, str> {
+    let kept = |c: char| keep.line_breaks && (c == '\n' || c == '\t');
+    if !text.chars().any(|c| is_unsafe(c) && !kept(c)) {
         return Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else if is_unsafe(c) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '\x1b' && keep.sgr {
+            if let Some(n) = sgr_len(rest) {
+                out.push_str(&rest[..n]);
+                rest = &rest[n..];
+                continue;
+            }
         }
+        if kept(c) || !is_unsafe(c) {
+            out.push(c);
+        } else if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        }
+        rest = &rest[c.len_utf8()..];
     }
     Cow::Owned(out)
+}
+
+/// The length of the SGR sequence `s` starts with, if it starts with one.
+fn sgr_len(s: &str) -> Option<usize> {
+    let body = s.strip_prefix("\x1b[")?;
+    let params = body
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b';')
+        .count();
+    (body.as_bytes().get(params) == Some(&b'm')).then_some(2 + params + 1)
+}
+
+/// `text` as one line with no unsafe characters: [`escape`] keeping nothing.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    escape(text, Keep::default())
+}
+
+/// A writer for human output (a report, a diagnostic) that escapes what trace content
+/// or live input could drive a terminal with.
+///
+/// Human output quotes outside input: tool names, labels, error messages, file names,
+/// the method of a live request. An ESC or C1 sequence in it could set the window
+/// title, clear the screen, move the cursor to overwrite a verdict, or write the
+/// clipboard (OSC 52), and a bidi override could make a line read as something else.
+/// So everything goes through [`escape`], keeping line breaks and, when `sgr`, reel's
+/// colour. Every piece written should be a whole `str` (format arguments are written
+/// whole), so a painted string's SGR sequence is never split across calls.
+pub struct TerminalSafe<W> {
+    inner: W,
+    keep: Keep,
+}
+
+impl<W: std::io::Write> TerminalSafe<W> {
+    /// Escapes what goes to `inner`; SGR passes when `sgr`.
+    pub fn new(inner: W, sgr: bool) -> TerminalSafe<W> {
+        TerminalSafe {
+            inner,
+            keep: Keep {
+                line_breaks: true,
+                sgr,
+            },
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for TerminalSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        self.inner.write_all(escape(&text, self.keep).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// What a piece of human output means, for a renderer that colours it: the library
@@ -268,7 +344,9 @@ pub fn size(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{duration, one_line, size};
+    use std::borrow::Cow;
+
+    use super::{Keep, TerminalSafe, duration, escape, one_line, size};
 
     #[test]
     fn rule_tables_align_and_wrap_under_their_text() {
@@ -313,6 +391,30 @@ mod tests {
             one_line("a\nb\tc\r\x1b]0;t\x07\u{9b}\"\\"),
             r#"a\nb\tc\r\u{1b}]0;t\u{7}\u{9b}"\"#
         );
+    }
+
+    #[test]
+    fn a_stream_keeps_its_line_breaks_and_with_colour_only_sgr() {
+        let evil = "a\x1b]0;title\x07b\x1b[2Jc\rd\u{9b}31me\x1b[1;31mf\x1b[0m\tg\n";
+        let keep = |sgr| Keep {
+            line_breaks: true,
+            sgr,
+        };
+        assert_eq!(
+            escape(evil, keep(false)),
+            "a\\u{1b}]0;title\\u{7}b\\u{1b}[2Jc\\rd\\u{9b}31me\\u{1b}[1;31mf\\u{1b}[0m\tg\n"
+        );
+        assert_eq!(
+            escape(evil, keep(true)),
+            "a\\u{1b}]0;title\\u{7}b\\u{1b}[2Jc\\rd\\u{9b}31me\x1b[1;31mf\x1b[0m\tg\n"
+        );
+        assert!(matches!(
+            escape("plain — text\n", keep(false)),
+            Cow::Borrowed(_)
+        ));
+        let mut out = TerminalSafe::new(Vec::new(), false);
+        std::io::Write::write_all(&mut out, "tool\u{202e}txt.exe\u{2066}\n".as_bytes()).unwrap();
+        assert_eq!(out.inner, b"tool\\u{202e}txt.exe\\u{2066}\n");
     }
 
     /// Trojan Source: an override or isolate reorders the rest of the line on screen.

@@ -1,10 +1,9 @@
 //! Output for people and for programs: colour only on a terminal (`--color`, `NO_COLOR`,
 //! `TERM=dumb`), JSON documents written whole.
 
-use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
 
-use reel_trace::display::Tone;
+use reel_trace::display::{TerminalSafe, Tone};
 
 /// `eprintln!` that cannot panic. std's panics when stderr is a pipe whose reader went
 /// away (EPIPE); an MCP client that closes its end of reel's stderr must not kill a
@@ -13,9 +12,21 @@ use reel_trace::display::Tone;
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let text = format!($($arg)*);
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            reel_trace::display::escape(&text, $crate::output::SAY_KEEP)
+        );
     }};
 }
+
+/// What [`say!`] lets through unescaped: its messages quote file names, URLs and trace
+/// content, so only line breaks pass (reel's stderr messages are not painted).
+pub const SAY_KEEP: reel_trace::display::Keep = reel_trace::display::Keep {
+    line_breaks: true,
+    sgr: false,
+};
 
 /// `--color`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -87,10 +98,13 @@ impl Output {
     /// Stdout for human output: trace content in it cannot drive the terminal (see
     /// [`TerminalSafe`]); reel's own colour codes pass when colour is on.
     pub fn human_stdout(&self) -> TerminalSafe<io::StdoutLock<'static>> {
-        TerminalSafe {
-            inner: io::stdout().lock(),
-            keep_sgr: self.color_stdout,
-        }
+        TerminalSafe::new(io::stdout().lock(), self.color_stdout)
+    }
+
+    /// Stderr for diagnostics a library writes (`reel play`'s misses quote the live
+    /// request): escaped like [`Output::human_stdout`].
+    pub fn human_stderr(&self) -> TerminalSafe<io::Stderr> {
+        TerminalSafe::new(io::stderr(), self.color_stderr)
     }
 
     /// Writes a JSON document to stdout, pretty-printed, with a final newline.
@@ -113,62 +127,6 @@ impl Output {
         stdout.flush()?;
         Ok(())
     }
-}
-
-/// A writer for human output that escapes control characters.
-///
-/// Human output quotes trace content (tool names, labels, error messages, unknown
-/// `type`/`dir`/`kind` values), and a trace is outside input: an ESC or C1 sequence in
-/// it could set the window title, clear the screen, move the cursor to overwrite a
-/// verdict, or write the clipboard (OSC 52), and a bidi override could make a line read
-/// as something else. So every character [`reel_trace::display::is_unsafe`] names but
-/// `\n` and `\t` is written as `\u{..}`. When colour is on, SGR sequences
-/// (`ESC [ digits ; m`) pass: reel paints with them, and they can only colour text.
-pub struct TerminalSafe<W> {
-    inner: W,
-    keep_sgr: bool,
-}
-
-impl<W: Write> Write for TerminalSafe<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        // Every piece reel writes is a whole `str` (format arguments are written
-        // whole), so a painted string's SGR sequence is never split across calls.
-        let text = String::from_utf8_lossy(buf);
-        self.inner
-            .write_all(terminal_safe(&text, self.keep_sgr).as_bytes())?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// `text` with its control characters escaped (see [`TerminalSafe`]); SGR sequences
-/// kept when `keep_sgr`.
-pub fn terminal_safe(text: &str, keep_sgr: bool) -> Cow<'_, str> {
-    let unsafe_char = |c: char| reel_trace::display::is_unsafe(c) && c != '\n' && c != '\t';
-    if !text.chars().any(unsafe_char) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut rest = text;
-    while let Some(c) = rest.chars().next() {
-        if c == '\x1b' && keep_sgr {
-            if let Some(n) = sgr_len(rest) {
-                out.push_str(&rest[..n]);
-                rest = &rest[n..];
-                continue;
-            }
-        }
-        if unsafe_char(c) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    Cow::Owned(out)
 }
 
 /// A progress bar on stderr for a long read (`check`, `stats`, `diff`, `verify` of big
@@ -235,41 +193,5 @@ impl Drop for Bar {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
-    }
-}
-
-/// The length of the SGR sequence (`ESC [` digits and `;`, then `m`) `s` starts with.
-fn sgr_len(s: &str) -> Option<usize> {
-    let body = s.strip_prefix("\x1b[")?;
-    let params = body
-        .bytes()
-        .take_while(|b| b.is_ascii_digit() || *b == b';')
-        .count();
-    (body.as_bytes().get(params) == Some(&b'm')).then_some(2 + params + 1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::terminal_safe;
-
-    #[test]
-    fn controls_are_escaped_and_only_sgr_passes_with_colour() {
-        let evil = "a\x1b]0;title\x07b\x1b[2Jc\rd\u{9b}31me\x1b[1;31mf\x1b[0m\tg\n";
-        assert_eq!(
-            terminal_safe(evil, false),
-            "a\\u{1b}]0;title\\u{7}b\\u{1b}[2Jc\\u{d}d\\u{9b}31me\\u{1b}[1;31mf\\u{1b}[0m\tg\n"
-        );
-        assert_eq!(
-            terminal_safe(evil, true),
-            "a\\u{1b}]0;title\\u{7}b\\u{1b}[2Jc\\u{d}d\\u{9b}31me\x1b[1;31mf\x1b[0m\tg\n"
-        );
-        assert!(matches!(
-            terminal_safe("plain — text\n", false),
-            std::borrow::Cow::Borrowed(_)
-        ));
-        assert_eq!(
-            terminal_safe("tool\u{202e}txt.exe\u{2066}\n", false),
-            "tool\\u{202e}txt.exe\\u{2066}\n"
-        );
     }
 }

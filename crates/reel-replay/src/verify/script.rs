@@ -28,8 +28,8 @@ use reel_mcp::exchange::{Exchange, ExchangeBuilder, MessageRef, Outcome};
 use reel_mcp::http::is_connection_key;
 use reel_mcp::jsonrpc::{Envelope, HttpCarried, RpcKind, methods};
 use reel_trace::Progress;
-use reel_trace::line::{Line, Meta, parse_line};
 use reel_trace::Throttle;
+use reel_trace::line::{Line, Meta, parse_line};
 use reel_trace::{Dir, OpenError, TraceReader};
 
 /// One message line of the selected session.

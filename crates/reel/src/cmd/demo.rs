@@ -38,7 +38,7 @@ pub struct Args {
 }
 
 /// Runs `reel demo`.
-pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
+pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     let reel = std::env::current_exe().map_err(|e| {
         coded(
             exit::INTERNAL,
@@ -56,7 +56,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         reel,
         dir,
     };
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = out.human_stdout();
     let outcome = run_demo(&opts, &mut stdout)?;
     if outcome.ok() {
         Ok(exit::OK)
@@ -131,7 +131,7 @@ enum Role {
 }
 
 /// Runs `reel example server|client`.
-pub fn run_example(args: ExampleArgs, _out: &Output) -> anyhow::Result<u8> {
+pub fn run_example(args: ExampleArgs, out: &Output) -> anyhow::Result<u8> {
     match args.role {
         Role::Server { changed } => {
             let stdin = std::io::stdin().lock();
@@ -140,7 +140,8 @@ pub fn run_example(args: ExampleArgs, _out: &Output) -> anyhow::Result<u8> {
             Ok(exit::OK)
         }
         Role::Client { command } => {
-            let mut stdout = std::io::stdout().lock();
+            // The answers are a live server's words: escaped like trace content.
+            let mut stdout = out.human_stdout();
             match client::drive(&command, &mut stdout) {
                 Ok(t) if t.errors == 0 => Ok(exit::OK),
                 Ok(t) => Err(coded(

@@ -172,7 +172,6 @@ fn write_report(
     out: &Output,
 ) -> anyhow::Result<()> {
     let mut human = out.human_stdout();
-    let mut stdout = std::io::stdout().lock();
     let exit_code = exit::of_drift(report.verdict());
     match format {
         Format::Text => render::text(
@@ -188,7 +187,6 @@ fn write_report(
         Format::Github => render::github(report, exit_code, &mut human)?,
     }
     human.flush()?;
-    stdout.flush()?;
     Ok(())
 }
 

@@ -156,7 +156,7 @@ Exit codes:
 }
 
 /// Runs `reel play`.
-pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
+pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     if args.subset.is_empty() != args.live.is_empty() {
         let msg = if args.subset.is_empty() {
             "a live server after `--` is only used with --subset TOOL,… (which tools come from the tape)"
@@ -188,7 +188,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     };
     let result = match &args.listen {
         #[cfg(feature = "http")]
-        Some(listen) => serve_http(opts, listen, args.allow_host),
+        Some(listen) => serve_http(opts, listen, args.allow_host, out),
         #[cfg(not(feature = "http"))]
         Some(_) => {
             return Err(coded(
@@ -196,7 +196,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
                 "--listen: this reel was built without HTTP (the `http` feature); rebuild it with default features",
             ));
         }
-        None => reel_replay::play_stdio(opts, &mut std::io::stderr()),
+        None => reel_replay::play_stdio(opts, &mut out.human_stderr()),
     };
     match result {
         Ok(summary) => Ok(exit::of_play(summary.verdict(args.lenient))),
@@ -214,11 +214,12 @@ fn serve_http(
     opts: PlayOptions,
     listen: &str,
     allow_hosts: Vec<String>,
+    out: &Output,
 ) -> Result<reel_replay::Summary, PlayError> {
     let mut l = ListenOptions::new(listen);
     l.allow_hosts = allow_hosts;
     l.handle_signals = true;
-    let play = HttpPlay::bind(opts, l, Box::new(std::io::stderr()))?;
+    let play = HttpPlay::bind(opts, l, Box::new(out.human_stderr()))?;
     let addr = play.local_addr();
     // The loopback guard stops browsers (DNS rebinding), not other machines: any of
     // them that can reach the address gets the recording's answers. `rec` says so too.

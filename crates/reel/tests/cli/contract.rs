@@ -455,3 +455,78 @@ fn an_ignore_file_is_read_one_way_by_every_command() {
         }
     }
 }
+
+/// Through a real terminal (script(1) gives each command a pty for stdout and stderr):
+/// what reel says on stderr quotes outside input too — the file names `ls` skips, the
+/// method of a live request `play` cannot answer, a path that names nothing — and none
+/// of it reaches the terminal raw: no ESC, OSC, C1 CSI (U+009B) or bidi override.
+#[test]
+fn outside_input_cannot_drive_the_terminal_through_stderr_either() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil_raw = "\u{1b}]0;owned\u{7}\u{1b}[2J\u{9b}2J\u{202e}evil";
+    let evil_json = r"\u001b]0;owned\u0007\u001b[2J\u009b2J\u202eevil";
+    // A file ls skips, named with the sequence itself.
+    std::fs::write(
+        dir.path().join(format!("x{evil_raw}.jsonl")),
+        "not a trace\n",
+    )
+    .unwrap();
+    let tape = dir.path().join("tape.jsonl");
+    std::fs::write(
+        &tape,
+        r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"t","command":["x"]}
+"#,
+    )
+    .unwrap();
+    let live = dir.path().join("live.jsonl");
+    std::fs::write(
+        &live,
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/{evil_json}","params":{{}}}}"#) + "\n",
+    )
+    .unwrap();
+    let bin = env!("CARGO_BIN_EXE_reel");
+    let q = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    let d = q(dir.path());
+    let missing = format!("{d}/gone{evil_raw}.jsonl");
+    for (what, line, says) in [
+        ("ls", format!("'{bin}' ls '{d}'"), "skipped"),
+        (
+            "play",
+            // Its stdout is the protocol, for the client: only stderr is looked at.
+            format!("'{bin}' play '{}' < '{}' > /dev/null", q(&tape), q(&live)),
+            "miss",
+        ),
+        ("stats", format!("'{bin}' stats '{missing}'"), "gone"),
+        (
+            "colour",
+            format!("'{bin}' --color always stats '{missing}'"),
+            "gone",
+        ),
+    ] {
+        let out = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .stdin(Stdio::null())
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run script(1)");
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(shown.contains(says), "{what}: {shown:?}");
+        assert!(shown.contains("\\u{1b}]0;owned"), "{what}: {shown:?}");
+        for (i, c) in shown.char_indices() {
+            // The pty turns each line break into CR LF; with --color always, reel's
+            // own SGR colours pass.
+            let line_end = c == '\r' && shown[i + 1..].starts_with('\n');
+            let sgr = c == '\u{1b}'
+                && what == "colour"
+                && shown[i..].starts_with("\u{1b}[")
+                && shown[i + 2..]
+                    .trim_start_matches(|c: char| c.is_ascii_digit() || c == ';')
+                    .starts_with('m');
+            let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            assert!(
+                (!c.is_control() && !bidi) || c == '\n' || line_end || sgr,
+                "{what}: a raw {c:?} reached the terminal: {shown:?}"
+            );
+        }
+    }
+}
