@@ -141,6 +141,7 @@ pub struct HttpPlay {
     local: SocketAddr,
     path: String,
     shared: Shared,
+    files: Arc<TapeFiles>,
     diag: Diag,
     recorder: Option<Arc<Mutex<Recorder>>>,
     stop: StopHandle,
@@ -154,7 +155,7 @@ impl HttpPlay {
         listen: ListenOptions,
         diag: Box<dyn Write + Send>,
     ) -> Result<HttpPlay, PlayError> {
-        TapeFiles::open(&opts.trace)?;
+        let files = Arc::new(TapeFiles::open(&opts.trace)?);
         let diag: Diag = Arc::new(Mutex::new(diag));
         let shared = Shared::new(&opts, &mut LineDiag::new(diag.clone()));
         let (listener, local) = serve::bind(&listen.listen).map_err(|error| PlayError::Listen {
@@ -184,6 +185,7 @@ impl HttpPlay {
             local,
             path,
             shared,
+            files,
             diag,
             recorder,
             stop: StopHandle::new(),
@@ -221,6 +223,7 @@ impl HttpPlay {
             == Some("http");
         let tapes = tapes::Tapes::new(
             self.opts.clone(),
+            Arc::clone(&self.files),
             self.shared.norm.clone(),
             self.diag.clone(),
             self.recorder.clone(),

@@ -248,7 +248,7 @@ fn serve(
     watch_stdout: bool,
     diag: &mut dyn Write,
 ) -> Result<Summary, PlayError> {
-    let files = TapeFiles::open(&opts.trace)?;
+    let files = Arc::new(TapeFiles::open(&opts.trace)?);
     let shared = Shared::new(&opts, diag);
     let (tx, rx) = mpsc::channel();
     let (mut feed, notifier) = match input {
@@ -408,7 +408,9 @@ struct Server<C: ClientOut, D: Write> {
 /// re-reads of them go through.
 struct Source {
     tape: Tape,
-    files: TapeFiles,
+    /// Shared by every tape server of one replay: over HTTP one open of the trace
+    /// serves all sessions, however many come and go.
+    files: Arc<TapeFiles>,
     scratch: Vec<u8>,
     warnings_seen: usize,
     /// Over HTTP: which tape this server answers from (0: the session-less traffic).
@@ -462,7 +464,7 @@ struct LiveSide {
 impl<C: ClientOut, D: Write> Server<C, D> {
     fn new(
         opts: PlayOptions,
-        files: TapeFiles,
+        files: Arc<TapeFiles>,
         norm: Normalizer,
         client: C,
         diag: D,

@@ -9,7 +9,7 @@
 //! event is followed by the same settling as in the stdio loop (timers, unsolicited
 //! messages, flush); `finish` returns once the input has ended and the tape is indexed.
 
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use std::cmp::Reverse;
 use std::io::Write;
@@ -18,7 +18,7 @@ use std::time::Instant;
 use reel_mcp::normalize::Normalizer;
 
 use super::report::Summary;
-use super::{ClientOut, Event, PlayError, PlayOptions, RecordTo, Server};
+use super::{ClientOut, Event, PlayOptions, RecordTo, Server};
 use crate::tape::{TapeFiles, Update};
 
 /// What the lock guards.
@@ -43,20 +43,20 @@ impl<C: ClientOut, D: Write> SharedTape<C, D> {
         norm: Normalizer,
         client: C,
         diag: D,
+        files: Arc<TapeFiles>,
         record: Option<RecordTo>,
         backlog: Vec<Update>,
-    ) -> Result<SharedTape<C, D>, PlayError> {
-        let files = TapeFiles::open(&opts.trace)?;
+    ) -> SharedTape<C, D> {
         let tape = u32::try_from(opts.session).unwrap_or(u32::MAX);
         let mut server = Server::new(opts, files, norm, client, diag, record, None);
         server.src.session = Some(tape);
-        Ok(SharedTape {
+        SharedTape {
             state: Mutex::new(State {
                 server: Some(server),
                 pending: backlog,
             }),
             changed: Condvar::new(),
-        })
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State<C, D>> {

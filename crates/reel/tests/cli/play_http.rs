@@ -879,3 +879,35 @@ fn a_non_loopback_listen_address_is_warned_about() {
         s.stderr
     );
 }
+
+/// Each live session gets a tape server of its own; none of them opens the trace again
+/// (one open serves all), so ten thousand sessions, never closed, hold no more file
+/// descriptors than the first hundred did.
+#[test]
+fn ten_thousand_sessions_keep_the_file_descriptors_flat() {
+    let sb = Sandbox::new();
+    let mut t = Tape::stdio();
+    t.c(None, INIT_2, None)
+        .s(None, &init_result(2, "soak"), None);
+    let trace = t.write(&sb.path("soak.jsonl"));
+    let p = Player::start(&trace, &[]);
+    let open_session = |i: usize| {
+        let r = post(&p.addr, &p.path, None, LIVE_INIT);
+        assert_eq!(r.status, 200, "session {i}: {}", r.text());
+        assert!(r.header("mcp-session-id").is_some(), "session {i}");
+    };
+    for i in 0..100 {
+        open_session(i);
+    }
+    let after_100 = p.open_fds();
+    for i in 100..10_000 {
+        open_session(i);
+    }
+    let after_10k = p.open_fds();
+    assert!(
+        after_10k <= after_100 + 2,
+        "{after_100} fds after 100 sessions, {after_10k} after 10,000"
+    );
+    let s = p.stop();
+    assert_eq!(s.code(), Some(3), "the later sessions missed: {}", s.stderr);
+}

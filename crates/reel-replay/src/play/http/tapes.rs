@@ -28,6 +28,7 @@ use super::out::{HttpOut, LiveSession, Routes, TapeLink, lock};
 use super::{Diag, LineDiag};
 use crate::play::report::Summary;
 use crate::play::{Event, PlayError, PlayOptions, RecordTo, Recorder, SharedTape};
+use crate::tape::TapeFiles;
 use crate::tape::{HttpFact, IndexEnd, IndexSpec, Selection, Update, WHOLE};
 
 /// What the recording shows of a session beyond its messages.
@@ -91,6 +92,8 @@ pub(super) struct Tapes {
     inner: Mutex<Inner>,
     changed: Notify,
     opts: PlayOptions,
+    /// The trace, opened once for every session's tape server.
+    files: Arc<TapeFiles>,
     norm: Normalizer,
     diag: Diag,
     record: Mutex<Option<Arc<Mutex<Recorder>>>>,
@@ -100,6 +103,7 @@ pub(super) struct Tapes {
 impl Tapes {
     pub(super) fn new(
         opts: PlayOptions,
+        files: Arc<TapeFiles>,
         norm: Normalizer,
         diag: Diag,
         record: Option<Arc<Mutex<Recorder>>>,
@@ -112,6 +116,7 @@ impl Tapes {
             }),
             changed: Notify::new(),
             opts,
+            files,
             norm,
             diag,
             record: Mutex::new(record),
@@ -319,9 +324,10 @@ impl Tapes {
             self.norm.clone(),
             client,
             diag,
+            Arc::clone(&self.files),
             record,
             backlog,
-        )?);
+        ));
         slot.server = Some(Arc::clone(&tape));
         slot.served = true;
         if self.opts.pace.is_some() {

@@ -226,6 +226,18 @@ impl Player {
         }
     }
 
+    /// The process id of the running reel.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// How many file descriptors the running reel holds (Linux: `/proc/PID/fd`).
+    pub fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .expect("/proc/PID/fd")
+            .count()
+    }
+
     pub fn stderr_text(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }
