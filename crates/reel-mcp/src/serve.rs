@@ -1,8 +1,16 @@
 //! Serving on a listener, the one way reel's HTTP listeners (`rec --url`, `play
 //! --listen`, and those to come) run: a tokio runtime sized by [`worker_threads`], a
-//! [`Stop`] flag set by a handle or by SIGINT, SIGTERM and SIGHUP, and an accept loop
+//! [`Stop`] flag set by a handle or by SIGINT, SIGTERM and SIGHUP, an accept loop
 //! that, once stopped, closes the listener and gives open connections a grace period
-//! before it aborts them.
+//! before it aborts them, and one way to serve a connection ([`serve_http1`]).
+//!
+//! [`Limits`] hold under abuse: a request head (the first, or the next on a kept-alive
+//! connection) must arrive whole within [`HEADER_TIMEOUT`], so a crowd of slow clients
+//! (slowloris) or idle keep-alive connections is let go; and at most
+//! [`Limits::max_connections`] connections are served at once, the rest waiting in the
+//! kernel's queue in arrival order, so the descriptors a listener needs for its trace
+//! and its upstream connections are never taken by clients, and a real client waits at
+//! most for the crowd ahead of it to time out.
 //!
 //! Behind the `serve` feature, so the crates that need no runtime (and a stdio-only
 //! build) do not compile one.
@@ -20,6 +28,94 @@ use tokio::sync::watch;
 
 /// How long a failed `accept` (out of descriptors and the like) waits before the next.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// How long a request head may take to arrive whole, counted from when the connection
+/// opened or its last response was written (`--header-timeout`).
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections served at once, at most (`--max-connections`); fewer when the process's
+/// descriptor limit is lower (see [`Limits::for_descriptors`]).
+pub const MAX_CONNECTIONS: usize = 1024;
+/// Descriptors kept for what is not a client connection: the trace, the runtime, the
+/// standard streams, a child process's pipes.
+pub const RESERVED_DESCRIPTORS: u64 = 32;
+
+/// What one listener allows its clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// See [`HEADER_TIMEOUT`].
+    pub header_timeout: Duration,
+    /// Connections served at once.
+    pub max_connections: usize,
+}
+
+impl Limits {
+    /// The defaults for a listener that uses `per_connection` descriptors for each
+    /// client connection (2 for a proxy: the client's and the upstream's): at most
+    /// [`MAX_CONNECTIONS`], and no more than the descriptor limit (`ulimit -n`) leaves
+    /// after [`RESERVED_DESCRIPTORS`].
+    pub fn for_descriptors(per_connection: u64) -> Limits {
+        let fit = descriptor_limit()
+            .map(|n| n.saturating_sub(RESERVED_DESCRIPTORS) / per_connection.max(1))
+            .map_or(MAX_CONNECTIONS, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            });
+        Limits {
+            header_timeout: HEADER_TIMEOUT,
+            max_connections: fit.clamp(1, MAX_CONNECTIONS),
+        }
+    }
+}
+
+/// The soft limit on open descriptors, where the platform tells.
+fn descriptor_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given and nothing else.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0
+            && lim.rlim_cur != libc::RLIM_INFINITY
+        {
+            #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
+            return Some(lim.rlim_cur as u64);
+        }
+        None
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// Serves one HTTP/1.1 connection with `service` under `limits`' header timeout; when
+/// `stop` is set, lets the request in progress finish for up to `grace`.
+pub async fn serve_http1<S>(
+    stream: TcpStream,
+    service: S,
+    limits: Limits,
+    stop: watch::Receiver<bool>,
+    grace: Duration,
+) where
+    S: hyper::service::HttpService<hyper::body::Incoming>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::ResBody: 'static,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let _ = stream.set_nodelay(true);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    let mut http = pin!(builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service));
+    let mut stopping = pin!(stopped(stop));
+    tokio::select! {
+        _ = http.as_mut() => {}
+        _ = &mut stopping => {
+            http.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(grace, http).await;
+        }
+    }
+}
 
 /// The stop flag of one listener: set once, seen by every task that subscribed.
 #[derive(Debug, Clone)]
@@ -68,9 +164,32 @@ pub fn bind(listen: &str) -> Result<(std::net::TcpListener, std::net::SocketAddr
         .parse()
         .map_err(|_| "not an IP:PORT address".to_owned())?;
     let listener = std::net::TcpListener::bind(addr).map_err(|e| e.to_string())?;
+    widen_backlog(&listener);
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     Ok((listener, local))
+}
+
+/// Connections the kernel queues for `accept` (std binds with 128; the kernel caps it
+/// at `net.core.somaxconn`, 4096 by default).
+pub const BACKLOG: i32 = 4096;
+
+/// Queues up to [`BACKLOG`] connections: while every one of
+/// [`Limits::max_connections`] is taken (a slow crowd, say), a real client's connection
+/// waits in this queue in arrival order instead of its SYN being dropped and retried
+/// ever more slowly.
+fn widen_backlog(listener: &std::net::TcpListener) {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: listen on a socket we own, already listening: Linux and the BSDs take
+        // it as a change of the backlog. A failure leaves the one std chose.
+        unsafe {
+            libc::listen(listener.as_raw_fd(), BACKLOG);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = listener;
 }
 
 /// The runtime of a listener: `configured` worker threads (0: one per core, at most 4;
@@ -117,11 +236,13 @@ pub fn stop_on_signals(stop: Stop) -> io::Result<()> {
 }
 
 /// Accepts connections until `stop` is set, running `connection(stream, n)` (n counts
-/// from 1) as a task for each; then closes the listener, calls `on_stop`, waits up to
+/// from 1) as a task for each, at most `max_connections` at once (the next waits in the
+/// listen queue until one ends); then closes the listener, calls `on_stop`, waits up to
 /// `grace` for the connections to finish and aborts the rest.
 pub async fn accept_until_stopped<F, Fut>(
     listener: TcpListener,
     stop: watch::Receiver<bool>,
+    max_connections: usize,
     grace: Duration,
     on_stop: impl FnOnce(),
     mut connection: F,
@@ -135,7 +256,7 @@ pub async fn accept_until_stopped<F, Fut>(
     loop {
         tokio::select! {
             _ = &mut stopping => break,
-            accepted = listener.accept() => match accepted {
+            accepted = listener.accept(), if tasks.len() < max_connections.max(1) => match accepted {
                 Ok((stream, _)) => {
                     n += 1;
                     tasks.spawn(connection(stream, n));
@@ -169,6 +290,7 @@ mod tests {
             let serving = tokio::spawn(accept_until_stopped(
                 listener,
                 stop.subscribe(),
+                MAX_CONNECTIONS,
                 Duration::from_secs(5),
                 || {},
                 move |_stream, n| {

@@ -117,6 +117,9 @@ pub struct HttpConfig {
     pub handle_signals: bool,
     /// Worker threads of the proxy's runtime (0: as many as cores, at most 4).
     pub threads: usize,
+    /// The header timeout and the connection cap (two descriptors a connection: the
+    /// client's and the upstream's).
+    pub limits: serve::Limits,
 }
 
 impl HttpConfig {
@@ -134,6 +137,7 @@ impl HttpConfig {
             upstream_ca: Vec::new(),
             handle_signals: false,
             threads: 0,
+            limits: serve::Limits::for_descriptors(2),
         }
     }
 }
@@ -335,7 +339,7 @@ impl HttpRecorder {
             if handle_signals {
                 serve::stop_on_signals(stop)?;
             }
-            proxy::serve(listener, Arc::clone(&shared)).await;
+            proxy::serve(listener, Arc::clone(&shared), self.config.limits).await;
             Ok(())
         });
         runtime.shutdown_timeout(proxy::SHUTDOWN_GRACE);

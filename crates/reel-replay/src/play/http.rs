@@ -116,6 +116,8 @@ pub struct ListenOptions {
     pub handle_signals: bool,
     /// Worker threads of the HTTP runtime (0: as many as cores, at most 4).
     pub threads: usize,
+    /// The header timeout and the connection cap.
+    pub limits: reel_mcp::serve::Limits,
 }
 
 impl ListenOptions {
@@ -126,6 +128,7 @@ impl ListenOptions {
             allow_hosts: Vec::new(),
             handle_signals: false,
             threads: 0,
+            limits: reel_mcp::serve::Limits::for_descriptors(1),
         }
     }
 }
@@ -243,6 +246,7 @@ impl HttpPlay {
             http_trace,
             sessions: Mutex::new(Default::default()),
             stop: self.stop.subscribe(),
+            limits: self.listen.limits,
             diag: self.diag.clone(),
             refused_told: AtomicBool::new(false),
             ids: AtomicU64::new(0),

@@ -5,6 +5,7 @@ pub mod check;
 pub mod demo;
 pub mod diff;
 pub mod ignore;
+pub mod listen_limits;
 pub mod ls;
 pub mod notifications;
 pub mod play;

@@ -13,6 +13,7 @@ use reel_replay::play::http::{HttpPlay, ListenOptions};
 use reel_replay::{Pace, PlayError, PlayOptions, Subset, match_rules_help};
 
 use crate::cmd::ignore::IgnoreArgs;
+use crate::cmd::listen_limits::ListenLimits;
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, CANT_CREATE, INTERNAL, NO_INPUT, UNAVAILABLE, USAGE, coded};
 use crate::output::Output;
@@ -61,6 +62,9 @@ pub struct Args {
     /// and `Origin` (repeatable); others are refused with 403 (DNS rebinding).
     #[arg(long = "allow-host", value_name = "HOST", requires = "listen")]
     allow_host: Vec<String>,
+
+    #[command(flatten)]
+    limits: ListenLimits,
 
     /// Write the replay session itself as a trace into DIR (created if missing), every
     /// line marked origin "tape" or "live", so `reel diff` can compare it with the
@@ -157,6 +161,12 @@ Exit codes:
 
 /// Runs `reel play`.
 pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
+    if args.listen.is_none() && args.limits.given() {
+        return Err(coded(
+            USAGE,
+            "--header-timeout and --max-connections are for the HTTP listener: give --listen IP:PORT",
+        ));
+    }
     if args.subset.is_empty() != args.live.is_empty() {
         let msg = if args.subset.is_empty() {
             "a live server after `--` is only used with --subset TOOL,… (which tools come from the tape)"
@@ -188,7 +198,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     };
     let result = match &args.listen {
         #[cfg(feature = "http")]
-        Some(listen) => serve_http(opts, listen, args.allow_host, out),
+        Some(listen) => serve_http(opts, listen, args.allow_host, &args.limits, out),
         #[cfg(not(feature = "http"))]
         Some(_) => {
             return Err(coded(
@@ -214,10 +224,12 @@ fn serve_http(
     opts: PlayOptions,
     listen: &str,
     allow_hosts: Vec<String>,
+    limits: &ListenLimits,
     out: &Output,
 ) -> Result<reel_replay::Summary, PlayError> {
     let mut l = ListenOptions::new(listen);
     l.allow_hosts = allow_hosts;
+    l.limits = limits.apply(l.limits);
     l.handle_signals = true;
     let play = HttpPlay::bind(opts, l, Box::new(out.human_stderr()))?;
     let addr = play.local_addr();

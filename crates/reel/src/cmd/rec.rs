@@ -13,6 +13,7 @@ use reel_record::{HttpConfig, HttpRecorder};
 use reel_trace::names;
 use reel_trace::redact::{RedactError, RedactionConfig, Redactor};
 
+use crate::cmd::listen_limits::ListenLimits;
 use crate::exit::{self, coded};
 use crate::output::Output;
 
@@ -129,6 +130,9 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     upstream_ca: Vec<PathBuf>,
 
+    #[command(flatten)]
+    limits: ListenLimits,
+
     /// When the trace cannot keep up, drop lines (counted in reel.gap events) instead of
     /// slowing the traffic down.
     #[arg(long)]
@@ -155,11 +159,14 @@ pub struct Args {
 /// Runs `reel rec`.
 pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     if args.url.is_none()
-        && (args.listen.is_some() || !args.allow_host.is_empty() || !args.upstream_ca.is_empty())
+        && (args.listen.is_some()
+            || !args.allow_host.is_empty()
+            || !args.upstream_ca.is_empty()
+            || args.limits.given())
     {
         return Err(coded(
             exit::USAGE,
-            "--listen, --allow-host and --upstream-ca are for the HTTP proxy: give --url URL (and no command)",
+            "--listen, --allow-host, --upstream-ca, --header-timeout and --max-connections are for the HTTP proxy: give --url URL (and no command)",
         ));
     }
     let redactor = redactor(&args)?;
@@ -255,6 +262,7 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path) -> anyhow::Result<u8> {
     config.name = args.name;
     config.redactor = redactor;
     config.allow_hosts = args.allow_host;
+    config.limits = args.limits.apply(config.limits);
     config.upstream_ca = args.upstream_ca;
     config.handle_signals = true;
     if args.drop_when_behind {

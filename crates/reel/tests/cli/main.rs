@@ -10,6 +10,7 @@ mod contract;
 mod demo;
 mod diff;
 mod diff_peers;
+mod limits;
 mod ls;
 mod play;
 mod play_http;

@@ -1,16 +1,13 @@
 //! A client connection: its session key, its connection to the upstream, and the
 //! requests it carries.
 
-use std::pin::pin;
 use std::sync::Arc;
 
 use hyper::Request;
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use reel_mcp::serve::stopped;
+use reel_mcp::serve::{Limits, serve_http1};
 use tokio::net::TcpStream;
 
 use super::exchange::handle;
@@ -24,8 +21,7 @@ pub(super) struct ClientConn {
     pub(super) upstream: tokio::sync::Mutex<Option<SendRequest<TeeBody>>>,
 }
 
-pub(super) async fn connection(stream: TcpStream, sh: Arc<Shared>, n: u64) {
-    let _ = stream.set_nodelay(true);
+pub(super) async fn connection(stream: TcpStream, sh: Arc<Shared>, n: u64, limits: Limits) {
     let conn = Arc::new(ClientConn {
         key: format!("reel:conn-{n}").into(),
         upstream: tokio::sync::Mutex::new(None),
@@ -34,15 +30,7 @@ pub(super) async fn connection(stream: TcpStream, sh: Arc<Shared>, n: u64) {
         let sh = Arc::clone(&sh);
         service_fn(move |req| handle(Arc::clone(&sh), Arc::clone(&conn), req))
     };
-    let mut http = pin!(http1::Builder::new().serve_connection(TokioIo::new(stream), svc));
-    let mut stop = pin!(stopped(sh.stop.clone()));
-    tokio::select! {
-        _ = http.as_mut() => {}
-        _ = &mut stop => {
-            http.as_mut().graceful_shutdown();
-            let _ = tokio::time::timeout(SHUTDOWN_GRACE, http).await;
-        }
-    }
+    serve_http1(stream, svc, limits, sh.stop.clone(), SHUTDOWN_GRACE).await;
 }
 
 impl ClientConn {

@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use hyper::header;
-use reel_mcp::serve::accept_until_stopped;
+use reel_mcp::serve::{Limits, accept_until_stopped};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
 use tokio_rustls::TlsConnector;
@@ -261,11 +261,20 @@ impl Shared {
 
 /// Accepts client connections until stopped, then lets them finish (see
 /// [`SHUTDOWN_GRACE`]) and waits for the body pumps.
-pub(crate) async fn serve(listener: TcpListener, sh: Arc<Shared>) {
+pub(crate) async fn serve(listener: TcpListener, sh: Arc<Shared>, limits: Limits) {
     let on_conn = {
         let sh = Arc::clone(&sh);
-        move |stream, n| connection(stream, Arc::clone(&sh), n)
+        move |stream, n| connection(stream, Arc::clone(&sh), n, limits)
     };
-    accept_until_stopped(listener, sh.stop.clone(), SHUTDOWN_GRACE, || {}, on_conn).await;
+    let max = limits.max_connections;
+    accept_until_stopped(
+        listener,
+        sh.stop.clone(),
+        max,
+        SHUTDOWN_GRACE,
+        || {},
+        on_conn,
+    )
+    .await;
     sh.pumps_done().await;
 }

@@ -22,7 +22,6 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::hash::{BuildHasher, Hasher};
-use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,14 +30,12 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use reel_mcp::http::{LoopbackGuard, headers as mcp_headers};
 use reel_mcp::jsonrpc::methods;
 use reel_mcp::normalize::Normalizer;
-use reel_mcp::serve::{accept_until_stopped, stopped};
+use reel_mcp::serve::{Limits, accept_until_stopped, serve_http1};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
@@ -62,6 +59,7 @@ pub(super) struct Ctx {
     pub(super) http_trace: bool,
     pub(super) sessions: Mutex<HashMap<String, Arc<LiveSession>>>,
     pub(super) stop: watch::Receiver<bool>,
+    pub(super) limits: Limits,
     pub(super) diag: Diag,
     pub(super) refused_told: AtomicBool,
     pub(super) ids: AtomicU64,
@@ -116,6 +114,7 @@ pub(super) async fn serve(listener: TcpListener, ctx: Arc<Ctx>) {
     accept_until_stopped(
         listener,
         ctx.stop.clone(),
+        ctx.limits.max_connections,
         SHUTDOWN_GRACE,
         move || end.end_all(),
         on_conn,
@@ -124,20 +123,11 @@ pub(super) async fn serve(listener: TcpListener, ctx: Arc<Ctx>) {
 }
 
 async fn connection(stream: TcpStream, ctx: Arc<Ctx>) {
-    let _ = stream.set_nodelay(true);
     let svc = {
         let ctx = Arc::clone(&ctx);
         service_fn(move |req| handle(Arc::clone(&ctx), req))
     };
-    let mut http = pin!(http1::Builder::new().serve_connection(TokioIo::new(stream), svc));
-    let mut stop = pin!(stopped(ctx.stop.clone()));
-    tokio::select! {
-        _ = http.as_mut() => {}
-        _ = &mut stop => {
-            http.as_mut().graceful_shutdown();
-            let _ = tokio::time::timeout(SHUTDOWN_GRACE, http).await;
-        }
-    }
+    serve_http1(stream, svc, ctx.limits, ctx.stop.clone(), SHUTDOWN_GRACE).await;
 }
 
 fn respond(status: StatusCode, body: Reply) -> Response<Reply> {
