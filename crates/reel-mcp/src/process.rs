@@ -27,6 +27,16 @@ use signal_hook::iterator::{Handle, Signals};
 /// The signals reel forwards to the server instead of dying of them.
 pub const FORWARDED: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
 
+/// Makes a write past the file-size limit (`ulimit -f`) fail with `EFBIG` instead of
+/// killing reel with SIGXFSZ: a recorder whose trace cannot grow must go on forwarding
+/// and say the trace is incomplete, like on a full disk. Call once, at start.
+pub fn file_size_limit_is_an_error() {
+    // SAFETY: setting a signal's disposition to ignored has no memory effects.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
 /// Starts `command` with piped stdin and stdout, and stderr piped or inherited.
 ///
 /// `own_group`: the child leads a process group of its own. reel asks for it when it
@@ -43,6 +53,15 @@ pub fn spawn(command: &[OsString], pipe_stderr: bool, own_group: bool) -> io::Re
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
     let mut cmd = Command::new(program);
+    // SAFETY: the closure runs in the forked child before exec and makes one
+    // async-signal-safe call. An ignored signal stays ignored across exec: the server
+    // gets the default SIGXFSZ back (see `file_size_limit_is_an_error`).
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     if own_group {
         cmd.process_group(0);
         #[cfg(target_os = "linux")]

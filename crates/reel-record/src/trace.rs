@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use reel_trace::redact::Redactor;
-use reel_trace::writer::create_trace_file;
+use reel_trace::writer::{WholeLinesFile, create_trace_file};
 use reel_trace::{Meta, Timestamp, TraceWriter, names};
 
 use crate::forward::DRAIN_LIMIT;
@@ -173,6 +173,10 @@ impl TraceTarget {
                 dir: dir.to_owned(),
                 source,
             })?;
+        let file = WholeLinesFile::new(file).map_err(|source| RecordError::CreateTrace {
+            dir: dir.to_owned(),
+            source,
+        })?;
         Ok(TraceTarget {
             sink: Box::new(file),
             path: Some(path),
@@ -219,10 +223,18 @@ impl TraceTarget {
         let mut writer = TraceWriter::new(BatchSink::new(self.sink), self.started);
         match writer.write_meta(meta).and_then(|()| writer.flush()) {
             Ok(()) => Ok((writer, self.path)),
-            Err(source) => Err(RecordError::WriteTrace {
-                trace: name,
-                source,
-            }),
+            Err(source) => {
+                // Not even the meta line went in (a full disk, `ulimit -f`): leave no
+                // empty or torn file for `reel ls` to show as a run.
+                drop(writer);
+                if let Some(p) = &self.path {
+                    let _ = std::fs::remove_file(p);
+                }
+                Err(RecordError::WriteTrace {
+                    trace: name,
+                    source,
+                })
+            }
         }
     }
 }

@@ -306,6 +306,49 @@ pub(crate) fn push_json_string(out: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(&mut *out, s);
 }
 
+/// A trace file that holds only whole writes: when a `write_all` fails partway (a full
+/// disk, `ulimit -f`), what it wrote is cut off again, so the file still ends with the
+/// last whole line before it. Give it whole lines (or batches of them) per `write_all`,
+/// as [`TraceWriter`] does.
+pub struct WholeLinesFile {
+    file: File,
+    len: u64,
+}
+
+impl WholeLinesFile {
+    /// `file`, to be appended to from its current end.
+    pub fn new(file: File) -> io::Result<WholeLinesFile> {
+        let len = file.metadata()?.len();
+        Ok(WholeLinesFile { file, len })
+    }
+}
+
+impl Write for WholeLinesFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_all(buf).map(|()| buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        match self.file.write_all(buf) {
+            Ok(()) => {
+                self.len += buf.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                // Best effort: a file that cannot be cut is left as it is.
+                let _ = self.file.set_len(self.len);
+                let _ = self.file.seek(SeekFrom::Start(self.len));
+                Err(e)
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// Creates a new trace file `<dir>/<stamp>-<label>.jsonl`, mode 0600, never overwriting:
 /// when the name is taken (two runs in one millisecond), `-2`, `-3`… is appended.
 pub fn create_trace_file(

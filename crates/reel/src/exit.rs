@@ -22,6 +22,9 @@ pub const UNAVAILABLE: u8 = 69;
 pub const INTERNAL: u8 = 70;
 /// An output (trace, directory) cannot be created.
 pub const CANT_CREATE: u8 = 73;
+/// `rec`: the trace is incomplete (a write failed midway: a full disk, `ulimit -f`);
+/// the traffic went on, and the server's own status is printed.
+pub const TRACE_INCOMPLETE: u8 = 74;
 
 /// The code of a drift verdict (`diff`, `verify`): 0 identical, 1 output drift only,
 /// 2 structural drift.
@@ -85,6 +88,7 @@ Exit codes:
   69   a live server or upstream cannot be started or reached
   70   internal error (a bug: please report it)
   73   an output (trace, directory) cannot be created
+  74   rec: the trace is incomplete (a write failed midway; the server's status is printed)
   N    rec: the wrapped server's status (128+N for signal N, 127 if it could not start)";
 
 /// An error that carries its exit code. Commands return it (inside `anyhow::Error`)

@@ -63,6 +63,8 @@ fn main() -> ExitCode {
         Err(e) => return exit::from_clap(e),
     };
     let out = output::Output::new(cli.color);
+    #[cfg(unix)]
+    reel_mcp::process::file_size_limit_is_an_error();
     let result = match cli.command {
         Command::Rec(args) => cmd::rec::run(args, &out),
         Command::Check(args) => cmd::check::run(args, &out),

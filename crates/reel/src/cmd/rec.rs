@@ -216,7 +216,15 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         outcome.trace_error.as_ref(),
         outcome.dropped,
     );
-    Ok(exit::of_child(&outcome.child))
+    let status = exit::of_child(&outcome.child);
+    if outcome.trace_error.is_some() {
+        say!(
+            "reel: the server's own status was {status}; exiting {} because the trace is incomplete",
+            exit::TRACE_INCOMPLETE
+        );
+        return Ok(exit::TRACE_INCOMPLETE);
+    }
+    Ok(status)
 }
 
 /// What a recording ended without: the end of its trace (a write failed), or the lines
@@ -303,6 +311,9 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path) -> anyhow::Result<u8> {
         outcome.requests,
         outcome.counts.inbound + outcome.counts.outbound
     );
+    if outcome.trace_error.is_some() {
+        return Ok(exit::TRACE_INCOMPLETE);
+    }
     Ok(exit::OK)
 }
 

@@ -436,3 +436,49 @@ fn a_client_line_without_newline_is_recorded_when_the_server_exits_first() {
     );
     assert_eq!(trace.raws("out").len(), 1);
 }
+
+/// `reel rec ARGS…` with files limited to `bytes` (`ulimit -f`; a write past it fails
+/// as on a full disk).
+fn with_file_limit(s: &Session, bytes: u64, command: &[&str]) -> Command {
+    let inner = s.command(&[], command);
+    let mut c = Command::new("prlimit");
+    c.arg(format!("--fsize={bytes}"))
+        .arg("--")
+        .arg(inner.get_program())
+        .args(inner.get_args());
+    c.current_dir(s.tmp.path());
+    c
+}
+
+#[test]
+fn a_trace_write_failing_midway_exits_74_and_says_the_servers_status() {
+    let s = Session::new();
+    let server = r#"i=0; while [ $i -lt 2000 ]; do echo "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{\"i\":$i}}"; i=$((i+1)); done; exit 5"#;
+    let out = run(
+        with_file_limit(&s, 16 << 10, &["sh", "-c", server]),
+        Vec::new(),
+    );
+    let err = out.stderr_text();
+    assert_eq!(out.code(), Some(74), "{err}");
+    assert!(err.contains("is incomplete"), "{err}");
+    assert!(err.contains("server's own status was 5"), "{err}");
+    // The traffic went on: the client got every line.
+    let forwarded = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(forwarded.lines().count(), 2000);
+    // What the trace holds is whole lines, up to where the disk gave out.
+    let trace = std::fs::read_to_string(s.trace_path()).unwrap();
+    assert!(
+        trace.len() <= 16 << 10 && trace.ends_with('\n'),
+        "{}",
+        trace.len()
+    );
+}
+
+#[test]
+fn a_trace_whose_first_line_cannot_be_written_leaves_no_file() {
+    let s = Session::new();
+    let out = run(with_file_limit(&s, 0, &["true"]), Vec::new());
+    assert_eq!(out.code(), Some(73), "{}", out.stderr_text());
+    let left: Vec<_> = std::fs::read_dir(s.dir()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
