@@ -29,6 +29,7 @@ mod progress;
 pub mod reader;
 pub mod record;
 pub mod redact;
+pub mod redact_trace;
 pub mod runs;
 pub mod stats;
 mod time;

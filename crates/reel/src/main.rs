@@ -44,6 +44,8 @@ enum Command {
     Stats(cmd::stats::Args),
     /// List recorded runs, newest first.
     Ls(cmd::ls::Args),
+    /// Redact traces after the fact, with the rules `rec` records with.
+    Redact(cmd::redact::Args),
     /// Serve a trace as the MCP server, over stdio or HTTP (--listen); offline, deterministic.
     Play(cmd::play::Args),
     /// Play the recorded client against a live server and report drift.
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(args, &out),
         Command::Stats(args) => cmd::stats::run(args, &out),
         Command::Ls(args) => cmd::ls::run(args, &out),
+        Command::Redact(args) => cmd::redact::run(args, &out),
         Command::Play(args) => cmd::play::run(args, &out),
         Command::Verify(args) => cmd::verify::run(args, &out),
         Command::Diff(args) => cmd::diff::run(args, &out),

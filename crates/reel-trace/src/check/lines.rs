@@ -79,6 +79,16 @@ impl Checker {
                 self.tally(loc, Rule::UnknownMetaKind, kind);
             }
         }
+        let redacted = meta.redaction.as_ref().is_some_and(|d| {
+            crate::redact::Redactor::from_description(d).map_or(true, |r| r.is_active())
+        });
+        if !redacted {
+            self.report(
+                Some(loc),
+                Rule::NotRedacted,
+                "this session was recorded without redaction (no meta.redaction, or rules that redact nothing): it may hold secrets; `reel redact` applies the rules now".into(),
+            );
+        }
     }
 
     /// Checks a timestamp member that is present.

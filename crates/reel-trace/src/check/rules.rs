@@ -136,6 +136,8 @@ rules! {
     HistoryElidedUnverifiable = "history-elided-unverifiable", Info;
     /// An end line with neither `exitCode` nor `reason` (allowed; says nothing of how it ended).
     EndWithoutStatus = "end-without-status", Info;
+    /// A session recorded without redaction: it may hold secrets (`reel redact`).
+    NotRedacted = "not-redacted", Info;
 }
 
 impl Serialize for Rule {

@@ -6,8 +6,7 @@ use std::path::Path;
 
 use super::{CheckOptions, Report, Rule, check_read};
 
-pub(super) const META: &str =
-    r#"{"v":1,"type":"meta","startedAt":"2026-05-12T23:00:00.000Z","label":"t","command":["srv"]}"#;
+pub(super) const META: &str = r#"{"v":1,"type":"meta","startedAt":"2026-05-12T23:00:00.000Z","label":"t","command":["srv"],"redaction":{"rules":"reel/1","defaults":true}}"#;
 pub(super) const END: &str =
     r#"{"t":"2026-05-12T23:00:01.000Z","type":"end","exitCode":0,"durationMs":1000}"#;
 

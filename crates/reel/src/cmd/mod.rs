@@ -10,6 +10,8 @@ pub mod ls;
 pub mod notifications;
 pub mod play;
 pub mod rec;
+pub mod redact;
+pub mod redaction;
 pub mod stats;
 pub mod trace_arg;
 pub mod verify;

@@ -11,9 +11,10 @@ use reel_record::{ChildEnd, ClientIo, StdioConfig, StdioRecorder, WhenBehind};
 #[cfg(feature = "http")]
 use reel_record::{HttpConfig, HttpRecorder};
 use reel_trace::names;
-use reel_trace::redact::{RedactError, RedactionConfig, Redactor};
+use reel_trace::redact::Redactor;
 
 use crate::cmd::listen_limits::ListenLimits;
+use crate::cmd::redaction::RuleArgs;
 use crate::exit::{self, coded};
 use crate::output::Output;
 
@@ -90,17 +91,8 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
 
-    /// Also redact what this regular expression matches in any string (repeatable).
-    #[arg(long = "redact", value_name = "REGEX")]
-    redact: Vec<String>,
-
-    /// Read redaction rules from a file (JSONPath-like paths and patterns).
-    #[arg(long, value_name = "PATH")]
-    redact_file: Option<PathBuf>,
-
-    /// Do not apply the built-in redaction rules (only --redact and --redact-file).
-    #[arg(long)]
-    no_redact_defaults: bool,
+    #[command(flatten)]
+    rules: RuleArgs,
 
     /// Record everything unredacted: secrets the peers exchange end up in the trace.
     #[arg(long, conflicts_with_all = ["redact", "redact_file", "no_redact_defaults"])]
@@ -325,16 +317,5 @@ fn redactor(args: &Args) -> anyhow::Result<Redactor> {
         );
         return Ok(Redactor::disabled());
     }
-    let config = RedactionConfig {
-        defaults: !args.no_redact_defaults,
-        patterns: args.redact.clone(),
-        rule_file: args.redact_file.clone(),
-    };
-    Redactor::new(&config).map_err(|e| {
-        let code = match e {
-            RedactError::RuleFileRead { .. } => exit::NO_INPUT,
-            _ => exit::USAGE,
-        };
-        coded(code, e.to_string())
-    })
+    args.rules.redactor()
 }

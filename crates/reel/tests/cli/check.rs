@@ -9,8 +9,7 @@ use serde_json::Value;
 
 use crate::harness::peer_runs;
 
-const META: &str =
-    r#"{"v":1,"type":"meta","startedAt":"2026-05-12T23:00:00.000Z","label":"t","command":["srv"]}"#;
+const META: &str = r#"{"v":1,"type":"meta","startedAt":"2026-05-12T23:00:00.000Z","label":"t","command":["srv"],"redaction":{"rules":"reel/1","defaults":true}}"#;
 const END: &str = r#"{"t":"2026-05-12T23:00:01.000Z","type":"end","exitCode":0,"durationMs":1000}"#;
 const T: &str = "2026-05-12T23:00:00.500Z";
 
@@ -299,6 +298,7 @@ mod errors {
                 ("meta-incomplete", Some(1)),
                 ("meta-incomplete", Some(1)),
                 ("meta-incomplete", Some(1)),
+                ("not-redacted", Some(1)),
             ],
         );
         let text = r["problems"].to_string();
@@ -322,7 +322,11 @@ mod errors {
             &sb,
             &f,
             1,
-            &[("meta-incomplete", Some(1)), ("meta-incomplete", Some(1))],
+            &[
+                ("meta-incomplete", Some(1)),
+                ("meta-incomplete", Some(1)),
+                ("not-redacted", Some(1)),
+            ],
         );
     }
 

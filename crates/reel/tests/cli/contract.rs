@@ -34,7 +34,7 @@ fn help_lists_every_command_the_demo_prints() {
     let out = reel().arg("--help").output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     for command in [
-        "rec", "play", "verify", "diff", "check", "stats", "ls", "demo", "example",
+        "rec", "play", "verify", "diff", "check", "stats", "ls", "redact", "demo", "example",
     ] {
         assert!(
             text.lines()

@@ -121,7 +121,7 @@ impl TraceBuilder {
             }
             text.push_str(&format!("{line}\n"));
         }
-        let end = json!({"t": at(ms + 1), "type": "end", "exitCode": 0});
+        let end = json!({"t": at(ms + 1), "type": "end", "exitCode": 0, "durationMs": ms + 1});
         text.push_str(&format!("{end}\n"));
         text
     }

@@ -1,0 +1,377 @@
+//! Redaction after the fact (`reel redact`): a trace recorded with `--no-redact`, or a
+//! file from a tool that never redacts, rewritten through the same [`Redactor`] a
+//! recording uses, so it replays as one would.
+//!
+//! Each line is edited in place, member by member, and every byte the rules do not
+//! change is kept as it was (member order, spacing, unknown members, lines that are not
+//! JSON):
+//! - `meta`: `redaction` becomes the rules' description (added when missing), so
+//!   `play`, `verify` and `diff` redact live messages alike; `command` goes through
+//!   [`Redactor::redact_command`];
+//! - message lines: `raw` as a JSON-RPC message (the replay exemptions hold); a
+//!   `raw_b64` copy of the original bytes is removed when `raw` changed;
+//! - every line: `http` facts and turn `blocks` as JSON, event `text` as free text, and
+//!   event `bytes` (base64 of a line that was not UTF-8) decoded and redacted as text
+//!   (kept as `bytes` when nothing in them is secret, else `text` with `lossy: true`,
+//!   as the recorder writes it).
+//!
+//! A trace already redacted with other rules is refused ([`RewriteError::OtherRules`]):
+//! its `meta.redaction` can name one rule set, and replaying needs the one every secret
+//! was redacted with.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::reader::{OpenError, TraceReader};
+use crate::redact::Redactor;
+
+/// Why a trace could not be redacted.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RewriteError {
+    /// The trace cannot be read.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// Writing the redacted trace failed.
+    #[error("writing the redacted trace: {0}")]
+    Write(#[source] io::Error),
+    /// The trace says it was redacted with other rules.
+    #[error(
+        "{path}:{line}: the trace was redacted with other rules (meta.redaction); redact it with those same rules and yours together (--redact-file), or from the unredacted original"
+    )]
+    OtherRules {
+        /// The file.
+        path: PathBuf,
+        /// Its meta line.
+        line: u64,
+    },
+}
+
+/// What a rewrite changed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Rewritten {
+    /// Lines read (and written).
+    pub lines: u64,
+    /// Lines that changed.
+    pub changed: u64,
+}
+
+/// Members of a line that may hold secrets, borrowed where they stand.
+#[derive(Deserialize)]
+struct Members<'a> {
+    #[serde(rename = "type", default, borrow)]
+    ty: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    raw: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    raw_b64: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    http: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    blocks: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    text: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    bytes: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    command: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    redaction: Option<&'a RawValue>,
+}
+
+/// One edit of a line: bytes `start..end` become `with`.
+struct Edit {
+    start: usize,
+    end: usize,
+    with: String,
+}
+
+/// Redacts the trace at `path` (its rotated companions too, as one stream) into `out`
+/// with `redactor`.
+pub fn redact_trace(
+    path: &Path,
+    redactor: &Redactor,
+    out: &mut dyn Write,
+) -> Result<Rewritten, RewriteError> {
+    let description = redactor.describe();
+    let mut reader = TraceReader::open(path)?;
+    let mut done = Rewritten::default();
+    while let Some(line) = reader.next_line() {
+        let line = line?;
+        done.lines += 1;
+        let bytes = line.raw.bytes;
+        let edited = match std::str::from_utf8(bytes) {
+            Ok(text) => redact_line(text, redactor, &description).map_err(|()| {
+                RewriteError::OtherRules {
+                    path: line.path.to_owned(),
+                    line: line.raw.number,
+                }
+            })?,
+            // Not a trace line at all: readers skip it; it is written as it was.
+            Err(_) => None,
+        };
+        let eol: &[u8] = if line.raw.crlf { b"\r\n" } else { b"\n" };
+        let written = match &edited {
+            Some(text) => {
+                done.changed += 1;
+                out.write_all(text.as_bytes())
+            }
+            None => out.write_all(bytes),
+        };
+        written
+            .and_then(|()| {
+                if line.raw.terminated {
+                    out.write_all(eol)
+                } else {
+                    Ok(())
+                }
+            })
+            .map_err(RewriteError::Write)?;
+    }
+    out.flush().map_err(RewriteError::Write)?;
+    Ok(done)
+}
+
+/// The line redacted, or `None` when nothing in it changes; `Err` for a meta line that
+/// names other rules.
+fn redact_line(text: &str, redactor: &Redactor, description: &Value) -> Result<Option<String>, ()> {
+    let Ok(m) = serde_json::from_str::<Members<'_>>(text) else {
+        // Not a JSON object: nothing to find members in.
+        return Ok(None);
+    };
+    let at = |v: &RawValue| {
+        let start = v.get().as_ptr() as usize - text.as_ptr() as usize;
+        (start, start + v.get().len())
+    };
+    let mut edits = Vec::new();
+    let replace = |edits: &mut Vec<Edit>, v: &RawValue, with: String| {
+        let (start, end) = at(v);
+        if text[start..end] != with {
+            edits.push(Edit { start, end, with });
+        }
+    };
+    if m.ty.as_deref() == Some("meta") {
+        match m.redaction {
+            Some(r) => {
+                let theirs: Value = serde_json::from_str(r.get()).unwrap_or(Value::Null);
+                if theirs != *description && !names_nothing(&theirs) {
+                    return Err(());
+                }
+                replace(&mut edits, r, description.to_string());
+            }
+            None => {
+                // Added as the last member.
+                if let Some(close) = text.trim_end().strip_suffix('}') {
+                    let sep = if close.trim_end().ends_with('{') {
+                        ""
+                    } else {
+                        ","
+                    };
+                    edits.push(Edit {
+                        start: close.len(),
+                        end: close.len(),
+                        with: format!("{sep}\"redaction\":{description}"),
+                    });
+                }
+            }
+        }
+        if let Some(c) = m.command {
+            if let Ok(args) = serde_json::from_str::<Vec<String>>(c.get()) {
+                let redacted = redactor.redact_command(&args);
+                if redacted != args {
+                    replace(&mut edits, c, json_text(&redacted));
+                }
+            }
+        }
+    }
+    let mut raw_changed = false;
+    if let Some(r) = m.raw {
+        if let Cow::Owned(s) = redactor.redact_json(r.get()) {
+            raw_changed = true;
+            replace(&mut edits, r, s);
+        }
+    }
+    for v in [m.http, m.blocks].into_iter().flatten() {
+        if let Cow::Owned(s) = redactor.redact_json(v.get()) {
+            replace(&mut edits, v, s);
+        }
+    }
+    if let Some(t) = m.text {
+        if let Ok(s) = serde_json::from_str::<Cow<'_, str>>(t.get()) {
+            if let Cow::Owned(red) = redactor.redact_text(&s) {
+                replace(&mut edits, t, json_text(&red));
+            }
+        }
+    }
+    if let Some(b) = m.bytes {
+        let decoded = serde_json::from_str::<String>(b.get())
+            .ok()
+            .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s).ok());
+        if let Some(decoded) = decoded {
+            let lossy = String::from_utf8_lossy(&decoded);
+            if let Cow::Owned(red) = redactor.redact_text(&lossy) {
+                if let Some(key) = member_start(text, at(b).0, "bytes") {
+                    edits.push(Edit {
+                        start: key,
+                        end: at(b).1,
+                        with: format!("\"text\":{},\"lossy\":true", json_text(&red)),
+                    });
+                }
+            }
+        }
+    }
+    if raw_changed {
+        if let Some(b64) = m.raw_b64 {
+            if let Some(span) = member_with_comma(text, at(b64), "raw_b64") {
+                edits.push(Edit {
+                    start: span.0,
+                    end: span.1,
+                    with: String::new(),
+                });
+            }
+        }
+    }
+    if edits.is_empty() {
+        return Ok(None);
+    }
+    edits.sort_by_key(|e| e.start);
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut pos = 0;
+    for e in edits {
+        if e.start < pos {
+            continue;
+        }
+        out.push_str(&text[pos..e.start]);
+        out.push_str(&e.with);
+        pos = e.end;
+    }
+    out.push_str(&text[pos..]);
+    Ok(Some(out))
+}
+
+/// True for a description under which nothing is redacted (`--no-redact`).
+fn names_nothing(description: &Value) -> bool {
+    Redactor::from_description(description).is_ok_and(|r| !r.is_active())
+}
+
+fn json_text<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// Where the member whose value starts at `value` begins: its key `"name"`, before the
+/// colon and any white space.
+fn member_start(text: &str, value: usize, name: &str) -> Option<usize> {
+    let before = text[..value].trim_end().strip_suffix(':')?.trim_end();
+    let key = format!("\"{name}\"");
+    before.strip_suffix(key.as_str()).map(str::len)
+}
+
+/// The member `name` (key to value end) with the comma that joins it to its neighbour.
+fn member_with_comma(text: &str, value: (usize, usize), name: &str) -> Option<(usize, usize)> {
+    let key = member_start(text, value.0, name)?;
+    let head = text[..key].trim_end();
+    if let Some(comma) = head.strip_suffix(',') {
+        return Some((comma.len(), value.1));
+    }
+    let tail = &text[value.1..];
+    let rest = tail.trim_start().strip_prefix(',')?;
+    Some((key, text.len() - rest.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redacted(lines: &[&str]) -> (String, Rewritten) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let mut out = Vec::new();
+        let done = redact_trace(&path, &Redactor::builtin(), &mut out).unwrap();
+        (String::from_utf8(out).unwrap(), done)
+    }
+
+    const META: &str = r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"x","command":["srv","--api-key","sk-abcdefghijklmnopqrstuvwx"]}"#;
+
+    #[test]
+    fn secrets_go_everything_else_stays_byte_for_byte() {
+        let msg = r#"{"t":"2026-01-01T00:00:00.001Z", "dir":"in","raw":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"password":"hunter2"}}},"zzz":1}"#;
+        let plain = r#"{"t":"2026-01-01T00:00:00.002Z","dir":"out","raw":{"jsonrpc":"2.0","id":1,"result":{}}}"#;
+        let (out, done) = redacted(&[META, msg, plain, "not json at all"]);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            done,
+            Rewritten {
+                lines: 4,
+                changed: 2
+            }
+        );
+        assert!(
+            !out.contains("hunter2") && !out.contains("sk-abcdef"),
+            "{out}"
+        );
+        let meta: Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(meta["redaction"], Redactor::builtin().describe());
+        assert_eq!(meta["command"][2], "[REDACTED]");
+        // Only the secret changed: spacing, member order and unknown members stay.
+        assert_eq!(lines[1], msg.replace("hunter2", "[REDACTED]"));
+        assert_eq!(lines[2], plain);
+        assert_eq!(lines[3], "not json at all");
+    }
+
+    #[test]
+    fn events_text_bytes_and_raw_b64_are_redacted() {
+        let text = r#"{"t":"2026-01-01T00:00:00.001Z","dir":"event","kind":"reel.stderr","text":"key AKIAIOSFODNN7EXAMPLE"}"#;
+        let b64 =
+            base64::engine::general_purpose::STANDARD.encode(b"token AKIAIOSFODNN7EXAMPLE \xff");
+        let bytes = format!(
+            r#"{{"t":"2026-01-01T00:00:00.002Z","dir":"event","kind":"reel.nonjson","side":"out","bytes":"{b64}"}}"#
+        );
+        let orig = base64::engine::general_purpose::STANDARD.encode(br#"{"password": "hunter2"}"#);
+        let reformatted = format!(
+            r#"{{"t":"2026-01-01T00:00:00.003Z","dir":"out","raw":{{"password":"hunter2"}},"reformatted":true,"raw_b64":"{orig}"}}"#
+        );
+        let (out, _) = redacted(&[META, text, &bytes, &reformatted]);
+        assert!(
+            !out.contains("AKIA") && !out.contains(&b64) && !out.contains(&orig),
+            "{out}"
+        );
+        let lines: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[1]["text"], "key [REDACTED]");
+        assert_eq!(lines[2]["lossy"], true);
+        assert!(lines[2]["text"].as_str().unwrap().contains("[REDACTED]"));
+        assert!(lines[3].get("raw_b64").is_none() && lines[3]["reformatted"] == true);
+    }
+
+    #[test]
+    fn redacting_twice_changes_nothing_more_and_other_rules_are_refused() {
+        let msg = r#"{"t":"2026-01-01T00:00:00.001Z","dir":"in","raw":{"jsonrpc":"2.0","id":1,"method":"x","params":{"token":"abc"}}}"#;
+        let (once, _) = redacted(&[META, msg]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("once.jsonl");
+        std::fs::write(&path, &once).unwrap();
+        let mut twice = Vec::new();
+        let done = redact_trace(&path, &Redactor::builtin(), &mut twice).unwrap();
+        assert_eq!(done.changed, 0);
+        assert_eq!(String::from_utf8(twice).unwrap(), once);
+        let mine = Redactor::new(&crate::redact::RedactionConfig {
+            patterns: vec!["MYCO-[0-9]+".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        let refused = redact_trace(&path, &mine, &mut Vec::new());
+        assert!(
+            matches!(refused, Err(RewriteError::OtherRules { line: 1, .. })),
+            "{refused:?}"
+        );
+    }
+}
