@@ -10,6 +10,7 @@ pub mod ls;
 pub mod notifications;
 pub mod play;
 pub mod rec;
+pub mod seal;
 pub mod stats;
 pub mod trace_arg;
 pub mod verify;
