@@ -749,6 +749,90 @@ mod tests {
         assert_eq!((v.sealed, v.verified), (4, 4));
     }
 
+    /// The trace's file as the OS has it, behind a sink that batches lines until it is
+    /// flushed (as the recorder's does).
+    type Disk = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
+
+    struct Batching {
+        disk: Disk,
+        buf: Vec<u8>,
+    }
+
+    impl Write for Batching {
+        fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+            self.buf.extend_from_slice(data);
+            Ok(data.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.disk.lock().unwrap().append(&mut self.buf);
+            Ok(())
+        }
+    }
+
+    /// A sidecar that fails the test when a record arrives for a line the trace's file
+    /// does not hold yet.
+    struct Behind {
+        disk: Disk,
+        records: usize,
+    }
+
+    impl Write for Behind {
+        fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+            self.records += data.windows(5).filter(|w| w == b"{\"n\":").count();
+            let on_disk = self
+                .disk
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            assert!(
+                self.records <= on_disk,
+                "{} records for {on_disk} lines on disk",
+                self.records
+            );
+            Ok(data.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn seal_records_never_run_ahead_of_the_trace_on_disk() {
+        let disk = Disk::default();
+        let sink = Batching {
+            disk: disk.clone(),
+            buf: Vec::new(),
+        };
+        let mut w = crate::TraceWriter::new(sink, Timestamp(0));
+        let behind = Behind {
+            disk: disk.clone(),
+            records: 0,
+        };
+        let files = ["t.jsonl".to_owned()];
+        w.seal_with(LiveSeal::new(Sealer::new(
+            Box::new(behind),
+            &files,
+            Timestamp(0),
+            None,
+        )));
+        w.write_meta(&crate::Meta::default()).unwrap();
+        for i in 0..5 {
+            let raw = format!("{{\"id\":{i}}}");
+            w.write_message(&crate::MessageLine::new(Timestamp(0), crate::Dir::In, &raw))
+                .unwrap();
+            if i % 2 == 0 {
+                w.flush().unwrap();
+            }
+        }
+        w.finish(crate::Ending::ExitCode(0), Timestamp(0)).unwrap();
+        assert_eq!(
+            disk.lock().unwrap().iter().filter(|&&b| b == b'\n').count(),
+            7
+        );
+    }
+
     #[test]
     fn a_sealed_writer_that_dies_leaves_a_seal_of_what_it_flushed() {
         let dir = tempfile::tempdir().unwrap();
