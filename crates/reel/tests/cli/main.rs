@@ -18,6 +18,7 @@ mod play_http_peers;
 mod play_peers;
 mod rec;
 mod rec_http;
+mod seal;
 mod shared_fixtures;
 mod stats;
 mod trycmd;
