@@ -43,6 +43,11 @@
 //! format. With a key, a forger needs the key; the line digests stay plain SHA-256, so a
 //! verifier without the key still checks every line, just not who wrote the seal.
 //!
+//! The parts: this file holds the format (digests, the chain, [`Sealer`] and
+//! [`LiveSeal`]); `key` the key of a keyed seal ([`SealKey`]); `finished` the sealing
+//! of a finished trace ([`seal_trace`]); `sidecar` the reading of a seal, record by
+//! record; [`verify`](mod@verify) the comparison of a trace with its seal.
+//!
 //! Invariants:
 //! - A record is written to the sidecar only after the line it seals was handed to the
 //!   trace's sink and flushed ([`LiveSeal`]): a recorder killed at any moment leaves a
@@ -50,6 +55,9 @@
 //! - A seal that cannot be written never stops the trace: the trace goes on unsealed
 //!   and the failure is reported once ([`LiveSeal::on_failure`]).
 
+mod finished;
+mod key;
+mod sidecar;
 pub mod verify;
 
 use std::fs::OpenOptions;
@@ -60,9 +68,11 @@ use hmac::{Hmac, Mac};
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
-use crate::reader::{OpenError, RawLine, TraceReader};
+use crate::reader::RawLine;
 use crate::time::Timestamp;
 
+pub use finished::{SealError, Sealed, seal_trace};
+pub use key::{KeyError, SealKey};
 pub use verify::{Finding, FindingKind, SealStatus, Verification, VerifyError, verify};
 
 /// Identifies the sidecar format (the head record's `schema`).
@@ -103,84 +113,6 @@ pub fn raw_line_digest(raw: &RawLine<'_>) -> Digest {
         (false, false) => {}
     }
     h.finalize().into()
-}
-
-/// A secret key for keyed seals (HMAC-SHA-256).
-#[derive(Clone)]
-pub struct SealKey {
-    bytes: Vec<u8>,
-}
-
-impl std::fmt::Debug for SealKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SealKey({})", self.id())
-    }
-}
-
-/// Why a key cannot be used.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum KeyError {
-    /// The key file cannot be read.
-    #[error("cannot read the key file {}: {source}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
-    /// The key is too short to be a secret.
-    #[error(
-        "the key in {} has {len} bytes; a seal key needs at least {min} (make one with `head -c 32 /dev/urandom > KEYFILE`)",
-        path.display(),
-        min = SealKey::MIN_LEN
-    )]
-    TooShort {
-        /// The file.
-        path: PathBuf,
-        /// Its length, without a final line break.
-        len: usize,
-    },
-}
-
-impl SealKey {
-    /// The shortest key accepted, in bytes.
-    pub const MIN_LEN: usize = 16;
-
-    /// A key of these bytes, if it is long enough.
-    pub fn new(bytes: Vec<u8>) -> Option<SealKey> {
-        (bytes.len() >= Self::MIN_LEN).then_some(SealKey { bytes })
-    }
-
-    /// Reads a key file: its bytes, without one final line break (`\n` or `\r\n`), so a
-    /// key written by `echo` or an editor is the same key as the one without.
-    pub fn read(path: &Path) -> Result<SealKey, KeyError> {
-        let mut bytes = std::fs::read(path).map_err(|source| KeyError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
-        if bytes.ends_with(b"\n") {
-            bytes.pop();
-            if bytes.ends_with(b"\r") {
-                bytes.pop();
-            }
-        }
-        let len = bytes.len();
-        SealKey::new(bytes).ok_or_else(|| KeyError::TooShort {
-            path: path.to_owned(),
-            len,
-        })
-    }
-
-    /// The key's id, written to a keyed seal's head so a verifier can tell "another key"
-    /// from "an edited seal": 16 hex digits of SHA-256 over a label and the key. It
-    /// tells nothing a keyed chain does not already (both allow guessing a weak key).
-    pub fn id(&self) -> String {
-        let mut h = Sha256::new();
-        h.update(b"reel.seal/1 key id\n");
-        h.update(&self.bytes);
-        hex::encode(&h.finalize()[..8])
-    }
 }
 
 /// F, the chain's function: SHA-256, or HMAC-SHA-256 under a key.
@@ -443,7 +375,7 @@ pub fn create_sidecar(trace: &Path) -> io::Result<(std::fs::File, PathBuf)> {
     Ok((file, path))
 }
 
-fn private_options() -> OpenOptions {
+pub(crate) fn private_options() -> OpenOptions {
     let mut opts = OpenOptions::new();
     opts.write(true);
     #[cfg(unix)]
@@ -452,125 +384,6 @@ fn private_options() -> OpenOptions {
         opts.mode(0o600);
     }
     opts
-}
-
-/// Why a finished trace cannot be sealed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SealError {
-    /// The trace cannot be read.
-    #[error(transparent)]
-    Trace(#[from] OpenError),
-    /// A seal is there already.
-    #[error(
-        "{}: a seal exists already (check it with `reel check --verify`; replace it with --force)",
-        path.display()
-    )]
-    Exists {
-        /// The sidecar.
-        path: PathBuf,
-    },
-    /// The sidecar cannot be written.
-    #[error("cannot write the seal {}: {source}", path.display())]
-    Write {
-        /// The sidecar (or the temporary file beside it).
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
-}
-
-/// What [`seal_trace`] sealed.
-#[derive(Debug, Clone, Serialize)]
-pub struct Sealed {
-    /// The trace as named.
-    pub trace: String,
-    /// The sidecar written.
-    pub seal: String,
-    /// The files sealed, in reading order (rotated companions first).
-    pub files: Vec<String>,
-    /// Lines sealed.
-    pub lines: u64,
-    /// `sha256` or `hmac-sha256`.
-    pub chain: &'static str,
-}
-
-/// Seals the finished trace at `path` (with its rotated companions) into
-/// `<path>.seal`; an existing seal is replaced only when `replace`.
-///
-/// The seal is written beside the sidecar under a temporary name and renamed into
-/// place when complete, so a failure leaves no half seal, and a replaced seal is never
-/// missing.
-pub fn seal_trace(path: &Path, key: Option<&SealKey>, replace: bool) -> Result<Sealed, SealError> {
-    let target = sidecar_path(path);
-    if !replace && target.exists() {
-        return Err(SealError::Exists { path: target });
-    }
-    let mut reader = TraceReader::open(path)?;
-    let files: Vec<String> = reader.files().iter().map(|f| file_name(f)).collect();
-    let mut tmp = target.as_os_str().to_owned();
-    tmp.push(format!(".tmp-{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let write_err = |source| SealError::Write {
-        path: tmp.clone(),
-        source,
-    };
-    let file = private_options()
-        .create(true)
-        .truncate(true)
-        .open(&tmp)
-        .map_err(write_err)?;
-    let result = (|| {
-        let mut sealer = Sealer::new(io::BufWriter::new(file), &files, Timestamp::now(), key);
-        let mut first = true;
-        while let Some(line) = reader.next_line() {
-            let line = line?;
-            if first {
-                first = false;
-                if !line.raw.bytes.starts_with(b"{") {
-                    return Err(SealError::Trace(OpenError::NotATrace {
-                        path: path.to_owned(),
-                        problem: "the first line is not a JSON object",
-                    }));
-                }
-            }
-            sealer.seal_raw(&line.raw);
-        }
-        if first {
-            return Err(SealError::Trace(OpenError::NotATrace {
-                path: path.to_owned(),
-                problem: "the file is empty",
-            }));
-        }
-        let lines = sealer.lines();
-        let sink = sealer.close(Timestamp::now()).map_err(write_err)?;
-        sink.into_inner()
-            .map_err(|e| write_err(e.into_error()))?
-            .sync_all()
-            .map_err(write_err)?;
-        Ok(lines)
-    })();
-    let lines = match result {
-        Ok(n) => n,
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-    };
-    if let Err(source) = std::fs::rename(&tmp, &target) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(SealError::Write {
-            path: target,
-            source,
-        });
-    }
-    Ok(Sealed {
-        trace: path.display().to_string(),
-        seal: target.display().to_string(),
-        files,
-        lines,
-        chain: ChainFn::new(key).name(),
-    })
 }
 
 /// The last component of a path, as the head's `files` lists it.
@@ -659,28 +472,6 @@ mod tests {
         let other = SealKey::new(b"another key, 16+ bytes".to_vec()).unwrap();
         assert_ne!(key().id(), other.id());
         assert_eq!(key().id().len(), 16);
-    }
-
-    #[test]
-    fn key_files_lose_one_final_line_break_and_must_be_long_enough() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a");
-        let b = dir.path().join("b");
-        std::fs::write(&a, "0123456789abcdef-key\n").unwrap();
-        std::fs::write(&b, "0123456789abcdef-key").unwrap();
-        assert_eq!(
-            SealKey::read(&a).unwrap().id(),
-            SealKey::read(&b).unwrap().id()
-        );
-        std::fs::write(&a, "short\n").unwrap();
-        assert!(matches!(
-            SealKey::read(&a),
-            Err(KeyError::TooShort { len: 5, .. })
-        ));
-        assert!(matches!(
-            SealKey::read(&dir.path().join("none")),
-            Err(KeyError::Read { .. })
-        ));
     }
 
     /// A sink that fails every write.
@@ -848,58 +639,5 @@ mod tests {
         assert_eq!(v.status, SealStatus::Open, "{:?}", v.findings);
         assert_eq!((v.sealed, v.verified, v.unsealed), (2, 2, 2));
         assert_eq!(v.findings[0].line, Some(3));
-    }
-
-    #[test]
-    fn sealing_a_finished_trace_writes_a_complete_sidecar_and_never_overwrites() {
-        let dir = tempfile::tempdir().unwrap();
-        let trace = dir.path().join("t.jsonl");
-        std::fs::write(&trace, "{\"type\":\"meta\"}\n{\"a\":1}\n").unwrap();
-        let sealed = seal_trace(&trace, None, false).unwrap();
-        assert_eq!((sealed.lines, sealed.chain), (2, CHAIN_SHA256));
-        let text = std::fs::read_to_string(sidecar_path(&trace)).unwrap();
-        assert_eq!(text.lines().count(), 4, "{text}");
-        assert!(matches!(
-            seal_trace(&trace, None, false),
-            Err(SealError::Exists { .. })
-        ));
-        seal_trace(&trace, Some(&key()), true).unwrap();
-        let text = std::fs::read_to_string(sidecar_path(&trace)).unwrap();
-        assert!(text.contains(CHAIN_HMAC), "{text}");
-        // Nothing is left beside it.
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        assert_eq!(names.len(), 2, "{names:?}");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(sidecar_path(&trace))
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
-    }
-
-    #[test]
-    fn what_is_not_a_trace_is_not_sealed() {
-        let dir = tempfile::tempdir().unwrap();
-        let empty = dir.path().join("e.jsonl");
-        std::fs::write(&empty, "").unwrap();
-        let text = dir.path().join("t.txt");
-        std::fs::write(&text, "hello\n").unwrap();
-        for p in [&empty, &text] {
-            assert!(matches!(
-                seal_trace(p, None, false),
-                Err(SealError::Trace(OpenError::NotATrace { .. }))
-            ));
-            assert!(!sidecar_path(p).exists());
-        }
-        assert!(matches!(
-            seal_trace(&dir.path().join("gone.jsonl"), None, false),
-            Err(SealError::Trace(OpenError::NotFound { .. }))
-        ));
     }
 }
