@@ -259,13 +259,17 @@ impl<S: Write> Sealer<S> {
     fn push(&mut self, d: Digest) {
         self.lines += 1;
         let c = self.chain.link(&d);
+        // Formatted in place: this runs once per recorded line.
+        let mut hex_d = [0u8; 64];
+        let mut hex_c = [0u8; 64];
+        // Both buffers are exactly twice the digest's length: encoding cannot fail.
+        let _ = hex::encode_to_slice(d, &mut hex_d);
+        let _ = hex::encode_to_slice(c, &mut hex_c);
         let p = &mut self.pending;
-        p.extend_from_slice(b"{\"n\":");
-        p.extend_from_slice(self.lines.to_string().as_bytes());
-        p.extend_from_slice(b",\"sha256\":\"");
-        p.extend_from_slice(hex::encode(d).as_bytes());
+        let _ = write!(p, "{{\"n\":{},\"sha256\":\"", self.lines);
+        p.extend_from_slice(&hex_d);
         p.extend_from_slice(b"\",\"chain\":\"");
-        p.extend_from_slice(hex::encode(c).as_bytes());
+        p.extend_from_slice(&hex_c);
         p.extend_from_slice(b"\"}\n");
     }
 

@@ -11,7 +11,7 @@
 //!                "problems": [ { "file", "line"?, "rule", "severity", "message", "count"? } ],
 //!                "seal"?: { "seal", "status": "intact" | "open" | "tampered", "chain",
 //!                           "authenticated", "sealed", "verified", "closed", "unsealed",
-//!                           "first"?: { "kind", "file", "line"?, "seal_line"?, "message" } }
+//!                           "first"?: { "kind", "file", "line"?, "sealLine"?, "message" } }
 //!                       | { "seal", "unreadable": "why" } }
 //!            | { "file", "unreadable": "why" } ],
 //!   "errors", "warnings", "infos", "unreadable" }

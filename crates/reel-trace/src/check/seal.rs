@@ -108,6 +108,7 @@ mod tests {
         assert_eq!(json["seal"]["status"], "tampered");
         assert_eq!(json["seal"]["first"]["kind"], "changed");
         assert_eq!(json["seal"]["first"]["line"], 2);
+        assert_eq!(json["seal"]["first"]["sealLine"], 2);
         assert!(json["seal"].get("findings").is_none());
         assert_eq!(rule_of(FindingKind::Open).severity(), Severity::Warning);
     }

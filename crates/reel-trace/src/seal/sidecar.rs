@@ -104,7 +104,7 @@ impl SealStream {
             Some(other) if other.starts_with("reel.seal/") => {
                 return Err(not_a_seal(format!(
                     "it is a {} seal; this reel reads {SCHEMA}",
-                    one_line(other)
+                    quoted(other)
                 )));
             }
             _ => {
@@ -120,7 +120,7 @@ impl SealStream {
                 return Err(not_a_seal(format!(
                     "its chain is {}, which this reel does not know (it knows {CHAIN_SHA256} \
                      and {CHAIN_HMAC})",
-                    other.map_or_else(|| "missing".to_owned(), |c| one_line(c).into_owned())
+                    other.map_or_else(|| "missing".to_owned(), quoted)
                 )));
             }
         };
@@ -134,7 +134,7 @@ impl SealStream {
         let shown_id = head
             .key
             .as_deref()
-            .map_or_else(|| "none".to_owned(), |k| one_line(k).into_owned());
+            .map_or_else(|| "none".to_owned(), quoted);
         let f = match (keyed, key) {
             (false, None) => Some(ChainFn::Sha256),
             (false, Some(_)) => {
@@ -311,6 +311,13 @@ impl SealStream {
         }
         Ok((at, j))
     }
+}
+
+/// Sidecar content quoted in a message: one line, and at most 64 characters of it.
+fn quoted(s: &str) -> String {
+    let cut: String = s.chars().take(64).collect();
+    let more = if cut.len() < s.len() { "…" } else { "" };
+    format!("{}{more}", one_line(&cut))
 }
 
 /// 64 lowercase or uppercase hex digits as a digest.

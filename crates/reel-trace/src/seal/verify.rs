@@ -94,8 +94,8 @@ pub struct Finding {
     /// 1-based line in `file`; absent for findings about a whole file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
-    /// The number of the sealed line concerned (`n` of its record).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The number of the sealed line concerned (`n` of its record); `sealLine` in JSON.
+    #[serde(rename = "sealLine", skip_serializing_if = "Option::is_none")]
     pub seal_line: Option<u64>,
     /// What happened, in a sentence (it quotes nothing from the trace).
     pub message: String,

@@ -44,7 +44,7 @@ An unkeyed seal does not stop someone who rewrites the trace and seals it again:
 \"line\",\"rule\",\"severity\",\"message\",\"count\"}],\"seal\"} or {\"file\",\"unreadable\"}],
 \"errors\",\"warnings\",\"infos\",\"unreadable\"}; \"seal\" (with --verify) is {\"seal\",
 \"status\":\"intact\"|\"open\"|\"tampered\",\"chain\",\"authenticated\",\"sealed\",
-\"verified\",\"closed\",\"unsealed\",\"first\":{\"kind\",\"file\",\"line\",\"seal_line\",
+\"verified\",\"closed\",\"unsealed\",\"first\":{\"kind\",\"file\",\"line\",\"sealLine\",
 \"message\"}} or {\"seal\",\"unreadable\"}.
 
 Exit status: 0 no errors (warnings and info allowed), 1 a trace has errors (with
