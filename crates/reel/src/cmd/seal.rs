@@ -54,8 +54,8 @@ Exit status:
 /// `--key-file`, shared by `seal`, `rec --seal` and `check --verify`.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct KeyFile {
-    /// Key the seal's chain with the key in this file (HMAC-SHA-256; at least 16 bytes),
-    /// so only a holder of the key can write a seal that verifies with it.
+    /// The seal's key, a file of at least 16 bytes: seals made with it are keyed
+    /// (HMAC-SHA-256), and --verify checks that a seal was made with it.
     #[arg(long, value_name = "PATH")]
     pub key_file: Option<PathBuf>,
 }
