@@ -1,8 +1,8 @@
 //! Where a recording goes and what it tells the user: the trace target (a new file, or
-//! any writer), the errors that stop a recording before it starts, the notices a running
-//! session gives, and the start of the trace-writing thread. Shared by the stdio and
-//! HTTP proxies, so both write their traces the same way: one bounded queue, one writer
-//! thread, one redactor.
+//! any writer, and its seal when asked for), the errors that stop a recording before it
+//! starts, the notices a running session gives, and the start of the trace-writing
+//! thread. Shared by the stdio and HTTP proxies, so both write their traces the same
+//! way: one bounded queue, one writer thread, one redactor, one seal.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use reel_trace::redact::Redactor;
+use reel_trace::seal::{LiveSeal, SealKey, Sealer, create_sidecar};
 use reel_trace::writer::{WholeLinesFile, create_trace_file};
 use reel_trace::{Meta, Timestamp, TraceWriter, names};
 
@@ -41,6 +42,14 @@ pub enum RecordError {
     CreateTrace {
         /// The directory.
         dir: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The seal beside the trace cannot be created.
+    #[error("cannot create the seal {}: {source}", path.display())]
+    CreateSeal {
+        /// The sidecar.
+        path: PathBuf,
         /// Why.
         source: io::Error,
     },
@@ -75,6 +84,7 @@ impl RecordError {
             self,
             RecordError::CreateDir { .. }
                 | RecordError::CreateTrace { .. }
+                | RecordError::CreateSeal { .. }
                 | RecordError::WriteTrace { .. }
         )
     }
@@ -93,6 +103,11 @@ pub enum Notice {
     },
     /// The trace cannot be written any more; traffic goes on unrecorded.
     TraceFailed {
+        /// The I/O error.
+        error: String,
+    },
+    /// The seal cannot be written any more; the trace goes on unsealed.
+    SealFailed {
         /// The I/O error.
         error: String,
     },
@@ -130,6 +145,10 @@ impl fmt::Display for Notice {
                 f,
                 "cannot write the trace any more ({error}); traffic goes on unrecorded"
             ),
+            Notice::SealFailed { error } => write!(
+                f,
+                "cannot write the seal any more ({error}); the trace goes on unsealed (`reel check --verify` will call the rest of it unsealed)"
+            ),
             Notice::ClientGone => f.write_str(
                 "the client stopped reading; the server's output is still recorded",
             ),
@@ -157,6 +176,16 @@ pub struct TraceTarget {
     sink: Box<dyn Write + Send>,
     path: Option<PathBuf>,
     started: Timestamp,
+    seal: Option<SealTarget>,
+}
+
+/// Where the trace's seal goes (`reel rec --seal`).
+struct SealTarget {
+    sink: Box<dyn Write + Send>,
+    path: Option<PathBuf>,
+    key: Option<SealKey>,
+    /// The head's `files`: the trace's file name.
+    files: Vec<String>,
 }
 
 impl TraceTarget {
@@ -181,7 +210,64 @@ impl TraceTarget {
             sink: Box::new(file),
             path: Some(path),
             started,
+            seal: None,
         })
+    }
+
+    /// Seals the trace as it is written into `<trace>.seal` (mode 0600), keyed when
+    /// `key` is given (see `reel_trace::seal`). Only for a trace file; a trace given as a
+    /// writer is sealed with [`TraceTarget::seal_to`]. When the seal cannot be created,
+    /// the trace file, still empty, is removed again.
+    pub fn seal(self, key: Option<SealKey>) -> Result<TraceTarget, RecordError> {
+        let Some(trace) = self.path.clone() else {
+            return Err(RecordError::CreateSeal {
+                path: PathBuf::from("trace.seal"),
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a trace written to a writer has no place for a seal; use seal_to",
+                ),
+            });
+        };
+        match create_sidecar(&trace).and_then(|(file, path)| Ok((WholeLinesFile::new(file)?, path)))
+        {
+            Ok((file, path)) => Ok(TraceTarget {
+                seal: Some(SealTarget {
+                    sink: Box::new(file),
+                    path: Some(path),
+                    key,
+                    files: vec![trace.file_name().map_or_else(
+                        || trace.display().to_string(),
+                        |n| n.to_string_lossy().into_owned(),
+                    )],
+                }),
+                ..self
+            }),
+            Err(source) => {
+                let _ = std::fs::remove_file(&trace);
+                Err(RecordError::CreateSeal {
+                    path: reel_trace::seal::sidecar_path(&trace),
+                    source,
+                })
+            }
+        }
+    }
+
+    /// Seals the trace as it is written into `sink` (tests, other front ends).
+    pub fn seal_to(self, sink: impl Write + Send + 'static, key: Option<SealKey>) -> TraceTarget {
+        TraceTarget {
+            seal: Some(SealTarget {
+                sink: Box::new(sink),
+                path: None,
+                key,
+                files: vec!["trace".to_owned()],
+            }),
+            ..self
+        }
+    }
+
+    /// The seal file, when the trace is sealed into one.
+    pub fn seal_path(&self) -> Option<&Path> {
+        self.seal.as_ref().and_then(|s| s.path.as_deref())
     }
 
     /// A trace written to `sink` (tests, other front ends). Give it an unbuffered sink:
@@ -191,6 +277,7 @@ impl TraceTarget {
             sink: Box::new(sink),
             path: None,
             started,
+            seal: None,
         }
     }
 
@@ -215,19 +302,26 @@ pub(crate) type SinkRecorder = Recorder<Box<dyn Write + Send>>;
 pub(crate) type SinkWriter = TraceWriter<BatchSink<Box<dyn Write + Send>>>;
 
 impl TraceTarget {
-    /// The trace writer (its `end.durationMs` counting from the target's start) and the
-    /// path, with `meta` written and flushed first, so a recording that goes no further
-    /// still names its session.
+    /// The trace writer (its `end.durationMs` counting from the target's start, sealing
+    /// when asked to) and the path, with `meta` written and flushed first, so a
+    /// recording that goes no further still names its session.
     pub(crate) fn open(self, meta: &Meta) -> Result<(SinkWriter, Option<PathBuf>), RecordError> {
         let name = self.name();
         let mut writer = TraceWriter::new(BatchSink::new(self.sink), self.started);
+        let mut seal_path = None;
+        if let Some(seal) = self.seal {
+            seal_path = seal.path;
+            let sealer = Sealer::new(seal.sink, &seal.files, self.started, seal.key.as_ref());
+            writer.seal_with(LiveSeal::new(sealer));
+        }
         match writer.write_meta(meta).and_then(|()| writer.flush()) {
             Ok(()) => Ok((writer, self.path)),
             Err(source) => {
                 // Not even the meta line went in (a full disk, `ulimit -f`): leave no
-                // empty or torn file for `reel ls` to show as a run.
+                // empty or torn file for `reel ls` to show as a run, and no seal of
+                // nothing beside it.
                 drop(writer);
-                if let Some(p) = &self.path {
+                for p in self.path.iter().chain(seal_path.iter()) {
                     let _ = std::fs::remove_file(p);
                 }
                 Err(RecordError::WriteTrace {
@@ -240,15 +334,22 @@ impl TraceTarget {
 }
 
 /// Starts the thread that writes everything `queue` delivers until it is closed, and
-/// hands the recorder back (to write `end`) when it joins.
+/// hands the recorder back (to write `end`) when it joins. A seal that cannot be
+/// written is told once, as [`Notice::SealFailed`].
 pub(crate) fn start_writer(
-    writer: SinkWriter,
+    mut writer: SinkWriter,
     redactor: Redactor,
     queue: &Arc<Queue>,
     notices: &NoticeFn,
 ) -> io::Result<JoinHandle<SinkRecorder>> {
     let queue = Arc::clone(queue);
     let notices = Arc::clone(notices);
+    let seal_notices = Arc::clone(&notices);
+    writer.on_seal_failure(Box::new(move |e| {
+        seal_notices(Notice::SealFailed {
+            error: e.to_string(),
+        })
+    }));
     let mut recorder = Recorder::new(writer, redactor);
     std::thread::Builder::new()
         .name("reel-trace".into())

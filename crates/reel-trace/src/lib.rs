@@ -5,7 +5,8 @@
 //! a writer that never leaves half a line behind ([`writer`]), the one path every producer
 //! records observed lines through and its `meta` line ([`record`]), validation ([`check`]),
 //! aggregates ([`stats`]), the listing of recorded runs ([`runs`]), redaction
-//! ([`redact`]) and the `history_elided` rolling hash ([`hash`]).
+//! ([`redact`]), the `history_elided` rolling hash ([`hash`]) and tamper evidence, a
+//! hash chain over a trace's lines in a sidecar file ([`seal`]).
 //!
 //! This crate is synchronous and knows nothing of networks. The JSON-RPC *envelope*
 //! (request, notification, response, error; ids and pairing) lives here in [`jsonrpc`]
@@ -31,6 +32,7 @@ pub mod record;
 pub mod redact;
 pub mod redact_trace;
 pub mod runs;
+pub mod seal;
 pub mod stats;
 mod time;
 mod utf8;

@@ -4,6 +4,10 @@
 //!
 //! Message payloads are embedded verbatim: the writer copies the bytes it is given into
 //! `raw` and never re-serialises them.
+//!
+//! Every line of every producer leaves through one place, `flush_line`; a writer given a
+//! [`LiveSeal`] seals each line there, after it went to the sink, and lets the seal's
+//! records follow the trace each time the sink is flushed (see [`crate::seal`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -14,6 +18,7 @@ use serde_json::value::RawValue;
 
 use crate::line::{Counts, Dir, End, Meta, Turn};
 use crate::names;
+use crate::seal::{FailureHook, LiveSeal};
 use crate::time::Timestamp;
 
 /// A message line to write (`dir` in/out), with reel's optional members.
@@ -132,6 +137,7 @@ pub struct TraceWriter<W: Write> {
     started: Timestamp,
     counts: Counts,
     bytes_written: u64,
+    seal: Option<LiveSeal>,
 }
 
 impl<W: Write> TraceWriter<W> {
@@ -143,6 +149,20 @@ impl<W: Write> TraceWriter<W> {
             started,
             counts: Counts::default(),
             bytes_written: 0,
+            seal: None,
+        }
+    }
+
+    /// Seals every line written from now on into `seal` (`reel rec --seal`). Give it
+    /// before the first line: a seal covers a trace from its first line.
+    pub fn seal_with(&mut self, seal: LiveSeal) {
+        self.seal = Some(seal);
+    }
+
+    /// Calls `hook` once if the seal cannot be written; the trace goes on unsealed.
+    pub fn on_seal_failure(&mut self, hook: FailureHook) {
+        if let Some(s) = &mut self.seal {
+            s.on_failure(hook);
         }
     }
 
@@ -272,7 +292,11 @@ impl<W: Write> TraceWriter<W> {
     /// Flushes the sink. A sink that batches whole lines (the recorder writes each batch
     /// of queued lines with one system call) hands everything it holds to the file.
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.out.flush()?;
+        if let Some(s) = &mut self.seal {
+            s.flushed();
+        }
+        Ok(())
     }
 
     /// Writes the `end` line with `durationMs` and `counts`, and returns the sink.
@@ -290,12 +314,18 @@ impl<W: Write> TraceWriter<W> {
         }
         self.write_serialized(&end)?;
         self.out.flush()?;
+        if let Some(s) = self.seal.take() {
+            s.finish(at);
+        }
         Ok(self.out)
     }
 
     fn flush_line(&mut self) -> io::Result<()> {
         self.out.write_all(&self.line)?;
         self.bytes_written += self.line.len() as u64;
+        if let Some(s) = &mut self.seal {
+            s.line(&self.line);
+        }
         Ok(())
     }
 }

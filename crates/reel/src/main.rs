@@ -38,8 +38,11 @@ struct Cli {
 enum Command {
     /// Record an MCP server (stdio, or HTTP with --url): forward every byte, write a trace.
     Rec(cmd::rec::Args),
-    /// Validate traces against the mcp-replay trace format v1.
+    /// Validate traces against the mcp-replay trace format v1 (--verify: and their seals).
     Check(cmd::check::Args),
+    /// Seal finished traces: a hash chain over their lines in TRACE.seal, so `check
+    /// --verify` shows any line changed, removed, inserted or reordered since.
+    Seal(cmd::seal::Args),
     /// Per-tool and per-model aggregates (JSON compatible with mcp-tape.stats/1).
     Stats(cmd::stats::Args),
     /// List recorded runs, newest first.
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Rec(args) => cmd::rec::run(args, &out),
         Command::Check(args) => cmd::check::run(args, &out),
+        Command::Seal(args) => cmd::seal::run(args, &out),
         Command::Stats(args) => cmd::stats::run(args, &out),
         Command::Ls(args) => cmd::ls::run(args, &out),
         Command::Redact(args) => cmd::redact::run(args, &out),

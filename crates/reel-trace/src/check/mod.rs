@@ -33,7 +33,8 @@
 //! pairs JSON-RPC requests with their responses and honours cancellation; `history`
 //! verifies `history_elided` markers; `members` holds the member type tables and how a
 //! value is quoted in a message; `report` files problems under their caps and builds
-//! the [`Report`]; [`render`] writes reports as the `reel.check/1` document and as text.
+//! the [`Report`]; `seal` adds what a trace's seal says (`--verify`) to it; [`render`]
+//! writes reports as the `reel.check/1` document and as text.
 //!
 //! [`parse_line`]: crate::line::parse_line
 
@@ -45,6 +46,7 @@ mod pairing;
 pub mod render;
 mod report;
 mod rules;
+mod seal;
 #[cfg(test)]
 mod testing;
 
@@ -58,6 +60,7 @@ use checker::Checker;
 
 pub use report::{Problem, Report};
 pub use rules::{Rule, Severity};
+pub use seal::{SealOutcome, rule_of};
 
 /// Problems listed per rule by default; the rest are counted in one summary line.
 pub const DEFAULT_MAX_PER_RULE: usize = 50;

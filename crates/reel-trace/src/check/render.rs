@@ -8,13 +8,22 @@
 //! { "schema": "reel.check/1",
 //!   "files": [ { "file", "files": [read order], "lines", "bytes", "sessions",
 //!                "errors", "warnings", "infos",
-//!                "problems": [ { "file", "line"?, "rule", "severity", "message", "count"? } ] }
+//!                "problems": [ { "file", "line"?, "rule", "severity", "message", "count"? } ],
+//!                "seal"?: { "seal", "status": "intact" | "open" | "tampered", "chain",
+//!                           "authenticated", "sealed", "verified", "closed", "unsealed",
+//!                           "first"?: { "kind", "file", "line"?, "sealLine"?, "message" } }
+//!                       | { "seal", "unreadable": "why" } }
 //!            | { "file", "unreadable": "why" } ],
 //!   "errors", "warnings", "infos", "unreadable" }
 //! ```
 //!
 //! `line` is absent for file-level problems and for summaries of unlisted problems;
 //! `count` is present on aggregated problems. Counts include problems not listed.
+//! `seal` is there only with `--verify` (see [`crate::seal::Verification`]): `first` is
+//! the first failure, its `kind` one of `changed`, `removed`, `inserted`, `reordered`,
+//! `truncated`, `appended`, `seal-edited`, `wrong-key`, `not-keyed`; each finding is
+//! also a problem under its `seal-*` rule. A seal that cannot be read counts as an
+//! unreadable input.
 //!
 //! Problems quote trace content (unknown `type`, `kind`, methods): text lines are made
 //! one line ([`crate::display::one_line`] is applied where the checker quotes), and the
@@ -22,8 +31,9 @@
 
 use serde::Serialize;
 
-use super::{Problem, Report, Rule, Severity};
+use super::{Problem, Report, Rule, SealOutcome, Severity};
 use crate::display::{Paint, Tone, plural};
+use crate::seal::SealStatus;
 
 /// Identifies the JSON document.
 pub const SCHEMA: &str = "reel.check/1";
@@ -84,8 +94,12 @@ impl Default for Document {
 }
 
 impl Document {
-    /// Adds a checked trace (its counts count whether or not its problems are listed).
+    /// Adds a checked trace (its counts count whether or not its problems are listed;
+    /// a seal that could not be read counts as an unreadable input).
     pub fn add(&mut self, report: Report) {
+        if report.seal_is_unreadable() {
+            self.unreadable += 1;
+        }
         self.errors += report.errors;
         self.warnings += report.warnings;
         self.infos += report.infos;
@@ -162,6 +176,9 @@ pub fn report_text(report: &Report, quiet: bool, paint: Paint<'_>) -> String {
             out.push_str(&problem_line(p, paint));
             out.push('\n');
         }
+        if let Some(seal) = &report.seal {
+            out.push_str(&format!("{}: {}\n", report.file, seal_text(seal, paint)));
+        }
     }
     let status = if report.errors > 0 {
         paint(Tone::Bad, "FAIL")
@@ -178,6 +195,38 @@ pub fn report_text(report: &Report, quiet: bool, paint: Paint<'_>) -> String {
         plural(report.sessions, "session"),
     ));
     out
+}
+
+/// What a seal says, in one line: `seal intact: 12 of 12 sealed lines verify, closed
+/// (x.jsonl.seal, sha256 chain)`.
+pub fn seal_text(seal: &SealOutcome, paint: Paint<'_>) -> String {
+    let v = match seal {
+        SealOutcome::Verified(v) => v,
+        SealOutcome::Unreadable { unreadable, .. } => {
+            return format!("{}: {unreadable}", paint(Tone::Bad, "seal unreadable"));
+        }
+    };
+    let (tone, word) = match v.status {
+        SealStatus::Intact => (Tone::Good, "seal intact"),
+        SealStatus::Open => (Tone::Warn, "seal open"),
+        SealStatus::Tampered => (Tone::Bad, "seal FAILED"),
+    };
+    let mut facts = format!(
+        "{} of {} verify",
+        v.verified,
+        plural(v.sealed, "sealed line")
+    );
+    if v.unsealed > 0 {
+        facts.push_str(&format!(", {} unsealed", plural(v.unsealed, "line")));
+    }
+    facts.push_str(if v.closed { ", closed" } else { ", not closed" });
+    let key = if v.authenticated { ", key checked" } else { "" };
+    format!(
+        "{}: {facts} ({}, {} chain{key})",
+        paint(tone, word),
+        v.seal,
+        v.chain
+    )
 }
 
 /// Every rule, a line each: severity, id, meaning.

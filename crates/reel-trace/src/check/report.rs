@@ -52,8 +52,11 @@ pub struct Report {
     pub warnings: u64,
     /// Infos found (listed or not).
     pub infos: u64,
-    /// The problems listed, in file and line order; summaries last.
+    /// The problems listed, in file and line order; summaries last, then the seal's.
     pub problems: Vec<Problem>,
+    /// With `--verify`: what the trace's seal says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seal: Option<super::SealOutcome>,
 }
 
 impl Report {
@@ -197,6 +200,7 @@ impl Checker {
             warnings: self.counts[Severity::Warning as usize],
             infos: self.counts[Severity::Info as usize],
             problems,
+            seal: None,
         }
     }
 }

@@ -90,6 +90,24 @@ rules! {
     UsageInvariant = "usage-invariant", Error;
     /// A `history_elided` marker does not match the request body it describes.
     HistoryElidedMismatch = "history-elided-mismatch", Error;
+    /// `--verify`: a sealed line was changed.
+    SealChanged = "seal-changed", Error;
+    /// `--verify`: sealed lines were removed.
+    SealRemoved = "seal-removed", Error;
+    /// `--verify`: lines not in the seal were inserted before a sealed line.
+    SealInserted = "seal-inserted", Error;
+    /// `--verify`: sealed lines were reordered.
+    SealReordered = "seal-reordered", Error;
+    /// `--verify`: the trace ends before its seal (or inside its last sealed line).
+    SealTruncated = "seal-truncated", Error;
+    /// `--verify`: lines follow the last line of a closed seal.
+    SealAppended = "seal-appended", Error;
+    /// `--verify`: the seal itself was edited (its records or chain do not hold together).
+    SealEdited = "seal-edited", Error;
+    /// `--verify --key-file`: the seal was made with another key.
+    SealWrongKey = "seal-wrong-key", Error;
+    /// `--verify --key-file`: the seal is not keyed, so anyone could have written it.
+    SealNotKeyed = "seal-not-keyed", Error;
     /// The last line is cut off: the recording was interrupted while writing it.
     TornLastLine = "torn-last-line", Warning;
     /// A blank line (readers skip it).
@@ -122,6 +140,8 @@ rules! {
     SeveralSessions = "several-sessions", Warning;
     /// A `t` that parses but is not the canonical `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     TimestampNotCanonical = "timestamp-not-canonical", Warning;
+    /// `--verify`: the seal was never closed (an interrupted recording); later lines are unsealed.
+    SealOpen = "seal-open", Warning;
     /// A line `type` this checker does not know (readers skip it).
     UnknownType = "unknown-type", Info;
     /// A `dir` this checker does not know (readers ignore it).
@@ -138,6 +158,8 @@ rules! {
     EndWithoutStatus = "end-without-status", Info;
     /// A session recorded without redaction: it may hold secrets (`reel redact`).
     NotRedacted = "not-redacted", Info;
+    /// `--verify` without `--key-file`: a keyed seal's lines were checked, not who wrote it.
+    SealUnauthenticated = "seal-unauthenticated", Info;
 }
 
 impl Serialize for Rule {

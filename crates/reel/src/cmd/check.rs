@@ -4,14 +4,17 @@
 //! reports → the text or the `reel.check/1` document of [`reel_trace::check::render`]
 //! (which documents its shape), the [`Verdict`] → the exit code: 66 when any input
 //! cannot be read (the others are still checked), else 1 when any trace has errors,
-//! else 0 (warnings and info allowed).
+//! else 0 (warnings and info allowed). With `--verify`, each trace is also read against
+//! its seal (`reel_trace::seal::verify`), whose findings join the report.
 
 use std::io::Write as _;
 
 use reel_trace::check::render::{self, Document, Verdict};
-use reel_trace::check::{self, CheckOptions, Severity};
+use reel_trace::check::{self, CheckOptions, Report, Severity};
 use reel_trace::display::Tone;
+use reel_trace::seal::{self, SealKey};
 
+use crate::cmd::seal::KeyFile;
 use crate::cmd::trace_arg::RunDir;
 use crate::exit;
 use crate::output::{Bar, Output};
@@ -24,13 +27,31 @@ an error. `reel check --list-rules` lists every rule id with its severity.
 Limits: at most --max-per-rule problems are listed per rule (the rest are counted in one
 summary line); unknown names are tallied once per name (up to 256 names per rule).
 
+--verify reads each trace against its seal, TRACE.seal (written by `reel seal` or
+`reel rec --seal`), and reports the first line that was changed, removed, inserted or
+reordered (seal-changed, seal-removed, seal-inserted, seal-reordered), a trace cut
+short (seal-truncated) or added to after its seal was closed (seal-appended), and a
+seal that was itself edited (seal-edited): all errors. A seal that was never closed
+(the recording was killed, or is still going) vouches for its lines, and the lines
+after them are unsealed: a warning (seal-open), not tampering. With --key-file, the
+seal must have been made with that key (seal-wrong-key, seal-not-keyed); without it, a
+keyed seal's lines are checked but not who sealed them (seal-unauthenticated, info).
+An unkeyed seal does not stop someone who rewrites the trace and seals it again: see
+`reel seal --help`.
+
 --json writes one document: {\"schema\":\"reel.check/1\",\"files\":[{\"file\",\"files\",
 \"lines\",\"bytes\",\"sessions\",\"errors\",\"warnings\",\"infos\",\"problems\":[{\"file\",
-\"line\",\"rule\",\"severity\",\"message\",\"count\"}]} or {\"file\",\"unreadable\"}],
-\"errors\",\"warnings\",\"infos\",\"unreadable\"}.
+\"line\",\"rule\",\"severity\",\"message\",\"count\"}],\"seal\"} or {\"file\",\"unreadable\"}],
+\"errors\",\"warnings\",\"infos\",\"unreadable\"}; \"seal\" (with --verify) is {\"seal\",
+\"status\":\"intact\"|\"open\"|\"tampered\",\"chain\",\"authenticated\",\"sealed\",
+\"verified\",\"closed\",\"unsealed\",\"first\":{\"kind\",\"file\",\"line\",\"sealLine\",
+\"message\"}} or {\"seal\",\"unreadable\"}.
 
-Exit status: 0 no errors (warnings and info allowed), 1 a trace has errors, 66 an input
-cannot be read (missing, a directory, no permission); every input is still checked.";
+Exit status: 0 no errors (warnings and info allowed), 1 a trace has errors (with
+--verify: or its seal shows tampering), 66 an input cannot be read (missing, a
+directory, no permission; with --verify: its seal is missing or not a seal); every
+input is still checked. 64 --key-file without --verify; 66 also an unreadable
+--key-file.";
 
 /// Arguments of `reel check`.
 #[derive(clap::Args)]
@@ -64,6 +85,14 @@ pub struct Args {
     /// List every rule id with its severity and meaning, then exit.
     #[arg(long, conflicts_with_all = ["json", "quiet"])]
     list_rules: bool,
+
+    /// Also verify each trace against its seal (TRACE.seal): report the first line
+    /// changed, removed, inserted or reordered since it was sealed.
+    #[arg(long, conflicts_with = "list_rules")]
+    verify: bool,
+
+    #[command(flatten)]
+    key: KeyFile,
 }
 
 /// `--min-severity`.
@@ -92,6 +121,8 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         exit::keep_verdict(write_human(out, &render::rules_text(&paint)))?;
         return Ok(exit::OK);
     }
+    args.key.requires(args.verify, "--verify")?;
+    let key = args.key.load()?;
     let options = CheckOptions {
         max_per_rule: args.max_per_rule,
     };
@@ -99,9 +130,11 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     for arg in &args.traces {
         let checked = args.runs.resolve(arg).and_then(|path| {
             let mut bar = Bar::new("reel check");
-            Ok(check::check_trace_reporting(&path, &options, &mut |p| {
-                bar.show(p)
-            })?)
+            let mut report = check::check_trace_reporting(&path, &options, &mut |p| bar.show(p))?;
+            if args.verify {
+                verify_seal(&path, key.as_ref(), &mut report);
+            }
+            Ok(report)
         });
         match checked {
             Ok(mut report) => {
@@ -132,6 +165,19 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         Verdict::Violations => exit::DIFFERENT,
         Verdict::Clean => exit::OK,
     })
+}
+
+/// Adds what the trace's seal says to its report; a seal that cannot be read is said
+/// on stderr as it is reached, like an unreadable input.
+fn verify_seal(path: &std::path::Path, key: Option<&SealKey>, report: &mut Report) {
+    match seal::verify(path, key) {
+        Ok(v) => report.add_seal(v),
+        Err(e) => {
+            say!("reel: cannot verify {e}");
+            let sidecar = seal::sidecar_path(path).display().to_string();
+            report.seal_unreadable(sidecar, e.to_string());
+        }
+    }
 }
 
 /// Human text quotes trace content, so it goes through the terminal-safe writer.

@@ -12,6 +12,7 @@ pub mod play;
 pub mod rec;
 pub mod redact;
 pub mod redaction;
+pub mod seal;
 pub mod stats;
 pub mod trace_arg;
 pub mod verify;

@@ -7,14 +7,17 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use reel_record::TraceTarget;
 use reel_record::{ChildEnd, ClientIo, StdioConfig, StdioRecorder, WhenBehind};
 #[cfg(feature = "http")]
 use reel_record::{HttpConfig, HttpRecorder};
 use reel_trace::names;
 use reel_trace::redact::Redactor;
+use reel_trace::seal::SealKey;
 
 use crate::cmd::listen_limits::ListenLimits;
 use crate::cmd::redaction::RuleArgs;
+use crate::cmd::seal::KeyFile;
 use crate::exit::{self, coded};
 use crate::output::Output;
 
@@ -56,6 +59,12 @@ length are forwarded and recorded; reel's memory is about 8 MiB of queue plus fo
 the largest message. After the server exits, reel waits for its output to close, giving up
 after 5 s without a byte (a process the server started may hold it open).
 
+--seal writes TRACE.seal beside the trace as it records: a hash chain over its lines
+(see `reel seal --help`; keyed with --key-file), each record written only after the
+line it seals was flushed to the trace. `reel check --verify TRACE` then names any line
+changed, removed, inserted or reordered since; a recording that was killed leaves a seal
+whose lines verify and a rest that is reported unsealed, not tampered.
+
 The trace goes to --dir, else $REEL_DIR, else the per-user data directory (created with
 mode 0700; files are mode 0600). MCP clients start servers from arbitrary directories with
 a reduced environment, so give an absolute --dir in their configuration, e.g.
@@ -63,8 +72,8 @@ a reduced environment, so give an absolute --dir in their configuration, e.g.
 
 Exit status (HTTP): 0 after SIGINT/SIGTERM; 64 a bad --url or --listen (or the port is
 taken); 69 the upstream host does not resolve (an upstream that is down is not an error:
-clients get 502 and the trace records it until it is up); 66 an unreadable --upstream-ca;
-73 the trace cannot be created.
+clients get 502 and the trace records it until it is up); 66 an unreadable --upstream-ca
+or --key-file; 73 the trace (or its --seal) cannot be created.
 
 Exit status (stdio):
   N       the server's exit status
@@ -72,9 +81,11 @@ Exit status (stdio):
           forwarded to the server's process group, which is its own: a Ctrl-C at a
           terminal reaches the server and what it started once, through reel)
   127     the server could not be started (the trace is complete, with exitCode 127)
-  73      the trace directory or file cannot be created (the server is not started)
-  64      usage error (bad flags, a --redact pattern that does not compile, a bad rule file)
-  66      the --redact-file cannot be read
+  73      the trace directory or file (or its --seal) cannot be created (the server is
+          not started)
+  64      usage error (bad flags, a --redact pattern that does not compile, a bad rule
+          file, a --key-file under 16 bytes)
+  66      the --redact-file or --key-file cannot be read
   70      internal error (a bug: please report it)";
 
 /// Arguments of `reel rec`.
@@ -130,6 +141,14 @@ pub struct Args {
     #[arg(long)]
     drop_when_behind: bool,
 
+    /// Seal the trace as it is recorded: a hash chain over its lines in TRACE.seal, for
+    /// `reel check --verify`.
+    #[arg(long)]
+    seal: bool,
+
+    #[command(flatten)]
+    key: KeyFile,
+
     /// Bytes the trace queue holds before backpressure (testing knob).
     #[arg(long, hide = true, value_name = "BYTES")]
     queue_bytes: Option<usize>,
@@ -161,11 +180,16 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
             "--listen, --allow-host, --upstream-ca, --header-timeout and --max-connections are for the HTTP proxy: give --url URL (and no command)",
         ));
     }
+    args.key.requires(args.seal, "--seal")?;
+    let seal = Seal {
+        on: args.seal,
+        key: args.key.load()?,
+    };
     let redactor = redactor(&args)?;
     let dir = trace_dir(&args)?;
     if args.url.is_some() {
         #[cfg(feature = "http")]
-        return run_http(args, redactor, &dir);
+        return run_http(args, redactor, &dir, seal);
         #[cfg(not(feature = "http"))]
         return Err(coded(exit::USAGE, WITHOUT_HTTP));
     }
@@ -187,9 +211,11 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     let trace = recorder
         .create_trace(&dir)
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
+    let trace = seal.apply(trace)?;
     if let Some(p) = trace.path() {
         say!("reel: recording `{}` to {}", recorder.label(), p.display());
     }
+    seal.say(&trace);
     let outcome = recorder
         .run(trace, ClientIo::inherit(), |n| say!("reel: {n}"))
         .map_err(|e| {
@@ -237,6 +263,32 @@ fn say_trace_losses(path: Option<&Path>, error: Option<&std::io::Error>, dropped
     }
 }
 
+/// `--seal` and its key.
+struct Seal {
+    on: bool,
+    key: Option<SealKey>,
+}
+
+impl Seal {
+    /// The target, sealed when asked for (73 when the seal cannot be created).
+    fn apply(&self, trace: TraceTarget) -> anyhow::Result<TraceTarget> {
+        if !self.on {
+            return Ok(trace);
+        }
+        trace
+            .seal(self.key.clone())
+            .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))
+    }
+
+    /// Says where the seal goes.
+    fn say(&self, trace: &TraceTarget) {
+        if let Some(p) = trace.seal_path() {
+            let keyed = if self.key.is_some() { ", keyed" } else { "" };
+            say!("reel: sealing to {}{keyed}", p.display());
+        }
+    }
+}
+
 /// The trace directory: `--dir`, else `$REEL_DIR`, else the per-user data directory.
 fn trace_dir(args: &Args) -> anyhow::Result<PathBuf> {
     match args.dir.clone().or_else(names::default_trace_dir) {
@@ -254,7 +306,7 @@ const WITHOUT_HTTP: &str = "--url: this reel was built without HTTP (the `http` 
 
 /// `reel rec --url URL`: the HTTP reverse proxy, until SIGINT/SIGTERM.
 #[cfg(feature = "http")]
-fn run_http(args: Args, redactor: Redactor, dir: &Path) -> anyhow::Result<u8> {
+fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::Result<u8> {
     let mut config = HttpConfig::new(args.url.unwrap_or_default());
     if let Some(l) = args.listen {
         config.listen = l;
@@ -285,9 +337,11 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path) -> anyhow::Result<u8> {
     let trace = recorder
         .create_trace(dir)
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
+    let trace = seal.apply(trace)?;
     if let Some(p) = trace.path() {
         say!("reel: recording {} to {}", recorder.upstream(), p.display());
     }
+    seal.say(&trace);
     // The line a script waits for: nothing follows the URL.
     say!("reel: listening on {}", recorder.listen_url());
     let outcome = recorder

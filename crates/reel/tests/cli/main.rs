@@ -19,6 +19,7 @@ mod play_peers;
 mod rec;
 mod rec_http;
 mod redact;
+mod seal;
 mod shared_fixtures;
 mod stats;
 mod trycmd;

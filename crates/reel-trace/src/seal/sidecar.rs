@@ -1,0 +1,328 @@
+//! Reading a seal: the head record (schema, chain function, key id), then each line
+//! record checked as it is read: numbered in order, well formed, and linked to the one
+//! before by the chain (when the chain can be recomputed: an unkeyed seal, or a keyed
+//! one with its key). The first record that does not hold ends what is trusted.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::verify::{Finding, FindingKind, VerifyError};
+use super::{CHAIN_HMAC, CHAIN_SHA256, Chain, ChainFn, Digest, SCHEMA, SealKey};
+use crate::display::one_line;
+use crate::reader::LineReader;
+
+/// What the seal says next.
+pub(super) enum Sealed {
+    /// The next sealed line's digest.
+    Line(Digest),
+    /// No more line records; `closed` when a valid close record ended them.
+    End { closed: bool },
+    /// The seal does not hold together here; nothing after this is trusted.
+    Edited(Finding),
+}
+
+/// A record of the sidecar, any kind.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Record {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    n: Option<u64>,
+    sha256: Option<String>,
+    chain: Option<String>,
+    lines: Option<u64>,
+    t: Option<String>,
+}
+
+/// The head record: only what the verifier needs; the rest is information.
+#[derive(Deserialize)]
+struct Head {
+    schema: Option<String>,
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    chain: Option<String>,
+    key: Option<String>,
+}
+
+/// The seal's records, checked as they are read.
+pub(super) struct SealStream {
+    pub(super) name: String,
+    path: PathBuf,
+    lines: LineReader<File>,
+    /// The chain being recomputed; `None` when it cannot be (a keyed seal and no key, or
+    /// another key): then only the numbering and the digests are checked.
+    chain: Option<Chain>,
+    pub(super) chain_name: String,
+    pub(super) authenticated: bool,
+    /// Line records read.
+    pub(super) count: u64,
+    pub(super) closed: bool,
+    /// Once the records ended (or broke), [`SealStream::next`] says so again.
+    over: Option<bool>,
+}
+
+impl SealStream {
+    pub(super) fn open(
+        path: &Path,
+        key: Option<&SealKey>,
+        findings: &mut Vec<Finding>,
+    ) -> Result<SealStream, VerifyError> {
+        let file = File::open(path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => VerifyError::NoSeal {
+                path: path.to_owned(),
+            },
+            _ => VerifyError::SealUnreadable {
+                path: path.to_owned(),
+                source: e,
+            },
+        })?;
+        let name = path.display().to_string();
+        let not_a_seal = |problem: String| VerifyError::NotASeal {
+            path: path.to_owned(),
+            problem,
+        };
+        let mut lines = LineReader::new(file);
+        let (head, head_digest) = {
+            let read = lines
+                .next_line()
+                .map_err(|source| VerifyError::SealUnreadable {
+                    path: path.to_owned(),
+                    source,
+                })?;
+            let Some(raw) = read else {
+                return Err(not_a_seal("the file is empty".into()));
+            };
+            let head: Head = serde_json::from_slice(raw.bytes)
+                .map_err(|_| not_a_seal(format!("its first line is not a {SCHEMA} head record")))?;
+            (head, super::raw_line_digest(&raw))
+        };
+        match head.schema.as_deref() {
+            Some(SCHEMA) if head.ty.as_deref() == Some("head") => {}
+            Some(other) if other.starts_with("reel.seal/") => {
+                return Err(not_a_seal(format!(
+                    "it is a {} seal; this reel reads {SCHEMA}",
+                    quoted(other)
+                )));
+            }
+            _ => {
+                return Err(not_a_seal(format!(
+                    "its first line is not a {SCHEMA} head record"
+                )));
+            }
+        }
+        let keyed = match head.chain.as_deref() {
+            Some(CHAIN_SHA256) => false,
+            Some(CHAIN_HMAC) => true,
+            other => {
+                return Err(not_a_seal(format!(
+                    "its chain is {}, which this reel does not know (it knows {CHAIN_SHA256} \
+                     and {CHAIN_HMAC})",
+                    other.map_or_else(|| "missing".to_owned(), quoted)
+                )));
+            }
+        };
+        let at_seal = |kind, message| Finding {
+            kind,
+            file: name.clone(),
+            line: None,
+            seal_line: None,
+            message,
+        };
+        let shown_id = head
+            .key
+            .as_deref()
+            .map_or_else(|| "none".to_owned(), quoted);
+        let f = match (keyed, key) {
+            (false, None) => Some(ChainFn::Sha256),
+            (false, Some(_)) => {
+                findings.push(at_seal(
+                    FindingKind::NotKeyed,
+                    "the seal is not keyed, so anyone could have written it (a --key-file \
+                     was given); its lines were still checked against it"
+                        .into(),
+                ));
+                Some(ChainFn::Sha256)
+            }
+            (true, None) => {
+                findings.push(at_seal(
+                    FindingKind::Unauthenticated,
+                    format!(
+                        "the seal is keyed (key id {shown_id}): give its --key-file to check \
+                         who wrote it; its line digests were checked"
+                    ),
+                ));
+                None
+            }
+            (true, Some(k)) if head.key.as_deref() == Some(k.id().as_str()) => {
+                Some(ChainFn::new(Some(k)))
+            }
+            (true, Some(k)) => {
+                findings.push(at_seal(
+                    FindingKind::WrongKey,
+                    format!(
+                        "the seal was made with another key (key id {shown_id}; the \
+                         --key-file's is {}): who wrote it cannot be checked, only its line \
+                         digests",
+                        k.id()
+                    ),
+                ));
+                None
+            }
+        };
+        let authenticated = keyed && f.is_some();
+        Ok(SealStream {
+            name,
+            path: path.to_owned(),
+            lines,
+            chain: f.map(|f| Chain::start(f, &head_digest)),
+            chain_name: if keyed { CHAIN_HMAC } else { CHAIN_SHA256 }.to_owned(),
+            authenticated,
+            count: 0,
+            closed: false,
+            over: None,
+        })
+    }
+
+    pub(super) fn next(&mut self) -> Result<Sealed, VerifyError> {
+        if let Some(closed) = self.over {
+            return Ok(Sealed::End { closed });
+        }
+        let read = self
+            .lines
+            .next_line()
+            .map_err(|source| VerifyError::SealUnreadable {
+                path: self.path.clone(),
+                source,
+            })?;
+        let Some(raw) = read else {
+            self.over = Some(self.closed);
+            return Ok(Sealed::End {
+                closed: self.closed,
+            });
+        };
+        let number = raw.number;
+        if !raw.terminated {
+            // A record cut off by a recorder killed while writing it.
+            self.over = Some(false);
+            return Ok(Sealed::End { closed: false });
+        }
+        let edited = |this: &mut SealStream, why: String| {
+            this.over = Some(false);
+            Ok(Sealed::Edited(Finding {
+                kind: FindingKind::SealEdited,
+                file: this.name.clone(),
+                line: Some(number),
+                seal_line: Some(this.count + 1),
+                message: format!(
+                    "the seal was edited: {why}; lines from sealed line {} on cannot be \
+                     verified",
+                    this.count + 1
+                ),
+            }))
+        };
+        if self.closed {
+            return edited(self, "a record follows the close record".into());
+        }
+        let Ok(record) = serde_json::from_slice::<Record>(raw.bytes) else {
+            return edited(self, "this line is not a seal record".into());
+        };
+        match record.ty.as_deref() {
+            None => {}
+            Some("close") => {
+                if record.lines != Some(self.count) {
+                    let says = record
+                        .lines
+                        .map_or_else(|| "no".to_owned(), |n| n.to_string());
+                    return edited(
+                        self,
+                        format!(
+                            "the close record says {says} lines, the seal has {}",
+                            self.count
+                        ),
+                    );
+                }
+                let ok = match (&self.chain, record.chain.as_deref().and_then(parse_hex)) {
+                    (Some(c), Some(v)) => c.closing() == v,
+                    (None, Some(_)) => true,
+                    (_, None) => false,
+                };
+                if !ok {
+                    return edited(self, "the close record's chain value is wrong".into());
+                }
+                self.closed = true;
+                return self.next();
+            }
+            Some(_) => return edited(self, "this line is not a seal record".into()),
+        }
+        let expected = self.count + 1;
+        if record.n != Some(expected) || record.lines.is_some() || record.t.is_some() {
+            let why = match record.n {
+                Some(n) => format!("the record of sealed line {expected} is numbered {n}"),
+                None => "this line is not a seal record".to_owned(),
+            };
+            return edited(self, why);
+        }
+        let (Some(d), Some(c)) = (
+            record.sha256.as_deref().and_then(parse_hex),
+            record.chain.as_deref().and_then(parse_hex),
+        ) else {
+            return edited(
+                self,
+                "this record's digest or chain is not 64 hex digits".into(),
+            );
+        };
+        if let Some(chain) = &mut self.chain {
+            if chain.link(&d) != c {
+                return edited(
+                    self,
+                    format!(
+                        "the chain breaks at the record of sealed line {expected} (its digest \
+                         or chain value was changed)"
+                    ),
+                );
+            }
+        }
+        self.count = expected;
+        Ok(Sealed::Line(d))
+    }
+
+    /// Reads on to the end of the line records; how many were left.
+    pub(super) fn rest(&mut self) -> Result<u64, VerifyError> {
+        let mut n = 0;
+        while let Sealed::Line(_) = self.next()? {
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Reads on to the end of the line records, looking for one with digest `d`: how
+    /// many records on the first such is (1 = the next one), and how many were left.
+    pub(super) fn find(&mut self, d: &Digest) -> Result<(Option<u64>, u64), VerifyError> {
+        let mut at = None;
+        let mut j = 0;
+        while let Sealed::Line(x) = self.next()? {
+            j += 1;
+            if at.is_none() && &x == d {
+                at = Some(j);
+            }
+        }
+        Ok((at, j))
+    }
+}
+
+/// Sidecar content quoted in a message: one line, and at most 64 characters of it.
+fn quoted(s: &str) -> String {
+    let cut: String = s.chars().take(64).collect();
+    let more = if cut.len() < s.len() { "…" } else { "" };
+    format!("{}{more}", one_line(&cut))
+}
+
+/// 64 lowercase or uppercase hex digits as a digest.
+fn parse_hex(s: &str) -> Option<Digest> {
+    let mut d = [0u8; 32];
+    hex::decode_to_slice(s, &mut d).ok()?;
+    Some(d)
+}
