@@ -9,8 +9,10 @@
 //!
 //! Invariants: the bytes of every emitted line are exactly the input between two LFs,
 //! minus the LF and one CR right before it (reported as `crlf`); a last line without LF
-//! is emitted by [`LineFramer::finish`] (with `terminated: false`); nothing is dropped
-//! or merged, except what [`Limit::Skip`] asks to discard.
+//! is emitted by [`LineFramer::finish`] (with `terminated: false`), and so is each piece
+//! [`Limit::Cut`] cuts off a longer line; nothing is dropped or merged, except what
+//! [`Limit::Skip`] asks to discard. So, without `Skip`, the input is the emitted lines
+//! each followed by CRLF, LF or nothing as `crlf` and `terminated` say.
 
 /// What happens to a line longer than a limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +34,8 @@ pub struct Line {
     pub bytes: Vec<u8>,
     /// The line ended in CRLF (the CR is not in `bytes`).
     pub crlf: bool,
-    /// The line ended in LF (false: the stream ended, or a [`Limit::Cut`] piece).
+    /// The line ended in LF (false: the stream ended, or a [`Limit::Cut`] piece, which the
+    /// next line continues).
     pub terminated: bool,
     /// The line was longer than [`Limit::Skip`] allows; its bytes were discarded.
     pub oversized: bool,
@@ -43,9 +46,6 @@ pub struct Line {
 pub struct LineFramer {
     partial: Vec<u8>,
     limit: Limit,
-    /// The last emitted line was cut at the limit and nothing came since: an LF now ends
-    /// that line rather than starting an empty one.
-    just_cut: bool,
     /// The current line passed the [`Limit::Skip`] length: its bytes are discarded.
     skipping: bool,
 }
@@ -66,7 +66,6 @@ impl LineFramer {
         LineFramer {
             partial: Vec::new(),
             limit,
-            just_cut: false,
             skipping: false,
         }
     }
@@ -77,9 +76,6 @@ impl LineFramer {
         while let Some(i) = memchr::memchr(b'\n', rest) {
             let piece = &rest[..i];
             rest = &rest[i + 1..];
-            if std::mem::take(&mut self.just_cut) && piece.is_empty() {
-                continue;
-            }
             if std::mem::take(&mut self.skipping) {
                 self.partial.clear();
                 emit(Line {
@@ -123,13 +119,13 @@ impl LineFramer {
             return;
         }
         self.partial.extend_from_slice(rest);
-        if !rest.is_empty() {
-            self.just_cut = false;
-        }
         match self.limit {
             Limit::None => {}
+            // Cut only past the limit, so a piece is always followed by more of its line:
+            // a line of exactly `max` bytes ends with its own line break, and the break
+            // is never lost between a piece and the next line.
             Limit::Cut(max) => {
-                while self.partial.len() >= max {
+                while self.partial.len() > max {
                     let tail = self.partial.split_off(max);
                     let bytes = std::mem::replace(&mut self.partial, tail);
                     emit(Line {
@@ -138,7 +134,6 @@ impl LineFramer {
                         terminated: false,
                         oversized: false,
                     });
-                    self.just_cut = self.partial.is_empty();
                 }
             }
             // One byte past the limit (plus a CR) cannot be a line that fits.
@@ -256,6 +251,32 @@ mod tests {
                     whole,
                     "{i} {j}"
                 );
+            }
+        }
+    }
+
+    /// Cut pieces and line ends rebuild the input exactly, wherever the chunks split it
+    /// (a stderr line of exactly the limit, a CR LF across the cut, a last line without
+    /// LF).
+    #[test]
+    fn cut_pieces_and_line_ends_rebuild_the_input() {
+        let input: &[u8] = b"abcd\nabcde\r\nabcd\r\n\nabcdefghij\nab\rcd\ntail";
+        for max in 1..7 {
+            for at in 0..input.len() {
+                let mut f = LineFramer::new(Limit::Cut(max));
+                let mut back = Vec::new();
+                let mut put = |l: Line| {
+                    back.extend_from_slice(&l.bytes);
+                    match (l.terminated, l.crlf) {
+                        (true, true) => back.extend_from_slice(b"\r\n"),
+                        (true, false) => back.push(b'\n'),
+                        (false, _) => {}
+                    }
+                };
+                f.feed(&input[..at], &mut put);
+                f.feed(&input[at..], &mut put);
+                f.finish(&mut put);
+                assert_eq!(back, input, "max {max}, split at {at}");
             }
         }
     }

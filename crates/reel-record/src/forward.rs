@@ -183,7 +183,7 @@ fn line_record(stream: Stream, line: Line) -> LineRecord {
         stream,
         t: Timestamp::now(),
         bytes: line.bytes,
-        crlf: line.crlf,
+        eol: reel_trace::Eol::of(line.crlf, line.terminated),
         #[cfg(feature = "http")]
         http: None,
     }

@@ -63,7 +63,8 @@ pub(crate) struct LineRecord {
     /// When the line was complete (after it was forwarded).
     pub t: Timestamp,
     pub bytes: Vec<u8>,
-    pub crlf: bool,
+    /// How the line ended on its pipe.
+    pub eol: reel_trace::Eol,
     /// HTTP only: the session and the HTTP facts of the line, and what kind of line it
     /// is (`None` for stdio lines, which `stream` describes fully).
     #[cfg(feature = "http")]
@@ -399,7 +400,7 @@ mod tests {
             stream: Stream::ClientToServer,
             t: Timestamp(n as i64),
             bytes: vec![b'x'; n],
-            crlf: false,
+            eol: reel_trace::Eol::Lf,
             #[cfg(feature = "http")]
             http: None,
         }

@@ -139,7 +139,7 @@ impl<W: Write> Recorder<W> {
                 bytes,
             }) => self.lines.gap(since, lines, bytes),
             Item::Line(l) => match l.stream {
-                Stream::ServerStderr => self.lines.stderr(l.t, &l.bytes, l.crlf),
+                Stream::ServerStderr => self.lines.stderr(l.t, &l.bytes, l.eol),
                 Stream::ClientToServer => self.message(Dir::In, &l, Tags::default()),
                 Stream::ServerToClient => self.message(Dir::Out, &l, Tags::default()),
             },
@@ -154,7 +154,7 @@ impl<W: Write> Recorder<W> {
 
     /// A line that should be one JSON value (see [`LineRecorder::message`]).
     pub fn message(&mut self, dir: Dir, l: &LineRecord, tags: Tags<'_>) -> io::Result<()> {
-        self.lines.message(l.t, dir, &l.bytes, l.crlf, tags)
+        self.lines.message(l.t, dir, &l.bytes, l.eol, tags)
     }
 
     /// An event whose payload is the line's bytes (see [`LineRecorder::event`]).
@@ -166,7 +166,7 @@ impl<W: Write> Recorder<W> {
         l: &LineRecord,
         tags: Tags<'_>,
     ) -> io::Result<()> {
-        self.lines.event(kind, side, l.t, &l.bytes, l.crlf, tags)
+        self.lines.event(kind, side, l.t, &l.bytes, l.eol, tags)
     }
 
     /// Writes an event the caller built.

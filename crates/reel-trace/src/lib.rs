@@ -39,7 +39,7 @@ mod utf8;
 pub mod writer;
 
 pub use line::{
-    Block, Counts, Dir, End, Line, LineClass, LineError, MessageView, Meta, Turn, Usage,
+    Block, Counts, Dir, End, Eol, Line, LineClass, LineError, MessageView, Meta, Turn, Usage,
 };
 pub use progress::{Progress, Throttle};
 pub use reader::{OpenError, RawLine, TraceLine, TraceReader};

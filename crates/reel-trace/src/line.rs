@@ -268,7 +268,8 @@ pub struct MessageView<'a> {
     /// reel: HTTP facts (`{req, status, headers, sse}`).
     #[serde(borrow, default, deserialize_with = "present_raw")]
     pub http: Option<&'a RawValue>,
-    /// reel: `"crlf"` when the stdio line ended in CRLF.
+    /// reel: `"crlf"` when the stdio line ended in CRLF, `"none"` when it had no line
+    /// break (see [`Eol`]).
     #[serde(borrow, default, deserialize_with = "lenient_str")]
     pub eol: Option<Cow<'a, str>>,
     /// reel: `"tape"` or `"live"` on lines written by `play --record` and `verify`.
@@ -916,6 +917,60 @@ pub struct End {
 
 fn end_tag() -> String {
     "end".to_owned()
+}
+
+/// How a recorded line ended on its pipe, so the byte stream can be rebuilt exactly:
+/// the line's bytes, then LF (the default, not written), CR LF (`"eol": "crlf"`) or
+/// nothing (`"eol": "none"`: the stream ended without one, or the line was longer than
+/// a stderr event holds and the next event continues it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Eol {
+    /// LF.
+    #[default]
+    Lf,
+    /// CR LF.
+    Crlf,
+    /// No line break.
+    None,
+}
+
+impl Eol {
+    /// The end of a line a framer reports as `crlf` and `terminated`.
+    pub fn of(crlf: bool, terminated: bool) -> Eol {
+        match (terminated, crlf) {
+            (false, _) => Eol::None,
+            (true, true) => Eol::Crlf,
+            (true, false) => Eol::Lf,
+        }
+    }
+
+    /// The value of the `eol` member, when one is written.
+    pub fn member(self) -> Option<&'static str> {
+        match self {
+            Eol::Lf => None,
+            Eol::Crlf => Some("crlf"),
+            Eol::None => Some("none"),
+        }
+    }
+
+    /// The `eol` member's value read back; `None` for a value reel does not write.
+    pub fn from_member(value: Option<&str>) -> Option<Eol> {
+        match value {
+            None => Some(Eol::Lf),
+            Some("crlf") => Some(Eol::Crlf),
+            Some("none") => Some(Eol::None),
+            Some(_) => None,
+        }
+    }
+
+    /// The line break itself.
+    pub fn bytes(self) -> &'static [u8] {
+        match self {
+            Eol::Lf => b"\n",
+            Eol::Crlf => b"\r\n",
+            Eol::None => b"",
+        }
+    }
 }
 
 /// reel's event kinds.

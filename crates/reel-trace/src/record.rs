@@ -26,7 +26,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::jsonrpc::{Envelope, RpcKind};
-use crate::line::{Counts, Dir, Meta, REEL_VOCABULARY_VERSION, kinds};
+use crate::line::{Counts, Dir, Eol, Meta, REEL_VOCABULARY_VERSION, kinds};
 use crate::redact::Redactor;
 use crate::time::Timestamp;
 use crate::writer::{Ending, EventLine, MessageLine, TraceWriter};
@@ -116,11 +116,11 @@ impl<W: Write> LineRecorder<W> {
         t: Timestamp,
         dir: Dir,
         bytes: &[u8],
-        crlf: bool,
+        eol: Eol,
         tags: Tags<'_>,
     ) -> io::Result<()> {
         let Some(json) = classify(bytes) else {
-            return self.event(kinds::NONJSON, Some(dir), t, bytes, crlf, tags);
+            return self.event(kinds::NONJSON, Some(dir), t, bytes, eol, tags);
         };
         let flat;
         let (value, reformatted) = if memchr::memchr2(b'\n', b'\r', json.value.as_bytes()).is_some()
@@ -134,7 +134,7 @@ impl<W: Write> LineRecorder<W> {
         let raw = self.redactor.redact_json(value);
         let untouched = matches!(raw, Cow::Borrowed(_));
         let mut m = MessageLine::new(t, dir, &raw);
-        m.crlf = crlf;
+        m.eol = eol;
         m.is_error = json.is_error;
         m.session = tags.session;
         m.http = tags.http;
@@ -159,7 +159,7 @@ impl<W: Write> LineRecorder<W> {
         side: Option<Dir>,
         t: Timestamp,
         bytes: &[u8],
-        crlf: bool,
+        eol: Eol,
         tags: Tags<'_>,
     ) -> io::Result<()> {
         let mut e = EventLine::new(t, kind);
@@ -188,15 +188,15 @@ impl<W: Write> LineRecorder<W> {
                 }
             }
         }
-        if crlf {
-            e.fields.insert("eol".into(), "crlf".into());
+        if let Some(eol) = eol.member() {
+            e.fields.insert("eol".into(), eol.into());
         }
         self.writer.write_event(&e)
     }
 
     /// A chunk of the server's stderr: a `reel.stderr` event.
-    pub fn stderr(&mut self, t: Timestamp, bytes: &[u8], crlf: bool) -> io::Result<()> {
-        self.event(kinds::STDERR, None, t, bytes, crlf, Tags::default())
+    pub fn stderr(&mut self, t: Timestamp, bytes: &[u8], eol: Eol) -> io::Result<()> {
+        self.event(kinds::STDERR, None, t, bytes, eol, Tags::default())
     }
 
     /// `lines` lines of `bytes` bytes dropped since `since`: a `reel.gap` event.
@@ -328,14 +328,14 @@ mod tests {
     fn a_secret_in_a_non_utf8_line_is_redacted_not_base64ed() {
         let lines = recorded(|r| {
             let line = b"token AKIAIOSFODNN7EXAMPLE \xff";
-            r.message(Timestamp(0), Dir::Out, line, false, Tags::default())
+            r.message(Timestamp(0), Dir::Out, line, Eol::Lf, Tags::default())
                 .unwrap();
             r.event(
                 kinds::NONJSON,
                 Some(Dir::Out),
                 Timestamp(0),
                 b"plain \xfe",
-                false,
+                Eol::Lf,
                 Tags::default(),
             )
             .unwrap();
@@ -364,7 +364,7 @@ mod tests {
                 Timestamp(0),
                 Dir::In,
                 b"{\n \"jsonrpc\":\"2.0\",\"id\":1}",
-                true,
+                Eol::Crlf,
                 tags,
             )
             .unwrap();
@@ -373,7 +373,7 @@ mod tests {
                 Some(Dir::In),
                 Timestamp(0),
                 b"hi",
-                false,
+                Eol::Lf,
                 tags,
             )
             .unwrap();

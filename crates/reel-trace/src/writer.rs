@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::line::{Counts, Dir, End, Meta, Turn};
+use crate::line::{Counts, Dir, End, Eol, Meta, Turn};
 use crate::names;
 use crate::seal::{FailureHook, LiveSeal};
 use crate::time::Timestamp;
@@ -34,8 +34,8 @@ pub struct MessageLine<'a> {
     pub session: Option<&'a str>,
     /// HTTP facts, already serialised as a JSON object.
     pub http: Option<&'a RawValue>,
-    /// The stdio line ended in CRLF.
-    pub crlf: bool,
+    /// How the stdio line ended (CR LF, or no line break at the end of the stream).
+    pub eol: Eol,
     /// Line breaks outside strings were removed from `raw`.
     pub reformatted: bool,
     /// The original bytes, base64, when `raw` was reformatted and they were asked for.
@@ -55,7 +55,7 @@ impl<'a> MessageLine<'a> {
             raw,
             session: None,
             http: None,
-            crlf: false,
+            eol: Eol::Lf,
             reformatted: false,
             raw_b64: None,
             origin: None,
@@ -206,8 +206,10 @@ impl<W: Write> TraceWriter<W> {
             b.extend_from_slice(b",\"http\":");
             b.extend_from_slice(h.get().as_bytes());
         }
-        if m.crlf {
-            b.extend_from_slice(b",\"eol\":\"crlf\"");
+        if let Some(eol) = m.eol.member() {
+            b.extend_from_slice(b",\"eol\":\"");
+            b.extend_from_slice(eol.as_bytes());
+            b.push(b'"');
         }
         if m.reformatted {
             b.extend_from_slice(b",\"reformatted\":true");
@@ -427,7 +429,7 @@ mod tests {
         let raw = r#"{"jsonrpc":"2.0", "id":1 ,"result":{"x":1.50}}"#;
         let mut m = MessageLine::new(Timestamp(1234), Dir::Out, raw);
         m.session = Some("s\"1");
-        m.crlf = true;
+        m.eol = Eol::Crlf;
         w.write_message(&m).unwrap();
         let out = w.finish(Ending::ExitCode(0), Timestamp(5000)).unwrap();
         let text = String::from_utf8(out).unwrap();

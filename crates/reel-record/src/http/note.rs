@@ -195,7 +195,7 @@ impl HttpNote {
             stream: crate::queue::Stream::ServerToClient,
             t: reel_trace::Timestamp::now(),
             bytes,
-            crlf: false,
+            eol: reel_trace::Eol::Lf,
             http: Some(Box::new(HttpNote { session, note })),
         }
     }
@@ -312,7 +312,7 @@ fn exchange<W: Write>(
             stream: line.stream,
             t: line.t,
             bytes: line.bytes.clone(),
-            crlf: false,
+            eol: reel_trace::Eol::Lf,
             http: None,
         };
         l.bytes

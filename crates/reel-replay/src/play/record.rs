@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use reel_trace::line::{Meta, kinds};
 use reel_trace::redact::Redactor;
 use reel_trace::writer::create_trace_file;
-use reel_trace::{Dir, Ending, Timestamp, TraceWriter};
+use reel_trace::{Dir, Ending, Eol, Timestamp, TraceWriter};
 
 use super::{PlayError, PlayOptions};
 
@@ -112,9 +112,13 @@ impl Recorder {
             origin: Some("live"),
             ..Tags::default()
         };
-        let r = self
-            .lines
-            .message(Timestamp::now(), Dir::In, text.as_bytes(), crlf, tags);
+        let r = self.lines.message(
+            Timestamp::now(),
+            Dir::In,
+            text.as_bytes(),
+            Eol::of(crlf, true),
+            tags,
+        );
         self.check(r);
     }
 
@@ -126,7 +130,7 @@ impl Recorder {
         };
         let r = self
             .lines
-            .message(Timestamp::now(), Dir::Out, text.as_bytes(), false, tags);
+            .message(Timestamp::now(), Dir::Out, text.as_bytes(), Eol::Lf, tags);
         self.check(r);
     }
 
@@ -144,14 +148,14 @@ impl Recorder {
             Some(side),
             Timestamp::now(),
             bytes,
-            false,
+            Eol::Lf,
             Tags::default(),
         );
         self.check(r);
     }
 
     fn stderr(&mut self, bytes: &[u8]) {
-        let r = self.lines.stderr(Timestamp::now(), bytes, false);
+        let r = self.lines.stderr(Timestamp::now(), bytes, Eol::Lf);
         self.check(r);
     }
 

@@ -16,7 +16,7 @@ use reel_trace::line::kinds;
 use reel_trace::record::{LineRecorder, Tags, reel_meta};
 use reel_trace::redact::Redactor;
 use reel_trace::writer::create_trace_file;
-use reel_trace::{Dir, Ending, Timestamp, TraceWriter};
+use reel_trace::{Dir, Ending, Eol, Timestamp, TraceWriter};
 
 /// The trace being written.
 pub struct LiveRecord {
@@ -77,7 +77,7 @@ impl LiveRecord {
         };
         let r = self
             .lines
-            .message(Timestamp::now(), dir, text.as_bytes(), false, tags);
+            .message(Timestamp::now(), dir, text.as_bytes(), Eol::Lf, tags);
         self.check(r);
     }
 
@@ -88,7 +88,7 @@ impl LiveRecord {
             Some(Dir::Out),
             Timestamp::now(),
             bytes,
-            false,
+            Eol::Lf,
             Tags::default(),
         );
         self.check(r);
@@ -96,7 +96,7 @@ impl LiveRecord {
 
     /// A chunk of the server's stderr.
     pub fn stderr(&mut self, bytes: &[u8]) {
-        let r = self.lines.stderr(Timestamp::now(), bytes, false);
+        let r = self.lines.stderr(Timestamp::now(), bytes, Eol::Lf);
         self.check(r);
     }
 

@@ -144,9 +144,25 @@ impl Checker {
         }
     }
 
+    /// An `eol` reel does not write: the pipe's byte stream cannot be rebuilt.
+    fn line_end(&mut self, loc: Loc, view: &MessageView<'_>) {
+        if crate::line::Eol::from_member(view.eol.as_deref()).is_none() {
+            self.report(
+                Some(loc),
+                Rule::UnknownEol,
+                format!(
+                    "eol is \"{}\": a line ends in LF (no eol), \"crlf\" or \"none\"; the \
+                     pipe's bytes cannot be rebuilt from this line",
+                    snippet(view.eol.as_deref().unwrap_or_default())
+                ),
+            );
+        }
+    }
+
     pub(super) fn message(&mut self, loc: Loc, view: &MessageView<'_>) {
         let dir = view.dir().unwrap_or(Dir::In);
         self.require_time(loc, "a message line", view.t.as_deref());
+        self.line_end(loc, view);
         if let Some(kind) = view.kind.as_deref() {
             if kind.starts_with("llm.") {
                 self.report(
@@ -189,6 +205,7 @@ impl Checker {
 
     pub(super) fn event(&mut self, loc: Loc, view: &MessageView<'_>) {
         self.require_time(loc, "an event line", view.t.as_deref());
+        self.line_end(loc, view);
         let Some(kind) = view.kind.as_deref() else {
             return;
         };

@@ -138,6 +138,8 @@ rules! {
     HistoryElidedRequestMismatch = "history-elided-request-mismatch", Warning;
     /// Several sessions (meta lines) appended to one file.
     SeveralSessions = "several-sessions", Warning;
+    /// An `eol` other than `"crlf"` or `"none"`: the pipe's bytes cannot be rebuilt.
+    UnknownEol = "unknown-eol", Warning;
     /// A `t` that parses but is not the canonical `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     TimestampNotCanonical = "timestamp-not-canonical", Warning;
     /// `--verify`: the seal was never closed (an interrupted recording); later lines are unsealed.

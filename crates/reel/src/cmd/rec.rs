@@ -41,11 +41,15 @@ What the trace holds (one JSON line each, mcp-replay trace format v1):
   meta            first line: label, command (redacted), transport \"stdio\", redaction rules
   dir \"in\"/\"out\"  a line that is one JSON value (a JSON-RPC message or batch; any JSON
                   value counts), client->server (in) or server->client (out); raw = the
-                  exact bytes after redaction; eol \"crlf\" when the line ended so
+                  exact bytes after redaction
   reel.nonjson    a line that is not JSON (blank, text, broken JSON, not UTF-8), with
                   side \"in\"/\"out\" and text, or base64 bytes when it is not UTF-8
   reel.stderr     a line the server wrote to stderr (unless --no-stderr); lines over 1 MiB
                   become several events
+  eol             on any of these: \"crlf\" when the line ended in CR LF, \"none\" when
+                  it had no line break (the stream's end, or a stderr piece the next
+                  event continues); LF otherwise. The bytes of each pipe are the lines'
+                  bytes, each followed by its line end
   reel.gap        lines dropped with --drop-when-behind: how many lines and bytes
   end             exitCode, durationMs, counts {in, out, events, turns, errors}
 Over HTTP, message lines also carry session (Mcp-Session-Id, the legacy sessionId, or

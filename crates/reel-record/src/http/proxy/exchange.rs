@@ -102,7 +102,7 @@ impl Exchange {
             stream: Stream::ClientToServer,
             t: Timestamp::now(),
             bytes,
-            crlf: false,
+            eol: reel_trace::Eol::Lf,
             http: None,
         };
         match st.session.clone() {

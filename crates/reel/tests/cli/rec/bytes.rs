@@ -255,3 +255,84 @@ fn json_with_padding_is_a_message_that_keeps_its_original_bytes() {
     let original = crate::harness::rec_support::base64_decode(raw_b64.as_deref().unwrap()).unwrap();
     assert_eq!(original, b"  {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\t");
 }
+
+/// The bytes of one pipe put back together from the trace: each recorded line's bytes
+/// (`raw`, `text` or base64 `bytes`) followed by the line end its `eol` names.
+fn rebuilt(trace: &std::path::Path, pipe: &str) -> Vec<u8> {
+    use base64::Engine;
+    let mut out = Vec::new();
+    for line in std::fs::read_to_string(trace).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let on_pipe = match pipe {
+            "stderr" => v["kind"] == "reel.stderr",
+            side => v["dir"] == side || (v["kind"] == "reel.nonjson" && v["side"] == side),
+        };
+        if !on_pipe {
+            continue;
+        }
+        if let Some(raw) = v.get("raw") {
+            // A message line's raw is the line's exact text: take it from the file.
+            let start = line.find("\"raw\":").unwrap() + 6;
+            let text = &line[start..];
+            let mut de = serde_json::Deserializer::from_str(text);
+            let r: &serde_json::value::RawValue = serde::Deserialize::deserialize(&mut de).unwrap();
+            assert_eq!(
+                raw,
+                &serde_json::from_str::<serde_json::Value>(r.get()).unwrap()
+            );
+            out.extend_from_slice(r.get().as_bytes());
+        } else if let Some(t) = v["text"].as_str() {
+            out.extend_from_slice(t.as_bytes());
+        } else {
+            let b = v["bytes"].as_str().unwrap();
+            out.extend(base64::engine::general_purpose::STANDARD.decode(b).unwrap());
+        }
+        let eol = reel_trace::Eol::from_member(v["eol"].as_str()).expect("a known eol");
+        out.extend_from_slice(eol.bytes());
+    }
+    out
+}
+
+/// stdout and stderr rebuilt from the trace are the bytes the server wrote: stderr
+/// lines longer than an event holds (one of exactly the limit, one of three times it),
+/// CR LF, non-UTF-8 and a last line without a line break on each pipe.
+#[test]
+fn every_pipe_is_rebuilt_byte_for_byte_from_the_trace() {
+    let s = Session::new();
+    let limit = 1024 * 1024;
+    let mut stdout: Vec<u8> = Vec::new();
+    stdout.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n");
+    stdout.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"b\"}\r\n");
+    stdout.extend_from_slice(b"not json\nbinary \xff\xfe\n");
+    stdout.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"last\"}");
+    let mut stderr: Vec<u8> = b"one\n".to_vec();
+    stderr.extend(std::iter::repeat_n(b'x', 3 * limit + 5));
+    stderr.extend_from_slice(b"\ncrlf\r\n");
+    stderr.extend(std::iter::repeat_n(b'y', limit));
+    stderr.extend_from_slice(b"\npartial \xff at the end");
+    let (out_file, err_file) = (s.tmp.path().join("out.bin"), s.tmp.path().join("err.bin"));
+    std::fs::write(&out_file, &stdout).unwrap();
+    std::fs::write(&err_file, &stderr).unwrap();
+    let script = format!(
+        "cat '{}'; cat '{}' >&2",
+        out_file.display(),
+        err_file.display()
+    );
+    let out = run(
+        s.command(&["--no-redact", "--name", "pipes"], &["sh", "-c", &script]),
+        Vec::new(),
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr_text());
+    assert!(out.stdout == stdout, "the client got other bytes");
+    let trace = s.trace_path();
+    assert!(rebuilt(&trace, "out") == stdout, "stdout is not rebuilt");
+    assert!(rebuilt(&trace, "stderr") == stderr, "stderr is not rebuilt");
+    // reel check knows every line end it wrote.
+    let check = crate::harness::reel()
+        .args(["check", "--json"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert!(!doc.to_string().contains("unknown-eol"), "{doc:#}");
+}
