@@ -190,14 +190,18 @@ fn line_record(stream: Stream, line: Line) -> LineRecord {
 }
 
 impl Pipe<'_> {
-    /// Forwards `src` to `dst` chunk by chunk, queuing the lines of each piece that was
-    /// delivered; says on `eof` when `src` ended. `dst` is dropped at EOF of `src`, before
-    /// the last line is queued, so that closing the client's stdin reaches the server at
-    /// once.
+    /// Forwards `src` to `dst` chunk by chunk. The lines a chunk completes are queued
+    /// first and, unless lines may be dropped (`--drop-when-behind`), written to the
+    /// trace file before the chunk's bytes go on: a peer never has a line the trace
+    /// lacks, even after a `kill -9` of reel (the page cache keeps what was written; a
+    /// slow disk slows the traffic, as the queue's backpressure already does). Says on
+    /// `eof` when `src` ended. `dst` is dropped at EOF of `src`, before the last line is
+    /// queued, so that closing the client's stdin reaches the server at once.
     fn pump(&self, mut src: Box<dyn Read + Send>, dst: Sink, eof: Option<mpsc::Sender<()>>) {
         let mut dst = Some(dst);
         let mut buf = vec![0u8; CHUNK];
         let mut lines = Vec::new();
+        let durable = self.queue.keeps_every_line();
         loop {
             let n = match src.read(&mut buf) {
                 Ok(0) => break,
@@ -206,43 +210,34 @@ impl Pipe<'_> {
                 Err(_) => break,
             };
             self.progress.fetch_add(1, Ordering::Relaxed);
+            let chunk = &buf[..n];
+            // The place in the trace is taken before the bytes are delivered.
+            let ticket = self.queue.ticket();
+            lock(self.splitter).feed(chunk, |l| lines.push(self.record(l)));
+            let completes_lines = !lines.is_empty();
+            self.push(ticket, std::mem::take(&mut lines));
+            if completes_lines && durable && dst.is_some() {
+                self.queue.wait_durable(ticket, &|_| {
+                    (self.notices)(Notice::Behind { dropping: false })
+                });
+            }
             let mut off = 0;
             while off < n {
-                let piece = &buf[off..n];
-                // The place in the trace is taken before the bytes are delivered; only a
-                // piece that ends a line needs one.
-                let ticket = memchr::memchr(b'\n', piece).map(|_| self.queue.ticket());
-                let sent = match dst.as_mut().map(|d| d.write_some(piece)) {
-                    None => piece.len(),
-                    Some(Ok(k)) if k > 0 => k,
-                    Some(Err(e))
+                let Some(d) = dst.as_mut() else { break };
+                match d.write_some(&chunk[off..]) {
+                    Ok(k) if k > 0 => off += k,
+                    Err(e)
                         if matches!(
                             e.kind(),
                             io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
                         ) =>
                     {
-                        0
+                        d.wait();
                     }
-                    Some(_) => {
-                        // The reader went away: record the rest as received.
+                    _ => {
+                        // The reader went away: what was read is recorded as received.
                         dst = None;
                         self.destination_gone();
-                        piece.len()
-                    }
-                };
-                lock(self.splitter).feed(&piece[..sent], |l| lines.push(self.record(l)));
-                match ticket {
-                    Some(t) => self.push(t, std::mem::take(&mut lines)),
-                    // A stderr line cut at its length limit.
-                    None if !lines.is_empty() => {
-                        self.push(self.queue.ticket(), std::mem::take(&mut lines))
-                    }
-                    None => {}
-                }
-                off += sent;
-                if sent == 0 {
-                    if let Some(d) = dst.as_mut() {
-                        d.wait();
                     }
                 }
             }

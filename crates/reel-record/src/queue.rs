@@ -131,6 +131,10 @@ struct State {
     /// The part of `in_flight` that sits in `ready`.
     ready_bytes: usize,
     producers_waiting: usize,
+    /// Every ticket before this one is written to the trace file (handed to the OS).
+    durable: Ticket,
+    /// Forwarding threads waiting for their lines to be durable.
+    syncers_waiting: usize,
     gap: Option<Gap>,
     dropped_lines: u64,
     dropped_bytes: u64,
@@ -174,6 +178,10 @@ fn cost(lines: &[LineRecord]) -> usize {
     lines.iter().map(|l| l.bytes.len() + LINE_OVERHEAD).sum()
 }
 
+/// How long a forwarding thread waits for its lines to reach the trace file before the
+/// trace counts as behind (said once a session).
+pub const BEHIND_AFTER: Duration = Duration::from_millis(250);
+
 /// The bounded queue.
 pub(crate) struct Queue {
     tickets: AtomicU64,
@@ -182,6 +190,8 @@ pub(crate) struct Queue {
     readable: Condvar,
     /// Producers wait here for room.
     writable: Condvar,
+    /// Forwarding threads wait here for their lines to reach the trace file.
+    durable: Condvar,
     budget: usize,
     when_behind: WhenBehind,
     /// How long the writer waits for more lines once it has some.
@@ -205,6 +215,8 @@ impl Queue {
                 writer_lingering: false,
                 ready_bytes: 0,
                 producers_waiting: 0,
+                durable: Ticket(0),
+                syncers_waiting: 0,
                 gap: None,
                 dropped_lines: 0,
                 dropped_bytes: 0,
@@ -212,6 +224,7 @@ impl Queue {
             }),
             readable: Condvar::new(),
             writable: Condvar::new(),
+            durable: Condvar::new(),
             budget,
             when_behind,
             linger,
@@ -222,6 +235,12 @@ impl Queue {
         // A panicking holder leaves consistent state behind (every update is a few plain
         // assignments), so a poisoned lock is still usable.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// True unless lines may be dropped when the writer is behind: then forwarding waits
+    /// for each line to reach the trace file before it delivers it.
+    pub fn keeps_every_line(&self) -> bool {
+        self.when_behind == WhenBehind::Wait
     }
 
     /// Takes the next place in the trace's order.
@@ -301,14 +320,45 @@ impl Queue {
         outcome
     }
 
+    /// Waits until the lines pushed under `ticket` are in the trace file (written to the
+    /// OS, so a `kill -9` of reel cannot lose them), or the session is over. A forwarding
+    /// thread calls it before it delivers the bytes that completed those lines: what a
+    /// peer has received is always in the trace.
+    ///
+    /// A wait longer than [`BEHIND_AFTER`] is the trace falling behind: the first of the
+    /// session calls `behind`, as a push that waits for room does.
+    pub fn wait_durable(&self, ticket: Ticket, behind: &dyn Fn(FirstBehind)) {
+        let mut st = self.lock();
+        let since = Instant::now();
+        while st.durable <= ticket && !st.closed {
+            st.syncers_waiting += 1;
+            if st.writer_lingering {
+                self.readable.notify_one();
+            }
+            let (next, timed_out) = self
+                .durable
+                .wait_timeout(st, BEHIND_AFTER)
+                .unwrap_or_else(|p| p.into_inner());
+            st = next;
+            st.syncers_waiting -= 1;
+            if timed_out.timed_out() && since.elapsed() >= BEHIND_AFTER && !st.reported_behind {
+                st.reported_behind = true;
+                drop(st);
+                behind(FirstBehind::Waiting);
+                st = self.lock();
+            }
+        }
+    }
+
     /// Moves every line whose turn has come into `out`, waiting while there is none.
-    /// Returns false once the queue is closed and empty: the writer's work is done.
+    /// Returns the ticket every taken line comes before (for [`Queue::written`]), or
+    /// `None` once the queue is closed and empty: the writer's work is done.
     ///
     /// Once lines are there, the writer lingers up to the queue's `linger` for more, so
     /// that under load one wake-up and one `write` serve many lines instead of one each;
     /// it stops lingering as soon as half the budget is ready, a producer waits for room,
     /// or the queue closes. An idle writer sleeps without a timer.
-    pub fn take_all(&self, out: &mut Vec<Item>) -> bool {
+    pub fn take_all(&self, out: &mut Vec<Item>) -> Option<Ticket> {
         let mut st = self.lock();
         while st.ready.is_empty() && !st.closed {
             st.writer_waiting = true;
@@ -317,7 +367,11 @@ impl Queue {
         st.writer_waiting = false;
         let deadline = Instant::now() + self.linger;
         loop {
-            if st.closed || st.producers_waiting > 0 || st.ready_bytes >= self.budget / 2 {
+            if st.closed
+                || st.producers_waiting > 0
+                || st.syncers_waiting > 0
+                || st.ready_bytes >= self.budget / 2
+            {
                 break;
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -333,19 +387,26 @@ impl Queue {
             st.writer_lingering = false;
         }
         if st.ready.is_empty() {
-            return false;
+            return None;
         }
         st.ready_bytes = 0;
         out.extend(st.ready.drain(..));
-        true
+        Some(st.next)
     }
 
-    /// The writer has written items worth `cost` (as returned by [`Queue::cost_of`]).
-    pub fn written(&self, cost: usize) {
+    /// The writer has written items worth `cost` (as returned by [`Queue::cost_of`]),
+    /// every line before ticket `upto`, to the OS.
+    pub fn written(&self, cost: usize, upto: Ticket) {
         let mut st = self.lock();
         st.in_flight = st.in_flight.saturating_sub(cost);
+        if upto > st.durable {
+            st.durable = upto;
+        }
         if st.producers_waiting > 0 {
             self.writable.notify_all();
+        }
+        if st.syncers_waiting > 0 {
+            self.durable.notify_all();
         }
     }
 
@@ -373,6 +434,7 @@ impl Queue {
         }
         self.readable.notify_all();
         self.writable.notify_all();
+        self.durable.notify_all();
     }
 
     /// Lines and bytes dropped so far.
@@ -425,7 +487,7 @@ mod tests {
         push(&q, b, vec![line(2)]);
         let mut items = Vec::new();
         push(&q, a, vec![line(1), line(11)]);
-        assert!(q.take_all(&mut items));
+        assert!(q.take_all(&mut items).is_some());
         assert_eq!(lens(&items), [1, 11, 2, 3]);
     }
 
@@ -447,12 +509,12 @@ mod tests {
         assert_eq!(q.dropped(), (2, 30));
         push(&q, _held, Vec::new());
         let mut items = Vec::new();
-        assert!(q.take_all(&mut items));
+        assert!(q.take_all(&mut items).is_some());
         assert_eq!(lens(&items), [10]);
-        q.written(items.iter().map(Queue::cost_of).sum());
+        q.written(items.iter().map(Queue::cost_of).sum(), Ticket(u64::MAX));
         items.clear();
         assert_eq!(push(&q, q.ticket(), vec![line(5)]).0, Pushed::Queued);
-        assert!(q.take_all(&mut items));
+        assert!(q.take_all(&mut items).is_some());
         match &items[..] {
             [Item::Gap(g), Item::Line(l)] => {
                 assert_eq!((g.lines, g.bytes, g.since), (2, 30, Timestamp(10)));
@@ -467,7 +529,7 @@ mod tests {
         let q = Queue::new(100, WhenBehind::Drop, Duration::ZERO);
         assert_eq!(push(&q, q.ticket(), vec![line(10)]).0, Pushed::Queued);
         let mut items = Vec::new();
-        assert!(q.take_all(&mut items));
+        assert!(q.take_all(&mut items).is_some());
         // The writer holds the first line; the next ticket due is still kept out.
         assert_eq!(push(&q, q.ticket(), vec![line(50)]).0, Pushed::Dropped);
     }
@@ -510,11 +572,11 @@ mod tests {
         };
         let mut seen = Vec::new();
         let mut items = Vec::new();
-        while q.take_all(&mut items) {
+        while let Some(upto) = q.take_all(&mut items) {
             let cost = items.iter().map(Queue::cost_of).sum();
             seen.extend(lens(&items));
             items.clear();
-            q.written(cost);
+            q.written(cost, upto);
         }
         let mut want: Vec<usize> = (0..1000).collect();
         seen.sort();
@@ -533,7 +595,7 @@ mod tests {
             let q = Arc::clone(&q);
             std::thread::spawn(move || {
                 let mut items = Vec::new();
-                assert!(q.take_all(&mut items));
+                assert!(q.take_all(&mut items).is_some());
                 lens(&items)
             })
         };
@@ -548,7 +610,7 @@ mod tests {
         push(&q, q.ticket(), vec![line(10)]);
         q.close();
         let mut items = Vec::new();
-        assert!(q.take_all(&mut items));
+        assert!(q.take_all(&mut items).is_some());
         assert_eq!(lens(&items), [10]);
     }
 
@@ -565,9 +627,9 @@ mod tests {
         assert_eq!(blocked.join().unwrap(), Pushed::Closed);
         let _ = lost;
         let mut items = Vec::new();
-        assert!(q.take_all(&mut items));
+        assert!(q.take_all(&mut items).is_some());
         assert_eq!(lens(&items), [10]);
         items.clear();
-        assert!(!q.take_all(&mut items));
+        assert!(q.take_all(&mut items).is_none());
     }
 }

@@ -85,7 +85,7 @@ impl<W: Write> Recorder<W> {
     /// called once, on the first write error.
     pub fn run(&mut self, queue: &Queue, on_error: &dyn Fn(&io::Error)) {
         let mut batch = Vec::new();
-        while queue.take_all(&mut batch) {
+        while let Some(upto) = queue.take_all(&mut batch) {
             let cost = batch.iter().map(Queue::cost_of).sum();
             for item in batch.drain(..) {
                 if self.failed.is_none() {
@@ -97,7 +97,7 @@ impl<W: Write> Recorder<W> {
                 let r = self.writer_flush();
                 self.note(r, on_error);
             }
-            queue.written(cost);
+            queue.written(cost, upto);
         }
     }
 

@@ -482,3 +482,89 @@ fn a_trace_whose_first_line_cannot_be_written_leaves_no_file() {
     let left: Vec<_> = std::fs::read_dir(s.dir()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// `kill -9` of reel at random points of a busy session, twenty times: every line the
+/// client had received, and every line the server had, is in the trace (reel writes a
+/// line to the trace file before it delivers the bytes that complete it).
+#[test]
+fn after_kill_9_the_trace_holds_every_line_either_peer_received() {
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    let seed_shown = seed;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for run in 0..20 {
+        let s = Session::new();
+        let received = s.tmp.path().join("server-received.jsonl");
+        let mut r = start(s.command(&["--no-redact"], &["tee", received.to_str().unwrap()]));
+        let mut to_reel = r.stdin.take().unwrap();
+        // The client: writes requests as fast as reel takes them, in bursts.
+        let writer = std::thread::spawn(move || {
+            for i in 0.. {
+                let burst: String = (0..8)
+                    .map(|k| {
+                        format!(
+                            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}}\n",
+                            i * 8 + k
+                        )
+                    })
+                    .collect();
+                if to_reel.write_all(burst.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        });
+        std::thread::sleep(Duration::from_millis(20 + next() % 200));
+        let _ = Command::new("kill")
+            .args(["-KILL", &r.child.id().to_string()])
+            .status();
+        let client_got = r.wait().stdout;
+        let _ = writer.join();
+        // Whole lines only: a line cut by the kill was never received.
+        let whole = |bytes: &[u8]| -> Vec<String> {
+            let text = String::from_utf8_lossy(bytes);
+            let end = text.rfind('\n').map_or(0, |i| i + 1);
+            text[..end].lines().map(str::to_owned).collect()
+        };
+        let client_lines = whole(&client_got);
+        // tee may still be writing what it read when reel died; give it a moment.
+        std::thread::sleep(Duration::from_millis(100));
+        let server_lines = whole(&std::fs::read(&received).unwrap_or_default());
+        let trace = std::fs::read_to_string(s.trace_path()).unwrap();
+        let recorded = |dir: &str| -> Vec<String> {
+            trace
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter(|v| v["dir"] == dir)
+                .map(|v| v["raw"].to_string())
+                .collect()
+        };
+        let canon = |l: &String| {
+            serde_json::from_str::<serde_json::Value>(l)
+                .unwrap()
+                .to_string()
+        };
+        let (ins, outs) = (recorded("in"), recorded("out"));
+        let client_lines: Vec<String> = client_lines.iter().map(canon).collect();
+        let server_lines: Vec<String> = server_lines.iter().map(canon).collect();
+        assert!(
+            outs.len() >= client_lines.len() && outs[..client_lines.len()] == client_lines[..],
+            "run {run} (seed {seed_shown}): the client got {} lines, the trace holds {} out",
+            client_lines.len(),
+            outs.len()
+        );
+        assert!(
+            ins.len() >= server_lines.len() && ins[..server_lines.len()] == server_lines[..],
+            "run {run} (seed {seed_shown}): the server got {} lines, the trace holds {} in",
+            server_lines.len(),
+            ins.len()
+        );
+    }
+}
