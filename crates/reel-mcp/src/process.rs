@@ -121,6 +121,119 @@ fn widen_pipe(fd: RawFd) {
     let _ = fd;
 }
 
+/// Kills a server's whole process group when reel goes, however it goes.
+///
+/// The server leads a group of its own ([`spawn`]'s `own_group`), and on Linux it is
+/// killed when reel dies; but what it started is not: a wrapper (`sh -c`, `npx`, `uvx`)
+/// dies and the real server, if it ignores the end of its input, lives on. So a small
+/// guardian process, forked here into a group of its own (a signal to reel's group, as
+/// a client sends, does not reach it), holds the read end of a pipe whose write end
+/// only reel has. When reel exits or is killed (`kill -9` included), the pipe closes,
+/// and the guardian sends SIGKILL to the server's group and exits. Dropping the guard
+/// (the session is over, the server reaped) does the same for anything the server left
+/// behind.
+pub struct GroupGuard {
+    write_end: RawFd,
+    guardian: libc::pid_t,
+}
+
+/// Starts the guardian of process group `pgid`.
+pub fn guard_group(pgid: u32) -> io::Result<GroupGuard> {
+    let pgid = libc::pid_t::try_from(pgid)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "no such process group"))?;
+    let mut fds = [0; 2];
+    // SAFETY: pipe writes two descriptors into the array it is given.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let (read_end, write_end) = (fds[0], fds[1]);
+    // The server and whatever else reel starts must not hold the write end open.
+    // SAFETY: fcntl on descriptors just created.
+    unsafe {
+        libc::fcntl(write_end, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(read_end, libc::F_SETFD, libc::FD_CLOEXEC);
+    }
+    let highest = descriptors_to_close();
+    // SAFETY: in the child, only async-signal-safe calls (setpgid, close, read, kill,
+    // _exit) are made, and no memory is allocated or locked: the rest of reel's threads
+    // do not exist there.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        -1 => {
+            // SAFETY: closing the descriptors created above.
+            unsafe {
+                libc::close(read_end);
+                libc::close(write_end);
+            }
+            Err(io::Error::last_os_error())
+        }
+        0 => unsafe {
+            libc::setpgid(0, 0);
+            for fd in 0..highest {
+                if fd != read_end {
+                    libc::close(fd);
+                }
+            }
+            let mut byte = 0u8;
+            loop {
+                let n = libc::read(read_end, (&mut byte as *mut u8).cast(), 1);
+                if n == 0 || (n < 0 && *errno() != libc::EINTR) {
+                    break;
+                }
+            }
+            libc::kill(-pgid, libc::SIGKILL);
+            libc::_exit(0);
+        },
+        guardian => {
+            // SAFETY: the read end is the guardian's now.
+            unsafe { libc::close(read_end) };
+            Ok(GroupGuard {
+                write_end,
+                guardian,
+            })
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        // SAFETY: closing our descriptor wakes the guardian, which kills the group and
+        // exits; waiting reaps it.
+        unsafe {
+            libc::close(self.write_end);
+            let mut status = 0;
+            libc::waitpid(self.guardian, &mut status, 0);
+        }
+    }
+}
+
+/// How many descriptors a forked guardian closes: all it may have inherited.
+fn descriptors_to_close() -> i32 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0;
+    if ok && lim.rlim_cur != libc::RLIM_INFINITY {
+        i32::try_from(lim.rlim_cur).unwrap_or(65_536).min(65_536)
+    } else {
+        65_536
+    }
+}
+
+#[cfg(target_os = "linux")]
+unsafe fn errno() -> *mut i32 {
+    // SAFETY: the thread's errno, valid for the thread's life.
+    unsafe { libc::__errno_location() }
+}
+
+#[cfg(target_os = "macos")]
+unsafe fn errno() -> *mut i32 {
+    // SAFETY: the thread's errno, valid for the thread's life.
+    unsafe { libc::__error() }
+}
+
 /// A running child that signals may be sent to until it is reaped.
 pub struct ChildHandle {
     pid: libc::pid_t,

@@ -249,6 +249,14 @@ impl StdioRecorder {
                 });
             }
         };
+        // In a group of its own, the server (and what it starts) is killed when reel
+        // goes; best effort: without the guardian, the direct child still dies with reel
+        // on Linux.
+        let _guard = self
+            .config
+            .forward_signals
+            .then(|| process::guard_group(child.id()).ok())
+            .flatten();
         let handle = Arc::new(ChildHandle::new(&child, self.config.forward_signals));
         let setup = |what: &'static str| move |source| RecordError::Setup { what, source };
         let forwarding = match forwarder {

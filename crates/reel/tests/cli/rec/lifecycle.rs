@@ -150,6 +150,17 @@ fn a_forwarded_signal_reaches_the_processes_the_server_started() {
 
 #[test]
 fn a_server_that_ignores_sigterm_and_eof_dies_with_a_killed_reel() {
+    killed_reel_leaves_no_server(false);
+}
+
+/// The same behind a wrapper that forks it (`sh -c`, as `npx` and `uvx` do): the
+/// wrapper dies with reel, and the server, its grandchild, must too.
+#[test]
+fn a_server_behind_a_wrapper_dies_with_a_killed_reel() {
+    killed_reel_leaves_no_server(true);
+}
+
+fn killed_reel_leaves_no_server(wrapped: bool) {
     use std::os::unix::process::CommandExt;
     // A client that gives up on reel kills its process group (the Python SDK does:
     // SIGTERM, then SIGKILL). The server, in a group of its own, must not outlive reel
@@ -159,7 +170,15 @@ fn a_server_that_ignores_sigterm_and_eof_dies_with_a_killed_reel() {
         signal.signal(signal.SIGTERM, signal.SIG_IGN)\n\
         print('pid', os.getpid(), flush=True)\n\
         while True: time.sleep(1)\n";
-    let mut cmd = s.command(&[], &["python3", "-c", script]);
+    let file = s.tmp.path().join("server.py");
+    std::fs::write(&file, script).unwrap();
+    // `; true` keeps sh from exec-ing python in its place.
+    let wrapper = format!("python3 '{}'; true", file.display());
+    let mut cmd = if wrapped {
+        s.command(&[], &["sh", "-c", &wrapper])
+    } else {
+        s.command(&[], &["python3", "-c", script])
+    };
     cmd.process_group(0);
     let r = start(cmd);
     let reel_pid = r.child.id();
@@ -485,7 +504,8 @@ fn a_trace_whose_first_line_cannot_be_written_leaves_no_file() {
 
 /// `kill -9` of reel at random points of a busy session, twenty times: every line the
 /// client had received, and every line the server had, is in the trace (reel writes a
-/// line to the trace file before it delivers the bytes that complete it).
+/// line to the trace file before it delivers the bytes that complete it), and the
+/// server does not outlive reel.
 #[test]
 fn after_kill_9_the_trace_holds_every_line_either_peer_received() {
     let mut seed = std::time::SystemTime::now()
@@ -527,6 +547,18 @@ fn after_kill_9_the_trace_holds_every_line_either_peer_received() {
             .status();
         let client_got = r.wait().stdout;
         let _ = writer.join();
+        // No orphan: the server (`tee`, named by its unique output path) is gone.
+        let marker = received.to_str().unwrap().to_owned();
+        let server_alive = || {
+            std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&marker))
+            })
+        };
+        assert!(
+            eventually(Duration::from_secs(10), || !server_alive()),
+            "run {run}: the server outlived reel"
+        );
         // Whole lines only: a line cut by the kill was never received.
         let whole = |bytes: &[u8]| -> Vec<String> {
             let text = String::from_utf8_lossy(bytes);
