@@ -17,6 +17,9 @@ use crate::line::{Line, LineError, parse_line};
 
 /// Default read size.
 const READ_CHUNK: usize = 1 << 20;
+/// Past this size the line buffer grows by this much at a time instead of doubling: the
+/// memory a reader needs is its longest line plus at most this.
+pub const GROW_STEP: usize = 64 << 20;
 
 /// One line as found in the file.
 #[derive(Debug, Clone, Copy)]
@@ -145,8 +148,15 @@ impl<R: Read> LineReader<R> {
             self.start = 0;
         }
         if self.buf.len() - self.end < READ_CHUNK / 2 {
-            // A line longer than the buffer: grow (amortised doubling).
-            let new_len = (self.buf.len() * 2).max(self.end + READ_CHUNK);
+            // A line longer than the buffer: grow, doubling up to GROW_STEP, then by
+            // GROW_STEP at a time, so a line of any length costs at most its own size
+            // plus GROW_STEP (a 2 GB line is not held in 4 GB).
+            let len = self.buf.len();
+            let new_len = if len < GROW_STEP {
+                (len * 2).max(self.end + READ_CHUNK)
+            } else {
+                len + GROW_STEP
+            };
             self.buf.resize(new_len, 0);
         }
         loop {
@@ -374,6 +384,18 @@ fn open_file(path: &Path) -> Result<File, OpenError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 130 MB line is held in its own size plus at most one growth step, not in about
+    /// twice its size (doubling would give a 256 MB buffer, zero-filled, so resident).
+    #[test]
+    fn a_long_line_costs_its_size_plus_one_step() {
+        let len = 130 << 20;
+        let input = std::io::Read::chain(std::io::repeat(b'x').take(len as u64), &b"\n"[..]);
+        let mut r = LineReader::new(input);
+        let line = r.next_line().unwrap().unwrap();
+        assert_eq!(line.bytes.len(), len);
+        assert!(r.buf.len() <= len + GROW_STEP + READ_CHUNK, "{}", r.buf.len());
+    }
 
     fn lines(input: &[u8]) -> Vec<(Vec<u8>, bool, bool)> {
         let mut r = LineReader::new(input);
