@@ -394,7 +394,11 @@ mod tests {
         let mut r = LineReader::new(input);
         let line = r.next_line().unwrap().unwrap();
         assert_eq!(line.bytes.len(), len);
-        assert!(r.buf.len() <= len + GROW_STEP + READ_CHUNK, "{}", r.buf.len());
+        assert!(
+            r.buf.len() <= len + GROW_STEP + READ_CHUNK,
+            "{}",
+            r.buf.len()
+        );
     }
 
     fn lines(input: &[u8]) -> Vec<(Vec<u8>, bool, bool)> {

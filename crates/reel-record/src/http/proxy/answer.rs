@@ -154,7 +154,10 @@ pub(super) async fn inline(
     let bytes = read.take();
     if matches!(end, End::Upstream) {
         let line = plain_line(ex, &read.facts, bytes.clone(), bytes.len() as u64);
-        sh.push(None, vec![line]);
+        // In the trace file before the client gets any of it.
+        let ticket = sh.queue.ticket();
+        sh.push(Some(ticket), vec![line]);
+        sh.wait_durable(ticket);
         return Response::from_parts(parts, Reply::full(bytes));
     }
     let mut note = ex.note(Some(Arc::clone(&read.facts)));

@@ -133,7 +133,7 @@ impl Shared {
         self.requests.load(Ordering::Relaxed)
     }
 
-    fn push(&self, ticket: Option<Ticket>, lines: Vec<LineRecord>) {
+    pub(super) fn push(&self, ticket: Option<Ticket>, lines: Vec<LineRecord>) {
         let ticket = ticket.unwrap_or_else(|| self.queue.ticket());
         let behind = |first| {
             (self.notices)(Notice::Behind {
@@ -141,6 +141,17 @@ impl Shared {
             })
         };
         self.queue.push(ticket, lines, &behind);
+    }
+
+    /// Waits until the lines pushed under `ticket` are in the trace file, unless lines
+    /// may be dropped (see `Queue::wait_durable`). It blocks the runtime thread, as a
+    /// push that waits for room does: the writer is a thread of its own.
+    pub(super) fn wait_durable(&self, ticket: Ticket) {
+        if self.queue.keeps_every_line() {
+            self.queue.wait_durable(ticket, &|_| {
+                (self.notices)(Notice::Behind { dropping: false })
+            });
+        }
     }
 
     fn upstream_failed(&self, error: &str) {

@@ -131,15 +131,15 @@ impl Pump {
             let Some(data) = self.gate(data) else {
                 return Ok(());
             };
-            let permit = self.room(stop).await?;
-            let ticket = memchr::memchr2(b'\n', b'\r', &data).map(|_| self.sh.queue.ticket());
-            permit.send(Ok(Frame::data(data.clone())));
+            // The events this data completes reach the trace file before it goes on.
+            let ticket = self.sh.queue.ticket();
             let lines = self.parse(&data);
-            if let Some(t) = ticket {
-                self.sh.push(Some(t), lines);
-            } else if !lines.is_empty() {
-                self.sh.push(None, lines);
+            let completes = !lines.is_empty();
+            self.sh.push(Some(ticket), lines);
+            if completes {
+                self.sh.wait_durable(ticket);
             }
+            self.room(stop).await?.send(Ok(Frame::data(data)));
             return Ok(());
         }
         let carried = self.ex.carried_body();
@@ -154,13 +154,14 @@ impl Pump {
             let room = EXCERPT_MAX - p.copy.len();
             p.copy.extend_from_slice(&data[..data.len().min(room)]);
         }
-        let permit = self.room(stop).await?;
-        let ticket = last.then(|| self.sh.queue.ticket());
-        permit.send(Ok(Frame::data(data)));
         if last {
+            // The answer reaches the trace file before its last bytes go on.
+            let ticket = self.sh.queue.ticket();
             let lines = self.plain_lines();
-            self.sh.push(ticket, lines);
+            self.sh.push(Some(ticket), lines);
+            self.sh.wait_durable(ticket);
         }
+        self.room(stop).await?.send(Ok(Frame::data(data)));
         Ok(())
     }
 
@@ -343,7 +344,11 @@ impl Pump {
             );
         }
         if !lines.is_empty() {
-            self.sh.push(None, lines);
+            // Before the body's end reaches the client (its channel closes when the pump
+            // is dropped): a chunked answer is whole only then.
+            let ticket = self.sh.queue.ticket();
+            self.sh.push(Some(ticket), lines);
+            self.sh.wait_durable(ticket);
         }
         if let Some(e) = error {
             // The client must see a broken response, not a complete one.

@@ -242,6 +242,14 @@ impl Player {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// Kills reel with SIGKILL (nothing of it runs after) and reaps it.
+    pub fn kill(mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
     /// Sends SIGTERM and waits for reel to exit.
     pub fn stop(mut self) -> Stopped {
         let mut child = self.child.take().expect("running");

@@ -8,8 +8,10 @@
 //! - `interop`: real peers — server-everything (Streamable HTTP and legacy SSE), a Python
 //!   SDK `MCPServer` speaking 2026-07-28 and 2025-11-25, the Python SDK client,
 //!   concurrent clients, the MCP Inspector CLI and mcporter — each run directly and
-//!   through reel, with identical results.
+//!   through reel, with identical results;
+//! - `crash`: `kill -9` of the proxy mid-traffic loses no answer a client received.
 
 mod behaviour;
+mod crash;
 mod harness;
 mod interop;

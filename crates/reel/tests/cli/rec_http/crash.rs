@@ -1,0 +1,89 @@
+//! `kill -9` of `reel rec --url` at random points of a busy session: every answer the
+//! client had received whole is in the trace (each answer reaches the trace file before
+//! its last bytes are delivered), ten times.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::harness::play_http_support::{Player, Sandbox, Tape, post};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#;
+
+#[test]
+fn after_kill_9_the_trace_holds_every_answer_the_client_received() {
+    let sb = Sandbox::new();
+    let mut t = Tape::stdio();
+    t.c(None, INIT, None).s(None, INIT_RESULT, None);
+    let tape = t.write(&sb.path("tape.jsonl"));
+    // The upstream: a tape server that answers every call (from the tape, or with its
+    // miss error: an answer all the same).
+    let upstream = Player::start(&tape, &[]);
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64
+        | 1;
+    for run in 0..10 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let dir = sb.path(&format!("traces-{run}"));
+        let mut cmd = crate::harness::reel();
+        cmd.args(["rec", "--url", &upstream.url, "--dir"]).arg(&dir);
+        let rec = Player::spawn(cmd);
+        let (addr, path) = (rec.addr.clone(), rec.path.clone());
+        let received = Arc::new(Mutex::new(Vec::<u64>::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let client = {
+            let (received, stop) = (Arc::clone(&received), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let init = std::panic::catch_unwind(|| post(&addr, &path, None, INIT));
+                let Ok(init) = init else { return };
+                let session = init.header("mcp-session-id").map(str::to_owned);
+                for id in 2.. {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let call = format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"n","arguments":{{"i":{id}}}}}}}"#
+                    );
+                    // A request the kill cuts off panics in the harness: the end.
+                    let answer = std::panic::catch_unwind(|| {
+                        post(&addr, &path, session.as_deref(), &call).json()
+                    });
+                    match answer {
+                        Ok(a) if a["id"] == id => received.lock().unwrap().push(id),
+                        _ => break,
+                    }
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(100 + (seed >> 33) % 300));
+        rec.kill();
+        stop.store(true, Ordering::Relaxed);
+        let _ = client.join();
+        let got = received.lock().unwrap().clone();
+        let trace = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .expect("a trace");
+        let answered: Vec<u64> = std::fs::read_to_string(&trace)
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["dir"] == "out")
+            .filter_map(|v| v["raw"]["id"].as_u64())
+            .collect();
+        let missing: Vec<&u64> = got.iter().filter(|id| !answered.contains(id)).collect();
+        assert!(
+            missing.is_empty(),
+            "run {run}: the client received {} answers; not in the trace: {missing:?}",
+            got.len()
+        );
+    }
+    let _ = upstream.stop();
+}
