@@ -28,8 +28,15 @@ pub(crate) enum BodyEnd {
     Dropped,
 }
 
-/// What a finished request body reports: its bytes, and how it ended.
-pub(crate) type OnDone = Box<dyn FnOnce(Vec<u8>, BodyEnd) + Send>;
+/// What a finished request body reports: its first [`BODY_KEPT_MAX`] bytes, its whole
+/// size, and how it ended.
+pub(crate) type OnDone = Box<dyn FnOnce(Vec<u8>, u64, BodyEnd) + Send>;
+
+/// The most of a request body kept for the trace. A body passes through as it comes,
+/// whatever its size, so reel's memory stays flat; a longer body is recorded as a
+/// `reel.http` event with its first bytes and `truncated` (its full size), not as a
+/// message.
+pub const BODY_KEPT_MAX: usize = 64 << 20;
 
 /// A request body passed through while a copy is kept for the trace — or, for a small
 /// body reel already read whole, that body.
@@ -37,6 +44,8 @@ pub(crate) struct TeeBody {
     inner: Option<Incoming>,
     whole: Option<Bytes>,
     copy: Vec<u8>,
+    /// Bytes passed through so far.
+    total: u64,
     on_done: Option<OnDone>,
 }
 
@@ -46,6 +55,7 @@ impl TeeBody {
     pub fn new(inner: Incoming, on_done: OnDone) -> Self {
         let mut body = TeeBody {
             copy: Vec::new(),
+            total: 0,
             on_done: Some(on_done),
             inner: None,
             whole: None,
@@ -64,13 +74,14 @@ impl TeeBody {
             inner: None,
             whole: (!bytes.is_empty()).then_some(bytes),
             copy: Vec::new(),
+            total: 0,
             on_done: None,
         }
     }
 
     fn done(&mut self, end: BodyEnd) {
         if let Some(f) = self.on_done.take() {
-            f(std::mem::take(&mut self.copy), end);
+            f(std::mem::take(&mut self.copy), self.total, end);
         }
     }
 }
@@ -100,8 +111,10 @@ impl Body for TeeBody {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(d) = frame.data_ref() {
-                    if this.on_done.is_some() {
-                        this.copy.extend_from_slice(d);
+                    this.total += d.len() as u64;
+                    if this.on_done.is_some() && this.copy.len() < BODY_KEPT_MAX {
+                        let room = BODY_KEPT_MAX - this.copy.len();
+                        this.copy.extend_from_slice(&d[..d.len().min(room)]);
                     }
                 }
                 if inner.is_end_stream() {

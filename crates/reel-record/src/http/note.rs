@@ -307,17 +307,20 @@ fn exchange<W: Write>(
         }
     }
     if let Some(total) = x.body_total {
-        // The excerpt is cut; say so in the event the recorder builds.
-        let mut l = LineRecord {
-            stream: line.stream,
-            t: line.t,
-            bytes: line.bytes.clone(),
-            eol: reel_trace::Eol::Lf,
-            http: None,
-        };
-        l.bytes
-            .extend_from_slice(format!(" [truncated from {total} bytes]").as_bytes());
-        return rec.event(kinds::HTTP, None, &l, tags);
+        // The excerpt is cut (maybe inside a character): its text, and the full size in
+        // `truncated`, as for a JSON excerpt.
+        let lossy = String::from_utf8_lossy(&line.bytes);
+        let text = redactor.redact_text(&lossy);
+        let mut e = EventLine::new(line.t, kinds::HTTP);
+        e.text = Some(&text);
+        if let Some(s) = session {
+            e.fields.insert("session".into(), s.into());
+        }
+        if let Ok(v) = serde_json::from_str(http.get()) {
+            e.fields.insert("http".into(), v);
+        }
+        e.fields.insert("truncated".into(), total.into());
+        return rec.write_event(&e);
     }
     rec.event(kinds::HTTP, None, line, tags)
 }

@@ -71,8 +71,9 @@ impl Exchange {
         line
     }
 
-    /// The request body is complete, or was cut off.
-    pub(super) fn request_done(&self, bytes: Vec<u8>, end: BodyEnd) {
+    /// The request body is complete, or was cut off; `bytes` are its first bytes (at
+    /// most `BODY_KEPT_MAX`), `total` its size.
+    pub(super) fn request_done(&self, bytes: Vec<u8>, total: u64, end: BodyEnd) {
         let mut st = self.lock();
         if let BodyEnd::ClientBroke(why) = end {
             st.client_broke = Some(why);
@@ -98,6 +99,17 @@ impl Exchange {
             return;
         }
         st.body = BodyState::Carried;
+        if total > bytes.len() as u64 {
+            // Too long to keep: its first bytes and its size, in a `reel.http` event.
+            drop(st);
+            let mut bytes = bytes;
+            bytes.truncate(EXCERPT_MAX);
+            let mut note = self.note(None);
+            note.body_total = Some(total);
+            let line = self.exchange_line(self.session_or_conn(), note, bytes);
+            self.sh.push(None, vec![line]);
+            return;
+        }
         let line = LineRecord {
             stream: Stream::ClientToServer,
             t: Timestamp::now(),
@@ -259,12 +271,12 @@ pub(super) async fn handle(
         let ex = Arc::clone(&ex);
         TeeBody::new(
             body,
-            Box::new(move |bytes, end| ex.request_done(bytes, end)),
+            Box::new(move |bytes, total, end| ex.request_done(bytes, total, end)),
         )
     };
     let record_whole = || {
         if let Some(b) = &whole {
-            ex.request_done(b.to_vec(), BodyEnd::Whole);
+            ex.request_done(b.to_vec(), b.len() as u64, BodyEnd::Whole);
         }
     };
     if let Err(e) = conn.ensure(&sh).await {

@@ -87,3 +87,57 @@ fn after_kill_9_the_trace_holds_every_answer_the_client_received() {
     }
     let _ = upstream.stop();
 }
+
+/// A 256 MiB request body passes through whole while reel's memory stays flat: it keeps
+/// at most `BODY_KEPT_MAX` (64 MiB) of it, and the trace records it as a `reel.http`
+/// event with its first bytes and `truncated` (the full size), never silently.
+#[test]
+fn a_huge_request_body_streams_through_in_flat_memory_and_is_recorded_truncated() {
+    use crate::harness::rec_support::Session;
+    use crate::rec_http::harness::{Answer, Proxy, Upstream, read_head, send};
+    let s = Session::new();
+    let up = Upstream::start(|_| Answer::json(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+    let proxy = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let len = 256 << 20;
+    let head = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{"blob":""#;
+    let mut body = head.as_bytes().to_vec();
+    body.resize(len - 4, b'x');
+    body.extend_from_slice(br#""}}}"#);
+    let mut r = send(
+        &proxy.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("host", &proxy.addr),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ],
+        &body,
+    );
+    let (status, _) = read_head(&mut r);
+    assert_eq!(status, 200);
+    let peak = proxy.peak_memory();
+    assert!(peak < 160 << 20, "reel held {} MiB", peak >> 20);
+    assert_eq!(
+        up.seen()[0].body.len(),
+        len,
+        "the upstream got the whole body"
+    );
+    drop(r);
+    let _ = proxy.stop();
+    let trace = std::fs::read_to_string(s.trace_path()).unwrap();
+    let lines: Vec<serde_json::Value> = trace
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(
+        !lines.iter().any(|l| l["dir"] == "in"),
+        "a body past the cap is no message line"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["kind"] == "reel.http" && l["truncated"] == len as u64),
+        "no reel.http event with truncated: {len}"
+    );
+}

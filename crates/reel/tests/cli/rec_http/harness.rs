@@ -57,6 +57,18 @@ impl Proxy {
         }
     }
 
+    /// The most memory the running reel has held (Linux: `VmHWM`), in bytes.
+    pub fn peak_memory(&self) -> u64 {
+        let pid = self.child.as_ref().expect("running").id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .expect("VmHWM")
+            * 1024
+    }
+
     pub fn stderr_text(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }
