@@ -20,6 +20,10 @@ const READ_CHUNK: usize = 1 << 20;
 /// Past this size the line buffer grows by this much at a time instead of doubling: the
 /// memory a reader needs is its longest line plus at most this.
 pub const GROW_STEP: usize = 64 << 20;
+/// The longest line a reader holds (1 GiB): a longer one is read past, not loaded, and
+/// reported ([`RawLine::skipped`]), so a reader never needs more than this plus
+/// [`GROW_STEP`].
+pub const MAX_LINE: usize = 1 << 30;
 
 /// One line as found in the file.
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +36,8 @@ pub struct RawLine<'a> {
     pub terminated: bool,
     /// True when the line ended in CRLF.
     pub crlf: bool,
+    /// A line longer than [`MAX_LINE`] is not held: its length, and `bytes` is empty.
+    pub skipped: Option<u64>,
 }
 
 /// Splits a byte stream into lines.
@@ -45,6 +51,9 @@ pub struct LineReader<R> {
     longest: usize,
     /// Bytes read from `inner` so far.
     read: u64,
+    max_line: usize,
+    /// The length of the line being read past (longer than `max_line`), if any.
+    skipping: Option<u64>,
 }
 
 impl<R: Read> LineReader<R> {
@@ -59,7 +68,15 @@ impl<R: Read> LineReader<R> {
             number: 0,
             longest: 0,
             read: 0,
+            max_line: MAX_LINE,
+            skipping: None,
         }
+    }
+
+    /// The same, holding lines of at most `max` bytes (tests; see [`MAX_LINE`]).
+    pub fn with_max_line(mut self, max: usize) -> Self {
+        self.max_line = max;
+        self
     }
 
     /// Bytes read from the underlying reader so far (at most one read ahead of the
@@ -86,7 +103,19 @@ impl<R: Read> LineReader<R> {
                 let nl = scanned + i;
                 let s = self.start;
                 self.start = nl + 1;
+                if let Some(n) = self.skipping.take() {
+                    return Ok(Some(self.skipped_span(n + (nl - s) as u64, true)));
+                }
                 return Ok(Some(self.span(s, nl, true)));
+            }
+            if self.end - self.start > self.max_line || self.skipping.is_some() {
+                // Too long to hold: count it and let the bytes go.
+                *self.skipping.get_or_insert(0) += (self.end - self.start) as u64;
+                self.start = self.end;
+                if self.eof {
+                    let n = self.skipping.take().unwrap_or_default();
+                    return Ok(Some(self.skipped_span(n, false)));
+                }
             }
             if self.eof {
                 if self.start == self.end {
@@ -99,6 +128,17 @@ impl<R: Read> LineReader<R> {
             scanned = self.end;
             // `fill` may move the unread bytes to the front of the buffer.
             scanned -= self.fill()?;
+        }
+    }
+
+    fn skipped_span(&mut self, len: u64, terminated: bool) -> Span {
+        self.number += 1;
+        Span {
+            start: self.start,
+            end: self.start,
+            terminated,
+            crlf: false,
+            skipped: Some(len),
         }
     }
 
@@ -117,6 +157,7 @@ impl<R: Read> LineReader<R> {
             end: e,
             terminated,
             crlf,
+            skipped: None,
         }
     }
 
@@ -126,6 +167,7 @@ impl<R: Read> LineReader<R> {
             bytes: &self.buf[span.start..span.end],
             terminated: span.terminated,
             crlf: span.crlf,
+            skipped: span.skipped,
         }
     }
 }
@@ -136,6 +178,7 @@ struct Span {
     end: usize,
     terminated: bool,
     crlf: bool,
+    skipped: Option<u64>,
 }
 
 impl<R: Read> LineReader<R> {
@@ -384,6 +427,31 @@ fn open_file(path: &Path) -> Result<File, OpenError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A line past the limit is read past, counted and reported, not loaded; the lines
+    /// around it are read as usual.
+    #[test]
+    fn a_line_past_the_limit_is_skipped_not_held() {
+        let mut input = b"{\"a\":1}\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 3 << 20));
+        input.extend_from_slice(b"\n{\"b\":2}\n");
+        input.extend(std::iter::repeat_n(b'y', 2 << 20));
+        let mut r = LineReader::new(&input[..]).with_max_line(1 << 20);
+        let mut got = Vec::new();
+        while let Some(l) = r.next_line().unwrap() {
+            got.push((l.number, l.bytes.to_vec(), l.skipped, l.terminated));
+        }
+        assert_eq!(
+            got,
+            vec![
+                (1, b"{\"a\":1}".to_vec(), None, true),
+                (2, Vec::new(), Some(3 << 20), true),
+                (3, b"{\"b\":2}".to_vec(), None, true),
+                (4, Vec::new(), Some(2 << 20), false),
+            ]
+        );
+        assert!(r.buf.len() <= 4 << 20, "{}", r.buf.len());
+    }
 
     /// A 130 MB line is held in its own size plus at most one growth step, not in about
     /// twice its size (doubling would give a 256 MB buffer, zero-filled, so resident).

@@ -415,6 +415,7 @@ mod tests {
             bytes: b"{\"a\":1}",
             terminated: true,
             crlf: false,
+            skipped: None,
         };
         assert_eq!(d, raw_line_digest(&raw));
         let crlf = RawLine { crlf: true, ..raw };

@@ -85,6 +85,18 @@ impl Checker {
     }
 
     fn check_line(&mut self, loc: Loc, first: bool, raw: RawLine<'_>, in_last_file: bool) {
+        if let Some(len) = raw.skipped {
+            self.report(
+                Some(loc),
+                Rule::LineTooLong,
+                format!(
+                    "this line is {len} bytes, longer than reel reads ({} bytes): it was \
+                     skipped, not checked (readers skip it too)",
+                    crate::reader::MAX_LINE
+                ),
+            );
+            return;
+        }
         if raw.bytes.iter().all(u8::is_ascii_whitespace) {
             self.report(
                 Some(loc),

@@ -138,6 +138,8 @@ rules! {
     HistoryElidedRequestMismatch = "history-elided-request-mismatch", Warning;
     /// Several sessions (meta lines) appended to one file.
     SeveralSessions = "several-sessions", Warning;
+    /// A line longer than reel reads (`reel_trace::reader::MAX_LINE`): skipped.
+    LineTooLong = "line-too-long", Warning;
     /// An `eol` other than `"crlf"` or `"none"`: the pipe's bytes cannot be rebuilt.
     UnknownEol = "unknown-eol", Warning;
     /// A `t` that parses but is not the canonical `YYYY-MM-DDTHH:MM:SS.mmmZ`.
