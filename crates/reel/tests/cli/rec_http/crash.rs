@@ -1,6 +1,6 @@
 //! `kill -9` of `reel rec --url` at random points of a busy session: every answer the
 //! client had received whole is in the trace (each answer reaches the trace file before
-//! its last bytes are delivered), ten times.
+//! its last bytes are delivered), twenty times.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,7 +25,7 @@ fn after_kill_9_the_trace_holds_every_answer_the_client_received() {
         .unwrap()
         .subsec_nanos() as u64
         | 1;
-    for run in 0..10 {
+    for run in 0..20 {
         seed = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
