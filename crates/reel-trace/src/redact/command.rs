@@ -31,7 +31,9 @@ pub(super) fn redact_command(
         }
         if secret_keys {
             if let Some(redacted) = secret_flag(arg, &mut value_follows) {
-                out.push(redacted);
+                // The name keeps the value rules too (a `--redact` pattern may match
+                // it), as a second pass, which sees the value as the marker, gives it.
+                out.push(redactor.redact_text(&redacted).into_owned());
                 continue;
             }
         }
@@ -85,4 +87,34 @@ fn secret_flag(arg: &str, value_follows: &mut bool) -> Option<String> {
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     (env_name && protocol::is_secret_key(name) && is_secret_value(value))
         .then(|| format!("{name}={MARKER}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::redact::{RedactionConfig, Redactor};
+
+    #[test]
+    fn a_pattern_in_the_name_of_a_secret_flag_is_redacted_on_the_first_pass() {
+        // Found by fuzzing (fuzz/regressions/redact): `NAME=value` with a secret name
+        // redacted the value and left the name as it was; a second pass saw the marker,
+        // applied the patterns to the whole argument and redacted the name too.
+        let r = Redactor::new(&RedactionConfig {
+            patterns: vec!["[a-z]+@".into(), "(?i)secret\\d*".into()],
+            ..RedactionConfig::default()
+        })
+        .unwrap();
+        let args: Vec<String> = ["srv", "-user@host_KEY=abc", "MY_SECRET=x"]
+            .map(str::to_owned)
+            .to_vec();
+        let once = r.redact_command(&args);
+        assert_eq!(
+            once,
+            [
+                "srv",
+                "-[REDACTED]host_KEY=[REDACTED]",
+                "MY_[REDACTED]=[REDACTED]"
+            ]
+        );
+        assert_eq!(r.redact_command(&once), once);
+    }
 }
