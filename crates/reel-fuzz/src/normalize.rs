@@ -11,6 +11,8 @@
 //! normalising is idempotent; `json_eq` is reflexive and symmetric, `diff` is empty
 //! exactly for `json_eq` values, and equal values have equal keys and canonical texts.
 
+use std::sync::LazyLock;
+
 use reel_mcp::normalize::{
     MatchKey, NormalizeError, Normalizer, Pointer, canonical, diff, json_eq,
 };
@@ -20,6 +22,10 @@ use serde::de::{Deserializer as _, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::choice;
+
+/// The live side's normaliser, with the built-in redaction (compiled once).
+static LIVE: LazyLock<Normalizer> =
+    LazyLock::new(|| Normalizer::new().with_redactor(Redactor::builtin()));
 
 /// The target.
 pub fn run(data: &[u8]) {
@@ -46,8 +52,7 @@ pub fn run(data: &[u8]) {
     if let (Some(a), Some(b)) = (&a, second.and_then(|s| message(&n, s))) {
         compare(a, &b);
     }
-    let live = Normalizer::new().with_redactor(Redactor::builtin());
-    let _ = live.normalize_live(first);
+    let _ = LIVE.normalize_live(first);
 }
 
 /// Checks one message; its normalised value when it is one.

@@ -8,9 +8,13 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::LazyLock;
 
 use reel_trace::redact::Redactor;
 use reel_trace::redact_trace::{RewriteError, redact_trace};
+
+/// The built-in rules, compiled once.
+static BUILTIN: LazyLock<Redactor> = LazyLock::new(Redactor::builtin);
 
 thread_local! {
     static DIR: tempfile::TempDir = tempfile::tempdir().expect("a temporary directory");
@@ -27,10 +31,10 @@ fn redact(path: &Path, data: &[u8], redactor: &Redactor) -> Result<Vec<u8>, Rewr
 
 /// The target.
 pub fn run(data: &[u8]) {
-    let redactor = Redactor::builtin();
+    let redactor = &*BUILTIN;
     DIR.with(|dir| {
         let path = dir.path().join("t.jsonl");
-        let Ok(once) = redact(&path, data, &redactor) else {
+        let Ok(once) = redact(&path, data, redactor) else {
             // A meta line naming other rules is refused, not rewritten.
             return;
         };
@@ -49,7 +53,7 @@ pub fn run(data: &[u8]) {
                 );
             }
         }
-        let twice = redact(&path, &once, &redactor).expect("the output's own rules");
+        let twice = redact(&path, &once, redactor).expect("the output's own rules");
         assert!(
             twice == once,
             "not idempotent:\n{}\n{}",
