@@ -88,6 +88,17 @@ impl McpUrl {
             None => raw_host,
         }
         .to_owned();
+        // And after the host only a port may follow (`127.0.0.1::[]:80` has host
+        // `127.0.0.1` to the `http` crate, and the rest would still go out as `Host`).
+        let after_host = authority.as_str().get(raw_host.len()..).unwrap_or("");
+        let port_ok = after_host
+            .strip_prefix(':')
+            .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()));
+        if !after_host.is_empty() && !port_ok {
+            return Err(invalid(&format!(
+                "its authority {authority} is not host[:port]"
+            )));
+        }
         if host.is_empty() {
             return Err(invalid("it has no host"));
         }
@@ -321,6 +332,8 @@ mod tests {
             "http://a]:80/",
             "http://[::1/",
             "http://[not-v6]:80/",
+            "http://127.0.10.0::[]:8443/2?",
+            "http://127.0.0.1:80:80/",
         ] {
             let e = McpUrl::parse(bad).unwrap_err();
             assert!(e.to_string().starts_with(&format!("--url {bad}: ")), "{e}");
