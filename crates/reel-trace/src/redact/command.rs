@@ -30,10 +30,8 @@ pub(super) fn redact_command(
             }
         }
         if secret_keys {
-            if let Some(redacted) = secret_flag(arg, &mut value_follows) {
-                // The name keeps the value rules too (a `--redact` pattern may match
-                // it), as a second pass, which sees the value as the marker, gives it.
-                out.push(redactor.redact_text(&redacted).into_owned());
+            if let Some(redacted) = secret_flag(redactor, arg, &mut value_follows) {
+                out.push(redacted);
                 continue;
             }
         }
@@ -67,12 +65,15 @@ fn is_secret_flag(name: &str) -> bool {
 }
 
 /// `--name=value`, `-name=value` or `NAME=value` with a secret name → redacted; a
-/// secret `--name` alone sets `value_follows`.
-fn secret_flag(arg: &str, value_follows: &mut bool) -> Option<String> {
+/// secret `--name` alone sets `value_follows`. The name keeps the value rules (a
+/// `--redact` pattern may match it), applied to it alone: text rules over the whole
+/// argument could swallow the `=`, and a second pass would then read another flag.
+fn secret_flag(redactor: &Redactor, arg: &str, value_follows: &mut bool) -> Option<String> {
     if let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
         return match flag.split_once('=') {
             Some((name, value)) if is_secret_flag(name) && is_secret_value(value) => {
-                Some(format!("{}={MARKER}", &arg[..arg.len() - value.len() - 1]))
+                let head = &arg[..arg.len() - value.len() - 1];
+                Some(format!("{}={MARKER}", redactor.redact_text(head)))
             }
             Some(_) => None,
             None => {
@@ -86,7 +87,7 @@ fn secret_flag(arg: &str, value_follows: &mut bool) -> Option<String> {
         && !name.starts_with(|c: char| c.is_ascii_digit())
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     (env_name && protocol::is_secret_key(name) && is_secret_value(value))
-        .then(|| format!("{name}={MARKER}"))
+        .then(|| format!("{}={MARKER}", redactor.redact_text(name)))
 }
 
 #[cfg(test)]
@@ -115,6 +116,20 @@ mod tests {
                 "MY_[REDACTED]=[REDACTED]"
             ]
         );
+        assert_eq!(r.redact_command(&once), once);
+    }
+
+    #[test]
+    fn a_secret_flag_whose_name_a_rule_redacts_keeps_its_equals_sign() {
+        // Found by fuzzing (fuzz/regressions/redact): the `bearer` rule took the name's
+        // `Bearer a` together with `=[REDACTED]`, so a second pass read `--token…` as a
+        // flag whose value is the next argument and redacted that argument too.
+        let r = Redactor::builtin();
+        let args: Vec<String> = ["--token: Bearer a=YKEY", "plain"]
+            .map(str::to_owned)
+            .to_vec();
+        let once = r.redact_command(&args);
+        assert_eq!(once, ["--token: [REDACTED]=[REDACTED]", "plain"]);
         assert_eq!(r.redact_command(&once), once);
     }
 }
