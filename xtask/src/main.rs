@@ -6,12 +6,15 @@
 //!   `cargo test --workspace`, then the `shared-fixtures` suite when `../shared` exists. CI
 //!   runs it.
 //! - `bench` release-builds reel and measures it against the targets the issues set.
+//! - `fuzz` runs the libFuzzer targets in `fuzz/` (nightly, cargo-fuzz) for a while
+//!   each and reports executions and crashes; `test` replays their corpora on stable.
 //!
 //! xtask depends on no crate of the project, so it builds and reports even while one of
 //! them does not compile. Arguments are parsed by hand: there are few, and a clap build
 //! here would only slow down every `cargo xtask` on a two-core machine.
 
 mod bench;
+mod fuzz;
 mod peers;
 mod process;
 mod test;
@@ -27,12 +30,19 @@ USAGE:
                                           then the shared-fixtures suite (when ../shared exists)
   cargo xtask bench [--quick] [NAME…]     release-build reel, run benches (all by default),
                                           print a table, write target/bench/results.json
+  cargo xtask fuzz [--seconds N] [--merge] [TARGET…]
+                                          run the fuzz targets (all by default), N s each
 
 `test`:  --no-lint skips `cargo fmt --check` and clippy. ARGS go to `cargo test`; the ones
          after `--` also go to the shared-fixtures run. Tests get REEL_PEERS=<abs .peers>.
 `bench`: --quick runs small inputs on a debug build, to prove the benches run (figures are
          not meaningful; results go to target/bench/quick/). Benches: reader, rec, rec-http,
          play, play-http, diff.
+`fuzz`:  needs the nightly toolchain; installs cargo-fuzz when missing. Each target runs
+         N seconds (default 60) on one core, from fuzz/corpus and fuzz/regressions,
+         growing fuzz/work/TARGET; prints executions per target and in total, and the
+         file of every crash (fuzz/artifacts/TARGET/). --merge adds the inputs that reach
+         new code to fuzz/corpus/TARGET. `cargo test` replays every corpus on stable.
 ";
 
 fn main() -> ExitCode {
@@ -42,6 +52,7 @@ fn main() -> ExitCode {
         Some("peers") => peers::cmd(rest),
         Some("test") => test::cmd(rest),
         Some("bench") => bench::cmd(rest),
+        Some("fuzz") => fuzz::cmd(rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
@@ -51,7 +62,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Some(other) => Err(anyhow::anyhow!(
-            "unknown subcommand `{other}` (expected peers, test or bench; see `cargo xtask --help`)"
+            "unknown subcommand `{other}` (expected peers, test, bench or fuzz; see `cargo xtask --help`)"
         )),
     };
     match result {

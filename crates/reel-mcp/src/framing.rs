@@ -48,6 +48,9 @@ pub struct LineFramer {
     limit: Limit,
     /// The current line passed the [`Limit::Skip`] length: its bytes are discarded.
     skipping: bool,
+    /// The last byte discarded while `skipping` was a CR: if the LF comes first in the
+    /// next chunk, the line ended in CRLF.
+    skipped_cr: bool,
 }
 
 impl Default for LineFramer {
@@ -67,6 +70,7 @@ impl LineFramer {
             partial: Vec::new(),
             limit,
             skipping: false,
+            skipped_cr: false,
         }
     }
 
@@ -78,9 +82,13 @@ impl LineFramer {
             rest = &rest[i + 1..];
             if std::mem::take(&mut self.skipping) {
                 self.partial.clear();
+                let crlf = match piece.last() {
+                    Some(&b) => b == b'\r',
+                    None => self.skipped_cr,
+                };
                 emit(Line {
                     bytes: Vec::new(),
-                    crlf: piece.last() == Some(&b'\r'),
+                    crlf,
                     terminated: true,
                     oversized: true,
                 });
@@ -116,6 +124,9 @@ impl LineFramer {
             });
         }
         if self.skipping {
+            if let Some(&b) = rest.last() {
+                self.skipped_cr = b == b'\r';
+            }
             return;
         }
         self.partial.extend_from_slice(rest);
@@ -139,6 +150,7 @@ impl LineFramer {
             // One byte past the limit (plus a CR) cannot be a line that fits.
             Limit::Skip(max) if self.partial.len() > max.saturating_add(1) => {
                 self.skipping = true;
+                self.skipped_cr = self.partial.last() == Some(&b'\r');
                 self.partial = Vec::new();
             }
             Limit::Skip(_) => {}
@@ -277,6 +289,37 @@ mod tests {
                 f.feed(&input[at..], &mut put);
                 f.finish(&mut put);
                 assert_eq!(back, input, "max {max}, split at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_oversized_crlf_line_keeps_its_crlf_when_the_lf_comes_in_the_next_chunk() {
+        // Found by fuzzing (fuzz/regressions/line_framer): the CR was discarded with the
+        // line's bytes at the end of one chunk, and the LF alone in the next one made the
+        // line read as LF-ended.
+        let input: &[u8] = b"0123456789abc\r\nok\n";
+        let frame = |chunks: &[&[u8]]| {
+            let mut f = LineFramer::new(Limit::Skip(3));
+            let mut out = Vec::new();
+            for c in chunks {
+                f.feed(c, |l| out.push((l.bytes, l.crlf, l.oversized)));
+            }
+            f.finish(|l| out.push((l.bytes, l.crlf, l.oversized)));
+            out
+        };
+        let whole = frame(&[input]);
+        assert_eq!(
+            whole,
+            vec![(Vec::new(), true, true), (b"ok".to_vec(), false, false)]
+        );
+        for i in 0..input.len() {
+            for j in i..input.len() {
+                assert_eq!(
+                    frame(&[&input[..i], &input[i..j], &input[j..]]),
+                    whole,
+                    "{i} {j}"
+                );
             }
         }
     }

@@ -66,7 +66,39 @@ impl McpUrl {
                 "user info in the URL is not supported (let the client send its Authorization header)",
             ));
         }
-        let host = authority.host().trim_matches(['[', ']']).to_owned();
+        // The `http` crate takes the host to be what comes before the first `:` unless
+        // it starts with `[`, so `127.0.0.1[::0]:80` has host `127.0.0.1[`; a bracket
+        // is only allowed around a whole IPv6 address, or the host reel connects to is
+        // not the one the authority (the `Host` header) names.
+        let raw_host = authority.host();
+        let host = match raw_host.strip_prefix('[') {
+            Some(inner) => match inner.strip_suffix(']') {
+                Some(v6) if v6.parse::<std::net::Ipv6Addr>().is_ok() => v6,
+                _ => {
+                    return Err(invalid(&format!(
+                        "its host {raw_host} is not an IPv6 address"
+                    )));
+                }
+            },
+            None if raw_host.contains(['[', ']']) => {
+                return Err(invalid(&format!(
+                    "its host {raw_host} has a bracket (only an IPv6 address goes in brackets)"
+                )));
+            }
+            None => raw_host,
+        }
+        .to_owned();
+        // And after the host only a port may follow (`127.0.0.1::[]:80` has host
+        // `127.0.0.1` to the `http` crate, and the rest would still go out as `Host`).
+        let after_host = authority.as_str().get(raw_host.len()..).unwrap_or("");
+        let port_ok = after_host
+            .strip_prefix(':')
+            .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()));
+        if !after_host.is_empty() && !port_ok {
+            return Err(invalid(&format!(
+                "its authority {authority} is not host[:port]"
+            )));
+        }
         if host.is_empty() {
             return Err(invalid("it has no host"));
         }
@@ -288,6 +320,26 @@ mod tests {
             let e = McpUrl::parse(bad).unwrap_err();
             assert!(e.to_string().starts_with(&format!("--url {bad}: ")), "{e}");
         }
+    }
+
+    #[test]
+    fn a_url_whose_host_has_a_stray_bracket_is_refused() {
+        // Found by fuzzing (fuzz/regressions/http_guard): the host was taken as
+        // `127.0.0.1` (reel would connect there) while the authority sent as `Host`
+        // was `127.0.0.1[::0]:8443`, which reel's own loopback guard refuses.
+        for bad in [
+            "http://127.0.0.1[::0]:8443/27",
+            "http://a]:80/",
+            "http://[::1/",
+            "http://[not-v6]:80/",
+            "http://127.0.10.0::[]:8443/2?",
+            "http://127.0.0.1:80:80/",
+        ] {
+            let e = McpUrl::parse(bad).unwrap_err();
+            assert!(e.to_string().starts_with(&format!("--url {bad}: ")), "{e}");
+        }
+        let u = McpUrl::parse("http://[::1]/mcp").unwrap();
+        assert_eq!((u.host.as_str(), u.authority.as_str()), ("::1", "[::1]"));
     }
 
     fn ok(g: &LoopbackGuard, host: Option<&str>, origin: Option<&str>) -> bool {

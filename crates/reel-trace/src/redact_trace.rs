@@ -128,6 +128,10 @@ pub fn redact_trace(
             .and_then(|()| {
                 if line.raw.terminated {
                     out.write_all(eol)
+                } else if line.raw.crlf {
+                    // A last line without LF that ended in CR: the reader took the
+                    // CR off as half a line break; it is the file's last byte.
+                    out.write_all(b"\r")
                 } else {
                     Ok(())
                 }
@@ -298,6 +302,18 @@ mod tests {
     }
 
     const META: &str = r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"x","command":["srv","--api-key","sk-abcdefghijklmnopqrstuvwx"]}"#;
+
+    #[test]
+    fn a_last_line_without_lf_keeps_its_final_cr() {
+        // Found by fuzzing (fuzz/regressions/redact_trace): the CR that ended a last
+        // line without LF was dropped from the rewritten trace.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, "not json\r\ntorn\r").unwrap();
+        let mut out = Vec::new();
+        redact_trace(&path, &Redactor::builtin(), &mut out).unwrap();
+        assert_eq!(out, b"not json\r\ntorn\r");
+    }
 
     #[test]
     fn secrets_go_everything_else_stays_byte_for_byte() {

@@ -194,6 +194,10 @@ impl Decimal {
         if int.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
             return None;
         }
+        // JSON's grammar: no leading zero (`0999`), a digit after the point (`1.`).
+        if (int.len() > 1 && int.starts_with('0')) || (mantissa.contains('.') && frac.is_empty()) {
+            return None;
+        }
         let all = format!("{int}{frac}");
         let exponent = exp.checked_sub(i64::try_from(frac.len()).ok()?)?;
         let trimmed_end = all.trim_end_matches('0');
@@ -217,6 +221,22 @@ impl Decimal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_number_that_is_not_json_is_refused_not_marked() {
+        // Found by fuzzing (fuzz/regressions/normalize): `0999.0000000000000000001`
+        // (a leading zero) became a marker string, so the comparison path read a
+        // message the scanner and every JSON parser refuse.
+        for bad in [
+            "0999.0000000000000000001",
+            "1.e12345678901234567",
+            "-00.12345678901234567",
+        ] {
+            let raw = format!(r#"{{"a":{bad}}}"#);
+            assert!(parse(&raw).is_err(), "{raw}");
+        }
+        assert!(parse(r#"{"a":0.12345678901234567890}"#).is_ok());
+    }
 
     #[test]
     fn numbers_an_f64_holds_are_left_alone() {

@@ -30,7 +30,7 @@ pub(super) fn redact_command(
             }
         }
         if secret_keys {
-            if let Some(redacted) = secret_flag(arg, &mut value_follows) {
+            if let Some(redacted) = secret_flag(redactor, arg, &mut value_follows) {
                 out.push(redacted);
                 continue;
             }
@@ -65,12 +65,15 @@ fn is_secret_flag(name: &str) -> bool {
 }
 
 /// `--name=value`, `-name=value` or `NAME=value` with a secret name → redacted; a
-/// secret `--name` alone sets `value_follows`.
-fn secret_flag(arg: &str, value_follows: &mut bool) -> Option<String> {
+/// secret `--name` alone sets `value_follows`. The name keeps the value rules (a
+/// `--redact` pattern may match it), applied to it alone: text rules over the whole
+/// argument could swallow the `=`, and a second pass would then read another flag.
+fn secret_flag(redactor: &Redactor, arg: &str, value_follows: &mut bool) -> Option<String> {
     if let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
         return match flag.split_once('=') {
             Some((name, value)) if is_secret_flag(name) && is_secret_value(value) => {
-                Some(format!("{}={MARKER}", &arg[..arg.len() - value.len() - 1]))
+                let head = &arg[..arg.len() - value.len() - 1];
+                Some(format!("{}={MARKER}", redactor.redact_text(head)))
             }
             Some(_) => None,
             None => {
@@ -84,5 +87,49 @@ fn secret_flag(arg: &str, value_follows: &mut bool) -> Option<String> {
         && !name.starts_with(|c: char| c.is_ascii_digit())
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     (env_name && protocol::is_secret_key(name) && is_secret_value(value))
-        .then(|| format!("{name}={MARKER}"))
+        .then(|| format!("{}={MARKER}", redactor.redact_text(name)))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::redact::{RedactionConfig, Redactor};
+
+    #[test]
+    fn a_pattern_in_the_name_of_a_secret_flag_is_redacted_on_the_first_pass() {
+        // Found by fuzzing (fuzz/regressions/redact): `NAME=value` with a secret name
+        // redacted the value and left the name as it was; a second pass saw the marker,
+        // applied the patterns to the whole argument and redacted the name too.
+        let r = Redactor::new(&RedactionConfig {
+            patterns: vec!["[a-z]+@".into(), "(?i)secret\\d*".into()],
+            ..RedactionConfig::default()
+        })
+        .unwrap();
+        let args: Vec<String> = ["srv", "-user@host_KEY=abc", "MY_SECRET=x"]
+            .map(str::to_owned)
+            .to_vec();
+        let once = r.redact_command(&args);
+        assert_eq!(
+            once,
+            [
+                "srv",
+                "-[REDACTED]host_KEY=[REDACTED]",
+                "MY_[REDACTED]=[REDACTED]"
+            ]
+        );
+        assert_eq!(r.redact_command(&once), once);
+    }
+
+    #[test]
+    fn a_secret_flag_whose_name_a_rule_redacts_keeps_its_equals_sign() {
+        // Found by fuzzing (fuzz/regressions/redact): the `bearer` rule took the name's
+        // `Bearer a` together with `=[REDACTED]`, so a second pass read `--token…` as a
+        // flag whose value is the next argument and redacted that argument too.
+        let r = Redactor::builtin();
+        let args: Vec<String> = ["--token: Bearer a=YKEY", "plain"]
+            .map(str::to_owned)
+            .to_vec();
+        let once = r.redact_command(&args);
+        assert_eq!(once, ["--token: [REDACTED]=[REDACTED]", "plain"]);
+        assert_eq!(r.redact_command(&once), once);
+    }
 }

@@ -1,0 +1,161 @@
+//! # reel-fuzz
+//!
+//! The bodies of reel's fuzz targets, one module per parser of outside input: each
+//! takes arbitrary bytes, feeds them to the parser and asserts the invariants the parser
+//! promises (a panic here is a bug in the crate that owns the parser). They live in a
+//! library, not in the fuzz targets themselves, so two drivers share them:
+//!
+//! - `fuzz/fuzz_targets/<name>.rs` (cargo-fuzz, libFuzzer, nightly): one line each,
+//!   calling [`run`]'s target; `cargo xtask fuzz` runs them;
+//! - `tests/corpus.rs` (stable, part of `cargo test --workspace`): replays every file of
+//!   `fuzz/corpus/<name>/` and `fuzz/regressions/<name>/` through the same function, so
+//!   the normal suite never needs nightly or cargo-fuzz, and every crash fuzzing found
+//!   stays fixed.
+//!
+//! [`TARGETS`] is the one list of targets; the corpus test fails, naming what is
+//! missing, when a target lacks its entry point, its `[[bin]]` in `fuzz/Cargo.toml` or
+//! its corpus directory (or when one of those names no target).
+//!
+//! Adding a target (an importer, say): write `src/<name>.rs` with `pub fn run(data:
+//! &[u8])` asserting what the importer promises, add the module and its [`TARGETS`] row
+//! below, and the corpus test prints the entry point and `[[bin]]` to add. Inputs that
+//! carry a choice (a chunk pattern, a rule set) take it from their first byte, so
+//! libFuzzer explores the choice and the content together.
+
+#![deny(missing_docs)]
+
+pub mod check;
+pub mod http_guard;
+pub mod js_stringify;
+pub mod line_framer;
+pub mod normalize;
+pub mod redact;
+pub mod redact_trace;
+pub mod sse;
+pub mod trace_line;
+pub mod trace_reader;
+
+/// A fuzz target: its name (the cargo-fuzz target, the corpus directory) and its body.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    /// The name.
+    pub name: &'static str,
+    /// The body: panics when an invariant breaks.
+    pub run: fn(&[u8]),
+}
+
+/// Every target.
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "trace_line",
+        run: trace_line::run,
+    },
+    Target {
+        name: "trace_reader",
+        run: trace_reader::run,
+    },
+    Target {
+        name: "check",
+        run: check::run,
+    },
+    Target {
+        name: "redact_trace",
+        run: redact_trace::run,
+    },
+    Target {
+        name: "sse",
+        run: sse::run,
+    },
+    Target {
+        name: "line_framer",
+        run: line_framer::run,
+    },
+    Target {
+        name: "http_guard",
+        run: http_guard::run,
+    },
+    Target {
+        name: "normalize",
+        run: normalize::run,
+    },
+    Target {
+        name: "redact",
+        run: redact::run,
+    },
+    Target {
+        name: "js_stringify",
+        run: js_stringify::run,
+    },
+];
+
+/// Runs the target `name` on `data`; `false` when there is no such target.
+pub fn run(name: &str, data: &[u8]) -> bool {
+    match TARGETS.iter().find(|t| t.name == name) {
+        Some(t) => {
+            (t.run)(data);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Splits an input into a choice byte (0 for an empty input) and the rest.
+pub fn choice(data: &[u8]) -> (u8, &[u8]) {
+    match data.split_first() {
+        Some((&c, rest)) => (c, rest),
+        None => (0, data),
+    }
+}
+
+/// `data` cut into chunks whose lengths follow a pattern seeded by `seed` (1 to 16
+/// bytes, or the whole input at once for seed 0): how a stream arrives from a pipe or a
+/// socket, split anywhere.
+pub fn chunks(data: &[u8], seed: u8) -> Vec<&[u8]> {
+    if seed == 0 {
+        return vec![data];
+    }
+    let mut state = u32::from(seed).wrapping_mul(0x9E37_79B9) | 1;
+    let mut out = Vec::new();
+    let mut rest = data;
+    while !rest.is_empty() {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        let n = (state % 16 + 1) as usize;
+        let (chunk, tail) = rest.split_at(n.min(rest.len()));
+        out.push(chunk);
+        rest = tail;
+    }
+    out
+}
+
+/// A reader handing out `data` in [`chunks`] (a `Read` that returns short reads).
+pub struct ChunkedReader<'a> {
+    chunks: std::vec::IntoIter<&'a [u8]>,
+    current: &'a [u8],
+}
+
+impl<'a> ChunkedReader<'a> {
+    /// The reader over `data`, split by `seed`.
+    pub fn new(data: &'a [u8], seed: u8) -> Self {
+        ChunkedReader {
+            chunks: chunks(data, seed).into_iter(),
+            current: &[],
+        }
+    }
+}
+
+impl std::io::Read for ChunkedReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.current.is_empty() {
+            match self.chunks.next() {
+                Some(c) => self.current = c,
+                None => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        buf[..n].copy_from_slice(&self.current[..n]);
+        self.current = &self.current[n..];
+        Ok(n)
+    }
+}
