@@ -16,7 +16,11 @@
 //!   UTF-8 — never dropped;
 //! - redaction applies to what is written, never to what was forwarded. A non-UTF-8
 //!   line in which redaction finds a secret (in its lossy UTF-8 reading) is written as
-//!   the redacted lossy text with `lossy: true` rather than as bytes that would leak it.
+//!   the redacted lossy text with `lossy: true` rather than as bytes that would leak it;
+//! - the text lines of one stream (stderr, each side's non-JSON lines of a stdio
+//!   session) are redacted as a stream: a PEM private key printed over thirty lines
+//!   loses its body lines too, not only its `BEGIN` line (see
+//!   [`Redactor::redact_line`]).
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -27,7 +31,7 @@ use serde_json::value::RawValue;
 
 use crate::jsonrpc::{Envelope, RpcKind};
 use crate::line::{Counts, Dir, Eol, Meta, REEL_VOCABULARY_VERSION, kinds};
-use crate::redact::Redactor;
+use crate::redact::{LineBlock, Redactor};
 use crate::time::Timestamp;
 use crate::writer::{Ending, EventLine, MessageLine, TraceWriter};
 
@@ -91,12 +95,42 @@ pub fn reel_meta(
 pub struct LineRecorder<W: Write> {
     writer: TraceWriter<W>,
     redactor: Redactor,
+    /// Whether a PEM block is open on stderr and on each side's non-JSON lines
+    /// (stdio streams; an HTTP body is redacted whole).
+    blocks: TextStreams,
+}
+
+/// The text streams of a stdio session whose lines are redacted as a stream.
+#[derive(Debug, Default)]
+struct TextStreams {
+    stderr: LineBlock,
+    inbound: LineBlock,
+    outbound: LineBlock,
+}
+
+impl TextStreams {
+    /// The stream an event of `kind` on `side` belongs to, if it is one.
+    fn of(&mut self, kind: &str, side: Option<Dir>, tags: &Tags<'_>) -> Option<&mut LineBlock> {
+        if tags.http.is_some() {
+            return None;
+        }
+        match (kind, side) {
+            (kinds::STDERR, None) => Some(&mut self.stderr),
+            (kinds::NONJSON, Some(Dir::In)) => Some(&mut self.inbound),
+            (kinds::NONJSON, Some(Dir::Out)) => Some(&mut self.outbound),
+            _ => None,
+        }
+    }
 }
 
 impl<W: Write> LineRecorder<W> {
     /// Records into `writer` (its meta line written or not) with `redactor`'s rules.
     pub fn new(writer: TraceWriter<W>, redactor: Redactor) -> Self {
-        LineRecorder { writer, redactor }
+        LineRecorder {
+            writer,
+            redactor,
+            blocks: TextStreams::default(),
+        }
     }
 
     /// The redactor, for producers that format their own extension members.
@@ -122,6 +156,10 @@ impl<W: Write> LineRecorder<W> {
         let Some(json) = classify(bytes) else {
             return self.event(kinds::NONJSON, Some(dir), t, bytes, eol, tags);
         };
+        // A JSON line ends whatever text block that side's non-JSON lines had open.
+        if let Some(block) = self.blocks.of(kinds::NONJSON, Some(dir), &tags) {
+            *block = LineBlock::default();
+        }
         let flat;
         let (value, reformatted) = if memchr::memchr2(b'\n', b'\r', json.value.as_bytes()).is_some()
         {
@@ -169,14 +207,15 @@ impl<W: Write> LineRecorder<W> {
             return self.writer.write_event(&e);
         }
         let text;
+        let mut block = self.blocks.of(kind, side, &tags);
         match crate::utf8::validate(bytes) {
             Ok(s) => {
-                text = self.redactor.redact_text(s);
+                text = redact_in(&self.redactor, block.as_deref_mut(), s);
                 e.text = Some(&text);
             }
             Err(_) => {
                 let lossy = String::from_utf8_lossy(bytes);
-                match self.redactor.redact_text(&lossy) {
+                match redact_in(&self.redactor, block, &lossy) {
                     Cow::Owned(redacted) => {
                         text = Cow::Owned(redacted);
                         e.text = Some(&text);
@@ -225,6 +264,18 @@ impl<W: Write> LineRecorder<W> {
     /// Writes the `end` line and returns the output.
     pub fn finish(self, ending: Ending, at: Timestamp) -> io::Result<W> {
         self.writer.finish(ending, at)
+    }
+}
+
+/// Free text, as a line of a stream when it belongs to one.
+fn redact_in<'a>(
+    redactor: &Redactor,
+    block: Option<&mut LineBlock>,
+    text: &'a str,
+) -> Cow<'a, str> {
+    match block {
+        Some(b) => redactor.redact_line(text, b),
+        None => redactor.redact_text(text),
     }
 }
 
@@ -351,6 +402,53 @@ mod tests {
         // Nothing secret: the bytes are kept exactly.
         assert_eq!(lines[1]["bytes"], "cGxhaW4g/g==");
     }
+
+    /// A server that prints a private key prints it line by line: every line of the
+    /// block goes, on stderr and among stdout's non-JSON lines, and a JSON line ends
+    /// an open block on its side.
+    #[test]
+    fn a_key_printed_over_many_lines_is_redacted_whole() {
+        let body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW";
+        let lines = recorded(|r| {
+            for l in [
+                "-----BEGIN OPENSSH PRIVATE KEY-----",
+                body,
+                "-----END OPENSSH PRIVATE KEY-----",
+                body,
+            ] {
+                r.stderr(Timestamp(0), l.as_bytes(), Eol::Lf).unwrap();
+            }
+            for l in ["-----BEGIN PRIVATE KEY-----", body, "{}", body] {
+                r.message(
+                    Timestamp(0),
+                    Dir::Out,
+                    l.as_bytes(),
+                    Eol::Lf,
+                    Tags::default(),
+                )
+                .unwrap();
+            }
+        });
+        let texts: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l["text"].as_str().or(l["raw"].as_object().map(|_| "{}")))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                MARKER_TEXT,
+                MARKER_TEXT,
+                MARKER_TEXT,
+                body,
+                MARKER_TEXT,
+                MARKER_TEXT,
+                "{}",
+                body
+            ]
+        );
+    }
+
+    const MARKER_TEXT: &str = crate::redact::MARKER;
 
     #[test]
     fn messages_carry_their_tags_and_pretty_json_is_flattened() {
