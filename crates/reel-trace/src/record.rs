@@ -31,7 +31,7 @@ use serde_json::value::RawValue;
 
 use crate::jsonrpc::{Envelope, RpcKind};
 use crate::line::{Counts, Dir, Eol, Meta, REEL_VOCABULARY_VERSION, kinds};
-use crate::redact::{LineBlock, Redactor};
+use crate::redact::{LineStreams, Redactor};
 use crate::time::Timestamp;
 use crate::writer::{Ending, EventLine, MessageLine, TraceWriter};
 
@@ -97,30 +97,7 @@ pub struct LineRecorder<W: Write> {
     redactor: Redactor,
     /// Whether a PEM block is open on stderr and on each side's non-JSON lines
     /// (stdio streams; an HTTP body is redacted whole).
-    blocks: TextStreams,
-}
-
-/// The text streams of a stdio session whose lines are redacted as a stream.
-#[derive(Debug, Default)]
-struct TextStreams {
-    stderr: LineBlock,
-    inbound: LineBlock,
-    outbound: LineBlock,
-}
-
-impl TextStreams {
-    /// The stream an event of `kind` on `side` belongs to, if it is one.
-    fn of(&mut self, kind: &str, side: Option<Dir>, tags: &Tags<'_>) -> Option<&mut LineBlock> {
-        if tags.http.is_some() {
-            return None;
-        }
-        match (kind, side) {
-            (kinds::STDERR, None) => Some(&mut self.stderr),
-            (kinds::NONJSON, Some(Dir::In)) => Some(&mut self.inbound),
-            (kinds::NONJSON, Some(Dir::Out)) => Some(&mut self.outbound),
-            _ => None,
-        }
-    }
+    blocks: LineStreams,
 }
 
 impl<W: Write> LineRecorder<W> {
@@ -129,7 +106,7 @@ impl<W: Write> LineRecorder<W> {
         LineRecorder {
             writer,
             redactor,
-            blocks: TextStreams::default(),
+            blocks: LineStreams::default(),
         }
     }
 
@@ -156,10 +133,7 @@ impl<W: Write> LineRecorder<W> {
         let Some(json) = classify(bytes) else {
             return self.event(kinds::NONJSON, Some(dir), t, bytes, eol, tags);
         };
-        // A JSON line ends whatever text block that side's non-JSON lines had open.
-        if let Some(block) = self.blocks.of(kinds::NONJSON, Some(dir), &tags) {
-            *block = LineBlock::default();
-        }
+        self.blocks.message(dir, tags.http.is_some());
         let flat;
         let (value, reformatted) = if memchr::memchr2(b'\n', b'\r', json.value.as_bytes()).is_some()
         {
@@ -207,15 +181,15 @@ impl<W: Write> LineRecorder<W> {
             return self.writer.write_event(&e);
         }
         let text;
-        let mut block = self.blocks.of(kind, side, &tags);
+        let http = tags.http.is_some();
         match crate::utf8::validate(bytes) {
             Ok(s) => {
-                text = redact_in(&self.redactor, block.as_deref_mut(), s);
+                text = self.blocks.redact(&self.redactor, kind, side, http, s);
                 e.text = Some(&text);
             }
             Err(_) => {
                 let lossy = String::from_utf8_lossy(bytes);
-                match redact_in(&self.redactor, block, &lossy) {
+                match self.blocks.redact(&self.redactor, kind, side, http, &lossy) {
                     Cow::Owned(redacted) => {
                         text = Cow::Owned(redacted);
                         e.text = Some(&text);
@@ -264,18 +238,6 @@ impl<W: Write> LineRecorder<W> {
     /// Writes the `end` line and returns the output.
     pub fn finish(self, ending: Ending, at: Timestamp) -> io::Result<W> {
         self.writer.finish(ending, at)
-    }
-}
-
-/// Free text, as a line of a stream when it belongs to one.
-fn redact_in<'a>(
-    redactor: &Redactor,
-    block: Option<&mut LineBlock>,
-    text: &'a str,
-) -> Cow<'a, str> {
-    match block {
-        Some(b) => redactor.redact_line(text, b),
-        None => redactor.redact_text(text),
     }
 }
 

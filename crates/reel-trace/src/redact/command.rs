@@ -7,6 +7,7 @@
 //! `--connection-string`, `DB_PASS=`).
 
 use super::builtin::Revision;
+use super::context;
 use super::names::{self, Strength};
 use super::{MARKER, Redactor};
 
@@ -23,7 +24,11 @@ pub(super) fn redact_command(
         if std::mem::take(&mut value_follows) {
             // Decide on the redacted text, so a second pass decides the same.
             let text = redactor.redact_text(arg);
-            if !text.starts_with('-') {
+            let value = match revision {
+                Revision::Reel1 => !text.starts_with('-'),
+                Revision::Reel2 => !context::is_flag(&text),
+            };
+            if value {
                 out.push(if is_secret_value(&text) {
                     MARKER.to_owned()
                 } else {

@@ -139,12 +139,22 @@ fn flag_value(b: &[u8], p: usize) -> Option<Value> {
     while matches!(b.get(q), Some(b' ' | b'\t')) {
         q += 1;
     }
-    if q == le || b.get(q) == Some(&b'-') {
-        return None; // `--label=value` is the separator case; `--a --b` has no value
+    if q == le {
+        return None; // `--label=value` is the separator case
     }
     let strength = names::label(label_text(b, start, le)?, Revision::Reel2)?;
     let (vs, ve, _) = value_at(b, q, false)?;
+    if std::str::from_utf8(&b[vs..ve]).is_ok_and(is_flag) {
+        return None; // `--a --b`: the next flag, not a value
+    }
     Some(Value::judged(strength, b, vs, ve))
+}
+
+/// Whether a word after a flag is the next flag rather than its value: `-x` or
+/// `--name`, unless what follows the dashes looks random (a passphrase may start with
+/// a dash).
+pub(crate) fn is_flag(word: &str) -> bool {
+    word.starts_with('-') && !looks_random(word.trim_start_matches('-'))
 }
 
 /// The label that ends at `e`: a run of label characters of at most [`LABEL_MAX`]
@@ -293,30 +303,39 @@ fn query_value(b: &[u8], at: usize) -> Option<Value> {
 
 /// Whether a value next to a weak label is a secret: 16 to 4096 characters without
 /// white space or `://`, letters with digits (or three of lower case, upper case,
-/// digits, symbols), and at least 3 bits of entropy per character. Words, paths,
+/// digits, symbols, or a fifth or more capitals, as many small letters, and two
+/// capitals side by side), and at least 3 bits of entropy per character. Words, paths,
 /// dates and counts fail; keys, tokens, hashes and signatures pass.
 pub(crate) fn looks_random(v: &str) -> bool {
     let b = v.as_bytes();
     if !(16..=4096).contains(&b.len()) || memmem::find(b, b"://").is_some() {
         return false;
     }
-    let (mut lower, mut upper, mut digit, mut other) = (false, false, false, false);
+    let (mut lower, mut upper, mut digit, mut other) = (0usize, 0usize, false, false);
+    let mut capitals_together = false;
     let mut counts = [0u16; 256];
-    for &c in b {
+    for (i, &c) in b.iter().enumerate() {
+        capitals_together |= c.is_ascii_uppercase() && i > 0 && b[i - 1].is_ascii_uppercase();
         if c.is_ascii_whitespace() {
             return false;
         }
         match c {
-            b'a'..=b'z' => lower = true,
-            b'A'..=b'Z' => upper = true,
+            b'a'..=b'z' => lower += 1,
+            b'A'..=b'Z' => upper += 1,
             b'0'..=b'9' => digit = true,
             _ => other = true,
         }
         counts[usize::from(c)] += 1;
     }
-    let classes = [lower, upper, digit, other].iter().filter(|&&c| c).count();
-    let letters = lower || upper;
-    if !letters || (!digit && classes < 3) {
+    let classes = [lower > 0, upper > 0, digit, other]
+        .iter()
+        .filter(|&&c| c)
+        .count();
+    // Letters alone pass only in random-looking case: a fifth of them capitals or
+    // more, as many small, and two capitals side by side somewhere
+    // (`ThisIsCamelCaseName` has one capital a word).
+    let mixed = 5 * lower.min(upper) >= b.len() && capitals_together;
+    if lower + upper == 0 || (!digit && classes < 3 && !mixed) {
         return false;
     }
     let n = b.len() as f64;
@@ -402,6 +421,7 @@ mod tests {
             "Note: nothing here",
             r#"{"pin": 12345678, "password": null}"#,
             "--password --next",
+            "--password -v",
             "std::token::Kind",
             "password: [REDACTED]",
             "passed: 3, session: started",
@@ -463,6 +483,7 @@ mod tests {
             "short1A",
             "two words 1234567890",
             "ThisIsCamelCaseName",
+            "ApplicationConfigurationName",
         ] {
             assert!(!looks_random(plain), "{plain}");
         }

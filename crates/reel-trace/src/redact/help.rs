@@ -114,7 +114,7 @@ pub const RULE_DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         name: "secret-assignment",
-        what: "a value after a label named as a secret in text: label: value, label = value, label := value, label => value, \"label\": \"value\", export LABEL=value, Label=value; (connection strings, ODBC {…}), --label value; after a weak label (key, sig, signature, session…) only a random-looking value (16 or more characters, no spaces, letters with digits, 3 or more bits of entropy a character); numbers under 8 digits stay",
+        what: "a value after a label named as a secret in text: label: value, label = value, label := value, label => value, \"label\": \"value\", export LABEL=value, Label=value; (connection strings, ODBC {…}), --label value; after a weak label (key, sig, signature, session…) only a random-looking value (16 or more characters, no spaces, letters with digits or in mixed case, 3 or more bits of entropy a character); numbers under 8 digits stay",
         example: "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG → aws_secret_access_key = [REDACTED]",
     },
     RuleDoc {

@@ -65,7 +65,8 @@
 //! name holding `/` is an extension identifier (`io.modelcontextprotocol/…`), never a
 //! label beyond mcp-tape's rule. *Random-looking*: 16 to 4096 characters, no white
 //! space or `://`, letters with digits (or three of lower case, upper case, digits,
-//! symbols), and at least 3 bits of entropy per character.
+//! symbols, or a fifth or more capitals, as many small letters and two capitals side
+//! by side), and at least 3 bits of entropy per character.
 //!
 //! # JSON held as text
 //!
@@ -185,7 +186,7 @@ use self::text::{Gate, ValueRules};
 
 pub use self::error::{PatternSource, RedactError};
 pub use self::help::{EXEMPTIONS, RULE_DOCS, RuleDoc};
-pub use self::lines::LineBlock;
+pub use self::lines::{LineBlock, LineStreams};
 pub use self::text::{BASE64_SKIP_MIN, MARKER};
 
 /// The version of the rule set reel records with, written as `meta.redaction.rules`.
@@ -399,6 +400,7 @@ impl Redactor {
     /// of a stdio stream that are not JSON) as [`redact_text`](Self::redact_text)
     /// does, and also the body of a PEM private-key block whose `BEGIN` line came
     /// earlier in the same stream: `block` carries that across calls (one per stream).
+    /// Borrowed only when the line is unchanged.
     pub fn redact_line<'a>(&self, text: &'a str, block: &mut LineBlock) -> Cow<'a, str> {
         lines::redact_line(self, text, block)
     }
@@ -492,6 +494,8 @@ mod tests {
             "--openai-key=sk-1",
             "--key-file",
             "/etc/k.pem",
+            "--passphrase",
+            "-q8Zr2LmX0pVb7KdT4w",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -518,6 +522,8 @@ mod tests {
                 "--openai-key=[REDACTED]",
                 "--key-file",
                 "/etc/k.pem",
+                "--passphrase",
+                MARKER,
             ]
         );
         assert_eq!(r.redact_command(&out), out, "idempotent");
