@@ -58,7 +58,11 @@ status, headers (allowlisted, redacted), sse {id, event, retry}}; exchanges with
 JSON-RPC body (GET streams, DELETE, OAuth discovery, 202s, 502s, 403s) are reel.http
 events; SSE events without JSON data (priming, endpoint) are reel.sse events.
 
-The forwarded bytes are never changed: redaction applies to the trace only. Lines of any
+The forwarded bytes are never changed: redaction applies to the trace only, and to what
+reel itself prints: the listening line and the refusal of a --url show it as meta.upstream
+does (a secret query value or password is [REDACTED]; the client keeps its own copy of
+the URL). The lines of stderr and of each side's non-JSON output are redacted as streams,
+so a private key printed over many lines loses all of them. Lines of any
 length are forwarded and recorded; reel's memory is about 8 MiB of queue plus four times
 the largest message. After the server exits, reel waits for its output to close, giving up
 after 5 s without a byte (a process the server started may hold it open).
