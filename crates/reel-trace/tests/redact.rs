@@ -481,6 +481,10 @@ mod reel2_rules {
                 "https://x/search?key=value&sig=abc",
             ),
             ("/message?sessionId=5f2c", "/message?sessionId=5f2c"),
+            (
+                &format!("/message?sessionId={R}"),
+                &format!("/message?sessionId={R}"),
+            ),
         ]);
     }
 
@@ -531,7 +535,6 @@ mod reel2_rules {
             "cookie",
             "session",
             "clientSecret",
-            "sessionId",
             "accountKey",
         ] {
             assert_eq!(args[k], MARKER, "{k}");
@@ -542,6 +545,8 @@ mod reel2_rules {
         );
         assert_eq!(args["key"], "user:42");
         assert_eq!(args["sessions"], 3);
+        // The MCP session a trace keys on stays readable.
+        assert_eq!(args["sessionId"], R);
         assert_eq!(args["passThrough"], "keep");
         assert_eq!(args["author"], "keep");
         assert_eq!(out["params"]["name"], "connect");
@@ -617,6 +622,13 @@ mod reel2_rules {
             "inputSchema":{"type":"object","properties":{"passphrase":{"type":"string","default":"x"}}}}]}})
         .to_string();
         assert_untouched(&builtin(), &listing);
+        // Recorded HTTP headers: the session id a trace keys on stays.
+        assert_untouched(
+            &builtin(),
+            r#"{"mcp-session-id":"ecc80b32-0157-4ce8-bff3-279e79063831","content-type":"application/json"}"#,
+        );
+        let endpoint = "/message?sessionId=ecc80b32-0157-4ce8-bff3-279e79063831";
+        assert_eq!(builtin().redact_text(endpoint), endpoint);
     }
 }
 

@@ -19,7 +19,7 @@ pub struct RuleDoc {
 pub const RULE_DOCS: &[RuleDoc] = &[
     RuleDoc {
         name: "secret-keys",
-        what: "every string under a member whose name says secret: it contains password, passwd, secret, token, api_key/apiKey, authorization, private_key, access_key, passphrase or credential, is pwd or bearer, ends in pass, pwd, pw, cookie, session, auth or dsn, or names a connection string (any case; names with / are extension ids, not labels). Under a weak name (containing session, ending in key or keys) only a random-looking string. Numbers, booleans, null and names stay. Also inside JSON held as text: a result's text copy of its structuredContent, a JSON log line, a torn line. In a command: the value of such a flag or VAR=, or of a credential flag (--auth, --key, --pat, --pass, --credentials, --cookie, --*-key)",
+        what: "every string under a member whose name says secret: it contains password, passwd, secret, token, api_key/apiKey, authorization, private_key, access_key, passphrase or credential, is pwd or bearer, ends in pass, pwd, pw, cookie, session, auth or dsn, or names a connection string (any case; names with / are extension ids, not labels). Under a weak name (ending in key or keys) only a random-looking string; sessionId and Mcp-Session-Id stay. Numbers, booleans, null and names stay. Also inside JSON held as text: a result's text copy of its structuredContent, a JSON log line, a torn line. In a command: the value of such a flag or VAR=, or of a credential flag (--auth, --key, --pat, --pass, --credentials, --cookie, --*-key)",
         example: r#"{"db_pass":"x","n":2} → {"db_pass":"[REDACTED]","n":2}"#,
     },
     RuleDoc {

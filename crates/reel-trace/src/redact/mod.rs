@@ -57,9 +57,10 @@
 //! `authorization`, `private_key`, `access_key` (mcp-tape's rule), `passphrase` or
 //! `credential`; is `pwd` or `bearer`; ends in the word `pass`, `pwd`, `pw`, `cookie`,
 //! `cookies`, `session`, `auth` or `dsn`; or names a connection string. It is *weak*
-//! (only a random-looking value is a secret) when it contains the word `session` or
-//! ends in `key`/`keys` — and, for labels and query names, contains `key`, `sig` or
-//! `signature` (a text label ending in `session` is weak too: `session: started`).
+//! (only a random-looking value is a secret) when it ends in `key`/`keys` — and, for
+//! labels and query names, contains `key`, `sig` or `signature` (a text label ending
+//! in `session` is weak too: `session: started`). `sessionId` and `Mcp-Session-Id`
+//! are neither: they name the MCP session the trace keys on.
 //! Words split at `_ - .`, spaces and camelCase humps, without case: `dbPass`,
 //! `DB_PASS`, `db-pass` alike; `passThrough`, `sessions`, `author` are not secrets. A
 //! name holding `/` is an extension identifier (`io.modelcontextprotocol/…`), never a

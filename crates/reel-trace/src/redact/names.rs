@@ -45,9 +45,9 @@ const STRONG_LAST: [&str; 8] = [
     "pass", "pwd", "pw", "cookie", "cookies", "session", "auth", "dsn",
 ];
 
-/// `reel/2`: words that make a member or flag name weak (`sessionId`, `accountKey`).
-const WEAK_MEMBER: [&str; 1] = ["session"];
-/// `reel/2`: last words that make a member name weak.
+/// `reel/2`: last words that make a member name weak (`accountKey`). Not `session`
+/// before another word: `sessionId`, `Mcp-Session-Id` name the MCP session a trace
+/// keys on, which stays readable.
 const WEAK_MEMBER_LAST: [&str; 2] = ["key", "keys"];
 /// `reel/2`: words that make a text label or query name weak (`sig=`, `X-Amz-Signature=`).
 const WEAK_LABEL: [&str; 4] = ["key", "keys", "sig", "signature"];
@@ -96,7 +96,7 @@ pub(crate) fn member(name: &str, revision: Revision) -> Option<Strength> {
     let shape = Shape::of(name);
     if shape.strong {
         Some(Strength::Strong)
-    } else if shape.session || shape.last.is_some_and(|w| is_one_of(w, &WEAK_MEMBER_LAST)) {
+    } else if shape.last.is_some_and(|w| is_one_of(w, &WEAK_MEMBER_LAST)) {
         Some(Strength::Weak)
     } else {
         None
@@ -174,7 +174,7 @@ pub(crate) fn label(name: &str, revision: Revision) -> Option<Strength> {
         .is_some_and(|w| w.eq_ignore_ascii_case("session"));
     if shape.strong && !session_last {
         Some(Strength::Strong)
-    } else if shape.strong || shape.session || shape.weak_label {
+    } else if shape.strong || shape.weak_label {
         Some(Strength::Weak)
     } else {
         None
@@ -187,8 +187,6 @@ struct Shape<'n> {
     /// Contains `passphrase` or `credential`, ends in a strong word, or names a
     /// connection string.
     strong: bool,
-    /// Has the word `session`.
-    session: bool,
     /// Has a word of [`WEAK_LABEL`].
     weak_label: bool,
 }
@@ -202,9 +200,8 @@ impl<'n> Shape<'n> {
                     .iter()
                     .any(|p| starts_with_ci(&b[i..], p.as_bytes()))
         });
-        let (mut last, mut prev, mut session, mut weak_label) = (None, None, false, false);
+        let (mut last, mut prev, mut weak_label) = (None, None, false);
         for w in words(name) {
-            session |= is_one_of(w, &WEAK_MEMBER);
             weak_label |= is_one_of(w, &WEAK_LABEL);
             // `connectionString`, `connection_string`, `ConnStr`.
             strong |= is_one_of(w, &["connstr", "connectionstring"])
@@ -217,7 +214,6 @@ impl<'n> Shape<'n> {
         Shape {
             last,
             strong,
-            session,
             weak_label,
         }
     }
@@ -402,13 +398,7 @@ mod tests {
         ] {
             assert_eq!(member(strong, r), Some(Strength::Strong), "{strong}");
         }
-        for weak in [
-            "sessionId",
-            "session_key_id",
-            "key",
-            "accountKey",
-            "AccountKey",
-        ] {
+        for weak in ["key", "accountKey", "AccountKey", "signing_keys"] {
             assert_eq!(member(weak, r), Some(Strength::Weak), "{weak}");
         }
         for plain in [
@@ -420,6 +410,9 @@ mod tests {
             "author",
             "oauth",
             "sessions",
+            "sessionId",
+            "mcp-session-id",
+            "session_key_id",
             "keyName",
             "keyboard",
             "sig",
@@ -432,6 +425,9 @@ mod tests {
         assert_eq!(label("sig", r), Some(Strength::Weak));
         assert_eq!(label("X-Amz-Signature", r), Some(Strength::Weak));
         assert_eq!(label("key_id", r), Some(Strength::Weak));
+        assert_eq!(label("session", r), Some(Strength::Weak));
+        assert_eq!(label("sessionId", r), None);
+        assert_eq!(label("Mcp-Session-Id", r), None);
         assert_eq!(label("sig", Revision::Reel1), None);
         assert_eq!(label("pass", Revision::Reel1), None);
     }
