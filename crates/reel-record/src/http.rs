@@ -266,6 +266,12 @@ impl HttpRecorder {
         format!("http://{}{}", self.local, self.url.path)
     }
 
+    /// [`listen_url`](Self::listen_url) as reel prints it and the trace would show it:
+    /// the upstream's query redacted as `meta.upstream` is.
+    pub fn shown_listen_url(&self) -> String {
+        note::redact_path(&self.config.redactor, &self.listen_url())
+    }
+
     /// The run's label.
     pub fn label(&self) -> &str {
         &self.label

@@ -16,7 +16,11 @@
 //!   UTF-8 — never dropped;
 //! - redaction applies to what is written, never to what was forwarded. A non-UTF-8
 //!   line in which redaction finds a secret (in its lossy UTF-8 reading) is written as
-//!   the redacted lossy text with `lossy: true` rather than as bytes that would leak it.
+//!   the redacted lossy text with `lossy: true` rather than as bytes that would leak it;
+//! - the text lines of one stream (stderr, each side's non-JSON lines of a stdio
+//!   session) are redacted as a stream: a PEM private key printed over thirty lines
+//!   loses its body lines too, not only its `BEGIN` line (see
+//!   [`Redactor::redact_line`]).
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -27,7 +31,7 @@ use serde_json::value::RawValue;
 
 use crate::jsonrpc::{Envelope, RpcKind};
 use crate::line::{Counts, Dir, Eol, Meta, REEL_VOCABULARY_VERSION, kinds};
-use crate::redact::Redactor;
+use crate::redact::{LineStreams, Redactor};
 use crate::time::Timestamp;
 use crate::writer::{Ending, EventLine, MessageLine, TraceWriter};
 
@@ -91,12 +95,19 @@ pub fn reel_meta(
 pub struct LineRecorder<W: Write> {
     writer: TraceWriter<W>,
     redactor: Redactor,
+    /// Whether a PEM block is open on stderr and on each side's non-JSON lines
+    /// (stdio streams; an HTTP body is redacted whole).
+    blocks: LineStreams,
 }
 
 impl<W: Write> LineRecorder<W> {
     /// Records into `writer` (its meta line written or not) with `redactor`'s rules.
     pub fn new(writer: TraceWriter<W>, redactor: Redactor) -> Self {
-        LineRecorder { writer, redactor }
+        LineRecorder {
+            writer,
+            redactor,
+            blocks: LineStreams::default(),
+        }
     }
 
     /// The redactor, for producers that format their own extension members.
@@ -122,6 +133,7 @@ impl<W: Write> LineRecorder<W> {
         let Some(json) = classify(bytes) else {
             return self.event(kinds::NONJSON, Some(dir), t, bytes, eol, tags);
         };
+        self.blocks.message(dir, tags.http.is_some());
         let flat;
         let (value, reformatted) = if memchr::memchr2(b'\n', b'\r', json.value.as_bytes()).is_some()
         {
@@ -169,14 +181,15 @@ impl<W: Write> LineRecorder<W> {
             return self.writer.write_event(&e);
         }
         let text;
+        let http = tags.http.is_some();
         match crate::utf8::validate(bytes) {
             Ok(s) => {
-                text = self.redactor.redact_text(s);
+                text = self.blocks.redact(&self.redactor, kind, side, http, s);
                 e.text = Some(&text);
             }
             Err(_) => {
                 let lossy = String::from_utf8_lossy(bytes);
-                match self.redactor.redact_text(&lossy) {
+                match self.blocks.redact(&self.redactor, kind, side, http, &lossy) {
                     Cow::Owned(redacted) => {
                         text = Cow::Owned(redacted);
                         e.text = Some(&text);
@@ -351,6 +364,53 @@ mod tests {
         // Nothing secret: the bytes are kept exactly.
         assert_eq!(lines[1]["bytes"], "cGxhaW4g/g==");
     }
+
+    /// A server that prints a private key prints it line by line: every line of the
+    /// block goes, on stderr and among stdout's non-JSON lines, and a JSON line ends
+    /// an open block on its side.
+    #[test]
+    fn a_key_printed_over_many_lines_is_redacted_whole() {
+        let body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW";
+        let lines = recorded(|r| {
+            for l in [
+                "-----BEGIN OPENSSH PRIVATE KEY-----",
+                body,
+                "-----END OPENSSH PRIVATE KEY-----",
+                body,
+            ] {
+                r.stderr(Timestamp(0), l.as_bytes(), Eol::Lf).unwrap();
+            }
+            for l in ["-----BEGIN PRIVATE KEY-----", body, "{}", body] {
+                r.message(
+                    Timestamp(0),
+                    Dir::Out,
+                    l.as_bytes(),
+                    Eol::Lf,
+                    Tags::default(),
+                )
+                .unwrap();
+            }
+        });
+        let texts: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l["text"].as_str().or(l["raw"].as_object().map(|_| "{}")))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                MARKER_TEXT,
+                MARKER_TEXT,
+                MARKER_TEXT,
+                body,
+                MARKER_TEXT,
+                MARKER_TEXT,
+                "{}",
+                body
+            ]
+        );
+    }
+
+    const MARKER_TEXT: &str = crate::redact::MARKER;
 
     #[test]
     fn messages_carry_their_tags_and_pretty_json_is_flattened() {

@@ -28,8 +28,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::line::Dir;
 use crate::reader::{OpenError, TraceReader};
-use crate::redact::Redactor;
+use crate::redact::{LineStreams, Redactor};
 
 /// Why a trace could not be redacted.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +69,12 @@ struct Members<'a> {
     #[serde(rename = "type", default, borrow)]
     ty: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
+    dir: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    side: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
     raw: Option<&'a RawValue>,
     #[serde(default, borrow)]
     raw_b64: Option<&'a RawValue>,
@@ -102,12 +109,13 @@ pub fn redact_trace(
     let description = redactor.describe();
     let mut reader = TraceReader::open(path)?;
     let mut done = Rewritten::default();
+    let mut streams = LineStreams::default();
     while let Some(line) = reader.next_line() {
         let line = line?;
         done.lines += 1;
         let bytes = line.raw.bytes;
         let edited = match std::str::from_utf8(bytes) {
-            Ok(text) => redact_line(text, redactor, &description).map_err(|()| {
+            Ok(text) => redact_line(text, redactor, &description, &mut streams).map_err(|()| {
                 RewriteError::OtherRules {
                     path: line.path.to_owned(),
                     line: line.raw.number,
@@ -143,8 +151,14 @@ pub fn redact_trace(
 }
 
 /// The line redacted, or `None` when nothing in it changes; `Err` for a meta line that
-/// names other rules.
-fn redact_line(text: &str, redactor: &Redactor, description: &Value) -> Result<Option<String>, ()> {
+/// names other rules. `streams` carries what the text lines of a stdio stream showed
+/// so far (a PEM block printed over many stderr lines), as the recorder's does.
+fn redact_line(
+    text: &str,
+    redactor: &Redactor,
+    description: &Value,
+    streams: &mut LineStreams,
+) -> Result<Option<String>, ()> {
     let Ok(m) = serde_json::from_str::<Members<'_>>(text) else {
         // Not a JSON object: nothing to find members in.
         return Ok(None);
@@ -194,6 +208,17 @@ fn redact_line(text: &str, redactor: &Redactor, description: &Value) -> Result<O
             }
         }
     }
+    let side = |s: Option<&Cow<'_, str>>| match s.map(|s| s.as_ref()) {
+        Some("in") => Some(Dir::In),
+        Some("out") => Some(Dir::Out),
+        _ => None,
+    };
+    let http = m.http.is_some();
+    let kind = m.kind.as_deref().unwrap_or_default();
+    let event_side = side(m.side.as_ref());
+    if let (Some(dir), Some(_)) = (side(m.dir.as_ref()), m.raw) {
+        streams.message(dir, http);
+    }
     let mut raw_changed = false;
     if let Some(r) = m.raw {
         if let Cow::Owned(s) = redactor.redact_json(r.get()) {
@@ -208,7 +233,7 @@ fn redact_line(text: &str, redactor: &Redactor, description: &Value) -> Result<O
     }
     if let Some(t) = m.text {
         if let Ok(s) = serde_json::from_str::<Cow<'_, str>>(t.get()) {
-            if let Cow::Owned(red) = redactor.redact_text(&s) {
+            if let Cow::Owned(red) = streams.redact(redactor, kind, event_side, http, &s) {
                 replace(&mut edits, t, json_text(&red));
             }
         }
@@ -219,7 +244,7 @@ fn redact_line(text: &str, redactor: &Redactor, description: &Value) -> Result<O
             .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s).ok());
         if let Some(decoded) = decoded {
             let lossy = String::from_utf8_lossy(&decoded);
-            if let Cow::Owned(red) = redactor.redact_text(&lossy) {
+            if let Cow::Owned(red) = streams.redact(redactor, kind, event_side, http, &lossy) {
                 if let Some(key) = member_start(text, at(b).0, "bytes") {
                     edits.push(Edit {
                         start: key,
@@ -366,6 +391,28 @@ mod tests {
         assert_eq!(lines[2]["lossy"], true);
         assert!(lines[2]["text"].as_str().unwrap().contains("[REDACTED]"));
         assert!(lines[3].get("raw_b64").is_none() && lines[3]["reformatted"] == true);
+    }
+
+    /// As the recorder does: a key printed over many stderr lines loses every line.
+    #[test]
+    fn a_pem_block_over_stderr_lines_goes_whole() {
+        let event = |text: &str| {
+            format!(
+                r#"{{"t":"2026-01-01T00:00:00.001Z","dir":"event","kind":"reel.stderr","text":"{text}"}}"#
+            )
+        };
+        let body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun";
+        let lines = [
+            META.to_owned(),
+            event("-----BEGIN RSA PRIVATE KEY-----"),
+            event(body),
+            event("-----END RSA PRIVATE KEY-----"),
+            event("done"),
+        ];
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let (out, _) = redacted(&refs);
+        assert!(!out.contains(body), "{out}");
+        assert!(out.contains(r#""text":"done""#));
     }
 
     #[test]

@@ -18,6 +18,15 @@ fn builtin() -> Redactor {
     BUILTIN.clone()
 }
 
+/// The rules of a trace recorded by reel 0.1 (`meta.redaction.rules: "reel/1"`).
+fn reel1() -> Redactor {
+    static REEL1: LazyLock<Redactor> = LazyLock::new(|| {
+        Redactor::from_description(&json!({"rules":"reel/1","marker":"[REDACTED]","defaults":true}))
+            .unwrap_or_else(|e| panic!("{e}"))
+    });
+    REEL1.clone()
+}
+
 fn with_patterns(patterns: &[&str]) -> Redactor {
     let config = RedactionConfig {
         patterns: patterns.iter().map(|p| p.to_string()).collect(),
@@ -180,8 +189,10 @@ mod builtin_value_rules {
             ("sk_live_12345678", "[REDACTED]"),
             ("rk_live_abcdEFGH99", "[REDACTED]"),
             ("sk_live_1234567", "sk_live_1234567"),
-            ("sk_test_12345678", "sk_test_12345678"),
+            ("sk_test_12345678", "[REDACTED]"),
         ]);
+        // reel/1 (mcp-tape's rule) knew live keys only.
+        assert_eq!(reel1().redact_text("sk_test_12345678"), "sk_test_12345678");
     }
 
     #[test]
@@ -197,8 +208,12 @@ mod builtin_value_rules {
             ),
             ("https://user@host/x", "https://user@host/x"),
             ("https://host:8080/path@x", "https://host:8080/path@x"),
-            ("redis://:pass@host", "redis://:pass@host"),
+            ("redis://:pass@host", "redis://:[REDACTED]@host"),
         ]);
+        assert_eq!(
+            reel1().redact_text("redis://:pass@host"),
+            "redis://:pass@host"
+        );
     }
 
     #[test]
@@ -248,6 +263,372 @@ mod builtin_value_rules {
             "AKIAIOSFODNN7EXAMPLE"
         );
         assert_untouched(&Redactor::disabled(), r#"{"password":"x"}"#);
+    }
+}
+
+/// The `reel/2` additions, rule by rule, each class of secret a real MCP server
+/// returns; every case is also checked to be a fixed point (redacting again changes
+/// nothing).
+mod reel2_rules {
+    use super::*;
+
+    /// 24 characters that pass `looks_random`.
+    const R: &str = "q8Zr2LmX0pVb7KdT4wNs9JcY";
+
+    fn check(cases: &[(&str, &str)]) {
+        for (input, expected) in cases {
+            let text = builtin().redact_text(input).into_owned();
+            assert_eq!(text, *expected, "text: {input}");
+            assert_eq!(builtin().redact_text(&text), text, "idempotent: {input}");
+            assert_eq!(value_redacted(input), *expected, "JSON value: {input}");
+        }
+    }
+
+    fn pem(label: &str, body: &str, nl: &str) -> String {
+        format!("-----BEGIN {label}-----{nl}{body}{nl}-----END {label}-----")
+    }
+
+    #[test]
+    fn pem_private_keys_go_whole() {
+        let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT";
+        for label in [
+            "RSA PRIVATE KEY",
+            "OPENSSH PRIVATE KEY",
+            "EC PRIVATE KEY",
+            "PRIVATE KEY",
+            "ENCRYPTED PRIVATE KEY",
+            "DSA PRIVATE KEY",
+            "PGP PRIVATE KEY BLOCK",
+        ] {
+            for nl in ["\n", "\r\n", "\\n"] {
+                let block = pem(label, &body.replace('\n', nl), nl);
+                check(&[(
+                    &format!("key:\n{block}\nthanks"),
+                    "key:\n[REDACTED]\nthanks",
+                )]);
+            }
+        }
+        let encrypted = pem(
+            "RSA PRIVATE KEY",
+            "Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F17F5316E2BAC89\n\nMIIEowIBAAKCAQEAu1SU",
+            "\n",
+        );
+        check(&[(&encrypted, "[REDACTED]")]);
+        // Cut short: the body goes to its end.
+        check(&[(
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQ",
+            "[REDACTED]",
+        )]);
+        // Public keys and certificates are not secrets.
+        let cert = pem("CERTIFICATE", "MIIDdzCCAl+gAwIBAgIE", "\n");
+        let public = pem("PUBLIC KEY", "MFkwEwYHKoZIzj0CAQYI", "\n");
+        check(&[(&cert, &cert), (&public, &public)]);
+    }
+
+    #[test]
+    fn a_service_account_held_as_text() {
+        let key = pem("PRIVATE KEY", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "\n");
+        let account = json!({"type":"service_account","project_id":"p","private_key_id":"0a1b","private_key": key,"client_email":"a@p.iam.gserviceaccount.com"});
+        // Valid JSON held as text: the key rule sees `private_key`.
+        let text = account.to_string();
+        let out = builtin().redact_text(&text).into_owned();
+        let back: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(back["private_key"], MARKER);
+        assert_eq!(back["private_key_id"], MARKER);
+        assert_eq!(back["client_email"], "a@p.iam.gserviceaccount.com");
+        // Cut short, or not JSON at all: the PEM rule takes the block, escapes and all.
+        let torn = &text[..text.len() - 20];
+        assert!(!builtin().redact_text(torn).contains("MIIEvQ"));
+        let yaml = format!("credentials: |\n  {}", text.replace('"', ""));
+        assert!(!builtin().redact_text(&yaml).contains("MIIEvQ"));
+    }
+
+    #[test]
+    fn aws_keys_in_free_text() {
+        let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+        check(&[
+            ("ASIAIOSFODNN7EXAMPLE", "[REDACTED]"),
+            (
+                "ABIAIOSFODNN7EXAMPLE ACCAIOSFODNN7EXAMPLE",
+                "[REDACTED] [REDACTED]",
+            ),
+            ("AIDAIOSFODNN7EXAMPLE", "AIDAIOSFODNN7EXAMPLE"),
+            (
+                &format!(
+                    "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = {secret}\naws_session_token = IQoJb3JpZ2luX2VjE/x+y=\n"
+                ),
+                "[default]\naws_access_key_id = [REDACTED]\naws_secret_access_key = [REDACTED]\naws_session_token = [REDACTED]\n",
+            ),
+            (
+                &format!("export AWS_SECRET_ACCESS_KEY={secret}"),
+                "export AWS_SECRET_ACCESS_KEY=[REDACTED]",
+            ),
+            (
+                &format!("$env:AWS_SECRET_ACCESS_KEY = \"{secret}\""),
+                "$env:AWS_SECRET_ACCESS_KEY = \"[REDACTED]\"",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn provider_tokens() {
+        let a36 = "Ab1".repeat(12);
+        let sg = format!(
+            "SG.{}.{}",
+            "aB3_".repeat(5) + "xy",
+            "Cd4-".repeat(10) + "efg"
+        );
+        check(&[
+            (
+                &format!("post to https://hooks.slack.com/services/T0AB12CD3/B0EF45GH6/{R} now"),
+                "post to https://hooks.slack.com/services/[REDACTED] now",
+            ),
+            (
+                &format!("https://hooks.slack.com/workflows/T0AB12CD3/A0B/1/{R}"),
+                "https://hooks.slack.com/workflows/[REDACTED]",
+            ),
+            ("https://hooks.slack.com/", "https://hooks.slack.com/"),
+            (&format!("whsec_{R}"), "[REDACTED]"),
+            ("whsec_short", "whsec_short"),
+            (
+                &format!("NPM_TOKEN is npm_{a36}"),
+                "NPM_TOKEN is [REDACTED]",
+            ),
+            (
+                &format!("npm_{}", &a36[..30]),
+                &format!("npm_{}", &a36[..30]),
+            ),
+            (&format!("hf_{}", &a36[..34]), "[REDACTED]"),
+            ("hf_token", "hf_token"),
+            (&format!("glpat-{}", &R[..20]), "[REDACTED]"),
+            (&format!("gldt-{R} glrt-{R}"), "[REDACTED] [REDACTED]"),
+            ("glpat-short", "glpat-short"),
+            (&sg, "[REDACTED]"),
+            ("SG.x.y", "SG.x.y"),
+            (&format!("BEARER {R}"), "[REDACTED]"),
+            (&format!("xapp-1-A0B1C2D3E4-{R}"), "[REDACTED]"),
+            (&format!("xoxe.xoxp-1-{R}"), "[REDACTED]"),
+            (&format!("sk_test_{R} rk_test_{R}"), "[REDACTED] [REDACTED]"),
+        ]);
+    }
+
+    #[test]
+    fn connection_strings() {
+        check(&[
+            (
+                "redis://:S3cret-pw@cache:6379/0",
+                "redis://:[REDACTED]@cache:6379/0",
+            ),
+            (
+                "postgres://app:pa/ss+w0rd@db/x",
+                "postgres://app:[REDACTED]@db/x",
+            ),
+            (
+                "https://host:8080/users/bob@example.com",
+                "https://host:8080/users/bob@example.com",
+            ),
+            (
+                &format!("https://{R}@github.com/o/r.git"),
+                "https://[REDACTED]@github.com/o/r.git",
+            ),
+            ("ssh://git@github.com/o/r", "ssh://git@github.com/o/r"),
+            (
+                "jdbc:postgresql://db/x?user=app&password=hunter2&ssl=true",
+                "jdbc:postgresql://db/x?user=app&password=[REDACTED]&ssl=true",
+            ),
+            (
+                "Server=tcp:x.database.windows.net,1433;Initial Catalog=db;User ID=app;Password=Pa55/w0rd!;Encrypt=True;",
+                "Server=tcp:x.database.windows.net,1433;Initial Catalog=db;User ID=app;Password=[REDACTED];Encrypt=True;",
+            ),
+            (
+                &format!(
+                    "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={R}+/Q==;EndpointSuffix=core.windows.net"
+                ),
+                "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=[REDACTED];EndpointSuffix=core.windows.net",
+            ),
+            (
+                "Driver={ODBC};Pwd={p;w};",
+                "Driver={ODBC};Pwd={[REDACTED]};",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn secrets_in_urls() {
+        check(&[
+            (
+                &format!("GET https://api.example.com/v1/me?access_token={R}&fields=id"),
+                "GET https://api.example.com/v1/me?access_token=[REDACTED]&fields=id",
+            ),
+            (
+                &format!(
+                    "https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&se=2030-01-01&sig={R}%2B%3D"
+                ),
+                "https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&se=2030-01-01&sig=[REDACTED]",
+            ),
+            (
+                &format!("https://maps.example.com/api?key={R}&q=paris"),
+                "https://maps.example.com/api?key=[REDACTED]&q=paris",
+            ),
+            (
+                &format!(
+                    "s3://b/o?X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20300101%2Fus-east-1&X-Amz-Signature={R}"
+                ),
+                "s3://b/o?X-Amz-Credential=[REDACTED]&X-Amz-Signature=[REDACTED]",
+            ),
+            (
+                "https://x/search?key=value&sig=abc",
+                "https://x/search?key=value&sig=abc",
+            ),
+            ("/message?sessionId=5f2c", "/message?sessionId=5f2c"),
+            (
+                &format!("/message?sessionId={R}"),
+                &format!("/message?sessionId={R}"),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn labelled_values() {
+        check(&[
+            ("password: hunter2", "password: [REDACTED]"),
+            ("db_pass=hunter2 user=app", "db_pass=[REDACTED] user=app"),
+            (
+                "run --passphrase 'open sesame' now",
+                "run --passphrase '[REDACTED]' now",
+            ),
+            (
+                "--connection-string=Server=x;Password=y",
+                "--connection-string=[REDACTED];Password=[REDACTED]",
+            ),
+            (
+                "Cookie: session=abc123; theme=dark",
+                "Cookie: [REDACTED]; theme=dark",
+            ),
+            (&format!("api key: {R}"), "api key: [REDACTED]"),
+            (&format!("session: {R}"), "session: [REDACTED]"),
+            ("session: started", "session: started"),
+            (
+                "max_tokens=100, tokens: 4096",
+                "max_tokens=100, tokens: 4096",
+            ),
+            ("the password is wrong", "the password is wrong"),
+            ("primary key: id", "primary key: id"),
+        ]);
+    }
+
+    #[test]
+    fn reel2_secret_names_in_json() {
+        let raw = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"connect","arguments":{
+            "passphrase":"p1","pass":"p2","db_pass":"p3","cookie":"p4","session":"p5",
+            "clientSecret":"p6","credentials":{"user":"bob","value":"p7"},
+            "sessionId": R, "accountKey": R, "key": "user:42", "sessions": 3,
+            "passThrough": "keep", "author": "keep"}}})
+        .to_string();
+        let out: Value =
+            serde_json::from_str(&red(&builtin(), &raw)).unwrap_or_else(|e| panic!("{e}"));
+        let args = &out["params"]["arguments"];
+        for k in [
+            "passphrase",
+            "pass",
+            "db_pass",
+            "cookie",
+            "session",
+            "clientSecret",
+            "accountKey",
+        ] {
+            assert_eq!(args[k], MARKER, "{k}");
+        }
+        assert_eq!(
+            args["credentials"],
+            json!({"user":"[REDACTED]","value":"[REDACTED]"})
+        );
+        assert_eq!(args["key"], "user:42");
+        assert_eq!(args["sessions"], 3);
+        // The MCP session a trace keys on stays readable.
+        assert_eq!(args["sessionId"], R);
+        assert_eq!(args["passThrough"], "keep");
+        assert_eq!(args["author"], "keep");
+        assert_eq!(out["params"]["name"], "connect");
+    }
+
+    #[test]
+    fn errors_and_text_twins() {
+        let error = json!({"jsonrpc":"2.0","id":3,"error":{"code":-32000,
+            "message":"FATAL: password authentication failed (password: hunter2x)",
+            "data":{"dsn":"postgres://app:hunter2x@db/app"}}})
+        .to_string();
+        let out = red(&builtin(), &error);
+        assert!(!out.contains("hunter2x"), "{out}");
+        assert!(out.contains(r#""code":-32000"#));
+        // A result's text copy of its structuredContent: the same members go.
+        let structured = json!({"user":"bob","apiKey":R,"nested":{"token":{"v":"tk-9"}},"count":2});
+        let result = json!({"jsonrpc":"2.0","id":4,"result":{
+            "content":[{"type":"text","text": serde_json::to_string_pretty(&structured).unwrap_or_default()}],
+            "structuredContent": structured}})
+        .to_string();
+        let out: Value =
+            serde_json::from_str(&red(&builtin(), &result)).unwrap_or_else(|e| panic!("{e}"));
+        let twin: Value = serde_json::from_str(
+            out["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(twin, out["result"]["structuredContent"]);
+        assert_eq!(twin["apiKey"], MARKER);
+        assert_eq!(twin["nested"]["token"]["v"], MARKER);
+        assert_eq!(twin["count"], 2);
+        // Text inside text inside text.
+        let inner = json!({"password": "deep"}).to_string();
+        let middle = json!({"log": inner}).to_string();
+        let outer = json!({"jsonrpc":"2.0","id":5,"result":{"text": middle}}).to_string();
+        assert!(!red(&builtin(), &outer).contains("deep"));
+    }
+
+    #[test]
+    fn a_torn_line_gets_the_key_rules() {
+        let torn = r#"{"jsonrpc":"2.0","id":7,"result":{"structuredContent":{"passphrase":"abc def","cookie":"sid=1","nested":{"secret":["x","y"]},"note":"fine"},"content":[{"type":"text","text":"{\"pass\":\"zz"#;
+        let out = builtin().redact_text(torn).into_owned();
+        for gone in ["abc def", "sid=1", r#""x""#, "zz"] {
+            assert!(!out.contains(gone), "{gone} in {out}");
+        }
+        assert!(
+            out.starts_with(r#"{"jsonrpc":"2.0","id":7,"result":"#),
+            "{out}"
+        );
+        assert!(out.contains(r#""note":"fine""#));
+        assert_eq!(builtin().redact_text(&out), out);
+        // Cut inside an escape or a literal.
+        for cut in [
+            r#"{"password":"ab\"#,
+            r#"{"password":"ab\u00"#,
+            r#"{"a":tr"#,
+            r#"{"a":1."#,
+        ] {
+            let out = builtin().redact_text(cut);
+            assert!(!out.contains("ab"), "{cut} → {out}");
+        }
+    }
+
+    #[test]
+    fn the_exemptions_still_win() {
+        let raw = json!({"jsonrpc":"2.0","id":"sess-key-1","method":"tools/call","params":{
+            "name":"session","_meta":{"progressToken": R, "io.modelcontextprotocol/oauth-client-credentials": {"mode":"x"}},
+            "cursor": R, "arguments":{"q":"ok"}}})
+        .to_string();
+        assert_untouched(&builtin(), &raw);
+        let listing = json!({"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"get_session",
+            "inputSchema":{"type":"object","properties":{"passphrase":{"type":"string","default":"x"}}}}]}})
+        .to_string();
+        assert_untouched(&builtin(), &listing);
+        // Recorded HTTP headers: the session id a trace keys on stays.
+        assert_untouched(
+            &builtin(),
+            r#"{"mcp-session-id":"ecc80b32-0157-4ce8-bff3-279e79063831","content-type":"application/json"}"#,
+        );
+        let endpoint = "/message?sessionId=ecc80b32-0157-4ce8-bff3-279e79063831";
+        assert_eq!(builtin().redact_text(endpoint), endpoint);
     }
 }
 
@@ -673,7 +1054,12 @@ mod description {
 
     fn round_trip(r: &Redactor) {
         let d = r.describe();
-        assert_eq!(d["rules"], "reel/1");
+        assert!(
+            d["rules"]
+                .as_str()
+                .is_some_and(|v| reel_trace::redact::KNOWN_RULES_VERSIONS.contains(&v)),
+            "{d}"
+        );
         assert_eq!(d["marker"], MARKER);
         let back = Redactor::from_description(&d).unwrap_or_else(|e| panic!("{e}: {d}"));
         assert_eq!(back.describe(), d);
@@ -699,6 +1085,44 @@ mod description {
         assert_eq!(d["truncate"], json!([{"path":"$..text","maxBytes":8}]));
         assert_eq!(d["dropMedia"], json!({"minBytes":1024}));
         assert_eq!(d["patterns"], json!(["MYCO-[A-Z]{4}"]));
+    }
+
+    /// A trace recorded by reel 0.1 says `reel/1`: its rules load with their old
+    /// meaning, so a live message is redacted as the recorded one was.
+    #[test]
+    fn reel1_descriptions_keep_their_meaning() {
+        let written_by_reel_0_1 = json!({
+            "rules": "reel/1", "marker": "[REDACTED]", "defaults": true,
+            "builtin": ["secret-keys", "aws-access-key", "sk-key", "github-token",
+                "github-pat", "jwt", "authorization-header", "bearer", "slack-token",
+                "stripe-key", "url-password", "dotenv-path", "ssh-key-path", "google-api-key"],
+            "keys": ["password", "passwd", "pwd", "secret", "token", "api_key",
+                "authorization", "bearer", "private_key", "access_key"],
+            "patterns": [], "paths": []
+        });
+        let old =
+            Redactor::from_description(&written_by_reel_0_1).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(old.describe(), written_by_reel_0_1);
+        assert_eq!(reel1().describe(), written_by_reel_0_1);
+        round_trip(&old);
+        let new_only = [
+            "try ASIAIOSFODNN7EXAMPLE",
+            "password: hunter2",
+            "https://x/f?sig=Zm9vYmFyYmF6cXV4MTIz",
+            "use BEARER abc123",
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n-----END PRIVATE KEY-----",
+        ];
+        for text in new_only {
+            assert_eq!(old.redact_text(text), text, "reel/1 left it");
+            assert_ne!(builtin().redact_text(text), text, "reel/2 takes it");
+        }
+        for raw in [
+            r#"{"passphrase":"x","session":"y"}"#,
+            r#"{"text":"{\"apiKey\":\"k\"}"}"#,
+        ] {
+            assert_untouched(&old, raw);
+            assert_ne!(red(&builtin(), raw), raw);
+        }
     }
 
     #[test]
@@ -728,10 +1152,15 @@ mod description {
         for (d, needle) in [
             (json!("x"), "expected an object"),
             (json!({}), "`rules`"),
-            (json!({"rules":"reel/2"}), "newer reel"),
+            (json!({"rules":"reel/3"}), "newer reel"),
+            (json!({"rules":2}), "rule-set version"),
             (
                 json!({"rules":"reel/1","builtin":["nope"]}),
                 "unknown built-in rule \"nope\"",
+            ),
+            (
+                json!({"rules":"reel/1","builtin":["pem-private-key"]}),
+                "unknown built-in rule \"pem-private-key\" (in reel/1)",
             ),
             (
                 json!({"rules":"reel/1","patterns":["("]}),
@@ -807,6 +1236,20 @@ mod big_inputs {
             format!("{}-", "xoxb-".repeat(mib / 5)),
             format!("Authorization: {}", "a".repeat(mib)),
             "[REDACTED]".repeat(mib / 10),
+            // reel/2's scanners and the walk of JSON held as text.
+            "password=".repeat(mib / 9),
+            "key:".repeat(mib / 4),
+            format!("password: \"{}", "a".repeat(mib)),
+            "?key=&sig=".repeat(mib / 10),
+            format!("?access_token={}", "[REDACTED]".repeat(mib / 10)),
+            "--pass ".repeat(mib / 7),
+            format!("-----BEGIN PRIVATE KEY-----{}", "A-".repeat(mib / 2)),
+            "-----BEGIN PRIVATE KEY-----".repeat(mib / 27),
+            "://:".repeat(mib / 4),
+            format!("://{}@", "a".repeat(mib)),
+            "[".repeat(mib),
+            format!("{}\"password\":\"x", "{\"a\":".repeat(mib / 5)),
+            "{\"secret\":[".repeat(mib / 12),
         ];
         let r = with_patterns(&["RED", "a+b"]);
         for text in &cases {

@@ -3,9 +3,12 @@
 //! common way an MCP server gets its credentials on the command line. A flag is
 //! secret-named by the key rules, or when it is one of the short credential flags
 //! command lines use (`--auth`, `--key`, `--pat`, `--credentials`, …; see
-//! [`is_secret_flag`]).
+//! [`is_secret_flag`]). `reel/2` adds the names of `names` (`--passphrase`,
+//! `--connection-string`, `DB_PASS=`).
 
-use super::protocol;
+use super::builtin::Revision;
+use super::context;
+use super::names::{self, Strength};
 use super::{MARKER, Redactor};
 
 /// See [`Redactor::redact_command`].
@@ -14,13 +17,18 @@ pub(super) fn redact_command(
     secret_keys: bool,
     args: &[String],
 ) -> Vec<String> {
+    let revision = redactor.compiled.revision;
     let mut out = Vec::with_capacity(args.len());
     let mut value_follows = false;
     for arg in args {
         if std::mem::take(&mut value_follows) {
             // Decide on the redacted text, so a second pass decides the same.
             let text = redactor.redact_text(arg);
-            if !text.starts_with('-') {
+            let value = match revision {
+                Revision::Reel1 => !text.starts_with('-'),
+                Revision::Reel2 => !context::is_flag(&text),
+            };
+            if value {
                 out.push(if is_secret_value(&text) {
                     MARKER.to_owned()
                 } else {
@@ -30,7 +38,7 @@ pub(super) fn redact_command(
             }
         }
         if secret_keys {
-            if let Some(redacted) = secret_flag(redactor, arg, &mut value_follows) {
+            if let Some(redacted) = secret_flag(redactor, arg, revision, &mut value_follows) {
                 out.push(redacted);
                 continue;
             }
@@ -47,7 +55,7 @@ fn is_secret_value(value: &str) -> bool {
 
 /// A flag name whose value is a credential: a secret key name, or a flag that is a
 /// credential word by itself or ends in one (`--auth`, `--key`, `--openai-key`).
-fn is_secret_flag(name: &str) -> bool {
+fn is_secret_flag(name: &str, revision: Revision) -> bool {
     const WORDS: [&str; 7] = [
         "auth",
         "key",
@@ -57,7 +65,7 @@ fn is_secret_flag(name: &str) -> bool {
         "credentials",
         "cookie",
     ];
-    if protocol::is_secret_key(name) {
+    if names::member(name, revision) == Some(Strength::Strong) {
         return true;
     }
     let last = name.rsplit(['-', '_']).next().unwrap_or(name);
@@ -68,16 +76,21 @@ fn is_secret_flag(name: &str) -> bool {
 /// secret `--name` alone sets `value_follows`. The name keeps the value rules (a
 /// `--redact` pattern may match it), applied to it alone: text rules over the whole
 /// argument could swallow the `=`, and a second pass would then read another flag.
-fn secret_flag(redactor: &Redactor, arg: &str, value_follows: &mut bool) -> Option<String> {
+fn secret_flag(
+    redactor: &Redactor,
+    arg: &str,
+    revision: Revision,
+    value_follows: &mut bool,
+) -> Option<String> {
     if let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
         return match flag.split_once('=') {
-            Some((name, value)) if is_secret_flag(name) && is_secret_value(value) => {
+            Some((name, value)) if is_secret_flag(name, revision) && is_secret_value(value) => {
                 let head = &arg[..arg.len() - value.len() - 1];
                 Some(format!("{}={MARKER}", redactor.redact_text(head)))
             }
             Some(_) => None,
             None => {
-                *value_follows = is_secret_flag(flag);
+                *value_follows = is_secret_flag(flag, revision);
                 None
             }
         };
@@ -86,7 +99,8 @@ fn secret_flag(redactor: &Redactor, arg: &str, value_follows: &mut bool) -> Opti
     let env_name = !name.is_empty()
         && !name.starts_with(|c: char| c.is_ascii_digit())
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    (env_name && protocol::is_secret_key(name) && is_secret_value(value))
+    let secret = names::member(name, revision) == Some(Strength::Strong);
+    (env_name && secret && is_secret_value(value))
         .then(|| format!("{}={MARKER}", redactor.redact_text(name)))
 }
 

@@ -15,17 +15,22 @@ pub struct RuleDoc {
     pub example: &'static str,
 }
 
-/// The built-in rules, in the order they apply.
+/// The built-in rules of the current revision, in the order they apply.
 pub const RULE_DOCS: &[RuleDoc] = &[
     RuleDoc {
         name: "secret-keys",
-        what: "every string under a member whose key contains password, passwd, secret, token, api_key/apiKey, authorization, private_key or access_key (any case), or is pwd or bearer; numbers, booleans, null and keys stay. In a command: the value of such a flag or VAR=, or of a credential flag (--auth, --key, --pat, --pass, --credentials, --cookie, --*-key)",
-        example: r#"{"db_password":"x"} → {"db_password":"[REDACTED]"}; --api-key K → --api-key [REDACTED]"#,
+        what: "every string under a member whose name says secret: it contains password, passwd, secret, token, api_key/apiKey, authorization, private_key, access_key, passphrase or credential, is pwd or bearer, ends in pass, pwd, pw, cookie, session, auth or dsn, or names a connection string (any case; names with / are extension ids, not labels). Under a weak name (ending in key or keys) only a random-looking string; sessionId and Mcp-Session-Id stay. Numbers, booleans, null and names stay. Also inside JSON held as text: a result's text copy of its structuredContent, a JSON log line, a torn line. In a command: the value of such a flag or VAR=, or of a credential flag (--auth, --key, --pat, --pass, --credentials, --cookie, --*-key)",
+        example: r#"{"db_pass":"x","n":2} → {"db_pass":"[REDACTED]","n":2}"#,
+    },
+    RuleDoc {
+        name: "pem-private-key",
+        what: "a PEM private key (RFC 7468 PRIVATE KEY and ENCRYPTED PRIVATE KEY, RSA, EC, DSA, OPENSSH, PGP PRIVATE KEY BLOCK), BEGIN line to END line, with line breaks or \\n escapes; on stderr and non-JSON lines also the body lines of a block opened on an earlier line",
+        example: r"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIOd2\n-----END EC PRIVATE KEY----- → [REDACTED]",
     },
     RuleDoc {
         name: "aws-access-key",
-        what: "AKIA + 16 upper-case letters or digits",
-        example: "try AKIAIOSFODNN7EXAMPLE today → try [REDACTED] today",
+        what: "an AWS access key id: AKIA (long-term), ASIA (temporary), ABIA or ACCA + 16 upper-case letters or digits",
+        example: "try ASIAIOSFODNN7EXAMPLE today → try [REDACTED] today",
     },
     RuleDoc {
         name: "sk-key",
@@ -43,34 +48,74 @@ pub const RULE_DOCS: &[RuleDoc] = &[
         example: "github_pat_11ABCDEFG0123456789_xyz → [REDACTED]",
     },
     RuleDoc {
+        name: "gitlab-token",
+        what: "a GitLab token: glpat- gloas- gldt- glrt- glrtr- glcbt- glptt- glft- glimt- glagent- glsoat- glffct- + 20 or more of [A-Za-z0-9_.-]",
+        example: "glpat-Abcd1234Efgh5678Ijkl → [REDACTED]",
+    },
+    RuleDoc {
+        name: "npm-token",
+        what: "an npm access token: npm_ + 36 or more letters or digits",
+        example: "npm_ + 36 characters → [REDACTED]",
+    },
+    RuleDoc {
+        name: "huggingface-token",
+        what: "a Hugging Face access token: hf_ + 30 or more letters or digits",
+        example: "hf_ + 34 letters → [REDACTED]",
+    },
+    RuleDoc {
+        name: "sendgrid-key",
+        what: "a SendGrid API key: SG. + 16 to 32 of [A-Za-z0-9_-] + . + 32 to 64 more",
+        example: "SG. + 22 characters + . + 43 characters → [REDACTED]",
+    },
+    RuleDoc {
         name: "jwt",
         what: "three dot-separated base64url parts, the first starting eyJ",
         example: "eyJhbGciOi.eyJzdWIi.sig → [REDACTED]",
     },
     RuleDoc {
         name: "authorization-header",
-        what: "Authorization: and the rest of its line",
+        what: "Authorization:, authorization: or AUTHORIZATION: and the rest of its line",
         example: "Authorization: Bearer abc.def → [REDACTED]",
     },
     RuleDoc {
         name: "bearer",
-        what: "Bearer and the token after it",
-        example: "use Bearer abc123 → use [REDACTED]",
+        what: "Bearer, bearer or BEARER and the token after it",
+        example: "use BEARER abc123 → use [REDACTED]",
     },
     RuleDoc {
         name: "slack-token",
-        what: "xoxb- xoxa- xoxp- xoxr- xoxs- + 10 or more of [A-Za-z0-9-]",
+        what: "xoxb- xoxp- xoxa- xoxr- xoxs- xoxe- xoxe.xoxp- xapp- + 10 or more of [A-Za-z0-9-]",
         example: "xoxb-1234567890-abc → [REDACTED]",
     },
     RuleDoc {
+        name: "slack-webhook",
+        what: "the secret path of a Slack incoming-webhook, workflow or trigger URL (hooks.slack.com/services/…)",
+        example: "https://hooks.slack.com/services/T0AAAA/B0BBBB/cccc → https://hooks.slack.com/services/[REDACTED]",
+    },
+    RuleDoc {
         name: "stripe-key",
-        what: "sk_live_ or rk_live_ + 8 or more letters or digits",
-        example: "sk_live_4eC39HqLyjWDarjtT1zdp7dc → [REDACTED]",
+        what: "sk_live_ sk_test_ rk_live_ rk_test_ + 8 or more letters or digits",
+        example: "sk_test_4eC39HqLyjWDarjtT1zdp7dc → [REDACTED]",
+    },
+    RuleDoc {
+        name: "stripe-webhook-secret",
+        what: "a Stripe webhook signing secret: whsec_ + 20 or more of [A-Za-z0-9+/=]",
+        example: "whsec_ + 32 characters → [REDACTED]",
     },
     RuleDoc {
         name: "url-password",
-        what: "the password in scheme://user:password@host (only the password)",
-        example: "postgres://admin:hunter2@db → postgres://admin:[REDACTED]@db",
+        what: "the password in scheme://user:password@host (only the password; the user may be empty, the password may hold / unless a port comes before it), and a random-looking user name standing alone (https://TOKEN@host)",
+        example: "redis://:hunter2@cache:6379 → redis://:[REDACTED]@cache:6379",
+    },
+    RuleDoc {
+        name: "url-query-secret",
+        what: "the value of a URL query parameter named as a secret (access_token, password, client_secret, X-Amz-Credential, …), or weakly (key, sig, signature, X-Amz-Signature, session…) when the value looks random; in text, request paths and resources/read URIs",
+        example: "https://x/f?sig=Zm9vYmFyYmF6cXV4MTIz&sv=1 → https://x/f?sig=[REDACTED]&sv=1",
+    },
+    RuleDoc {
+        name: "secret-assignment",
+        what: "a value after a label named as a secret in text: label: value, label = value, label := value, label => value, \"label\": \"value\", export LABEL=value, Label=value; (connection strings, ODBC {…}), --label value; after a weak label (key, sig, signature, session…) only a random-looking value (16 or more characters, no spaces, letters with digits or in mixed case, 3 or more bits of entropy a character); numbers under 8 digits stay",
+        example: "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG → aws_secret_access_key = [REDACTED]",
     },
     RuleDoc {
         name: "dotenv-path",
@@ -109,6 +154,10 @@ pub(super) fn rules_help() -> String {
             rule.name, rule.what, "", rule.example
         ));
     }
+    out.push_str(
+        "A trace keeps the version of its rules (meta.redaction.rules); play, verify and diff\n\
+         apply that version to live messages (reel/1 traces keep reel/1's rules).\n",
+    );
     out.push_str("Never redacted (replay needs them):\n");
     for line in EXEMPTIONS {
         out.push_str(&format!("  {line}\n"));

@@ -15,13 +15,26 @@
 //! - Numbers, `true`, `false` and `null` are never rewritten.
 //! - No recursion: nesting depth costs heap, not stack, and every byte is looked at a
 //!   bounded number of times (the rules themselves are linear, see `text`).
+//!
+//! `reel/2` also walks JSON *held as text* — a tool result's text copy of its
+//! `structuredContent`, a service-account file in a string, a JSON log line on stderr,
+//! a torn line recorded as `reel.nonjson` — with the key rules only
+//! ([`redact_embedded`]): what a member named `password` holds goes whether the JSON
+//! arrives as a message or as a string, and a document cut short is walked as far as
+//! it goes. At most [`MAX_NESTING`] levels of text inside text are walked, so the work
+//! stays a small multiple of the input.
 
 use std::borrow::Cow;
 
 use super::Compiled;
+use super::context::looks_random;
+use super::names::Strength;
 use super::path::{Action, Member};
 use super::protocol::{self, Role};
-use super::text::MARKER;
+use super::text::{Gate, MARKER};
+
+/// How many levels of JSON held as text inside JSON held as text are walked.
+pub(crate) const MAX_NESTING: u8 = 2;
 
 /// What happens to the strings of a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +43,9 @@ enum Mode {
     Normal,
     /// Under a secret key or a path rule: every string becomes the marker.
     Secret,
+    /// Under a weak secret key (`sessionId`, `accountKey`): a string that looks random
+    /// becomes the marker, others get the value rules.
+    Weak,
     /// A replay exemption: nothing below is touched.
     Verbatim,
 }
@@ -53,33 +69,60 @@ struct Invalid;
 
 /// Redacts `src`, one JSON value with optional surrounding white space.
 pub(crate) fn redact<'a>(rules: &Compiled, src: &'a str) -> Cow<'a, str> {
-    let builtin_gate = rules.values.builtin_candidate(src);
-    if rules.skips_whole(src, builtin_gate) {
+    let hits = rules.values.literal_hits(src);
+    if rules.skips_whole(src, !hits.is_empty()) {
         return Cow::Borrowed(src);
     }
-    let mut walker = Walker {
-        src,
-        b: src.as_bytes(),
-        pos: 0,
-        out: None,
-        copied: 0,
-        rules,
-        frames: Vec::new(),
-        states: Vec::new(),
-        step_buf: Vec::new(),
-        key_buf: String::new(),
-        builtin_gate,
-    };
+    let mut walker = Walker::new(rules, src, hits, Embedding::Message);
     match walker.run() {
-        Ok(()) => match walker.out {
-            Some(mut out) => {
-                out.push_str(&src[walker.copied..]);
-                Cow::Owned(out)
-            }
+        Ok(()) => match walker.finish() {
+            Some(out) => Cow::Owned(out),
             None => Cow::Borrowed(src),
         },
         Err(Invalid) => Cow::Borrowed(src),
     }
+}
+
+/// Applies the key rules to JSON held as text at nesting level `depth` (1 for a
+/// string of a message or a line of free text). The document may be cut short (a torn
+/// line): it is walked up to where it stops. `message` says whether its root may be a
+/// JSON-RPC message (free text) rather than a document inside one, so the envelope
+/// keeps its exemptions. `None` when the text is not (the start of) a JSON object or
+/// array, or nothing changed.
+pub(crate) fn redact_embedded(
+    rules: &Compiled,
+    text: &str,
+    depth: u8,
+    message: bool,
+) -> Option<String> {
+    let first = text
+        .bytes()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
+    if first != b'{' && first != b'[' {
+        return None;
+    }
+    let how = Embedding::Text { depth, message };
+    let mut walker = Walker::new(rules, text, Vec::new(), how);
+    match walker.run() {
+        Ok(()) => walker.finish(),
+        Err(Invalid) if walker.eof => walker.finish(),
+        Err(Invalid) => None,
+    }
+}
+
+/// What the walker is walking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Embedding {
+    /// A message: every rule applies; the input must be complete, valid JSON.
+    Message,
+    /// JSON held as text: key rules only (value rules run on the whole text after),
+    /// no path rules, and the input may end anywhere.
+    Text {
+        /// Nesting level of this text (1 = a string of a message, or free text).
+        depth: u8,
+        /// Its root may be a JSON-RPC message.
+        message: bool,
+    },
 }
 
 struct Walker<'s, 'r> {
@@ -96,16 +139,52 @@ struct Walker<'s, 'r> {
     states: Vec<u32>,
     step_buf: Vec<u32>,
     key_buf: String,
-    /// Whether the built-in value rules can match anywhere in `src`.
-    builtin_gate: bool,
+    /// Where the prefilter matched in `src` (start offsets, increasing), and the
+    /// first of them not before the string token being read.
+    hits: Vec<usize>,
+    next_hit: usize,
+    how: Embedding,
+    /// The input ended where more was expected (a torn document).
+    eof: bool,
 }
 
-impl Walker<'_, '_> {
+impl<'s, 'r> Walker<'s, 'r> {
+    fn new(rules: &'r Compiled, src: &'s str, hits: Vec<usize>, how: Embedding) -> Self {
+        Walker {
+            src,
+            b: src.as_bytes(),
+            pos: 0,
+            out: None,
+            copied: 0,
+            rules,
+            frames: Vec::new(),
+            states: Vec::new(),
+            step_buf: Vec::new(),
+            key_buf: String::new(),
+            hits,
+            next_hit: 0,
+            how,
+            eof: false,
+        }
+    }
+
+    /// The output, when anything was rewritten.
+    fn finish(self) -> Option<String> {
+        let mut out = self.out?;
+        out.push_str(&self.src[self.copied..]);
+        Some(out)
+    }
+
+    /// Path rules apply to messages only: a path names a place in a message.
+    fn uses_paths(&self) -> bool {
+        self.how == Embedding::Message && !self.rules.paths.is_empty()
+    }
+
     fn run(&mut self) -> Result<(), Invalid> {
         self.ws();
         let mut mode = Mode::Normal;
         let mut truncate = None;
-        if !self.rules.paths.is_empty() {
+        if self.uses_paths() {
             self.rules.paths.root(&mut self.states);
             match self.rules.paths.accepted(&self.states) {
                 Some(Action::Redact) => mode = Mode::Secret,
@@ -113,7 +192,13 @@ impl Walker<'_, '_> {
                 None => {}
             }
         }
-        let role = protocol::root_role(self.peek()? == b'{');
+        let object = self.peek()? == b'{';
+        let role = match self.how {
+            Embedding::Message | Embedding::Text { message: true, .. } => {
+                protocol::root_role(object)
+            }
+            Embedding::Text { message: false, .. } => Role::Other,
+        };
         self.value(mode, role, truncate, 0)?;
         while let Some(top) = self.frames.last_mut() {
             let (object, first) = (top.object, top.first);
@@ -210,13 +295,16 @@ impl Walker<'_, '_> {
             Mode::Verbatim => Mode::Verbatim,
             _ if key.is_some_and(|k| protocol::is_verbatim(top.role, k)) => Mode::Verbatim,
             Mode::Secret => Mode::Secret,
-            Mode::Normal if self.rules.secret_keys && key.is_some_and(protocol::is_secret_key) => {
-                Mode::Secret
+            inherited @ (Mode::Normal | Mode::Weak) => {
+                match key.and_then(|k| self.rules.key_strength(k)) {
+                    Some(Strength::Strong) => Mode::Secret,
+                    Some(Strength::Weak) => Mode::Weak,
+                    None => inherited,
+                }
             }
-            Mode::Normal => Mode::Normal,
         };
         let mut truncate = None;
-        if mode == Mode::Normal && !self.rules.paths.is_empty() {
+        if matches!(mode, Mode::Normal | Mode::Weak) && self.uses_paths() {
             self.step_buf.clear();
             let from = &self.states[top.states..start];
             self.rules.paths.step(from, member, &mut self.step_buf);
@@ -285,14 +373,38 @@ impl Walker<'_, '_> {
         let replacement = match mode {
             Mode::Verbatim => None,
             Mode::Secret => (text != MARKER).then(|| MARKER.to_owned()),
-            Mode::Normal => self
-                .rules
-                .string(&text, truncate, self.builtin_gate || escaped),
+            Mode::Weak if looks_random(&text) => Some(MARKER.to_owned()),
+            Mode::Normal | Mode::Weak => match self.how {
+                Embedding::Message => {
+                    // An escape can spell a literal the raw text does not show.
+                    let gate = if escaped {
+                        Gate::Scan
+                    } else {
+                        Gate::Known(self.hit_within(start, end))
+                    };
+                    self.rules.string(&text, truncate, gate, 0)
+                }
+                Embedding::Text { depth, .. } => self.rules.embedded(&text, depth),
+            },
         };
         if let Some(new) = replacement {
-            let quoted = quote(&new);
-            self.replace(start - 1, end + 1, &quoted);
+            let mut quoted = quote(&new);
+            let mut end = end + 1;
+            if end > self.b.len() {
+                // A string the input cut short stays open.
+                quoted.pop();
+                end = self.b.len();
+            }
+            self.replace(start - 1, end, &quoted);
         }
+    }
+
+    /// Whether the prefilter matched inside `start..end` (tokens are read in order).
+    fn hit_within(&mut self, start: usize, end: usize) -> bool {
+        while self.hits.get(self.next_hit).is_some_and(|&h| h < start) {
+            self.next_hit += 1;
+        }
+        self.hits.get(self.next_hit).is_some_and(|&h| h < end)
     }
 
     fn replace(&mut self, start: usize, end: usize, with: &str) {
@@ -304,8 +416,19 @@ impl Walker<'_, '_> {
         self.copied = end;
     }
 
-    fn peek(&self) -> Result<u8, Invalid> {
-        self.b.get(self.pos).copied().ok_or(Invalid)
+    fn peek(&mut self) -> Result<u8, Invalid> {
+        match self.b.get(self.pos) {
+            Some(&c) => Ok(c),
+            None => {
+                self.eof = true;
+                Err(Invalid)
+            }
+        }
+    }
+
+    /// Whether a cut-short document may end here.
+    fn tolerant(&self) -> bool {
+        self.how != Embedding::Message
     }
 
     fn ws(&mut self) {
@@ -336,16 +459,16 @@ impl Walker<'_, '_> {
                     escaped = true;
                     match b.get(i + 1) {
                         Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                        Some(b'u') => {
-                            let hex = b.get(i + 2..i + 6).ok_or(Invalid)?;
-                            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                                return Err(Invalid);
-                            }
-                            i += 6;
-                        }
+                        Some(b'u') => match b.get(i + 2..i + 6) {
+                            Some(hex) if hex.iter().all(u8::is_ascii_hexdigit) => i += 6,
+                            None if self.tolerant() => return self.cut_string(start, escaped),
+                            _ => return Err(Invalid),
+                        },
+                        None if self.tolerant() => return self.cut_string(start, escaped),
                         _ => return Err(Invalid),
                     }
                 }
+                None if self.tolerant() => return self.cut_string(start, escaped),
                 _ => return Err(Invalid),
             }
         }
@@ -353,11 +476,20 @@ impl Walker<'_, '_> {
         Ok((start, i, escaped))
     }
 
+    /// A string the input ends inside of: its contents run to the end (the walker
+    /// then stops at end of input).
+    fn cut_string(&mut self, start: usize, escaped: bool) -> Result<(usize, usize, bool), Invalid> {
+        self.pos = self.b.len();
+        Ok((start, self.b.len(), escaped))
+    }
+
     fn literal(&mut self, word: &[u8]) -> Result<(), Invalid> {
-        if self.b[self.pos..].starts_with(word) {
+        let rest = &self.b[self.pos..];
+        if rest.starts_with(word) {
             self.pos += word.len();
             Ok(())
         } else {
+            self.eof = word.starts_with(rest);
             Err(Invalid)
         }
     }
@@ -379,11 +511,16 @@ impl Walker<'_, '_> {
         match b.get(i) {
             Some(b'0') => i += 1,
             Some(b'1'..=b'9') => i = digits(i).0,
+            None => {
+                self.eof = true;
+                return Err(Invalid);
+            }
             _ => return Err(Invalid),
         }
         if b.get(i) == Some(&b'.') {
             let (next, any) = digits(i + 1);
             if !any {
+                self.eof = next == b.len();
                 return Err(Invalid);
             }
             i = next;
@@ -395,6 +532,7 @@ impl Walker<'_, '_> {
             }
             let (next, any) = digits(i);
             if !any {
+                self.eof = next == b.len();
                 return Err(Invalid);
             }
             i = next;

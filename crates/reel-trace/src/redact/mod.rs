@@ -9,21 +9,34 @@
 //! The rules start from mcp-tape's (research/mcp-tape.md §2.3) and depart where those
 //! would break replay. What is matched is replaced by `[REDACTED]`, mcp-tape's marker.
 //!
-//! # Built-in rules (`reel/1`)
+//! # Built-in rules (`reel/2`)
+//!
+//! Token rules follow the providers' documented formats; the context rules
+//! (`url-query-secret`, `secret-assignment`) catch a secret by the name next to it.
+//! `reel rec --help` prints the same list from [`RULE_DOCS`].
 //!
 //! | rule | what it redacts | example |
 //! | --- | --- | --- |
-//! | `secret-keys` | every string inside a member whose key contains `password`, `passwd`, `secret`, `token`, `api_key` (`apiKey`, `api-key`), `authorization`, `private_key`, `access_key` (any case), is `pwd` between word boundaries, or is `bearer`; keys, numbers, booleans, `null` and structure stay. In a command: the value of such a flag (`--api-key X`, `--token=X`), of a credential flag (`--auth X`, `--key X`, `--pat X`, `--openai-key=X`), or of such a variable (`API_KEY=X`) | `{"db_password":"x"}` → `{"db_password":"[REDACTED]"}` |
-//! | `aws-access-key` | `AKIA` + 16 upper-case letters or digits | `try AKIAIOSFODNN7EXAMPLE` → `try [REDACTED]` |
+//! | `secret-keys` | every string under a member whose name says secret (see *Secret names*); under a weak name only a random-looking string; names, numbers, booleans, `null` and structure stay. Also inside JSON held as text (see *JSON held as text*). In a command: the value of such a flag (`--api-key X`, `--passphrase=X`, `--connection-string X`), of a credential flag (`--auth X`, `--key X`, `--pat X`, `--openai-key=X`), or of such a variable (`API_KEY=X`, `DB_PASS=X`) | `{"db_pass":"x","n":2}` → `{"db_pass":"[REDACTED]","n":2}` |
+//! | `pem-private-key` | a PEM private key (RFC 7468 `PRIVATE KEY`, `ENCRYPTED PRIVATE KEY`; `RSA`, `EC`, `DSA`, `OPENSSH PRIVATE KEY`; `PGP PRIVATE KEY BLOCK`), from its `BEGIN` line to its `END` line, with line breaks or `\n` escapes (a service-account JSON held as text); a block cut short to the end of its body. On stderr and non-JSON lines, also the lines of a block opened on an earlier line ([`Redactor::redact_line`]) | `-----BEGIN EC PRIVATE KEY-----\nMHc…\n-----END EC PRIVATE KEY-----` → `[REDACTED]` |
+//! | `aws-access-key` | an AWS access key id: `AKIA` (long-term), `ASIA` (STS temporary), `ABIA`, `ACCA` + 16 upper-case letters or digits | `try ASIAIOSFODNN7EXAMPLE` → `try [REDACTED]` |
 //! | `sk-key` | `sk-` + 20 or more of `[A-Za-z0-9_-]` (OpenAI, Anthropic, …) | `sk-proj-…` → `[REDACTED]` |
 //! | `github-token` | `ghp_` `gho_` `ghu_` `ghs_` `ghr_` + 36 or more letters or digits | |
 //! | `github-pat` | `github_pat_` + 20 or more of `[A-Za-z0-9_]` | |
+//! | `gitlab-token` | GitLab's token prefixes `glpat-` `gloas-` `gldt-` `glrt-` `glrtr-` `glcbt-` `glptt-` `glft-` `glimt-` `glagent-` `glsoat-` `glffct-` + 20 or more of `[A-Za-z0-9_.-]` | `glpat-Abcd1234Efgh5678Ijkl` → `[REDACTED]` |
+//! | `npm-token` | `npm_` + 36 or more letters or digits | |
+//! | `huggingface-token` | `hf_` + 30 or more letters or digits | |
+//! | `sendgrid-key` | `SG.` + 16–32 of `[A-Za-z0-9_-]` + `.` + 32–64 more | |
 //! | `jwt` | three dot-separated base64url parts, the first starting `eyJ` | |
-//! | `authorization-header` | `Authorization:` and the rest of its line | `Authorization: Bearer abc.def` → `[REDACTED]` |
-//! | `bearer` | `Bearer` and the token after it | `use Bearer abc` → `use [REDACTED]` |
-//! | `slack-token` | `xoxb-` `xoxa-` `xoxp-` `xoxr-` `xoxs-` + 10 or more | |
-//! | `stripe-key` | `sk_live_` or `rk_live_` + 8 or more letters or digits | |
-//! | `url-password` | the password in `scheme://user:password@host` (only the password) | `postgres://admin:hunter2@db` → `postgres://admin:[REDACTED]@db` |
+//! | `authorization-header` | `Authorization:` (or `authorization:`, `AUTHORIZATION:`) and the rest of its line | `Authorization: Bearer abc.def` → `[REDACTED]` |
+//! | `bearer` | `Bearer`, `bearer` or `BEARER` and the token after it | `use BEARER abc` → `use [REDACTED]` |
+//! | `slack-token` | `xoxb-` `xoxa-` `xoxp-` `xoxr-` `xoxs-` `xoxe-` `xoxe.xoxp-` `xapp-` + 10 or more of `[A-Za-z0-9-]` | |
+//! | `slack-webhook` | the path of a Slack incoming-webhook, workflow or trigger URL | `https://hooks.slack.com/services/T0/B0/x` → `https://hooks.slack.com/services/[REDACTED]` |
+//! | `stripe-key` | `sk_live_` `sk_test_` `rk_live_` `rk_test_` + 8 or more letters or digits | |
+//! | `stripe-webhook-secret` | `whsec_` + 20 or more of `[A-Za-z0-9+/=]` | |
+//! | `url-password` | the password in `scheme://user:password@host` (only the password; the user may be empty; the password may hold `/` unless what precedes its first `/` is all digits, a port), and a random-looking user name standing alone (`https://TOKEN@host`) | `redis://:hunter2@cache` → `redis://:[REDACTED]@cache` |
+//! | `url-query-secret` | the value of a query parameter (after `?` or `&`) named as a secret, or weakly (`key`, `sig`, `signature`, `session…`) with a random-looking value | `/f?sig=Zm9v…&sv=1` → `/f?sig=[REDACTED]&sv=1` |
+//! | `secret-assignment` | a value after a label named as a secret: `label: value`, `label = value`, `:=`, `=>`, `"label": "value"`, `'label': 'value'`, `export LABEL=value`, `Label=value;` (ADO.NET, JDBC; ODBC `{…}`), `--label value`; a quoted value to its closing quote or the end of the line, a bare one to white space or `, ; & < > ) ] } | \ " '`. After a weak label only a random-looking value; numbers under 8 digits stay (`max_tokens=100`), and an unquoted value after a `"`-quoted label is JSON (`"pin": 1234`), never a secret | `aws_secret_access_key = wJal…` → `aws_secret_access_key = [REDACTED]` |
 //! | `dotenv-path` | in a word (a run of characters that are neither white space nor `"`), from its start to the end of `.env` or `.env.<suffix>` | `load /srv/app/.env.local now` → `load [REDACTED] now` |
 //! | `ssh-key-path` | a whole word containing `id_rsa`, `id_ed25519`, `id_ecdsa` or `id_dsa` | `key ~/.ssh/id_ed25519.pub` → `key [REDACTED]` |
 //! | `google-api-key` | `AIza` + 35 of `[0-9A-Za-z_-]` | |
@@ -35,6 +48,44 @@
 //! and `--redact` alike (mcp-tape 0.7 does the same): rewriting inside base64 corrupts
 //! the media it carries. The password of `url-password` is found after a user part of
 //! at most 128 characters, as in mcp-tape.
+//!
+//! # Secret names
+//!
+//! One classification (`names`) serves JSON members, text labels, query parameters,
+//! flags and variables. A name is *strong* (anything it holds is a secret) when it
+//! contains `password`, `passwd`, `secret`, `token`, `api_key`/`apiKey`/`api-key`,
+//! `authorization`, `private_key`, `access_key` (mcp-tape's rule), `passphrase` or
+//! `credential`; is `pwd` or `bearer`; ends in the word `pass`, `pwd`, `pw`, `cookie`,
+//! `cookies`, `session`, `auth` or `dsn`; or names a connection string. It is *weak*
+//! (only a random-looking value is a secret) when it ends in `key`/`keys` — and, for
+//! labels and query names, contains `key`, `sig` or `signature` (a text label ending
+//! in `session` is weak too: `session: started`). `sessionId` and `Mcp-Session-Id`
+//! are neither: they name the MCP session the trace keys on.
+//! Words split at `_ - .`, spaces and camelCase humps, without case: `dbPass`,
+//! `DB_PASS`, `db-pass` alike; `passThrough`, `sessions`, `author` are not secrets. A
+//! name holding `/` is an extension identifier (`io.modelcontextprotocol/…`), never a
+//! label beyond mcp-tape's rule. *Random-looking*: 16 to 4096 characters, no white
+//! space or `://`, letters with digits (or three of lower case, upper case, digits,
+//! symbols, or a fifth or more capitals, as many small letters and two capitals side
+//! by side), and at least 3 bits of entropy per character.
+//!
+//! # JSON held as text
+//!
+//! MCP servers return JSON inside strings: a tool result's text copy of its
+//! `structuredContent` (the spec recommends sending both), a service-account file, a
+//! JSON log line on stderr, a line torn in half and recorded as `reel.nonjson`. A
+//! string (or free text) that is a JSON object or array, or the start of one, gets the
+//! key rules as if it were a message — with the envelope exemptions when it is free
+//! text (a torn message keeps its `id` and `method`) — and then the value rules over
+//! the whole text. Up to two levels of text inside text are walked.
+//!
+//! # Revisions
+//!
+//! `meta.redaction.rules` names the revision a trace was redacted with, and a
+//! built-in's name means what that revision says: [`Redactor::from_description`]
+//! rebuilds `reel/1` (mcp-tape's rules, the 13 rules of reel 0.1, none of the above
+//! additions) and `reel/2` alike, so a live message is redacted exactly as the
+//! recorded one was. New traces are recorded with [`RULES_VERSION`].
 //!
 //! # Never redacted (replay exemptions)
 //!
@@ -88,26 +139,33 @@
 //! # `meta.redaction`
 //!
 //! [`Redactor::describe`] writes, and [`Redactor::from_description`] reads:
-//! `{"rules":"reel/1","marker":"[REDACTED]","defaults":true,"builtin":["secret-keys",
-//! "aws-access-key",…],"keys":["password",…],"patterns":[…],"paths":[…]}`, plus
+//! `{"rules":"reel/2","marker":"[REDACTED]","defaults":true,"builtin":["secret-keys",
+//! "pem-private-key",…],"keys":["password",…],"patterns":[…],"paths":[…]}`, plus
 //! `"truncate":[{"path","maxBytes"}]` and `"dropMedia":{"minBytes"}` when used.
-//! `rules` versions what each built-in name means; `keys` is informational.
+//! `rules` versions what each built-in name means (see *Revisions*); `keys` is
+//! informational.
 //!
 //! # Guarantees
 //!
 //! - JSON is redacted as text in one pass (see `json`): bytes not rewritten are copied
 //!   as received, the result is valid JSON, and when nothing matched the input comes
 //!   back borrowed. Input that is not JSON comes back unchanged.
-//! - Linear time: every pattern runs on finite automata (the `regex` crate) or a word
-//!   scanner that looks at each byte a bounded number of times.
+//! - Linear time: every pattern runs on finite automata (the `regex` crate) or a
+//!   scanner that looks at each byte a bounded number of times. One prefilter pass
+//!   decides whether the token rules run on a string at all; the context scanners
+//!   start only at `=`, `:`, `-`, `?` and `&`.
 //! - Idempotent: redacting twice gives the same text as redacting once (the marker is
 //!   atomic and value rules run until stable, at most four rounds: only contrived
 //!   user patterns whose `\b` flips next to a new marker need more).
 
+mod builtin;
 mod command;
+mod context;
 mod error;
 mod help;
 mod json;
+mod lines;
+mod names;
 mod path;
 mod protocol;
 mod rules;
@@ -121,16 +179,22 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use self::builtin::Revision;
+use self::names::Strength;
 use self::path::PathRules;
 use self::rules::{Builder, RuleSet};
-use self::text::ValueRules;
+use self::text::{Gate, ValueRules};
 
 pub use self::error::{PatternSource, RedactError};
 pub use self::help::{EXEMPTIONS, RULE_DOCS, RuleDoc};
+pub use self::lines::{LineBlock, LineStreams};
 pub use self::text::{BASE64_SKIP_MIN, MARKER};
 
-/// The version of the rule set, written as `meta.redaction.rules`.
-pub const RULES_VERSION: &str = "reel/1";
+/// The version of the rule set reel records with, written as `meta.redaction.rules`.
+pub const RULES_VERSION: &str = "reel/2";
+
+/// Every rule-set version [`Redactor::from_description`] rebuilds, oldest first.
+pub const KNOWN_RULES_VERSIONS: [&str; 2] = ["reel/1", "reel/2"];
 
 /// What the user asked for (the recorder's flags).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,11 +221,11 @@ impl Default for RedactionConfig {
 /// The compiled rules the walker and the text pass use.
 #[derive(Debug)]
 pub(crate) struct Compiled {
+    pub(crate) revision: Revision,
     pub(crate) secret_keys: bool,
     pub(crate) values: ValueRules,
     pub(crate) paths: PathRules,
     pub(crate) drop_media: Option<usize>,
-    has_user_patterns: bool,
 }
 
 impl Compiled {
@@ -173,8 +237,8 @@ impl Compiled {
     }
 
     /// Whether `src` provably needs no change without walking it: no rule looks at
-    /// keys or positions, and no built-in value rule can match (`gate` is
-    /// `values.builtin_candidate(src)`).
+    /// keys or positions, and no value rule can match (`gate`: the prefilter matches
+    /// somewhere in `src`).
     pub(crate) fn skips_whole(&self, src: &str, gate: bool) -> bool {
         if self.is_identity() {
             return true;
@@ -182,7 +246,7 @@ impl Compiled {
         if self.secret_keys
             || !self.paths.is_empty()
             || self.drop_media.is_some()
-            || self.has_user_patterns
+            || self.values.has_ungated()
             || gate
         {
             return false;
@@ -191,24 +255,63 @@ impl Compiled {
         memchr::memchr(b'\\', src.as_bytes()).is_none()
     }
 
-    /// The rules for one string value outside secret and verbatim positions:
-    /// `drop-media`, then the value rules, then `truncate`. A truncated string is
-    /// recognised by its notice and only its head is redacted again, so the result
-    /// is a fixed point: redacting it again changes nothing.
-    pub(crate) fn string(&self, text: &str, truncate: Option<usize>, gate: bool) -> Option<String> {
-        let dropped = self.drop_media.and_then(|min| size::drop_media(text, min));
-        let input = dropped.as_deref().unwrap_or(text);
+    /// How the key rule treats member `key` (`None` with the key rule off).
+    pub(crate) fn key_strength(&self, key: &str) -> Option<Strength> {
+        if !self.secret_keys {
+            return None;
+        }
+        names::member(key, self.revision)
+    }
+
+    /// `reel/2`: the key rules applied to `text` when it is JSON held as text, `depth`
+    /// the nesting level of the string it sits in (0 for a message's own strings and
+    /// for free text).
+    pub(crate) fn embedded(&self, text: &str, depth: u8) -> Option<String> {
+        if !self.secret_keys || self.revision < Revision::Reel2 || depth >= json::MAX_NESTING {
+            return None;
+        }
+        json::redact_embedded(self, text, depth + 1, false)
+    }
+
+    /// Free text (a command argument, a stderr line, a line that is not JSON): the key
+    /// rules if it is JSON (complete or cut short, a JSON-RPC message's exemptions
+    /// kept), then the value rules.
+    pub(crate) fn text(&self, text: &str) -> Option<String> {
+        let embedded = if self.secret_keys && self.revision >= Revision::Reel2 {
+            json::redact_embedded(self, text, 1, true)
+        } else {
+            None
+        };
+        let base = embedded.as_deref().unwrap_or(text);
+        self.values
+            .apply(base, Gate::Scan)
+            .or(embedded)
+            .filter(|out| out != text)
+    }
+
+    /// The rules for one string value outside secret and verbatim positions: the key
+    /// rules inside JSON held as text, `drop-media`, the value rules, then `truncate`.
+    /// A truncated string is recognised by its notice and only its head is redacted
+    /// again, so the result is a fixed point: redacting it again changes nothing.
+    pub(crate) fn string(
+        &self,
+        text: &str,
+        truncate: Option<usize>,
+        gate: Gate,
+        depth: u8,
+    ) -> Option<String> {
+        let embedded = self.embedded(text, depth);
+        let base = embedded.as_deref().unwrap_or(text);
+        let dropped = self.drop_media.and_then(|min| size::drop_media(base, min));
+        let input = dropped.as_deref().unwrap_or(base);
         let out = match truncate {
             None => self.values.apply(input, gate),
             Some(max) => self.truncated(input, max, gate),
         };
-        match out {
-            Some(out) => (out != text).then_some(out),
-            None => dropped,
-        }
+        out.or(dropped).or(embedded).filter(|out| out != text)
     }
 
-    fn truncated(&self, input: &str, max: usize, gate: bool) -> Option<String> {
+    fn truncated(&self, input: &str, max: usize, gate: Gate) -> Option<String> {
         if let Some((head, notice)) = size::split_truncated(input) {
             return self.values.apply(head, gate).map(|head| head + notice);
         }
@@ -288,10 +391,19 @@ impl Redactor {
     /// Redacts free text (a command argument, a stderr line) with the value rules and
     /// the user's patterns.
     pub fn redact_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        match self.compiled.values.apply(text, true) {
+        match self.compiled.text(text) {
             Some(redacted) => Cow::Owned(redacted),
             None => Cow::Borrowed(text),
         }
+    }
+
+    /// Redacts one line of a stream of free-text lines (a server's stderr, the lines
+    /// of a stdio stream that are not JSON) as [`redact_text`](Self::redact_text)
+    /// does, and also the body of a PEM private-key block whose `BEGIN` line came
+    /// earlier in the same stream: `block` carries that across calls (one per stream).
+    /// Borrowed only when the line is unchanged.
+    pub fn redact_line<'a>(&self, text: &'a str, block: &mut LineBlock) -> Cow<'a, str> {
+        lines::redact_line(self, text, block)
     }
 
     /// Redacts a command line (for `meta.command`): every argument as free text, plus,
@@ -324,7 +436,7 @@ impl Redactor {
 
 #[cfg(test)]
 mod tests {
-    use super::text::ValueRule;
+    use super::builtin::ValueRule;
     use super::*;
 
     #[test]
@@ -336,6 +448,28 @@ mod tests {
         let help = Redactor::rules_help();
         for name in names {
             assert!(help.contains(name), "{name} missing from help");
+        }
+    }
+
+    /// The examples `--help` prints are true: each `input → output` that spells its
+    /// input out (not `ghp_ + 36 characters`) is what the built-ins do.
+    #[test]
+    fn every_rule_example_holds() {
+        let r = Redactor::builtin();
+        for doc in RULE_DOCS {
+            let (input, expected) = doc
+                .example
+                .split_once(" → ")
+                .unwrap_or_else(|| panic!("{}: example without →", doc.name));
+            if input.contains(" + ") {
+                continue;
+            }
+            let out = if doc.name == rules::SECRET_KEYS {
+                r.redact_json(input)
+            } else {
+                r.redact_text(input)
+            };
+            assert_eq!(out, expected, "{}", doc.name);
         }
     }
 
@@ -361,6 +495,8 @@ mod tests {
             "--openai-key=sk-1",
             "--key-file",
             "/etc/k.pem",
+            "--passphrase",
+            "-q8Zr2LmX0pVb7KdT4w",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -387,6 +523,8 @@ mod tests {
                 "--openai-key=[REDACTED]",
                 "--key-file",
                 "/etc/k.pem",
+                "--passphrase",
+                MARKER,
             ]
         );
         assert_eq!(r.redact_command(&out), out, "idempotent");

@@ -1,6 +1,6 @@
-//! What the walker must know of JSON-RPC and MCP to keep replay working: which member
-//! names hold secrets, and which positions are never touched because replay, pairing
-//! or matching depends on them.
+//! What the walker must know of JSON-RPC and MCP to keep replay working: which
+//! positions are never touched because replay, pairing or matching depends on them
+//! (which member names hold secrets is `names`).
 //!
 //! Why this lives apart from the walker: these are the project's replay exemptions,
 //! a list a reviewer must be able to read in one screen and compare with DESIGN.md.
@@ -83,136 +83,9 @@ pub(crate) fn is_verbatim(parent: Role, key: &str) -> bool {
         }
 }
 
-/// mcp-tape's key rules, one list (its exact-key step is a subset of the substring
-/// step once numbers are never redacted): case-insensitive substrings `password`,
-/// `passwd`, `secret`, `token`, `api[_-]?key`, `authorization`, `private[_-]?key`,
-/// `access[_-]?key`; `pwd` between ASCII word boundaries; `bearer` as the whole key.
-pub(crate) fn is_secret_key(key: &str) -> bool {
-    let b = key.as_bytes();
-    if b.eq_ignore_ascii_case(b"bearer") {
-        return true;
-    }
-    (0..b.len()).any(|i| secret_at(b, i))
-}
-
-/// The key-rule substrings, as listed in `meta.redaction` and `--help`.
-pub(crate) const SECRET_KEY_WORDS: [&str; 10] = [
-    "password",
-    "passwd",
-    "pwd",
-    "secret",
-    "token",
-    "api_key",
-    "authorization",
-    "bearer",
-    "private_key",
-    "access_key",
-];
-
-fn secret_at(b: &[u8], i: usize) -> bool {
-    let at = |word: &str| starts_with_ci(&b[i..], word.as_bytes());
-    match b[i].to_ascii_lowercase() {
-        b'p' => {
-            at("password")
-                || at("passwd")
-                || (at("pwd") && word_edge(b, i) && word_edge(b, i + 3))
-                || joined(b, i, "private", "key")
-        }
-        b's' => at("secret"),
-        b't' => at("token"),
-        b'a' => at("authorization") || joined(b, i, "api", "key") || joined(b, i, "access", "key"),
-        _ => false,
-    }
-}
-
-/// `first`, then optionally `_` or `-`, then `second`, case-insensitive, at `i`.
-fn joined(b: &[u8], i: usize, first: &str, second: &str) -> bool {
-    let rest = &b[i..];
-    if !starts_with_ci(rest, first.as_bytes()) {
-        return false;
-    }
-    // If a separator follows, `second` cannot start on it, so skipping it is exact.
-    let rest = match &rest[first.len()..] {
-        [b'_' | b'-', tail @ ..] => tail,
-        other => other,
-    };
-    starts_with_ci(rest, second.as_bytes())
-}
-
-fn starts_with_ci(hay: &[u8], word: &[u8]) -> bool {
-    hay.len() >= word.len() && hay[..word.len()].eq_ignore_ascii_case(word)
-}
-
-/// ECMAScript `\b` next to a `pwd` that starts or ends at `at`.
-fn word_edge(b: &[u8], at: usize) -> bool {
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let before = at > 0 && word(b[at - 1]);
-    let after = b.get(at).is_some_and(|&c| word(c));
-    before != after
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn secret_keys_follow_mcp_tape() {
-        let secret = [
-            "password",
-            "db_password",
-            "PASSWORD",
-            "passwd",
-            "pwd",
-            "db-pwd",
-            "Pwd",
-            "secret",
-            "clientSecret",
-            "token",
-            "access_token",
-            "progressToken",
-            "max_tokens",
-            "apiKey",
-            "api_key",
-            "api-key",
-            "X-Api-Key",
-            "authorization",
-            "Authorization",
-            "bearer",
-            "BEARER",
-            "privateKey",
-            "private_key",
-            "private-key",
-            "accessKey",
-            "access_key",
-            "aws-access-key-id",
-        ];
-        for key in secret {
-            assert!(is_secret_key(key), "{key} should be secret");
-        }
-        let plain = [
-            "db_pwd",
-            "pwds",
-            "cwd",
-            "name",
-            "bearerToken2x",
-            "bearers",
-            "apikeys2",
-            "api__key",
-            "key",
-            "pass",
-            "auth",
-            "id",
-            "",
-            "tok",
-            "privatekeyring",
-        ];
-        // `bearerToken2x` contains `token`; `apikeys2` contains `apikey`;
-        // `privatekeyring` contains `privatekey`: the substring rule takes them.
-        for key in plain {
-            let expect = matches!(key, "bearerToken2x" | "apikeys2" | "privatekeyring");
-            assert_eq!(is_secret_key(key), expect, "{key}");
-        }
-    }
 
     #[test]
     fn roles_follow_the_envelope() {

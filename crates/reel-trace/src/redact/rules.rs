@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
+use super::builtin::{Revision, ValueRule};
+use super::names;
 use super::path::{self, Action, PathRules};
-use super::protocol;
-use super::text::{ValueRule, ValueRules};
+use super::text::ValueRules;
 use super::{
     Compiled, MARKER, PatternSource, RULES_VERSION, RedactError, RedactionConfig, Redactor,
 };
@@ -20,8 +21,10 @@ use super::{
 pub(super) const SECRET_KEYS: &str = "secret-keys";
 
 /// The rule set as data: what `describe` writes and `from_description` reads.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct RuleSet {
+    /// What the built-in names mean.
+    revision: Revision,
     defaults: bool,
     secret_keys: bool,
     values: Vec<ValueRule>,
@@ -41,12 +44,12 @@ impl RuleSet {
         }
         builtin.extend(self.values.iter().map(|r| r.name()));
         let mut out = Map::new();
-        out.insert("rules".into(), json!(RULES_VERSION));
+        out.insert("rules".into(), json!(self.revision.name()));
         out.insert("marker".into(), json!(MARKER));
         out.insert("defaults".into(), json!(self.defaults));
         out.insert("builtin".into(), json!(builtin));
         if self.secret_keys {
-            out.insert("keys".into(), json!(protocol::SECRET_KEY_WORDS));
+            out.insert("keys".into(), json!(names::listed_words(self.revision)));
         }
         out.insert("patterns".into(), json!(self.patterns));
         out.insert("paths".into(), json!(self.paths));
@@ -90,16 +93,20 @@ pub(super) fn from_description(description: &Value) -> Result<Redactor, RedactEr
     let obj = description
         .as_object()
         .ok_or_else(|| bad("expected an object".into()))?;
-    match obj.get("rules") {
-        Some(Value::String(v)) if v == RULES_VERSION => {}
+    let revision = match obj.get("rules") {
+        Some(Value::String(v)) => Revision::from_name(v).ok_or_else(|| {
+            bad(format!(
+                "rule set {v:?} is not known to this reel (it knows {}); a newer reel wrote this trace",
+                super::KNOWN_RULES_VERSIONS.join(", ")
+            ))
+        })?,
         Some(other) => {
             return Err(bad(format!(
-                "rule set {other} is not known to this reel (it knows {RULES_VERSION:?}); \
-                 a newer reel wrote this trace"
+                "`rules` must name the rule-set version (e.g. {RULES_VERSION:?}), not {other}"
             )));
         }
         None => return Err(bad("`rules` (the rule-set version) is missing".into())),
-    }
+    };
     if let Some(marker) = obj.get("marker") {
         if marker != MARKER {
             return Err(bad(format!("marker {marker} is not {MARKER:?}")));
@@ -109,18 +116,22 @@ pub(super) fn from_description(description: &Value) -> Result<Redactor, RedactEr
         .get("defaults")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let mut builder = Builder::new(false);
+    let mut builder = Builder::of(revision, false);
     builder.set.defaults = defaults;
     match obj.get("builtin") {
-        None if defaults => builder = Builder::new(true),
+        None if defaults => builder = Builder::of(revision, true),
         None => {}
         Some(list) => {
             for name in strings(list, "builtin").map_err(bad)? {
                 if name == SECRET_KEYS {
                     builder.set.secret_keys = true;
                 } else {
-                    let rule = ValueRule::from_name(name)
-                        .ok_or_else(|| bad(format!("unknown built-in rule {name:?}")))?;
+                    let rule = ValueRule::from_name(name, revision).ok_or_else(|| {
+                        bad(format!(
+                            "unknown built-in rule {name:?} (in {})",
+                            revision.name()
+                        ))
+                    })?;
                     builder.enable(rule);
                 }
             }
@@ -177,16 +188,25 @@ pub(super) struct Builder {
 }
 
 impl Builder {
+    /// The current revision's built-ins (all of them, or none).
     pub(super) fn new(defaults: bool) -> Builder {
+        Builder::of(Revision::CURRENT, defaults)
+    }
+
+    fn of(revision: Revision, defaults: bool) -> Builder {
         let set = RuleSet {
+            revision,
             defaults,
             secret_keys: defaults,
             values: if defaults {
-                ValueRule::ALL.to_vec()
+                revision.rules().to_vec()
             } else {
                 Vec::new()
             },
-            ..RuleSet::default()
+            patterns: Vec::new(),
+            paths: Vec::new(),
+            truncate: Vec::new(),
+            drop_media: None,
         };
         Builder {
             set,
@@ -208,8 +228,12 @@ impl Builder {
         at: impl Fn() -> PatternSource,
     ) -> Result<(), RedactError> {
         // mcp-tape's own spelling of a built-in (some use look-behind) maps to ours.
-        if let Some(rule) = ValueRule::ALL
-            .into_iter()
+        if let Some(rule) = self
+            .set
+            .revision
+            .rules()
+            .iter()
+            .copied()
             .find(|r| r.mcp_tape_spellings().contains(&pattern))
         {
             self.enable(rule);
@@ -247,13 +271,13 @@ impl Builder {
     }
 
     pub(super) fn finish(self) -> Redactor {
-        let has_user_patterns = !self.user.is_empty();
+        let revision = self.set.revision;
         let compiled = Compiled {
+            revision,
             secret_keys: self.set.secret_keys,
-            values: ValueRules::new(&self.set.values, self.user),
+            values: ValueRules::new(revision, &self.set.values, self.user),
             paths: self.paths,
             drop_media: self.set.drop_media,
-            has_user_patterns,
         };
         Redactor::from_parts(self.set, compiled)
     }

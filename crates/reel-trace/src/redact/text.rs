@@ -22,6 +22,9 @@ use std::borrow::Cow;
 use memchr::memmem;
 use regex::Regex;
 
+use super::builtin::{Revision, Shape, ValueRule};
+use super::context;
+
 /// What replaces a secret; mcp-tape's marker, so both tools' traces read alike.
 pub const MARKER: &str = "[REDACTED]";
 
@@ -35,141 +38,6 @@ pub(crate) const MAX_ROUNDS: usize = 4;
 /// it carries, and key-shaped runs appear in random base64 by chance.
 pub const BASE64_SKIP_MIN: usize = 8 * 1024;
 
-/// The ECMAScript `\s` set, as the inside of a character class.
-const JS_SPACE: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
-
-/// The ASCII word boundary (ECMAScript's `\b`); Rust's default `\b` is Unicode-aware.
-const B: &str = r"(?-u:\b)";
-
-/// One built-in value rule of the `reel/1` rule set. Listed in application order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum ValueRule {
-    AwsAccessKey,
-    SkKey,
-    GithubToken,
-    GithubPat,
-    Jwt,
-    AuthorizationHeader,
-    Bearer,
-    SlackToken,
-    StripeKey,
-    UrlPassword,
-    DotenvPath,
-    SshKeyPath,
-    GoogleApiKey,
-}
-
-impl ValueRule {
-    pub(crate) const ALL: [ValueRule; 13] = [
-        ValueRule::AwsAccessKey,
-        ValueRule::SkKey,
-        ValueRule::GithubToken,
-        ValueRule::GithubPat,
-        ValueRule::Jwt,
-        ValueRule::AuthorizationHeader,
-        ValueRule::Bearer,
-        ValueRule::SlackToken,
-        ValueRule::StripeKey,
-        ValueRule::UrlPassword,
-        ValueRule::DotenvPath,
-        ValueRule::SshKeyPath,
-        ValueRule::GoogleApiKey,
-    ];
-
-    /// The rule's name in `meta.redaction` and `--help`.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            ValueRule::AwsAccessKey => "aws-access-key",
-            ValueRule::SkKey => "sk-key",
-            ValueRule::GithubToken => "github-token",
-            ValueRule::GithubPat => "github-pat",
-            ValueRule::Jwt => "jwt",
-            ValueRule::AuthorizationHeader => "authorization-header",
-            ValueRule::Bearer => "bearer",
-            ValueRule::SlackToken => "slack-token",
-            ValueRule::StripeKey => "stripe-key",
-            ValueRule::UrlPassword => "url-password",
-            ValueRule::DotenvPath => "dotenv-path",
-            ValueRule::SshKeyPath => "ssh-key-path",
-            ValueRule::GoogleApiKey => "google-api-key",
-        }
-    }
-
-    pub(crate) fn from_name(name: &str) -> Option<ValueRule> {
-        ValueRule::ALL.into_iter().find(|r| r.name() == name)
-    }
-
-    /// The regex (Rust syntax) for the rules that are regexes.
-    fn regex(self) -> Option<String> {
-        let s = JS_SPACE;
-        Some(match self {
-            ValueRule::AwsAccessKey => format!("{B}AKIA[0-9A-Z]{{16}}{B}"),
-            ValueRule::SkKey => format!("{B}sk-[A-Za-z0-9_-]{{20,}}{B}"),
-            ValueRule::GithubToken => format!("{B}gh[pousr]_[A-Za-z0-9]{{36,}}{B}"),
-            ValueRule::GithubPat => format!("{B}github_pat_[A-Za-z0-9_]{{20,}}"),
-            ValueRule::Jwt => {
-                format!("{B}eyJ[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+{B}")
-            }
-            ValueRule::AuthorizationHeader => {
-                format!("[Aa]uthorization[{s}]*:[{s}]*[^\\n\\r\\x{{2028}}\\x{{2029}}]+")
-            }
-            ValueRule::Bearer => format!("[Bb]earer[{s}]+[A-Za-z0-9._\\-+/=]+"),
-            ValueRule::SlackToken => format!("{B}(?:xoxb|xoxa|xoxp|xoxr|xoxs)-[A-Za-z0-9-]{{10,}}"),
-            ValueRule::StripeKey => format!("{B}(?:rk_live|sk_live)_[A-Za-z0-9]{{8,}}{B}"),
-            // mcp-tape: `(?<=://U:)P(?=@)`; without look-around we match the whole
-            // `://U:P@` and replace only the password group.
-            ValueRule::UrlPassword => format!("://[^/:@{s}]{{1,128}}:([^/@{s}]+)@"),
-            ValueRule::GoogleApiKey => format!("{B}AIza[0-9A-Za-z_-]{{35}}{B}"),
-            ValueRule::DotenvPath | ValueRule::SshKeyPath => return None,
-        })
-    }
-
-    /// mcp-tape's spelling of this rule in a rule file (0.4 and 0.7 variants). A rule
-    /// file copied from mcp-tape loads, and these map to the linear built-ins.
-    pub(crate) fn mcp_tape_spellings(self) -> &'static [&'static str] {
-        match self {
-            ValueRule::AwsAccessKey => &[r"\bAKIA[0-9A-Z]{16}\b"],
-            ValueRule::SkKey => &[r"\bsk-[A-Za-z0-9_-]{20,}\b"],
-            ValueRule::GithubToken => &[r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"],
-            ValueRule::GithubPat => &[r"\bgithub_pat_[A-Za-z0-9_]{20,}"],
-            ValueRule::Jwt => &[r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\b"],
-            ValueRule::AuthorizationHeader => &[r"[Aa]uthorization\s*:\s*.+"],
-            ValueRule::Bearer => &[r"[Bb]earer\s+[A-Za-z0-9._\-+/=]+"],
-            ValueRule::SlackToken => &[r"\b(?:xoxb|xoxa|xoxp|xoxr|xoxs)-[A-Za-z0-9-]{10,}"],
-            ValueRule::StripeKey => &[r"\b(?:rk_live|sk_live)_[A-Za-z0-9]{8,}\b"],
-            ValueRule::UrlPassword => &[r"(?<=://[^/\s:@]{1,128}:)[^/\s@]+(?=@)"],
-            ValueRule::DotenvPath => &[
-                r#"(?<![^\s"])[^\s"]*\.env(?:\.[A-Za-z0-9._\-]+)?\b"#,
-                r#"[^\s"]{0,256}\.env(?:\.[A-Za-z0-9._\-]+)?\b"#,
-            ],
-            ValueRule::SshKeyPath => &[
-                r#"(?<![^\s"])[^\s"]*\bid_(?:rsa|ed25519|ecdsa|dsa)\b[^\s"]*"#,
-                r#"[^\s"]{0,256}\bid_(?:rsa|ed25519|ecdsa|dsa)\b[^\s"]{0,256}"#,
-            ],
-            ValueRule::GoogleApiKey => &[r"\bAIza[0-9A-Za-z_-]{35}\b"],
-        }
-    }
-
-    /// The literal every match of this rule contains (the prefilter is built from these).
-    fn literal_core(self) -> &'static str {
-        match self {
-            ValueRule::AwsAccessKey => "AKIA",
-            ValueRule::SkKey => "sk-",
-            ValueRule::GithubToken => "gh[pousr]_",
-            ValueRule::GithubPat => "github_pat_",
-            ValueRule::Jwt => "eyJ",
-            ValueRule::AuthorizationHeader => "uthorization",
-            ValueRule::Bearer => "earer",
-            ValueRule::SlackToken => "xox[abprs]-",
-            ValueRule::StripeKey => "_live_",
-            ValueRule::UrlPassword => "://",
-            ValueRule::DotenvPath => r"\.env",
-            ValueRule::SshKeyPath => "id_(?:rsa|ed25519|ecdsa|dsa)",
-            ValueRule::GoogleApiKey => "AIza",
-        }
-    }
-}
-
 /// How one rule finds what to replace.
 #[derive(Debug, Clone)]
 enum Finder {
@@ -177,48 +45,82 @@ enum Finder {
     Regex(Regex),
     /// Replace capture group 1 of every match.
     Group(Regex),
+    /// `reel/2` `url-password`: group 1, or group 2 when it looks random.
+    Userinfo(Regex),
+    /// `url-query-secret`.
+    Query,
+    /// `secret-assignment`.
+    Assignment,
     /// mcp-tape's pattern 10, word-based.
     Dotenv,
     /// mcp-tape's pattern 11, word-based.
     SshKey,
 }
 
+/// Whether the built-ins with a literal core may match a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// Run the prefilter over the text to find out.
+    Scan,
+    /// The caller knows (it ran the prefilter over a text this one is part of, or
+    /// derived from by replacing matches with the marker).
+    Known(bool),
+}
+
+/// One enabled built-in: how it finds, and whether the prefilter gates it (a rule
+/// with a literal core) or its own cheap trigger does (the context scanners).
+#[derive(Debug, Clone)]
+struct Builtin {
+    finder: Finder,
+    gated: bool,
+}
+
 /// A compiled, ordered list of value rules: the enabled built-ins, then the user's.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ValueRules {
-    builtins: Vec<Finder>,
-    /// Matches wherever any enabled built-in could match (a superset); `None` when no
-    /// built-in is enabled.
-    prefilter: Option<Regex>,
+    builtins: Vec<Builtin>,
+    /// Matches wherever any enabled built-in with a literal core could match (a
+    /// superset).
+    prefilter: Prefilter,
+    /// A context scanner is enabled.
+    scanners: bool,
+    /// `pem-private-key` is enabled.
+    pem: bool,
     user: Vec<Regex>,
 }
 
 impl ValueRules {
-    /// Compiles the enabled built-ins (in [`ValueRule::ALL`] order) and user regexes
-    /// (already validated).
-    pub(crate) fn new(enabled: &[ValueRule], user: Vec<Regex>) -> ValueRules {
+    /// Compiles the enabled built-ins (in the revision's order, with the revision's
+    /// meaning) and user regexes (already validated).
+    pub(crate) fn new(revision: Revision, enabled: &[ValueRule], user: Vec<Regex>) -> ValueRules {
         let mut builtins = Vec::new();
-        let mut cores = Vec::new();
-        for rule in ValueRule::ALL {
+        let mut literals: Vec<&str> = Vec::new();
+        for &rule in revision.rules() {
             if !enabled.contains(&rule) {
                 continue;
             }
-            cores.push(rule.literal_core());
-            builtins.push(match rule {
-                ValueRule::DotenvPath => Finder::Dotenv,
-                ValueRule::SshKeyPath => Finder::SshKey,
-                ValueRule::UrlPassword => Finder::Group(builtin_regex(rule)),
-                _ => Finder::Regex(builtin_regex(rule)),
+            let own = rule.literals(revision);
+            literals.extend(own);
+            let regex = || builtin_regex(rule, revision);
+            let finder = match rule.shape(revision) {
+                Shape::Whole => Finder::Regex(regex()),
+                Shape::Group => Finder::Group(regex()),
+                Shape::Userinfo => Finder::Userinfo(regex()),
+                Shape::Query => Finder::Query,
+                Shape::Assignment => Finder::Assignment,
+                Shape::Dotenv => Finder::Dotenv,
+                Shape::SshKey => Finder::SshKey,
+            };
+            builtins.push(Builtin {
+                finder,
+                gated: !own.is_empty(),
             });
         }
-        let prefilter = (!cores.is_empty()).then(|| {
-            // Every literal is a constant of this file; a failure is a bug caught by
-            // the unit tests, not something input can cause.
-            Regex::new(&cores.join("|")).expect("built-in prefilter compiles")
-        });
         ValueRules {
+            scanners: builtins.iter().any(|b| !b.gated),
+            pem: enabled.contains(&ValueRule::PemPrivateKey),
             builtins,
-            prefilter,
+            prefilter: Prefilter::new(&literals),
             user,
         }
     }
@@ -227,32 +129,54 @@ impl ValueRules {
         self.builtins.is_empty() && self.user.is_empty()
     }
 
-    /// Whether `hay` might hold a built-in match. Sound on raw JSON text too: a match
-    /// inside an escape-free string value is a substring of the raw text.
+    /// Whether `pem-private-key` is enabled (for blocks that span lines).
+    pub(crate) fn has_pem(&self) -> bool {
+        self.pem
+    }
+
+    /// Whether some rule runs whatever the prefilter says (a context scanner, a user
+    /// pattern): a message cannot be skipped on the prefilter's word alone.
+    pub(crate) fn has_ungated(&self) -> bool {
+        self.scanners || !self.user.is_empty()
+    }
+
+    /// Whether `hay` might hold a match of a built-in with a literal core.
     pub(crate) fn builtin_candidate(&self, hay: &str) -> bool {
-        self.prefilter.as_ref().is_some_and(|p| p.is_match(hay))
+        self.prefilter.any(hay)
+    }
+
+    /// Where the prefilter matches in `hay` (start offsets, increasing), so a caller
+    /// holding many pieces of one text scans it once. Sound on raw JSON text: no
+    /// literal holds `"`, so every match lies inside one string token, and a match
+    /// inside an escape-free string value is a substring of the raw text.
+    pub(crate) fn literal_hits(&self, hay: &str) -> Vec<usize> {
+        self.prefilter.hits(hay)
     }
 
     /// Applies every rule, round after round until stable. `gate` says whether the
-    /// built-ins need to run at all (the caller's prefilter verdict for the text).
-    /// `None` when nothing changed.
-    pub(crate) fn apply(&self, text: &str, gate: bool) -> Option<String> {
+    /// built-ins with a literal core need to run at all. `None` when nothing changed.
+    pub(crate) fn apply(&self, text: &str, gate: Gate) -> Option<String> {
         if self.is_empty() || is_base64_blob(text) {
             return None;
         }
-        let run_builtins = gate && self.builtin_candidate(text);
-        if !run_builtins && self.user.is_empty() {
+        let run_gated = match gate {
+            Gate::Scan => self.builtin_candidate(text),
+            Gate::Known(candidate) => candidate,
+        };
+        let run_scanners = self.scanners && context::may_match(text);
+        if !run_gated && !run_scanners && self.user.is_empty() {
             return None;
         }
         let mut current: Cow<'_, str> = Cow::Borrowed(text);
         for _ in 0..MAX_ROUNDS {
             let mut changed = false;
-            if run_builtins {
-                for finder in &self.builtins {
-                    if let Some(next) = finder.apply(&current) {
-                        current = Cow::Owned(next);
-                        changed = true;
-                    }
+            for rule in &self.builtins {
+                if !(if rule.gated { run_gated } else { run_scanners }) {
+                    continue;
+                }
+                if let Some(next) = rule.finder.apply(&current) {
+                    current = Cow::Owned(next);
+                    changed = true;
                 }
             }
             for re in &self.user {
@@ -272,9 +196,50 @@ impl ValueRules {
     }
 }
 
-fn builtin_regex(rule: ValueRule) -> Regex {
-    let source = rule.regex().unwrap_or_default();
-    // Constants of this file; covered by `every_builtin_compiles`.
+/// The literals of the enabled built-ins, as a few regexes of at most [`GROUP`]
+/// literals each: the regex crate searches a small literal set with SIMD (Teddy),
+/// and past a few dozen literals it falls back to a slower mode that costs more than
+/// a second pass of the fast one.
+#[derive(Debug, Clone, Default)]
+struct Prefilter {
+    groups: Vec<Regex>,
+}
+
+/// Literals per prefilter regex.
+const GROUP: usize = 20;
+
+impl Prefilter {
+    fn new(literals: &[&str]) -> Prefilter {
+        let groups = literals
+            .chunks(GROUP)
+            .map(|chunk| {
+                let alternation: Vec<String> = chunk.iter().map(|l| regex::escape(l)).collect();
+                // Escaped literals always compile.
+                Regex::new(&alternation.join("|")).expect("built-in prefilter compiles")
+            })
+            .collect();
+        Prefilter { groups }
+    }
+
+    fn any(&self, hay: &str) -> bool {
+        self.groups.iter().any(|g| g.is_match(hay))
+    }
+
+    fn hits(&self, hay: &str) -> Vec<usize> {
+        let mut hits: Vec<usize> = Vec::new();
+        for g in &self.groups {
+            hits.extend(g.find_iter(hay).map(|m| m.start()));
+        }
+        if self.groups.len() > 1 {
+            hits.sort_unstable();
+        }
+        hits
+    }
+}
+
+fn builtin_regex(rule: ValueRule, revision: Revision) -> Regex {
+    let source = rule.regex(revision).unwrap_or_default();
+    // Constants of `builtin`; covered by `every_builtin_compiles`.
     Regex::new(&source).expect("built-in regex compiles")
 }
 
@@ -283,6 +248,9 @@ impl Finder {
         match self {
             Finder::Regex(re) => replace_regex(re, text, false),
             Finder::Group(re) => replace_regex(re, text, true),
+            Finder::Userinfo(re) => replace_userinfo(re, text),
+            Finder::Query => context::replace_query_values(text),
+            Finder::Assignment => context::replace_assignments(text),
             Finder::Dotenv => replace_words(text, b".env", dotenv_match_end),
             Finder::SshKey => replace_words(text, b"id_", ssh_key_word),
         }
@@ -308,7 +276,7 @@ pub(crate) fn is_base64_blob(text: &str) -> bool {
 /// Builds the output of a rule: pieces of the input with marked ranges replaced.
 /// Keeps the marker atomic: ranges are widened over any marker they touch, ranges
 /// wholly inside one marker are dropped, touching ranges merge.
-struct Splicer<'t> {
+pub(crate) struct Splicer<'t> {
     text: &'t str,
     markers: Vec<(usize, usize)>,
     out: String,
@@ -322,7 +290,7 @@ struct Splicer<'t> {
 }
 
 impl<'t> Splicer<'t> {
-    fn new(text: &'t str) -> Splicer<'t> {
+    pub(crate) fn new(text: &'t str) -> Splicer<'t> {
         let markers = memmem::find_iter(text.as_bytes(), MARKER.as_bytes())
             .map(|at| (at, at + MARKER.len()))
             .collect();
@@ -340,7 +308,7 @@ impl<'t> Splicer<'t> {
     /// Marks `start..end` for replacement; returns where the caller should resume
     /// (never before `end`). Ranges must come in increasing order, so one cursor
     /// walks the marker list once per rule: linear overall.
-    fn mark(&mut self, start: usize, end: usize) -> usize {
+    pub(crate) fn mark(&mut self, start: usize, end: usize) -> usize {
         let (mut start, mut end) = (start.max(self.done), end);
         if start >= end {
             return end.max(self.done);
@@ -381,7 +349,7 @@ impl<'t> Splicer<'t> {
         end
     }
 
-    fn finish(mut self) -> Option<String> {
+    pub(crate) fn finish(mut self) -> Option<String> {
         if !self.changed {
             return None;
         }
@@ -419,6 +387,30 @@ fn replace_regex(re: &Regex, text: &str, group: bool) -> Option<String> {
         }
         let resume = splice.mark(target.start, target.end);
         at = resume.max(whole.end);
+    }
+    splice.finish()
+}
+
+/// `reel/2` `url-password`: the password (group 1) of every `://user:password@`, and
+/// a user name standing alone (group 2, `://TOKEN@`) when it looks random.
+fn replace_userinfo(re: &Regex, text: &str) -> Option<String> {
+    re.find(text)?;
+    let mut splice = Splicer::new(text);
+    let mut at = 0;
+    while let Some(caps) = re.captures_at(text, at) {
+        let Some(whole) = caps.get(0) else { break };
+        let target = caps.get(1).or_else(|| {
+            caps.get(2)
+                .filter(|user| context::looks_random(user.as_str()))
+        });
+        let mut resume = whole.end();
+        if let Some(t) = target {
+            resume = resume.max(splice.mark(t.start(), t.end()));
+        }
+        if resume >= text.len() {
+            break;
+        }
+        at = resume;
     }
     splice.finish()
 }
@@ -549,21 +541,25 @@ mod tests {
     use super::*;
 
     fn rules() -> ValueRules {
-        ValueRules::new(&ValueRule::ALL, Vec::new())
+        ValueRules::new(Revision::CURRENT, &ValueRule::ALL, Vec::new())
     }
 
     fn red(text: &str) -> String {
-        rules().apply(text, true).unwrap_or_else(|| text.to_owned())
+        rules()
+            .apply(text, Gate::Scan)
+            .unwrap_or_else(|| text.to_owned())
     }
 
     #[test]
     fn every_builtin_compiles() {
-        for rule in ValueRule::ALL {
-            if let Some(source) = rule.regex() {
-                assert!(Regex::new(&source).is_ok(), "{}: {source}", rule.name());
+        for revision in Revision::ALL {
+            for &rule in revision.rules() {
+                if let Some(source) = rule.regex(revision) {
+                    assert!(Regex::new(&source).is_ok(), "{}: {source}", rule.name());
+                }
             }
         }
-        assert!(rules().prefilter.is_some());
+        assert!(!rules().prefilter.groups.is_empty());
     }
 
     #[test]
@@ -595,20 +591,28 @@ mod tests {
     #[test]
     fn marker_is_atomic() {
         let user = vec![Regex::new("RED").unwrap_or_else(|e| panic!("{e}"))];
-        let r = ValueRules::new(&[], user);
+        let r = ValueRules::new(Revision::CURRENT, &[], user);
         assert_eq!(
-            r.apply("[REDACTED] RED", true).as_deref(),
+            r.apply("[REDACTED] RED", Gate::Scan).as_deref(),
             Some("[REDACTED] [REDACTED]")
         );
-        assert_eq!(r.apply("[REDACTED]", true), None);
-        let every = ValueRules::new(&[], vec![Regex::new(".").unwrap_or_else(|e| panic!("{e}"))]);
-        assert_eq!(every.apply("abc", true).as_deref(), Some("[REDACTED]"));
+        assert_eq!(r.apply("[REDACTED]", Gate::Scan), None);
+        let every = ValueRules::new(
+            Revision::CURRENT,
+            &[],
+            vec![Regex::new(".").unwrap_or_else(|e| panic!("{e}"))],
+        );
+        assert_eq!(
+            every.apply("abc", Gate::Scan).as_deref(),
+            Some("[REDACTED]")
+        );
         let edge = ValueRules::new(
+            Revision::CURRENT,
             &[],
             vec![Regex::new(r"D\] x").unwrap_or_else(|e| panic!("{e}"))],
         );
         assert_eq!(
-            edge.apply("[REDACTED] x", true).as_deref(),
+            edge.apply("[REDACTED] x", Gate::Scan).as_deref(),
             Some("[REDACTED]")
         );
     }

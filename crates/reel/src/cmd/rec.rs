@@ -58,7 +58,11 @@ status, headers (allowlisted, redacted), sse {id, event, retry}}; exchanges with
 JSON-RPC body (GET streams, DELETE, OAuth discovery, 202s, 502s, 403s) are reel.http
 events; SSE events without JSON data (priming, endpoint) are reel.sse events.
 
-The forwarded bytes are never changed: redaction applies to the trace only. Lines of any
+The forwarded bytes are never changed: redaction applies to the trace only, and to what
+reel itself prints: the listening line and the refusal of a --url show it as meta.upstream
+does (a secret query value or password is [REDACTED]; the client keeps its own copy of
+the URL). The lines of stderr and of each side's non-JSON output are redacted as streams,
+so a private key printed over many lines loses all of them. Lines of any
 length are forwarded and recorded; reel's memory is about 8 MiB of queue plus four times
 the largest message. After the server exits, reel waits for its output to close, giving up
 after 5 s without a byte (a process the server started may hold it open).
@@ -199,7 +203,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     }
     let mut config = StdioConfig::new(args.command);
     config.name = args.name;
-    config.redactor = redactor;
+    config.redactor = redactor.clone();
     config.record_stderr = !args.no_stderr;
     config.forward_signals = true;
     if args.drop_when_behind {
@@ -209,8 +213,8 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         config.queue_bytes = q;
     }
     let recorder = StdioRecorder::new(config);
-    // Messages show the command as the trace has it: redacted, since MCP clients keep
-    // server stderr in their logs.
+    // Messages show what they quote as the trace has it: redacted, since MCP clients
+    // keep server stderr in their logs.
     let shown = reel_trace::names::shell_words(recorder.command());
     let trace = recorder
         .create_trace(&dir)
@@ -220,8 +224,11 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         say!("reel: recording `{}` to {}", recorder.label(), p.display());
     }
     seal.say(&trace);
+    let notices = redactor.clone();
     let outcome = recorder
-        .run(trace, ClientIo::inherit(), |n| say!("reel: {n}"))
+        .run(trace, ClientIo::inherit(), move |n| {
+            say!("reel: {}", notices.redact_text(&n.to_string()))
+        })
         .map_err(|e| {
             let code = if e.is_output() {
                 exit::CANT_CREATE
@@ -316,7 +323,7 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::R
         config.listen = l;
     }
     config.name = args.name;
-    config.redactor = redactor;
+    config.redactor = redactor.clone();
     config.allow_hosts = args.allow_host;
     config.limits = args.limits.apply(config.limits);
     config.upstream_ca = args.upstream_ca;
@@ -330,8 +337,11 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::R
     if let Some(t) = args.http_threads {
         config.threads = t;
     }
-    let recorder =
-        HttpRecorder::new(config).map_err(|e| coded(exit::of_http_record(&e), e.to_string()))?;
+    // A refused --url quotes the URL, credentials and all: redacted as the trace is.
+    let recorder = HttpRecorder::new(config).map_err(|e| {
+        let message = redactor.redact_text(&e.to_string()).into_owned();
+        coded(exit::of_http_record(&e), message)
+    })?;
     let addr = recorder.local_addr();
     if !addr.ip().is_loopback() {
         say!(
@@ -346,11 +356,19 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::R
         say!("reel: recording {} to {}", recorder.upstream(), p.display());
     }
     seal.say(&trace);
-    // The line a script waits for: nothing follows the URL.
-    say!("reel: listening on {}", recorder.listen_url());
+    // The line a script waits for: nothing follows the URL. Its path and query are
+    // the upstream's, shown as meta.upstream shows them (a secret query value is the
+    // marker: the client keeps its own copy of the URL's secrets).
+    say!("reel: listening on {}", recorder.shown_listen_url());
+    let notices = redactor.clone();
     let outcome = recorder
-        .run(trace, |n| say!("reel: {n}"))
-        .map_err(|e| coded(exit::of_http_record(&e), e.to_string()))?;
+        .run(trace, move |n| {
+            say!("reel: {}", notices.redact_text(&n.to_string()))
+        })
+        .map_err(|e| {
+            let message = redactor.redact_text(&e.to_string()).into_owned();
+            coded(exit::of_http_record(&e), message)
+        })?;
     say_trace_losses(
         outcome.path.as_deref(),
         outcome.trace_error.as_ref(),

@@ -20,6 +20,7 @@ mod rec;
 mod rec_http;
 mod redact;
 mod seal;
+mod secrets;
 mod shared_fixtures;
 mod stats;
 mod trycmd;

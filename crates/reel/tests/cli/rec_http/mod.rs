@@ -13,5 +13,5 @@
 
 mod behaviour;
 mod crash;
-mod harness;
+pub(crate) mod harness;
 mod interop;
