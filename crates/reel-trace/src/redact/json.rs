@@ -31,7 +31,7 @@ use super::context::looks_random;
 use super::names::Strength;
 use super::path::{Action, Member};
 use super::protocol::{self, Role};
-use super::text::{Gate, MARKER};
+use super::text::{Gate, LiteralCursor, MARKER};
 
 /// How many levels of JSON held as text inside JSON held as text are walked.
 pub(crate) const MAX_NESTING: u8 = 2;
@@ -69,11 +69,10 @@ struct Invalid;
 
 /// Redacts `src`, one JSON value with optional surrounding white space.
 pub(crate) fn redact<'a>(rules: &Compiled, src: &'a str) -> Cow<'a, str> {
-    let hits = rules.values.literal_hits(src);
-    if rules.skips_whole(src, !hits.is_empty()) {
+    if rules.skips_whole(src, || rules.values.builtin_candidate(src)) {
         return Cow::Borrowed(src);
     }
-    let mut walker = Walker::new(rules, src, hits, Embedding::Message);
+    let mut walker = Walker::new(rules, src, Embedding::Message);
     match walker.run() {
         Ok(()) => match walker.finish() {
             Some(out) => Cow::Owned(out),
@@ -102,7 +101,7 @@ pub(crate) fn redact_embedded(
         return None;
     }
     let how = Embedding::Text { depth, message };
-    let mut walker = Walker::new(rules, text, Vec::new(), how);
+    let mut walker = Walker::new(rules, text, how);
     match walker.run() {
         Ok(()) => walker.finish(),
         Err(Invalid) if walker.eof => walker.finish(),
@@ -139,17 +138,15 @@ struct Walker<'s, 'r> {
     states: Vec<u32>,
     step_buf: Vec<u32>,
     key_buf: String,
-    /// Where the prefilter matched in `src` (start offsets, increasing), and the
-    /// first of them not before the string token being read.
-    hits: Vec<usize>,
-    next_hit: usize,
+    /// Where the prefilter matches in `src`, found as string tokens are read.
+    literals: LiteralCursor,
     how: Embedding,
     /// The input ended where more was expected (a torn document).
     eof: bool,
 }
 
 impl<'s, 'r> Walker<'s, 'r> {
-    fn new(rules: &'r Compiled, src: &'s str, hits: Vec<usize>, how: Embedding) -> Self {
+    fn new(rules: &'r Compiled, src: &'s str, how: Embedding) -> Self {
         Walker {
             src,
             b: src.as_bytes(),
@@ -161,8 +158,7 @@ impl<'s, 'r> Walker<'s, 'r> {
             states: Vec::new(),
             step_buf: Vec::new(),
             key_buf: String::new(),
-            hits,
-            next_hit: 0,
+            literals: rules.values.literal_cursor(),
             how,
             eof: false,
         }
@@ -399,12 +395,13 @@ impl<'s, 'r> Walker<'s, 'r> {
         }
     }
 
-    /// Whether the prefilter matched inside `start..end` (tokens are read in order).
+    /// Whether the prefilter matches inside `start..end` (tokens are read in order).
+    /// Sound on raw JSON text: no literal holds `"`, so a match lies inside one string
+    /// token, and one inside an escape-free string is a substring of the raw text.
     fn hit_within(&mut self, start: usize, end: usize) -> bool {
-        while self.hits.get(self.next_hit).is_some_and(|&h| h < start) {
-            self.next_hit += 1;
-        }
-        self.hits.get(self.next_hit).is_some_and(|&h| h < end)
+        self.rules
+            .values
+            .literal_within(&mut self.literals, self.src, start, end)
     }
 
     fn replace(&mut self, start: usize, end: usize, with: &str) {

@@ -237,9 +237,9 @@ impl Compiled {
     }
 
     /// Whether `src` provably needs no change without walking it: no rule looks at
-    /// keys or positions, and no value rule can match (`gate`: the prefilter matches
-    /// somewhere in `src`).
-    pub(crate) fn skips_whole(&self, src: &str, gate: bool) -> bool {
+    /// keys or positions, and no value rule can match (`gate`: whether the prefilter
+    /// matches somewhere in `src`, asked only when it decides).
+    pub(crate) fn skips_whole(&self, src: &str, gate: impl FnOnce() -> bool) -> bool {
         if self.is_identity() {
             return true;
         }
@@ -247,7 +247,7 @@ impl Compiled {
             || !self.paths.is_empty()
             || self.drop_media.is_some()
             || self.values.has_ungated()
-            || gate
+            || gate()
         {
             return false;
         }

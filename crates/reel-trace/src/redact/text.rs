@@ -145,12 +145,33 @@ impl ValueRules {
         self.prefilter.any(hay)
     }
 
-    /// Where the prefilter matches in `hay` (start offsets, increasing), so a caller
-    /// holding many pieces of one text scans it once. Sound on raw JSON text: no
-    /// literal holds `"`, so every match lies inside one string token, and a match
-    /// inside an escape-free string value is a substring of the raw text.
-    pub(crate) fn literal_hits(&self, hay: &str) -> Vec<usize> {
-        self.prefilter.hits(hay)
+    /// A cursor over where the prefilter matches in one text, for a caller that
+    /// asks about many pieces of it in order (see [`LiteralCursor`]).
+    pub(crate) fn literal_cursor(&self) -> LiteralCursor {
+        LiteralCursor {
+            next: vec![None; self.prefilter.groups.len()],
+        }
+    }
+
+    /// Whether the prefilter matches inside `start..end` of `hay`, asked in
+    /// increasing order of `start` with one `cursor`.
+    pub(crate) fn literal_within(
+        &self,
+        cursor: &mut LiteralCursor,
+        hay: &str,
+        start: usize,
+        end: usize,
+    ) -> bool {
+        let mut hit = false;
+        for (g, next) in self.prefilter.groups.iter().zip(&mut cursor.next) {
+            // The first match at or after an earlier `start` is still the first at or
+            // after this one unless it lies before it: search again only then.
+            if next.is_none_or(|n| n.is_some_and(|at| at < start)) {
+                *next = Some(g.find_at(hay, start).map(|m| m.start()));
+            }
+            hit |= next.is_some_and(|n| n.is_some_and(|at| at < end));
+        }
+        hit
     }
 
     /// Applies every rule, round after round until stable. `gate` says whether the
@@ -224,17 +245,15 @@ impl Prefilter {
     fn any(&self, hay: &str) -> bool {
         self.groups.iter().any(|g| g.is_match(hay))
     }
+}
 
-    fn hits(&self, hay: &str) -> Vec<usize> {
-        let mut hits: Vec<usize> = Vec::new();
-        for g in &self.groups {
-            hits.extend(g.find_iter(hay).map(|m| m.start()));
-        }
-        if self.groups.len() > 1 {
-            hits.sort_unstable();
-        }
-        hits
-    }
+/// Where each prefilter group next matches in a text: unknown (`None`), nowhere
+/// further (`Some(None)`), or at an offset. Every search starts where no earlier one
+/// looked, so a text is scanned once however many pieces are asked about, and a long
+/// piece is scanned only up to its first match.
+#[derive(Debug)]
+pub(crate) struct LiteralCursor {
+    next: Vec<Option<Option<usize>>>,
 }
 
 fn builtin_regex(rule: ValueRule, revision: Revision) -> Regex {
