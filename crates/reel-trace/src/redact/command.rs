@@ -9,14 +9,31 @@
 use super::builtin::Revision;
 use super::context;
 use super::names::{self, Strength};
+use super::text::MAX_ROUNDS;
 use super::{MARKER, Redactor};
 
-/// See [`Redactor::redact_command`].
+/// See [`Redactor::redact_command`]. Passes run until one changes nothing (at most
+/// [`MAX_ROUNDS`]): what a flag's value is depends on what its neighbours look like,
+/// and redacting an argument can change that (a rule takes a flag's `=`, or the `/`
+/// that made a name an extension id), so the result is a fixed point: redacting it
+/// again changes nothing.
 pub(super) fn redact_command(
     redactor: &Redactor,
     secret_keys: bool,
     args: &[String],
 ) -> Vec<String> {
+    let mut out = one_pass(redactor, secret_keys, args);
+    for _ in 1..MAX_ROUNDS {
+        let next = one_pass(redactor, secret_keys, &out);
+        if next == out {
+            break;
+        }
+        out = next;
+    }
+    out
+}
+
+fn one_pass(redactor: &Redactor, secret_keys: bool, args: &[String]) -> Vec<String> {
     let revision = redactor.compiled.revision;
     let mut out = Vec::with_capacity(args.len());
     let mut value_follows = false;
@@ -131,6 +148,41 @@ mod tests {
             ]
         );
         assert_eq!(r.redact_command(&once), once);
+    }
+
+    #[test]
+    fn secret_flag_value_follows_changes_between_passes() {
+        // Found by fuzzing (fuzz/regressions/redact): whether an argument is a secret
+        // flag's value depends on the flag as it reads, and redacting it can change
+        // that: a rule takes its `=` (`--{"passphrase":"x:=`), the `/` that made its
+        // name an extension id, or the dashes that made it a flag. The passes now run
+        // until one changes nothing.
+        let r = Redactor::builtin();
+        for args in [
+            vec![r#"--{"passphrase":"a1:="#, "next"],
+            vec![
+                r#"-----END PRIVATE KEY----->":""}{"passphrase":"\a1:="#,
+                "yu.env MIIEvQ",
+            ],
+            vec![r#"--{"passphrase":"yAuthorization: x=}"#],
+            vec![r#"--Bearer ://sk-{"passphrase":""#, "MIIEvQ)", "x"],
+            vec![
+                "-u\u{2028}{\"passphrase\":\"MIIEvQuhooks.slack.com/services/,",
+                "next",
+            ],
+            vec![
+                "-----BEGIN PRIVATE KEY-----Authorization: ;.envBearer =>",
+                "x",
+            ],
+            vec![
+                "--api-k@/thoriz\u{FFFD}tionarer abc",
+                "--tboken=abc_KYAj/id_ed25519+ secret42 sk",
+            ],
+        ] {
+            let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+            let once = r.redact_command(&args);
+            assert_eq!(r.redact_command(&once), once, "{args:?}");
+        }
     }
 
     #[test]

@@ -247,12 +247,25 @@ fn ends_bare(c: u8) -> bool {
 /// Whether a label of `strength` makes `value` a secret: a strong one takes anything
 /// but a short number (`max_tokens=100`) and the marker; a weak one a random value.
 fn accepts(strength: Strength, value: &[u8]) -> bool {
-    if value == MARKER.as_bytes() {
+    // Judged with earlier markers set aside: a marker is not a secret's text (nor
+    // random), and with nothing left to hide (`[REDACTED]=[REDACTED]`) taking the value
+    // would only merge markers, so a second pass would differ from the first.
+    let mut own = Vec::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(&c) = rest.first() {
+        if rest.starts_with(MARKER.as_bytes()) {
+            rest = &rest[MARKER.len()..];
+        } else {
+            own.push(c);
+            rest = &rest[1..];
+        }
+    }
+    if !own.iter().any(|&c| c.is_ascii_alphanumeric() || c >= 0x80) {
         return false;
     }
     match strength {
-        Strength::Strong => !(value.len() < 8 && value.iter().all(u8::is_ascii_digit)),
-        Strength::Weak => std::str::from_utf8(value).is_ok_and(looks_random),
+        Strength::Strong => !(own.len() < 8 && own.iter().all(u8::is_ascii_digit)),
+        Strength::Weak => std::str::from_utf8(&own).is_ok_and(looks_random),
     }
 }
 

@@ -277,16 +277,23 @@ impl Compiled {
     /// rules if it is JSON (complete or cut short, a JSON-RPC message's exemptions
     /// kept), then the value rules.
     pub(crate) fn text(&self, text: &str) -> Option<String> {
-        let embedded = if self.secret_keys && self.revision >= Revision::Reel2 {
-            json::redact_embedded(self, text, 1, true)
-        } else {
-            None
-        };
-        let base = embedded.as_deref().unwrap_or(text);
-        self.values
-            .apply(base, Gate::Scan)
-            .or(embedded)
-            .filter(|out| out != text)
+        let walks = self.secret_keys && self.revision >= Revision::Reel2;
+        let mut current: Option<String> = None;
+        // The value rules can turn text the walk gave up on into (the start of) JSON
+        // it reads, so the two alternate until neither changes anything.
+        for _ in 0..text::MAX_ROUNDS {
+            let base = current.as_deref().unwrap_or(text);
+            let embedded = walks
+                .then(|| json::redact_embedded(self, base, 1, true))
+                .flatten();
+            let walked = embedded.as_deref().unwrap_or(base);
+            let next = self.values.apply(walked, Gate::Scan).or(embedded);
+            match next {
+                Some(next) if next != base => current = Some(next),
+                _ => break,
+            }
+        }
+        current.filter(|out| out != text)
     }
 
     /// The rules for one string value outside secret and verbatim positions: the key
@@ -294,6 +301,28 @@ impl Compiled {
     /// A truncated string is recognised by its notice and only its head is redacted
     /// again, so the result is a fixed point: redacting it again changes nothing.
     pub(crate) fn string(
+        &self,
+        text: &str,
+        truncate: Option<usize>,
+        gate: Gate,
+        depth: u8,
+    ) -> Option<String> {
+        let once = self.string_once(text, truncate, gate, depth)?;
+        if self.revision < Revision::Reel2 || !looks_like_json(&once) {
+            return (once != text).then_some(once);
+        }
+        // As in `text`: the value rules can make JSON the walk reads.
+        let mut current = once;
+        for _ in 1..text::MAX_ROUNDS {
+            match self.string_once(&current, truncate, Gate::Scan, depth) {
+                Some(next) if next != current => current = next,
+                _ => break,
+            }
+        }
+        (current != text).then_some(current)
+    }
+
+    fn string_once(
         &self,
         text: &str,
         truncate: Option<usize>,
@@ -328,6 +357,16 @@ impl Compiled {
             None => redacted,
         }
     }
+}
+
+/// Whether `text` starts (after white space) like a JSON object or array: the only
+/// text the walk of JSON held as text reads.
+fn looks_like_json(text: &str) -> bool {
+    matches!(
+        text.bytes()
+            .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')),
+        Some(b'{' | b'[')
+    )
 }
 
 /// Applies a rule set to trace content. Cheap to clone (the rules are shared).
