@@ -88,7 +88,7 @@ fn after_kill_9_the_trace_holds_every_answer_the_client_received() {
     let _ = upstream.stop();
 }
 
-/// A 256 MiB request body passes through whole while reel's memory stays flat: it keeps
+/// A 1 GiB request body passes through whole while reel's memory stays flat: it keeps
 /// at most `BODY_KEPT_MAX` (64 MiB) of it, and the trace records it as a `reel.http`
 /// event with its first bytes and `truncated` (the full size), never silently.
 #[test]
@@ -98,7 +98,7 @@ fn a_huge_request_body_streams_through_in_flat_memory_and_is_recorded_truncated(
     let s = Session::new();
     let up = Upstream::start(|_| Answer::json(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
     let proxy = Proxy::start(&s, &up.url("/mcp"), &[]);
-    let len = 256 << 20;
+    let len = 1 << 30;
     let head = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{"blob":""#;
     let mut body = head.as_bytes().to_vec();
     body.resize(len - 4, b'x');
