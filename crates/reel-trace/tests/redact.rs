@@ -1440,6 +1440,11 @@ fn arb_string() -> impl Strategy<Value = String> {
         Just("say \"sk-abcdefghijklmnopqrstuvwx\"\n".to_owned()),
         "[a-zA-Z0-9 _.:/@\\-\"\\\\\n\t\u{1}éü😀\u{2028}]{0,40}",
         "(AKIA|sk-|ghp_|eyJ|Bearer |://|\\.env|id_rsa|xoxb-|sk_live_|AIza|[A-Z0-9]|[a-z]|[ .:@/_-]){0,30}",
+        // reel/2: labels, separators, query strings, PEM edges and JSON held as text.
+        "(password|pass|key|sig|session|passphrase|cookie|--|=|:|\\?|&|;|\"|'|\\{|\\}|\\[|\\]|,|\\\\|-----BEGIN PRIVATE KEY-----|-----END PRIVATE KEY-----|MIIEvQ|q8Zr2LmX0pVb7KdT4wNs|ASIA|whsec_|glpat-|\\[REDACTED\\]|[a-z0-9]| ){0,30}",
+        Just(r#"{"passphrase":"open sesame","n":1}"#.to_owned()),
+        Just(r#"{"password":"torn"#.to_owned()),
+        Just("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".to_owned()),
     ]
 }
 
@@ -1459,6 +1464,10 @@ fn arb_key() -> impl Strategy<Value = String> {
         Just("arguments".to_owned()),
         Just("max_tokens".to_owned()),
         Just("customer_id".to_owned()),
+        Just("passphrase".to_owned()),
+        Just("sessionId".to_owned()),
+        Just("accountKey".to_owned()),
+        Just("cookie".to_owned()),
         "[a-zA-Z_]{1,10}",
     ]
 }

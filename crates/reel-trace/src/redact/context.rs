@@ -314,13 +314,21 @@ fn query_value(b: &[u8], at: usize) -> Option<Value> {
     (ve > vs).then(|| Value::judged(strength, b, vs, ve))
 }
 
-/// Whether a value next to a weak label is a secret: 16 to 4096 characters without
+/// Whether a value next to a weak label is a secret (markers set aside): 16 to 4096
+/// characters without
 /// white space or `://`, letters with digits (or three of lower case, upper case,
 /// digits, symbols, or a fifth or more capitals, as many small letters, and two
 /// capitals side by side), and at least 3 bits of entropy per character. Words, paths,
 /// dates and counts fail; keys, tokens, hashes and signatures pass.
 pub(crate) fn looks_random(v: &str) -> bool {
-    let b = v.as_bytes();
+    // Judged on what earlier rules left: a marker is not random.
+    let own;
+    let b = if memmem::find(v.as_bytes(), MARKER.as_bytes()).is_some() {
+        own = v.replace(MARKER, "");
+        own.as_bytes()
+    } else {
+        v.as_bytes()
+    };
     if !(16..=4096).contains(&b.len()) || memmem::find(b, b"://").is_some() {
         return false;
     }

@@ -369,19 +369,28 @@ impl<'s, 'r> Walker<'s, 'r> {
         let replacement = match mode {
             Mode::Verbatim => None,
             Mode::Secret => (text != MARKER).then(|| MARKER.to_owned()),
-            Mode::Weak if looks_random(&text) => Some(MARKER.to_owned()),
-            Mode::Normal | Mode::Weak => match self.how {
-                Embedding::Message => {
-                    // An escape can spell a literal the raw text does not show.
-                    let gate = if escaped {
-                        Gate::Scan
-                    } else {
-                        Gate::Known(self.hit_within(start, end))
-                    };
-                    self.rules.string(&text, truncate, gate, 0)
+            Mode::Normal | Mode::Weak => {
+                let redacted = match self.how {
+                    Embedding::Message => {
+                        // An escape can spell a literal the raw text does not show.
+                        let gate = if escaped {
+                            Gate::Scan
+                        } else {
+                            Gate::Known(self.hit_within(start, end))
+                        };
+                        self.rules.string(&text, truncate, gate, 0)
+                    }
+                    Embedding::Text { depth, .. } => self.rules.embedded(&text, depth),
+                };
+                // Under a weak key, judged on what the value rules leave, so a second
+                // pass judges the same text.
+                let left = redacted.as_deref().unwrap_or(&text);
+                if mode == Mode::Weak && looks_random(left) {
+                    (text != MARKER).then(|| MARKER.to_owned())
+                } else {
+                    redacted
                 }
-                Embedding::Text { depth, .. } => self.rules.embedded(&text, depth),
-            },
+            }
         };
         if let Some(new) = replacement {
             let mut quoted = quote(&new);
