@@ -201,7 +201,6 @@ impl Pipe<'_> {
         let mut dst = Some(dst);
         let mut buf = vec![0u8; CHUNK];
         let mut lines = Vec::new();
-        let durable = self.queue.keeps_every_line();
         loop {
             let n = match src.read(&mut buf) {
                 Ok(0) => break,
@@ -211,16 +210,9 @@ impl Pipe<'_> {
             };
             self.progress.fetch_add(1, Ordering::Relaxed);
             let chunk = &buf[..n];
-            // The place in the trace is taken before the bytes are delivered.
-            let ticket = self.queue.ticket();
+            // The lines this chunk completes go to the trace file before it goes on.
             lock(self.splitter).feed(chunk, |l| lines.push(self.record(l)));
-            let completes_lines = !lines.is_empty();
-            self.push(ticket, std::mem::take(&mut lines));
-            if completes_lines && durable && dst.is_some() {
-                self.queue.wait_durable(ticket, &|_| {
-                    (self.notices)(Notice::Behind { dropping: false })
-                });
-            }
+            self.push_durable(std::mem::take(&mut lines));
             let mut off = 0;
             while off < n {
                 let Some(d) = dst.as_mut() else { break };
@@ -257,13 +249,20 @@ impl Pipe<'_> {
     }
 
     fn push(&self, ticket: crate::queue::Ticket, lines: Vec<LineRecord>) {
-        let behind = |first| {
-            (self.notices)(Notice::Behind {
-                dropping: first == FirstBehind::Dropping,
-            })
-        };
-        self.queue.push(ticket, lines, &behind);
+        self.queue.push(ticket, lines, &|first| self.behind(first));
         self.progress.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// [`Queue::push_durable`]: the lines are in the trace file when it returns.
+    fn push_durable(&self, lines: Vec<LineRecord>) {
+        self.queue.push_durable(lines, &|first| self.behind(first));
+        self.progress.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn behind(&self, first: FirstBehind) {
+        (self.notices)(Notice::Behind {
+            dropping: first == FirstBehind::Dropping,
+        });
     }
 
     fn destination_gone(&self) {

@@ -239,8 +239,22 @@ impl Queue {
 
     /// True unless lines may be dropped when the writer is behind: then forwarding waits
     /// for each line to reach the trace file before it delivers it.
-    pub fn keeps_every_line(&self) -> bool {
+    fn keeps_every_line(&self) -> bool {
         self.when_behind == WhenBehind::Wait
+    }
+
+    /// Queues `lines` (if any) at the next place in the trace's order and, unless lines
+    /// may be dropped, waits until they are in the trace file ([`Queue::wait_durable`]):
+    /// what a forwarder calls before it delivers the bytes that completed them.
+    pub fn push_durable(&self, lines: Vec<LineRecord>, behind: &dyn Fn(FirstBehind)) {
+        if lines.is_empty() {
+            return;
+        }
+        let ticket = self.ticket();
+        self.push(ticket, lines, behind);
+        if self.keeps_every_line() {
+            self.wait_durable(ticket, behind);
+        }
     }
 
     /// Takes the next place in the trace's order.
@@ -327,7 +341,7 @@ impl Queue {
     ///
     /// A wait longer than [`BEHIND_AFTER`] is the trace falling behind: the first of the
     /// session calls `behind`, as a push that waits for room does.
-    pub fn wait_durable(&self, ticket: Ticket, behind: &dyn Fn(FirstBehind)) {
+    fn wait_durable(&self, ticket: Ticket, behind: &dyn Fn(FirstBehind)) {
         let mut st = self.lock();
         let since = Instant::now();
         while st.durable <= ticket && !st.closed {

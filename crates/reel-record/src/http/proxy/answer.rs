@@ -155,9 +155,7 @@ pub(super) async fn inline(
     if matches!(end, End::Upstream) {
         let line = plain_line(ex, &read.facts, bytes.clone(), bytes.len() as u64);
         // In the trace file before the client gets any of it.
-        let ticket = sh.queue.ticket();
-        sh.push(Some(ticket), vec![line]);
-        sh.wait_durable(ticket);
+        sh.push_durable(vec![line]);
         return Response::from_parts(parts, Reply::full(bytes));
     }
     let mut note = ex.note(Some(Arc::clone(&read.facts)));

@@ -143,15 +143,16 @@ impl Shared {
         self.queue.push(ticket, lines, &behind);
     }
 
-    /// Waits until the lines pushed under `ticket` are in the trace file, unless lines
-    /// may be dropped (see `Queue::wait_durable`). It blocks the runtime thread, as a
-    /// push that waits for room does: the writer is a thread of its own.
-    pub(super) fn wait_durable(&self, ticket: Ticket) {
-        if self.queue.keeps_every_line() {
-            self.queue.wait_durable(ticket, &|_| {
-                (self.notices)(Notice::Behind { dropping: false })
-            });
-        }
+    /// Queues `lines` and waits until they are in the trace file (`Queue::push_durable`):
+    /// called before the bytes that completed them go to the client. It blocks the
+    /// runtime thread, as a push that waits for room does: the writer is a thread of its
+    /// own.
+    pub(super) fn push_durable(&self, lines: Vec<LineRecord>) {
+        self.queue.push_durable(lines, &|first| {
+            (self.notices)(Notice::Behind {
+                dropping: first == FirstBehind::Dropping,
+            })
+        });
     }
 
     fn upstream_failed(&self, error: &str) {

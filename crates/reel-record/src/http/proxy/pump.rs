@@ -132,13 +132,8 @@ impl Pump {
                 return Ok(());
             };
             // The events this data completes reach the trace file before it goes on.
-            let ticket = self.sh.queue.ticket();
             let lines = self.parse(&data);
-            let completes = !lines.is_empty();
-            self.sh.push(Some(ticket), lines);
-            if completes {
-                self.sh.wait_durable(ticket);
-            }
+            self.sh.push_durable(lines);
             self.room(stop).await?.send(Ok(Frame::data(data)));
             return Ok(());
         }
@@ -156,10 +151,8 @@ impl Pump {
         }
         if last {
             // The answer reaches the trace file before its last bytes go on.
-            let ticket = self.sh.queue.ticket();
             let lines = self.plain_lines();
-            self.sh.push(Some(ticket), lines);
-            self.sh.wait_durable(ticket);
+            self.sh.push_durable(lines);
         }
         self.room(stop).await?.send(Ok(Frame::data(data)));
         Ok(())
@@ -343,13 +336,9 @@ impl Pump {
                     .exchange_line(self.stream_session(), note, Vec::new()),
             );
         }
-        if !lines.is_empty() {
-            // Before the body's end reaches the client (its channel closes when the pump
-            // is dropped): a chunked answer is whole only then.
-            let ticket = self.sh.queue.ticket();
-            self.sh.push(Some(ticket), lines);
-            self.sh.wait_durable(ticket);
-        }
+        // Before the body's end reaches the client (its channel closes when the pump is
+        // dropped): a chunked answer is whole only then.
+        self.sh.push_durable(lines);
         if let Some(e) = error {
             // The client must see a broken response, not a complete one.
             let _ = self.tx.try_send(Err(std::io::Error::other(e)));
