@@ -207,19 +207,21 @@ impl Drop for GroupGuard {
     }
 }
 
-/// How many descriptors a forked guardian closes: all it may have inherited.
-fn descriptors_to_close() -> i32 {
+/// The soft limit on open descriptors (`ulimit -n`), when there is one.
+pub fn descriptor_limit() -> Option<u64> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: getrlimit writes the struct it is given.
+    // SAFETY: getrlimit writes the struct it is given and nothing else.
     let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0;
-    if ok && lim.rlim_cur != libc::RLIM_INFINITY {
-        i32::try_from(lim.rlim_cur).unwrap_or(65_536).min(65_536)
-    } else {
-        65_536
-    }
+    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
+    (ok && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur as u64)
+}
+
+/// How many descriptors a forked guardian closes: all it may have inherited.
+fn descriptors_to_close() -> i32 {
+    descriptor_limit().map_or(65_536, |n| i32::try_from(n).unwrap_or(65_536).min(65_536))
 }
 
 #[cfg(target_os = "linux")]

@@ -69,20 +69,7 @@ impl Limits {
 /// The soft limit on open descriptors, where the platform tells.
 fn descriptor_limit() -> Option<u64> {
     #[cfg(unix)]
-    {
-        let mut lim = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes the struct it is given and nothing else.
-        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0
-            && lim.rlim_cur != libc::RLIM_INFINITY
-        {
-            #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
-            return Some(lim.rlim_cur as u64);
-        }
-        None
-    }
+    return crate::process::descriptor_limit();
     #[cfg(not(unix))]
     None
 }
