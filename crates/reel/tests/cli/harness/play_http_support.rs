@@ -24,8 +24,6 @@ pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 pub use super::reel;
 
-pub use super::workspace;
-
 /// A private temp dir.
 pub struct Sandbox {
     pub tmp: tempfile::TempDir,
@@ -457,48 +455,7 @@ pub fn post_open(addr: &str, path: &str, session: Option<&str>, body: &str) -> C
 
 // ---- peers -------------------------------------------------------------------------------
 
-/// The interop peers (`cargo xtask peers`).
-pub struct Peers {
-    pub python: PathBuf,
-    pub node_modules: PathBuf,
-}
-
-impl Peers {
-    pub fn get() -> Peers {
-        let root = std::env::var_os("REEL_PEERS")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| workspace().join(".peers"));
-        let p = Peers {
-            python: root.join("venv/bin/python"),
-            node_modules: root.join("node_modules"),
-        };
-        assert!(
-            p.python.exists(),
-            "peers missing: run `cargo xtask peers` (looked for {})",
-            p.python.display()
-        );
-        p
-    }
-
-    /// A file under `node_modules`, which must exist.
-    pub fn node_module(&self, rel: &str) -> PathBuf {
-        let f = self.node_modules.join(rel);
-        assert!(
-            f.exists(),
-            "peer missing: run `cargo xtask peers` (looked for {})",
-            f.display()
-        );
-        f
-    }
-
-    /// A script in `crates/reel/tests/peers/`.
-    pub fn script(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/peers")
-            .join(name)
-    }
-}
+pub use super::play_support::Peers;
 
 /// Runs `cmd` to its end (at most [`RUN_LIMIT`], killed after); (code, stdout, stderr).
 pub fn run(mut cmd: Command) -> (Option<i32>, String, String) {

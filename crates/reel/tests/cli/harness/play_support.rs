@@ -6,10 +6,10 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reel_trace::{Dir, Ending, MessageLine, Meta, Timestamp, TraceWriter};
 use serde_json::Value;
@@ -280,20 +280,7 @@ pub struct Outcome {
     pub stderr: String,
 }
 
-pub fn wait_limited(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(s) = child.try_wait().expect("try_wait") {
-            return Some(s);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
+pub use super::rec_support::wait_limited;
 
 /// Runs `reel play` with all of `input` at once (stdin closed after it) and collects
 /// every line it wrote.
