@@ -28,5 +28,7 @@ pub mod process;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod sse;
+#[cfg(feature = "client")]
+pub mod upstream;
 
 pub use exchange::{Exchange, ExchangeBuilder, Outcome};

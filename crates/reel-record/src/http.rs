@@ -200,7 +200,7 @@ pub struct HttpRecorder {
     url: UpstreamUrl,
     listener: StdListener,
     local: SocketAddr,
-    tls: Option<tokio_rustls::TlsConnector>,
+    tls: Option<reel_mcp::upstream::TlsConnector>,
     label: String,
     command: Vec<String>,
     upstream_shown: String,
@@ -289,7 +289,7 @@ impl HttpRecorder {
 
     /// Creates the trace file in `dir`.
     pub fn create_trace(&self, dir: &Path) -> Result<TraceTarget, RecordError> {
-        TraceTarget::create(dir, &self.label)
+        Ok(TraceTarget::create(dir, &self.label)?)
     }
 
     /// The `meta` line.
@@ -315,7 +315,7 @@ impl HttpRecorder {
         notices: impl Fn(Notice) + Send + Sync + 'static,
     ) -> Result<HttpOutcome, HttpError> {
         let notices: NoticeFn = Arc::new(notices);
-        let (writer, path) = trace.open(&self.meta())?;
+        let (writer, path) = trace.open(&self.meta()).map_err(RecordError::from)?;
         let queue = Arc::new(Queue::new(
             self.config.queue_bytes,
             self.config.when_behind,

@@ -15,56 +15,10 @@ use std::io::{self, Write};
 
 use reel_trace::record::{LineRecorder, Tags};
 use reel_trace::redact::Redactor;
+use reel_trace::target::BatchSink;
 use reel_trace::{Dir, Ending, Timestamp, TraceWriter};
 
 use crate::queue::{Gap, Item, LineRecord, Queue, Stream};
-
-/// Batches whole trace lines into one `write`; a line larger than the batch goes out on
-/// its own, without a copy.
-pub(crate) struct BatchSink<W: Write> {
-    inner: W,
-    buf: Vec<u8>,
-}
-
-/// Flush a batch once it holds this much.
-const BATCH_BYTES: usize = 256 * 1024;
-
-impl<W: Write> BatchSink<W> {
-    pub fn new(inner: W) -> Self {
-        BatchSink {
-            inner,
-            buf: Vec::with_capacity(BATCH_BYTES),
-        }
-    }
-
-    fn write_buf(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            let r = self.inner.write_all(&self.buf);
-            self.buf.clear();
-            r?;
-        }
-        Ok(())
-    }
-}
-
-impl<W: Write> Write for BatchSink<W> {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if self.buf.len() + data.len() > BATCH_BYTES {
-            self.write_buf()?;
-        }
-        if data.len() >= BATCH_BYTES {
-            self.inner.write_all(data)?;
-        } else {
-            self.buf.extend_from_slice(data);
-        }
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.write_buf()?;
-        self.inner.flush()
-    }
-}
 
 /// What the writer thread hands back when the queue is closed.
 pub(crate) struct Recorder<W: Write> {

@@ -187,7 +187,7 @@ impl StdioRecorder {
 
     /// Creates the trace file in `dir`.
     pub fn create_trace(&self, dir: &Path) -> Result<TraceTarget, RecordError> {
-        TraceTarget::create(dir, &self.label)
+        Ok(TraceTarget::create(dir, &self.label)?)
     }
 
     /// The `meta` line.

@@ -34,6 +34,7 @@ pub mod redact_trace;
 pub mod runs;
 pub mod seal;
 pub mod stats;
+pub mod target;
 mod time;
 mod utf8;
 pub mod writer;

@@ -38,9 +38,9 @@ use std::time::Duration;
 
 use hyper::header;
 use reel_mcp::serve::{Limits, accept_until_stopped};
+use reel_mcp::upstream::TlsConnector;
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
-use tokio_rustls::TlsConnector;
 
 use super::guard::Guard;
 use super::headers::OriginRewriter;
