@@ -1,5 +1,13 @@
-//! `cargo xtask peers`: installs the independent MCP peers that interop tests drive, into
-//! `<workspace>/.peers/` (gitignored), from nothing but the npm registry and PyPI.
+//! `cargo xtask peers`: installs the independent MCP and LLM peers that interop tests drive,
+//! into `<workspace>/.peers/` (gitignored), from nothing but the npm registry and PyPI.
+//!
+//! The LLM peers are for `reel llm`: the official model SDKs as clients (`anthropic` and
+//! `openai` from PyPI and npm) and two independently written mock model servers as
+//! upstreams (`llmock` from PyPI, `@copilotkit/aimock` from npm). They share `node_modules`
+//! and the venv with the MCP peers: none of them pins a shared dependency to a version
+//! another needs otherwise. npm's `openai` declares Node >= 22 in `engines`; it installs
+//! (npm only warns) and runs on the machine's Node 20, and tests may run it on the Node 24
+//! below instead.
 //!
 //! Every peer is pinned to one exact version ([`NPM`], [`PYPI`]): a test that passes today
 //! must pass on a fresh CI machine tomorrow. A stamp file (`.peers/stamp.json`) records
@@ -32,6 +40,10 @@ pub const NPM: &[(&str, &str)] = &[
     ("@modelcontextprotocol/inspector-cli", "1.0.3"),
     ("@modelcontextprotocol/sdk", "1.32.2"),
     ("mcporter", "0.9.0"),
+    // LLM peers for `reel llm`: the official SDKs, and a mock model server.
+    ("@anthropic-ai/sdk", "1.15.0"),
+    ("openai", "7.59.0"),
+    ("@copilotkit/aimock", "1.43.0"),
 ];
 
 /// npm packages that each get a prefix of their own under `.peers/`: `(prefix, package,
@@ -74,8 +86,14 @@ fn own_prefix_packages() -> Vec<(&'static str, &'static str, &'static str)> {
     all
 }
 
-/// PyPI packages for `.peers/venv`, exact versions.
-pub const PYPI: &[(&str, &str)] = &[("mcp", "2.3.0")];
+/// PyPI packages for `.peers/venv`, exact versions: the MCP SDK, then the LLM peers for
+/// `reel llm` (the official SDKs, and a mock model server).
+pub const PYPI: &[(&str, &str)] = &[
+    ("mcp", "2.3.0"),
+    ("anthropic", "2.15.0"),
+    ("openai", "3.57.0"),
+    ("llmock", "0.2.2"),
+];
 
 const STAMP: &str = "stamp.json";
 /// Bumped when the install steps change in a way an old `.peers/` would not reflect.
@@ -170,7 +188,7 @@ fn install_npm(dir: &Path) -> anyhow::Result<()> {
         let text = serde_json::to_string_pretty(&json!({
             "name": "reel-peers",
             "private": true,
-            "description": "MCP peers for reel's interop tests (cargo xtask peers)",
+            "description": "MCP and LLM peers for reel's interop tests (cargo xtask peers)",
         }))?;
         fs::write(&manifest, text + "\n")
             .with_context(|| format!("cannot write {}", manifest.display()))?;

@@ -129,6 +129,37 @@ impl McpUrl {
     }
 }
 
+/// Hop-by-hop headers, besides those `Connection` names.
+pub const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "proxy-authenticate",
+    "proxy-authorization",
+];
+
+/// Removes the hop-by-hop headers (RFC 9110 §7.6.1: `Connection` and every header it
+/// names, and [`HOP_BY_HOP`]) in place: what a proxy must not pass on.
+pub fn strip_hop_by_hop(headers: &mut ::http::HeaderMap) {
+    let named: Vec<::http::HeaderName> = headers
+        .get_all(::http::header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|n| ::http::HeaderName::from_bytes(n.trim().as_bytes()).ok())
+        .collect();
+    for n in named {
+        headers.remove(n);
+    }
+    for n in HOP_BY_HOP {
+        headers.remove(n);
+    }
+}
+
 /// Worker threads of one of reel's HTTP listeners: `configured`, or for 0 as many as
 /// the machine has cores, at most 4 (the proxy and the tape server use the same rule).
 pub fn worker_threads(configured: usize) -> usize {

@@ -26,6 +26,8 @@ pub mod notifications;
 #[cfg(unix)]
 pub mod process;
 #[cfg(feature = "serve")]
+pub mod reply;
+#[cfg(feature = "serve")]
 pub mod serve;
 pub mod sse;
 #[cfg(feature = "client")]

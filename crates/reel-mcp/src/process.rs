@@ -48,6 +48,38 @@ pub fn file_size_limit_is_an_error() {
 /// so on Linux the server is also killed when reel dies: a server that ignores both
 /// SIGTERM and the end of its stdin is not left behind.
 pub fn spawn(command: &[OsString], pipe_stderr: bool, own_group: bool) -> io::Result<Child> {
+    prepare(command, own_group)?
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(if pipe_stderr {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
+        .spawn()
+        .inspect(|child| {
+            if let Some(p) = &child.stdin {
+                widen_pipe(p.as_raw_fd());
+            }
+            if let Some(p) = &child.stdout {
+                widen_pipe(p.as_raw_fd());
+            }
+        })
+}
+
+/// Starts `command` as [`spawn`] does with a process group of its own, but with reel's
+/// standard streams (an agent `reel llm` wraps talks to the user, not to reel) and
+/// `env` added to its environment.
+pub fn spawn_inheriting(command: &[OsString], env: &[(&str, String)]) -> io::Result<Child> {
+    let mut cmd = prepare(command, true)?;
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn()
+}
+
+/// The command, set up to run as [`spawn`] describes.
+fn prepare(command: &[OsString], own_group: bool) -> io::Result<Command> {
     use std::os::unix::process::CommandExt;
     let (program, args) = command
         .split_first()
@@ -86,23 +118,8 @@ pub fn spawn(command: &[OsString], pipe_stderr: bool, own_group: bool) -> io::Re
             }
         }
     }
-    cmd.args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(if pipe_stderr {
-            Stdio::piped()
-        } else {
-            Stdio::inherit()
-        })
-        .spawn()
-        .inspect(|child| {
-            if let Some(p) = &child.stdin {
-                widen_pipe(p.as_raw_fd());
-            }
-            if let Some(p) = &child.stdout {
-                widen_pipe(p.as_raw_fd());
-            }
-        })
+    cmd.args(args);
+    Ok(cmd)
 }
 
 /// Pipe capacity asked for on the server's stdin and stdout (Linux; the default is

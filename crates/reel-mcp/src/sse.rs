@@ -187,6 +187,14 @@ impl Parser {
 
     /// Feeds a chunk; `emit` gets every event the chunk completes, in order.
     pub fn feed(&mut self, chunk: &[u8], mut emit: impl FnMut(Event)) {
+        self.feed_with_ends(chunk, |e, _| emit(e));
+    }
+
+    /// Feeds a chunk as [`feed`](Self::feed) does, telling for each event the offset in
+    /// `chunk` just past the blank line that ended it: a recorder that keeps the exact
+    /// bytes of each event cuts the stream there. (After a CR that ends a chunk, the LF
+    /// that may follow belongs to the next cut.)
+    pub fn feed_with_ends(&mut self, chunk: &[u8], mut emit: impl FnMut(Event, usize)) {
         if chunk.is_empty() {
             return;
         }
@@ -212,6 +220,8 @@ impl Parser {
                     }
                 },
             };
+            let end = chunk.len() - rest.len() + next;
+            let mut emit = |e| emit(e, end);
             if self.line.is_empty() {
                 self.line_done(&rest[..i], eol, &mut emit);
             } else {
@@ -518,6 +528,36 @@ mod tests {
             }
             let bytes: Vec<&[u8]> = wire.chunks(1).collect();
             prop_assert_eq!(parse(&bytes), events);
+        }
+    }
+
+    #[test]
+    fn event_ends_cut_the_stream_into_the_exact_bytes_of_each_event() {
+        let stream = b"event: a\ndata: 1\n\n: keep\r\n\r\ndata: 2\n\n";
+        for split in 0..stream.len() {
+            if split > 0 && stream[split - 1] == b'\r' {
+                continue; // the documented exception: a LF after a chunk's last CR
+            }
+            let mut p = Parser::new();
+            let (mut pieces, mut pending) = (Vec::new(), Vec::new());
+            for chunk in [&stream[..split], &stream[split..]] {
+                let mut last = 0;
+                p.feed_with_ends(chunk, |_, end| {
+                    pending.extend_from_slice(&chunk[last..end]);
+                    pieces.push(std::mem::take(&mut pending));
+                    last = end;
+                });
+                pending.extend_from_slice(&chunk[last..]);
+            }
+            assert_eq!(
+                pieces,
+                [
+                    &b"event: a\ndata: 1\n\n"[..],
+                    b": keep\r\n\r\n",
+                    b"data: 2\n\n"
+                ],
+                "split at {split}"
+            );
         }
     }
 }

@@ -25,6 +25,8 @@ pub const CANT_CREATE: u8 = 73;
 /// `rec`: the trace is incomplete (a write failed midway: a full disk, `ulimit -f`);
 /// the traffic went on, and the server's own status is printed.
 pub const TRACE_INCOMPLETE: u8 = 74;
+/// A wrapped command could not be started.
+pub const CANT_START: u8 = 127;
 
 /// The code of a drift verdict (`diff`, `verify`): 0 identical, 1 output drift only,
 /// 2 structural drift.
@@ -71,7 +73,7 @@ pub fn of_child(end: &reel_record::ChildEnd) -> u8 {
     match end {
         ChildEnd::Exited(code) => u8::try_from(*code).unwrap_or(1),
         ChildEnd::Signaled(n) => u8::try_from(128 + n).unwrap_or(1),
-        ChildEnd::NotStarted(_) => 127,
+        ChildEnd::NotStarted(_) => CANT_START,
     }
 }
 

@@ -49,6 +49,9 @@ enum Command {
     Ls(cmd::ls::Args),
     /// Redact traces after the fact, with the rules `rec` records with.
     Redact(cmd::redact::Args),
+    /// Record an agent's LLM API calls (Anthropic, OpenAI), or serve them back (--play).
+    #[cfg(feature = "http")]
+    Llm(cmd::llm::Args),
     /// Serve a trace as the MCP server, over stdio or HTTP (--listen); offline, deterministic.
     Play(cmd::play::Args),
     /// Play the recorded client against a live server and report drift.
@@ -77,6 +80,8 @@ fn main() -> ExitCode {
         Command::Stats(args) => cmd::stats::run(args, &out),
         Command::Ls(args) => cmd::ls::run(args, &out),
         Command::Redact(args) => cmd::redact::run(args, &out),
+        #[cfg(feature = "http")]
+        Command::Llm(args) => cmd::llm::run(args, &out),
         Command::Play(args) => cmd::play::run(args, &out),
         Command::Verify(args) => cmd::verify::run(args, &out),
         Command::Diff(args) => cmd::diff::run(args, &out),

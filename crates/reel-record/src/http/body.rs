@@ -1,21 +1,19 @@
-//! The two bodies the proxy hands hyper.
+//! The request body the proxy hands hyper.
 //!
 //! [`TeeBody`] is a client's request body on its way upstream: each frame is passed on
 //! as it arrives and a copy is kept; when the body is complete the copy goes to the
 //! trace (before the end of the body is passed on, so the request is always recorded
 //! before anything the upstream answers to it).
 //!
-//! [`Reply`] is what the client gets: a small complete body (reel's own answers, a
-//! rewritten metadata document) or a stream fed by the task that reads the upstream's
-//! response (see `proxy`), through a bounded channel whose capacity is the only
-//! buffering between the two sides.
+//! What the client gets is a `reel_mcp::reply::Reply`: a small complete body (reel's own
+//! answers, a rewritten metadata document) or a stream fed by the task that reads the
+//! upstream's response (see `proxy`).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use tokio::sync::mpsc;
 
 /// How a request body ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,90 +144,4 @@ impl Body for TeeBody {
     }
 }
 
-/// A frame for the client, or the error that aborts its response.
-pub(crate) type ReplyFrame = Result<Frame<Bytes>, std::io::Error>;
-
-/// The body of a response to the client.
-pub(crate) enum Reply {
-    /// Complete: a small body reel has whole.
-    Full(Option<Bytes>),
-    /// Streamed: frames as the upstream sends them.
-    Stream(Streamed),
-}
-
-/// The receiving end of a streamed body.
-///
-/// hyper aborts a response at an error, or at an end short of its `Content-Length`,
-/// without writing out the bytes it still buffers; so after a data frame, an end or an
-/// error waits one turn (hyper flushes when a body is not ready), and the client gets
-/// every byte the upstream sent before the break.
-pub(crate) struct Streamed {
-    rx: mpsc::Receiver<ReplyFrame>,
-    /// A data frame was given since the body was last not ready.
-    unflushed: bool,
-    /// The end (`None`) or error held back for one turn.
-    held: Option<Option<ReplyFrame>>,
-}
-
-impl Reply {
-    pub fn full(b: impl Into<Bytes>) -> Self {
-        Reply::Full(Some(b.into()))
-    }
-
-    /// A body fed by `rx`; it ends when every sender is gone.
-    pub fn stream(rx: mpsc::Receiver<ReplyFrame>) -> Self {
-        Reply::Stream(Streamed {
-            rx,
-            unflushed: false,
-            held: None,
-        })
-    }
-}
-
-impl Streamed {
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<ReplyFrame>> {
-        if let Some(last) = self.held.take() {
-            return Poll::Ready(last);
-        }
-        match self.rx.poll_recv(cx) {
-            Poll::Ready(Some(Ok(frame))) => {
-                self.unflushed = true;
-                Poll::Ready(Some(Ok(frame)))
-            }
-            Poll::Ready(last) if std::mem::take(&mut self.unflushed) => {
-                self.held = Some(last);
-                cx.waker().wake_by_ref();
-                Poll::Pending
-            }
-            Poll::Pending => {
-                self.unflushed = false;
-                Poll::Pending
-            }
-            ready => ready,
-        }
-    }
-}
-
-impl Body for Reply {
-    type Data = Bytes;
-    type Error = std::io::Error;
-
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ReplyFrame>> {
-        match &mut *self {
-            Reply::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            Reply::Stream(s) => s.poll(cx),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self, Reply::Full(None))
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            Reply::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
-            Reply::Full(None) => SizeHint::with_exact(0),
-            Reply::Stream(_) => SizeHint::default(),
-        }
-    }
-}
+pub(crate) use reel_mcp::reply::{Reply, ReplyFrame};

@@ -9,22 +9,9 @@
 //! headers [`URL_HEADERS`] names. The trace keeps only the allowlisted headers.
 
 use hyper::HeaderMap;
-use hyper::header::{HeaderName, HeaderValue};
+use hyper::header::HeaderValue;
 
 use super::note::HeaderList;
-
-/// Hop-by-hop headers, besides those `Connection` names.
-const HOP_BY_HOP: [&str; 9] = [
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "proxy-authenticate",
-    "proxy-authorization",
-];
 
 /// Request headers the trace keeps (values redacted by the trace writer), plus every
 /// `mcp-param-*` header.
@@ -49,22 +36,7 @@ pub const RESPONSE_ALLOWLIST: [&str; 6] = [
     "allow",
 ];
 
-/// Removes the hop-by-hop headers (and those `Connection` lists) in place.
-pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    let named: Vec<HeaderName> = headers
-        .get_all(hyper::header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
-        .collect();
-    for n in named {
-        headers.remove(n);
-    }
-    for n in HOP_BY_HOP {
-        headers.remove(n);
-    }
-}
+pub(crate) use reel_mcp::http::strip_hop_by_hop;
 
 /// The allowlisted headers of a request (`mcp-param-*` included), as received, in the
 /// order they came.

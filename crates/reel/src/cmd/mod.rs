@@ -6,6 +6,8 @@ pub mod demo;
 pub mod diff;
 pub mod ignore;
 pub mod listen_limits;
+#[cfg(feature = "http")]
+pub mod llm;
 pub mod ls;
 pub mod notifications;
 pub mod play;

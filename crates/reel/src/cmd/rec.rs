@@ -275,14 +275,14 @@ fn say_trace_losses(path: Option<&Path>, error: Option<&std::io::Error>, dropped
 }
 
 /// `--seal` and its key.
-struct Seal {
-    on: bool,
-    key: Option<SealKey>,
+pub(crate) struct Seal {
+    pub(crate) on: bool,
+    pub(crate) key: Option<SealKey>,
 }
 
 impl Seal {
     /// The target, sealed when asked for (73 when the seal cannot be created).
-    fn apply(&self, trace: TraceTarget) -> anyhow::Result<TraceTarget> {
+    pub(crate) fn apply(&self, trace: TraceTarget) -> anyhow::Result<TraceTarget> {
         if !self.on {
             return Ok(trace);
         }
@@ -292,7 +292,7 @@ impl Seal {
     }
 
     /// Says where the seal goes.
-    fn say(&self, trace: &TraceTarget) {
+    pub(crate) fn say(&self, trace: &TraceTarget) {
         if let Some(p) = trace.seal_path() {
             let keyed = if self.key.is_some() { ", keyed" } else { "" };
             say!("reel: sealing to {}{keyed}", p.display());
@@ -302,7 +302,12 @@ impl Seal {
 
 /// The trace directory: `--dir`, else `$REEL_DIR`, else the per-user data directory.
 fn trace_dir(args: &Args) -> anyhow::Result<PathBuf> {
-    match args.dir.clone().or_else(names::default_trace_dir) {
+    trace_dir_of(args.dir.clone())
+}
+
+/// The trace directory: `dir`, else `$REEL_DIR`, else the per-user data directory.
+pub(crate) fn trace_dir_of(dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match dir.or_else(names::default_trace_dir) {
         Some(d) => Ok(std::path::absolute(&d).unwrap_or(d)),
         None => Err(coded(
             exit::CANT_CREATE,
@@ -387,11 +392,16 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::R
 
 /// The redaction rules the flags ask for.
 fn redactor(args: &Args) -> anyhow::Result<Redactor> {
-    if args.no_redact {
+    redactor_of(args.no_redact, &args.rules)
+}
+
+/// The redaction rules of `--no-redact` and the rule flags.
+pub(crate) fn redactor_of(no_redact: bool, rules: &RuleArgs) -> anyhow::Result<Redactor> {
+    if no_redact {
         say!(
-            "reel: WARNING: --no-redact: nothing is redacted; the trace will hold every secret the client and server exchange"
+            "reel: WARNING: --no-redact: nothing is redacted; the trace will hold every secret the peers exchange"
         );
         return Ok(Redactor::disabled());
     }
-    args.rules.redactor()
+    rules.redactor()
 }

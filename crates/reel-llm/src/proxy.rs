@@ -1,0 +1,942 @@
+//! The recording proxy behind `reel llm`: a reverse proxy on loopback that forwards each
+//! request to its provider (see [`crate::route`]) and each response back as it arrives,
+//! and writes the exchange to the trace (see [`crate::tape`]).
+//!
+//! Invariants:
+//! - the bytes cross untouched: request and response bodies, status codes, headers
+//!   other than hop-by-hop ones and `Host`; reel never retries; a compressed response
+//!   is passed on compressed and decoded only for the record;
+//! - a streamed response is forwarded chunk by chunk as the upstream sends it; every
+//!   SSE event or NDJSON line a chunk completes is written to the trace before the chunk
+//!   goes on (so the client never saw an event the trace lacks);
+//! - when the upstream cannot be reached the client gets a 502 in the provider's error
+//!   shape and the trace an `llm.error`; a severed stream reaches the client as a
+//!   severed response (what it would have seen direct), and the trace gets the turn as
+//!   assembled so far, `truncated`, and an `llm.truncated` with the reason.
+//!
+//! Limits: a request body is read whole before it is forwarded, up to
+//! [`REQUEST_MAX`] (larger: 413 in the provider's shape); a non-streamed response body
+//! is kept for the record up to [`WHOLE_KEPT_MAX`] (the client gets all of it; the
+//! record says `truncated`); an upstream silent for `--idle-timeout` (default
+//! [`IDLE_TIMEOUT`]) mid-response is cut off (`idle_timeout`). Upstream connections
+//! are kept alive and reused, per upstream.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use http::{HeaderValue, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Frame, Incoming};
+use hyper::client::conn::http1::SendRequest;
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use reel_mcp::http::{McpUrl, strip_hop_by_hop};
+use reel_mcp::reply::{Reply, ReplyFrame};
+use reel_mcp::serve::{self, Limits, Stop};
+use reel_mcp::upstream::{self, TlsConnector};
+use reel_trace::line::{Block, Timing, Turn};
+use reel_trace::redact::Redactor;
+use reel_trace::target::TraceTarget;
+use reel_trace::{Meta, Timestamp};
+
+use crate::api::{Endpoint, Failure, Provider, error_body};
+use crate::headers;
+use crate::history::History;
+use crate::request::{Request as LlmRequest, matchable};
+use crate::response::Assembler;
+use crate::route::{Route, RouteError, Routes};
+use crate::tape::{Tape, kinds};
+
+/// The largest request body forwarded (images and long contexts fit; a runaway does
+/// not fill memory).
+pub const REQUEST_MAX: usize = 256 << 20;
+/// The most of a non-streamed response body kept for the record.
+pub const WHOLE_KEPT_MAX: usize = 64 << 20;
+/// How long an upstream may stay silent mid-response (`--idle-timeout`).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Time given to open exchanges when the proxy stops.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// Chunks buffered between the upstream's reader and the client's writer.
+const CHANNEL: usize = 16;
+
+/// What `reel llm` is told.
+#[derive(Debug, Clone)]
+pub struct LlmConfig {
+    /// `IP:PORT` to listen on (port 0: a free one).
+    pub listen: String,
+    /// `--upstream`: one upstream for everything.
+    pub upstream: Option<String>,
+    /// `--map PREFIX=URL`.
+    pub maps: Vec<String>,
+    /// `--ca-file`: extra certificate authorities (PEM).
+    pub ca: Vec<PathBuf>,
+    /// `--idle-timeout`.
+    pub idle_timeout: Duration,
+    /// Connection limits.
+    pub limits: Limits,
+    /// Worker threads (0: by cores).
+    pub threads: usize,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            listen: "127.0.0.1:0".into(),
+            upstream: None,
+            maps: Vec::new(),
+            ca: Vec::new(),
+            idle_timeout: IDLE_TIMEOUT,
+            limits: Limits::for_descriptors(2),
+            threads: 0,
+        }
+    }
+}
+
+/// Why the proxy cannot start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LlmError {
+    /// A bad `--upstream` or `--map`.
+    #[error(transparent)]
+    Route(#[from] RouteError),
+    /// A `--ca-file` that cannot be used.
+    #[error("--ca-file {0}")]
+    Ca(#[from] upstream::CaError),
+    /// The listen address cannot be bound.
+    #[error("cannot listen on {listen}: {reason}")]
+    Listen {
+        /// The address.
+        listen: String,
+        /// Why.
+        reason: String,
+    },
+    /// The trace cannot be started.
+    #[error(transparent)]
+    Trace(#[from] reel_trace::target::TargetError),
+    /// The runtime cannot be started.
+    #[error("cannot start the proxy: {0}")]
+    Setup(std::io::Error),
+}
+
+/// Something the user should hear while the proxy runs.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Notice {
+    /// The upstream could not be reached; the client got a 502.
+    UpstreamFailed {
+        /// What went wrong.
+        error: String,
+    },
+    /// The trace cannot be written any more; traffic goes on unrecorded.
+    TraceFailed {
+        /// The I/O error.
+        error: String,
+    },
+}
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Notice::UpstreamFailed { error } => {
+                write!(f, "{error}; the client got 502 Bad Gateway")
+            }
+            Notice::TraceFailed { error } => write!(
+                f,
+                "cannot write the trace any more ({error}); traffic goes on unrecorded"
+            ),
+        }
+    }
+}
+
+/// How notices reach the user.
+pub type NoticeFn = Arc<dyn Fn(Notice) + Send + Sync>;
+
+/// A bound, not yet running proxy.
+pub struct LlmRecorder {
+    listener: std::net::TcpListener,
+    addr: SocketAddr,
+    routes: Routes,
+    tls: TlsConnector,
+    config: LlmConfig,
+}
+
+/// A finished run: the trace, to be ended by the caller with [`Tape::finish`].
+pub struct Finished {
+    /// The trace.
+    pub tape: Arc<Tape>,
+    /// The trace file.
+    pub path: Option<PathBuf>,
+}
+
+impl LlmRecorder {
+    /// Checks the configuration and binds the listener.
+    pub fn bind(config: LlmConfig) -> Result<LlmRecorder, LlmError> {
+        let routes = Routes::new(config.upstream.as_deref(), &config.maps)?;
+        let tls = upstream::tls_connector(&config.ca)?;
+        let (listener, addr) = serve::bind(&config.listen).map_err(|reason| LlmError::Listen {
+            listen: config.listen.clone(),
+            reason,
+        })?;
+        Ok(LlmRecorder {
+            listener,
+            addr,
+            routes,
+            tls,
+            config,
+        })
+    }
+
+    /// The address clients connect to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The trace's meta line: `kind: "llm"`, `transport: "http"`, `listen`, `upstream`.
+    pub fn meta(&self, label: &str, command: &[String], redactor: &Redactor) -> Meta {
+        let mut meta = reel_trace::record::reel_meta(label, command, "llm", "http", redactor);
+        meta.listen = Some(format!("http://{}", self.addr));
+        meta.upstream = Some(self.routes.describe().join(" "));
+        meta
+    }
+
+    /// Serves until `stop` is set (or, with `on_signals`, SIGINT/SIGTERM/SIGHUP), then
+    /// gives open exchanges [`SHUTDOWN_GRACE`] and hands back the trace.
+    pub fn run(
+        self,
+        trace: TraceTarget,
+        meta: &Meta,
+        redactor: Redactor,
+        stop: Stop,
+        on_signals: bool,
+        notices: NoticeFn,
+    ) -> Result<Finished, LlmError> {
+        let (writer, path) = trace.open(meta)?;
+        let trace_notices = Arc::clone(&notices);
+        let tape = Arc::new(Tape::new(
+            writer,
+            redactor,
+            Box::new(move |e| {
+                trace_notices(Notice::TraceFailed {
+                    error: e.to_string(),
+                })
+            }),
+        ));
+        let rt = serve::runtime(self.config.threads, "reel-llm").map_err(LlmError::Setup)?;
+        let shared = Arc::new(Shared {
+            routes: self.routes,
+            tls: self.tls,
+            tape: Arc::clone(&tape),
+            history: History::new(),
+            pool: Pool::default(),
+            idle: self.config.idle_timeout,
+            notices,
+        });
+        let limits = self.config.limits;
+        let listener = self.listener;
+        rt.block_on(async move {
+            if on_signals {
+                serve::stop_on_signals(stop.clone()).map_err(LlmError::Setup)?;
+            }
+            let listener = tokio::net::TcpListener::from_std(listener).map_err(LlmError::Setup)?;
+            let conn_stop = stop.clone();
+            serve::accept_until_stopped(
+                listener,
+                stop.subscribe(),
+                limits.max_connections,
+                SHUTDOWN_GRACE,
+                || {},
+                move |stream, _| {
+                    let sh = Arc::clone(&shared);
+                    let stop = conn_stop.subscribe();
+                    async move {
+                        let service = hyper::service::service_fn(move |req| {
+                            let sh = Arc::clone(&sh);
+                            async move { Ok::<_, Infallible>(handle(sh, req).await) }
+                        });
+                        serve::serve_http1(stream, service, limits, stop, SHUTDOWN_GRACE).await;
+                    }
+                },
+            )
+            .await;
+            Ok::<(), LlmError>(())
+        })?;
+        rt.shutdown_timeout(Duration::from_millis(100));
+        Ok(Finished { tape, path })
+    }
+}
+
+struct Shared {
+    routes: Routes,
+    tls: TlsConnector,
+    tape: Arc<Tape>,
+    history: History,
+    pool: Pool,
+    idle: Duration,
+    notices: NoticeFn,
+}
+
+type Sender = SendRequest<Full<Bytes>>;
+
+/// Idle kept-alive connections, per upstream.
+#[derive(Default)]
+struct Pool {
+    idle: Mutex<HashMap<(String, u16, bool), Vec<Sender>>>,
+}
+
+impl Pool {
+    async fn take(&self, url: &McpUrl, tls: &TlsConnector) -> Result<Sender, String> {
+        let key = (url.host.clone(), url.port, url.https);
+        loop {
+            let candidate = {
+                let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+                idle.get_mut(&key).and_then(Vec::pop)
+            };
+            match candidate {
+                Some(s) if s.is_ready() => return Ok(s),
+                Some(_) => continue,
+                None => break,
+            }
+        }
+        upstream::open(&url.host, url.port, url.https.then_some(tls)).await
+    }
+
+    fn give_back(&self, url: &McpUrl, sender: Sender) {
+        if sender.is_closed() {
+            return;
+        }
+        let key = (url.host.clone(), url.port, url.https);
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let list = idle.entry(key).or_default();
+        if list.len() < 64 {
+            list.push(sender);
+        }
+    }
+}
+
+/// How a response body is framed for the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Sse,
+    Ndjson,
+    Whole,
+}
+
+/// One exchange's facts, shared by its request and response halves.
+struct Exchange {
+    n: u64,
+    started: Instant,
+    route: OwnedRoute,
+    method: String,
+    request_sha256: String,
+    request_headers: Map<String, Value>,
+    /// The request read for the record (generation endpoints).
+    facts: Option<RequestFacts>,
+}
+
+struct OwnedRoute {
+    upstream: McpUrl,
+    upstream_path: String,
+    endpoint: String,
+    kind: Endpoint,
+    provider: Provider,
+    url: String,
+}
+
+impl From<Route<'_>> for OwnedRoute {
+    fn from(r: Route<'_>) -> OwnedRoute {
+        OwnedRoute {
+            url: r.scrubbed_url(),
+            upstream: r.upstream.clone(),
+            upstream_path: r.upstream_path,
+            endpoint: r.endpoint,
+            kind: r.kind,
+            provider: r.provider,
+        }
+    }
+}
+
+struct RequestFacts {
+    stream: bool,
+    system: Option<Value>,
+    tools_count: usize,
+    elided: usize,
+    elided_sha256: Option<String>,
+    matchable: Option<Value>,
+}
+
+fn reply(provider: Provider, failure: Failure, message: &str) -> Response<Reply> {
+    let mut r = Response::new(Reply::full(error_body(provider, failure, message)));
+    *r.status_mut() = StatusCode::from_u16(failure.status()).unwrap_or(StatusCode::BAD_GATEWAY);
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
+    r
+}
+
+async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Reply> {
+    let started = Instant::now();
+    let t_request = Timestamp::now();
+    let path = req
+        .uri()
+        .path_and_query()
+        .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
+    let anthropic = req.headers().contains_key("anthropic-version");
+    let route: OwnedRoute = sh.routes.route(&path, anthropic).into();
+    let (mut parts, body) = req.into_parts();
+    let body = match http_body_util::Limited::new(body, REQUEST_MAX)
+        .collect()
+        .await
+    {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            let too_big = e
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some();
+            let msg = if too_big {
+                format!(
+                    "reel: the request body is larger than {} MiB",
+                    REQUEST_MAX >> 20
+                )
+            } else {
+                format!("reel: the request body could not be read: {e}")
+            };
+            let mut r = reply(route.provider, Failure::BadRequest, &msg);
+            if too_big {
+                *r.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
+            }
+            return r;
+        }
+    };
+    let n = sh.tape.next_exchange();
+    let mut ex = Exchange {
+        n,
+        started,
+        method: parts.method.as_str().to_owned(),
+        request_sha256: reel_trace::hash::request_sha256(&body),
+        request_headers: headers::capture(&parts.headers, true),
+        facts: None,
+        route,
+    };
+
+    // The request goes upstream first; it is recorded while the answer is awaited.
+    strip_hop_by_hop(&mut parts.headers);
+    if let Ok(host) = HeaderValue::from_str(&ex.route.upstream.authority) {
+        parts.headers.insert(http::header::HOST, host);
+    }
+    parts.uri = match ex.route.upstream_path.parse() {
+        Ok(u) => u,
+        Err(_) => return reply(ex.route.provider, Failure::BadRequest, "reel: bad path"),
+    };
+    let upstream_req = Request::from_parts(parts, Full::new(body.clone()));
+    let sender = sh.pool.take(&ex.route.upstream, &sh.tls).await;
+    let mut sender = match sender {
+        Ok(s) => s,
+        Err(error) => {
+            record_request(&sh, &mut ex, &body, t_request);
+            return bad_gateway(&sh, &ex, &error);
+        }
+    };
+    let answer = sender.send_request(upstream_req);
+    record_request(&sh, &mut ex, &body, t_request);
+    let response = match answer.await {
+        Ok(r) => r,
+        Err(e) => return bad_gateway(&sh, &ex, &format!("the upstream broke off: {e}")),
+    };
+    respond(sh, ex, response, sender)
+}
+
+/// Reads the request for the record and writes its turns.
+fn record_request(sh: &Shared, ex: &mut Exchange, body: &[u8], t: Timestamp) {
+    if !ex.route.kind.generates() {
+        return;
+    }
+    let Ok(text) = std::str::from_utf8(body) else {
+        return;
+    };
+    let Some(req) = LlmRequest::parse(ex.route.kind, text) else {
+        return;
+    };
+    let prefixes = req.prefixes();
+    let system = req.system_value();
+    let scope = format!(
+        "{} {}",
+        ex.route.endpoint,
+        system.as_ref().map(Value::to_string).unwrap_or_default()
+    );
+    let elided = if prefixes.len() == req.messages.len() + 1 {
+        sh.history.elide(&scope, &prefixes)
+    } else {
+        0
+    };
+    let mut turns = req.turns(ex.route.kind, elided);
+    let elided_sha256 = (elided > 0).then(|| prefixes[elided].clone());
+    if let Some(sha) = &elided_sha256 {
+        let marker = Block::HistoryElided {
+            count: elided as u64,
+            sha256: sha.clone(),
+            request_sha256: Some(ex.request_sha256.clone()),
+            extra: Map::new(),
+        };
+        match turns.first_mut() {
+            Some(first) => first.blocks.get_or_insert_with(Vec::new).insert(0, marker),
+            None => turns.push(Turn {
+                role: Some("user".into()),
+                blocks: Some(vec![marker]),
+                ..Turn::default()
+            }),
+        }
+    }
+    let t_iso = t.to_iso().as_str().to_owned();
+    for mut turn in turns {
+        turn.t = Some(t_iso.clone());
+        turn.endpoint = Some(ex.route.endpoint.clone());
+        turn.source = Some("llm".into());
+        sh.tape.turn(ex.n, &mut turn);
+    }
+    ex.facts = Some(RequestFacts {
+        stream: req.stream,
+        system,
+        tools_count: req.tools_count,
+        elided,
+        elided_sha256,
+        matchable: matchable(ex.route.kind, text, elided),
+    });
+}
+
+fn bad_gateway(sh: &Shared, ex: &Exchange, error: &str) -> Response<Reply> {
+    (sh.notices)(Notice::UpstreamFailed {
+        error: format!("{}: {error}", ex.route.url),
+    });
+    let raw = json!({
+        "endpoint": ex.route.endpoint,
+        "url": ex.route.url,
+        "method": ex.method,
+        "error": error,
+    });
+    sh.tape.event(
+        ex.n,
+        Timestamp::now(),
+        kinds::ERROR,
+        &raw,
+        replay_fields(sh, ex),
+    );
+    reply(
+        ex.route.provider,
+        Failure::BadGateway,
+        &format!(
+            "reel: the upstream {} could not be reached: {error}",
+            ex.route.url
+        ),
+    )
+}
+
+/// reel's `request` member: what replay matches a live request against.
+fn replay_fields(sh: &Shared, ex: &Exchange) -> Map<String, Value> {
+    let mut fields = Map::new();
+    let mut request = Map::new();
+    if let Some(f) = &ex.facts {
+        if let Some(m) = &f.matchable {
+            let text = m.to_string();
+            let redacted = sh.tape.redactor().redact_json(&text);
+            let v = serde_json::from_str(&redacted).unwrap_or_else(|_| m.clone());
+            request.insert("body".into(), v);
+        }
+        if let Some(sha) = &f.elided_sha256 {
+            request.insert("elided".into(), json!({ "count": f.elided, "sha256": sha }));
+        }
+    }
+    fields.insert("request".into(), Value::Object(request));
+    fields
+}
+
+fn redacted_value(redactor: &Redactor, v: &Value) -> Value {
+    let text = v.to_string();
+    serde_json::from_str(&redactor.redact_json(&text)).unwrap_or_else(|_| v.clone())
+}
+
+/// Writes `llm.request` or `llm.exchange`, answers the client with the response head,
+/// and starts the task that pumps the body.
+fn respond(
+    sh: Arc<Shared>,
+    ex: Exchange,
+    response: Response<Incoming>,
+    sender: Sender,
+) -> Response<Reply> {
+    let (mut parts, body) = response.into_parts();
+    let status = parts.status.as_u16();
+    let content_type = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let encoding = parts
+        .headers
+        .get(http::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .filter(|v| !v.is_empty() && v != "identity");
+    let framing = if content_type.starts_with("text/event-stream") {
+        Framing::Sse
+    } else if content_type.contains("ndjson")
+        || (ex.route.kind == Endpoint::OllamaChat
+            && ex.facts.as_ref().is_some_and(|f| f.stream)
+            && status < 400)
+    {
+        Framing::Ndjson
+    } else {
+        Framing::Whole
+    };
+    let response_headers = headers::capture(&parts.headers, false);
+    let stream = framing != Framing::Whole;
+    let mut raw = json!({
+        "endpoint": ex.route.endpoint,
+        "url": ex.route.url,
+        "method": ex.method,
+        "status": status,
+    });
+    let facts = ex.facts.as_ref().filter(|_| ex.route.kind.generates());
+    let kind = if let (Some(f), Some(o)) = (facts, raw.as_object_mut()) {
+        o.insert("stream".into(), stream.into());
+        o.insert("request_sha256".into(), ex.request_sha256.clone().into());
+        o.insert("headers".into(), Value::Object(ex.request_headers.clone()));
+        o.insert("response_headers".into(), Value::Object(response_headers));
+        if let Some(s) = &f.system {
+            o.insert("system".into(), redacted_value(sh.tape.redactor(), s));
+        }
+        o.insert("tools_count".into(), f.tools_count.into());
+        kinds::REQUEST
+    } else if let Some(o) = raw.as_object_mut() {
+        o.insert("request_sha256".into(), ex.request_sha256.clone().into());
+        o.insert("response_headers".into(), Value::Object(response_headers));
+        if let Some(e) = &encoding {
+            if decoder(e).is_none() {
+                o.insert(
+                    "reason".into(),
+                    format!("content-encoding {e} is not decoded; the body is kept as bytes")
+                        .into(),
+                );
+            }
+        }
+        kinds::EXCHANGE
+    } else {
+        kinds::EXCHANGE
+    };
+    let mut fields = replay_fields(&sh, &ex);
+    if !ex.route.kind.generates() {
+        // Replay matches a non-generation request on its body as sent.
+        if let Some(body) = fields.get_mut("request").and_then(Value::as_object_mut) {
+            body.remove("body");
+        }
+    }
+    sh.tape.event(ex.n, Timestamp::now(), kind, &raw, fields);
+
+    strip_hop_by_hop(&mut parts.headers);
+    let (tx, rx) = mpsc::channel::<ReplyFrame>(CHANNEL);
+    let pump = Pump {
+        sh,
+        ex,
+        status,
+        framing,
+        decoder: encoding.as_deref().and_then(decoder),
+        encoding,
+        tx,
+        head_at: Instant::now(),
+    };
+    tokio::spawn(pump.run(body, sender));
+    Response::from_parts(parts, Reply::stream(rx))
+}
+
+/// A decoder for a `content-encoding` reel can read for the record.
+fn decoder(encoding: &str) -> Option<Decoder> {
+    match encoding {
+        "gzip" | "x-gzip" => Some(Decoder::Gzip(Box::new(flate2::write::GzDecoder::new(
+            Vec::new(),
+        )))),
+        "deflate" => Some(Decoder::Deflate(Box::new(flate2::write::ZlibDecoder::new(
+            Vec::new(),
+        )))),
+        _ => None,
+    }
+}
+
+enum Decoder {
+    Gzip(Box<flate2::write::GzDecoder<Vec<u8>>>),
+    Deflate(Box<flate2::write::ZlibDecoder<Vec<u8>>>),
+}
+
+impl Decoder {
+    /// Decodes a chunk; a corrupt stream yields nothing more (the bytes still went on).
+    fn decode(&mut self, chunk: &[u8]) -> Vec<u8> {
+        let out = match self {
+            Decoder::Gzip(d) => d.write_all(chunk).map(|()| std::mem::take(d.get_mut())),
+            Decoder::Deflate(d) => d.write_all(chunk).map(|()| std::mem::take(d.get_mut())),
+        };
+        out.unwrap_or_default()
+    }
+}
+
+/// Why a response ended.
+enum End {
+    Complete,
+    ClientAbort,
+    UpstreamDisconnect(String),
+    IdleTimeout,
+}
+
+struct Pump {
+    sh: Arc<Shared>,
+    ex: Exchange,
+    status: u16,
+    framing: Framing,
+    decoder: Option<Decoder>,
+    encoding: Option<String>,
+    tx: mpsc::Sender<ReplyFrame>,
+    head_at: Instant,
+}
+
+/// A piece of a body for the record: its bytes, and for an SSE event its type and data.
+struct Piece {
+    bytes: Vec<u8>,
+    event: Option<(String, String)>,
+}
+
+/// The pieces of a body being cut for the record.
+struct Cutter {
+    framing: Framing,
+    sse: reel_mcp::sse::Parser,
+    pending: Vec<u8>,
+    /// A whole body grew past [`WHOLE_KEPT_MAX`].
+    overflow: bool,
+}
+
+impl Cutter {
+    /// Feeds decoded bytes; returns the pieces they complete.
+    fn feed(&mut self, bytes: &[u8]) -> Vec<Piece> {
+        let mut out = Vec::new();
+        match self.framing {
+            Framing::Sse => {
+                let mut last = 0;
+                let pending = &mut self.pending;
+                self.sse.feed_with_ends(bytes, |event, end| {
+                    pending.extend_from_slice(&bytes[last..end]);
+                    last = end;
+                    out.push(Piece {
+                        bytes: std::mem::take(pending),
+                        event: Some((event.event_type().to_owned(), event.data.unwrap_or_default())),
+                    });
+                });
+                self.pending.extend_from_slice(&bytes[last..]);
+            }
+            Framing::Ndjson => {
+                let mut rest = bytes;
+                while let Some(i) = memchr(b'\n', rest) {
+                    self.pending.extend_from_slice(&rest[..=i]);
+                    out.push(Piece {
+                        bytes: std::mem::take(&mut self.pending),
+                        event: None,
+                    });
+                    rest = &rest[i + 1..];
+                }
+                self.pending.extend_from_slice(rest);
+            }
+            Framing::Whole => {
+                let room = WHOLE_KEPT_MAX.saturating_sub(self.pending.len());
+                self.overflow |= bytes.len() > room;
+                self.pending.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            }
+        }
+        out
+    }
+
+    /// The rest, at the end of the body.
+    fn finish(&mut self) -> Option<Piece> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let bytes = std::mem::take(&mut self.pending);
+        let event = match self.framing {
+            Framing::Sse => {
+                let mut event = None;
+                self.sse.finish(|e| event = Some(e));
+                let (ty, data) = event.map_or(("message".to_owned(), String::new()), |e| {
+                    (e.event_type().to_owned(), e.data.unwrap_or_default())
+                });
+                Some((ty, data))
+            }
+            _ => None,
+        };
+        Some(Piece { bytes, event })
+    }
+}
+
+fn memchr(b: u8, s: &[u8]) -> Option<usize> {
+    s.iter().position(|&c| c == b)
+}
+
+impl Pump {
+    async fn run(mut self, mut body: Incoming, sender: Sender) {
+        let mut assembler = Assembler::new(self.ex.route.kind);
+        let mut cutter = Cutter {
+            framing: self.framing,
+            sse: reel_mcp::sse::Parser::new(),
+            pending: Vec::new(),
+            overflow: false,
+        };
+        let mut ttft: Option<Duration> = None;
+        let mut bytes_so_far = 0u64;
+        let idle = self.sh.idle;
+        let end = loop {
+            let frame = match tokio::time::timeout(idle, body.frame()).await {
+                Err(_) => break End::IdleTimeout,
+                Ok(None) => break End::Complete,
+                Ok(Some(Err(e))) => break End::UpstreamDisconnect(e.to_string()),
+                Ok(Some(Ok(frame))) => frame,
+            };
+            let Ok(data) = frame.into_data() else {
+                continue; // trailers are not passed on (HTTP/1.1 clients of LLM APIs use none)
+            };
+            bytes_so_far += data.len() as u64;
+            let decoded;
+            let plain: &[u8] = match &mut self.decoder {
+                Some(d) => {
+                    decoded = d.decode(&data);
+                    &decoded
+                }
+                None if self.encoding.is_some() => &[],
+                None => &data,
+            };
+            if self.encoding.is_some() && self.decoder.is_none() {
+                // Undecodable: the record keeps the bytes as they came.
+                self.record_piece(&data);
+            } else {
+                for p in cutter.feed(plain) {
+                    self.record_piece(&p.bytes);
+                    let added = match (&p.event, self.framing) {
+                        (Some((ty, data)), _) => assembler.sse_event(ty, data),
+                        (None, Framing::Ndjson) => {
+                            assembler.ndjson_line(std::str::from_utf8(&p.bytes).unwrap_or(""))
+                        }
+                        _ => false,
+                    };
+                    if added && ttft.is_none() {
+                        ttft = Some(self.ex.started.elapsed());
+                    }
+                }
+            }
+            if self.tx.send(Ok(Frame::data(data))).await.is_err() {
+                break End::ClientAbort;
+            }
+        };
+        // What is left of the body for the record.
+        let mut whole = Vec::new();
+        if let Some(p) = cutter.finish() {
+            self.record_piece(&p.bytes);
+            match (&p.event, self.framing) {
+                (Some((ty, data)), _) => {
+                    assembler.sse_event(ty, data);
+                }
+                (None, Framing::Ndjson) => {
+                    assembler.ndjson_line(std::str::from_utf8(&p.bytes).unwrap_or(""));
+                }
+                (None, _) => assembler.whole_body(&p.bytes),
+            }
+            whole = p.bytes;
+        }
+        match &end {
+            End::UpstreamDisconnect(e) => {
+                let _ = self
+                    .tx
+                    .send(Err(std::io::Error::other(format!(
+                        "the upstream broke off: {e}"
+                    ))))
+                    .await;
+            }
+            End::IdleTimeout => {
+                let _ = self
+                    .tx
+                    .send(Err(std::io::Error::other("the upstream went silent")))
+                    .await;
+            }
+            _ => {}
+        }
+        drop(self.tx);
+        let duration = self.ex.started.elapsed();
+        let reason = match &end {
+            End::Complete if self.framing != Framing::Whole && !assembler.ended() => {
+                Some(match assembler.stream_error() {
+                    Some(e) => format!("upstream_error: {e}"),
+                    None => "upstream_error: the stream ended before its last event".to_owned(),
+                })
+            }
+            End::Complete => assembler
+                .stream_error()
+                .map(|e| format!("upstream_error: {e}")),
+            End::ClientAbort => Some("client_abort".to_owned()),
+            End::UpstreamDisconnect(_) => Some("upstream_disconnect".to_owned()),
+            End::IdleTimeout => Some("idle_timeout".to_owned()),
+        };
+        let sh = &self.sh;
+        let ex = &self.ex;
+        if ex.route.kind.generates() && ex.facts.is_some() && self.status < 400 {
+            let mut turn = assembler.finish(reason.is_some());
+            turn.t = Some(Timestamp::now().to_iso().as_str().to_owned());
+            turn.endpoint = Some(ex.route.endpoint.clone());
+            turn.stream = Some(self.framing != Framing::Whole);
+            turn.source = Some("llm".into());
+            turn.timing = Some(Timing {
+                ttft_ms: ttft.map(millis),
+                duration_ms: Some(millis(duration)),
+                ..Timing::default()
+            });
+            sh.tape.turn(ex.n, &mut turn);
+        }
+        if self.status >= 400 {
+            let text = String::from_utf8_lossy(&whole);
+            let body = serde_json::from_str::<Value>(&text)
+                .map(|v| redacted_value(sh.tape.redactor(), &v))
+                .unwrap_or(Value::Null);
+            let raw = json!({
+                "endpoint": ex.route.endpoint,
+                "url": ex.route.url,
+                "status": self.status,
+                "body": body,
+            });
+            sh.tape
+                .event(ex.n, Timestamp::now(), kinds::ERROR, &raw, Map::new());
+        }
+        if let Some(reason) = reason {
+            let raw = json!({
+                "endpoint": ex.route.endpoint,
+                "url": ex.route.url,
+                "reason": reason,
+                "bytes_so_far": bytes_so_far,
+            });
+            sh.tape
+                .event(ex.n, Timestamp::now(), kinds::TRUNCATED, &raw, Map::new());
+        }
+        if matches!(end, End::Complete) {
+            sh.pool.give_back(&ex.route.upstream, sender);
+        }
+    }
+
+    fn record_piece(&self, piece: &[u8]) {
+        if piece.is_empty() {
+            return;
+        }
+        let us = u64::try_from(self.head_at.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let decoded = self.decoder.as_ref().and(self.encoding.as_deref());
+        self.sh
+            .tape
+            .body(self.ex.n, Timestamp::now(), us, piece, decoded);
+    }
+}
+
+fn millis(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0).round()
+}

@@ -1,0 +1,845 @@
+//! Assembling the assistant turn from a response: a whole JSON body, the events of an
+//! SSE stream (Anthropic Messages, chat completion chunks, Responses' typed events) or
+//! the lines of an NDJSON stream (Ollama), with `usage` normalised to the format's
+//! invariant (see [`usage`]).
+//!
+//! The assembler only reads: the bytes the client gets are never its business. It
+//! tolerates what it does not know (an unknown event or block is skipped or kept
+//! whole), and after a severed stream [`Assembler::finish`] still gives everything
+//! assembled up to the cut.
+
+use serde_json::{Value, json};
+
+use reel_trace::line::{Block, Turn};
+
+use crate::api::Endpoint;
+use crate::request::{anthropic_block, block, responses_output, text_block, tool_input, tool_use};
+
+/// A content block being assembled from deltas.
+#[derive(Debug)]
+enum Building {
+    /// Text, thinking, or any block whose deltas append to one string member.
+    Block {
+        value: Value,
+        /// The member deltas append to (`text`, `thinking`).
+        member: &'static str,
+        text: String,
+    },
+    /// A tool call whose input arrives as JSON fragments.
+    Tool {
+        id: String,
+        name: String,
+        json: String,
+        /// Other members of the start block (`type: server_tool_use`, …).
+        value: Value,
+    },
+}
+
+impl Building {
+    fn text(kind: &'static str) -> Building {
+        Building::Block {
+            value: json!({ "type": kind }),
+            member: kind,
+            text: String::new(),
+        }
+    }
+
+    fn finish(self) -> Block {
+        match self {
+            Building::Block {
+                mut value,
+                member,
+                text,
+            } => {
+                if let Some(o) = value.as_object_mut() {
+                    let prior = o.get(member).and_then(Value::as_str).unwrap_or("");
+                    let joined = format!("{prior}{text}");
+                    o.insert(member.to_owned(), Value::String(joined));
+                }
+                anthropic_block(value)
+            }
+            Building::Tool {
+                id,
+                name,
+                json,
+                mut value,
+            } => {
+                let input = tool_input(&json);
+                match value.as_object_mut() {
+                    Some(o) if o.get("type").and_then(Value::as_str) != Some("tool_use") => {
+                        o.insert("input".into(), input);
+                        block(value)
+                    }
+                    _ => tool_use(&id, &name, input),
+                }
+            }
+        }
+    }
+}
+
+/// Token counts as the provider reported them, before normalisation.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Reported {
+    /// Prompt tokens as the provider counts them (OpenAI's include cached tokens).
+    pub input: Option<u64>,
+    /// Output tokens.
+    pub output: Option<u64>,
+    /// Cache reads.
+    pub cache_read: Option<u64>,
+    /// Cache writes.
+    pub cache_creation: Option<u64>,
+    /// Reasoning tokens (OpenAI), part of `output`.
+    pub reasoning: Option<u64>,
+}
+
+pub mod usage {
+    //! Usage normalisation (format.md, "Usage invariant"): `input_tokens` excludes
+    //! cache reads and writes; `thinking_tokens` is a subset of `output_tokens`.
+    //! Anthropic reports that shape already; OpenAI's `prompt_tokens` include
+    //! `cached_tokens` (so `input_tokens = prompt_tokens − cached_tokens`), and its
+    //! `reasoning_tokens` are part of `completion_tokens`. Ollama reports
+    //! `prompt_eval_count` and `eval_count`.
+
+    use serde_json::Value;
+
+    use super::Reported;
+    use crate::api::Endpoint;
+
+    fn n(v: &Value, path: &[&str]) -> Option<u64> {
+        let mut v = v;
+        for p in path {
+            v = v.get(p)?;
+        }
+        v.as_u64()
+    }
+
+    /// Reads a provider's `usage` object (Anthropic, chat completions, Responses)
+    /// into `r`, keeping what an earlier report gave and the new one lacks.
+    pub fn read(endpoint: Endpoint, u: &Value, r: &mut Reported) {
+        let set = |slot: &mut Option<u64>, v: Option<u64>| {
+            if v.is_some() {
+                *slot = v;
+            }
+        };
+        match endpoint {
+            Endpoint::Messages => {
+                set(&mut r.input, n(u, &["input_tokens"]));
+                set(&mut r.output, n(u, &["output_tokens"]));
+                set(&mut r.cache_read, n(u, &["cache_read_input_tokens"]));
+                set(
+                    &mut r.cache_creation,
+                    n(u, &["cache_creation_input_tokens"]),
+                );
+            }
+            Endpoint::Responses => {
+                set(&mut r.input, n(u, &["input_tokens"]));
+                set(&mut r.output, n(u, &["output_tokens"]));
+                set(
+                    &mut r.cache_read,
+                    n(u, &["input_tokens_details", "cached_tokens"]),
+                );
+                set(
+                    &mut r.reasoning,
+                    n(u, &["output_tokens_details", "reasoning_tokens"]),
+                );
+            }
+            Endpoint::OllamaChat => {
+                set(&mut r.input, n(u, &["prompt_eval_count"]));
+                set(&mut r.output, n(u, &["eval_count"]));
+            }
+            _ => {
+                set(&mut r.input, n(u, &["prompt_tokens"]));
+                set(&mut r.output, n(u, &["completion_tokens"]));
+                set(
+                    &mut r.cache_read,
+                    n(u, &["prompt_tokens_details", "cached_tokens"]),
+                );
+                set(
+                    &mut r.reasoning,
+                    n(u, &["completion_tokens_details", "reasoning_tokens"]),
+                );
+            }
+        }
+    }
+
+    /// The turn's `usage`, normalised; `None` when nothing was reported.
+    pub fn normalise(endpoint: Endpoint, r: Reported) -> Option<reel_trace::line::Usage> {
+        if r == Reported::default() {
+            return None;
+        }
+        let includes_cached = !matches!(endpoint, Endpoint::Messages | Endpoint::OllamaChat);
+        let input = match (r.input, r.cache_read) {
+            (Some(i), Some(c)) if includes_cached => Some(i.saturating_sub(c)),
+            (i, _) => i,
+        };
+        Some(reel_trace::line::Usage {
+            input_tokens: input,
+            output_tokens: r.output,
+            cache_read_input_tokens: r.cache_read,
+            cache_creation_input_tokens: r.cache_creation,
+            thinking_tokens: r.reasoning.filter(|&t| t > 0),
+            ..Default::default()
+        })
+    }
+}
+
+/// Assembles one response's assistant turn.
+#[derive(Debug)]
+pub struct Assembler {
+    endpoint: Endpoint,
+    /// Finished blocks, in order.
+    done: Vec<(usize, Block)>,
+    /// Blocks being assembled, by their index in the response.
+    open: Vec<(usize, Building)>,
+    reported: Reported,
+    model: Option<String>,
+    stop_reason: Option<String>,
+    /// The provider said so in the stream (Responses' `response.completed`, …): take
+    /// its whole output rather than the deltas.
+    whole: Option<Vec<Block>>,
+    /// An error the stream carried (Anthropic `event: error`, an OpenAI error chunk).
+    error: Option<String>,
+    /// The stream's natural end was seen (`message_stop`, `[DONE]`, `done: true`,
+    /// `response.completed`), or the body was whole.
+    ended: bool,
+}
+
+impl Assembler {
+    /// An assembler for a response of `endpoint`.
+    pub fn new(endpoint: Endpoint) -> Assembler {
+        Assembler {
+            endpoint,
+            done: Vec::new(),
+            open: Vec::new(),
+            reported: Reported::default(),
+            model: None,
+            stop_reason: None,
+            whole: None,
+            error: None,
+            ended: false,
+        }
+    }
+
+    /// Whether the stream's natural end was seen.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// The error the stream itself carried, if any.
+    pub fn stream_error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// A whole (non-streamed) JSON body.
+    pub fn whole_body(&mut self, body: &[u8]) {
+        let Ok(v) = serde_json::from_slice::<Value>(body) else {
+            return;
+        };
+        self.ended = true;
+        match self.endpoint {
+            Endpoint::Messages => self.anthropic_message(&v),
+            Endpoint::Responses => self.responses_object(&v),
+            Endpoint::OllamaChat => {
+                self.ollama_line(&v);
+            }
+            _ => self.chat_completion(&v),
+        }
+    }
+
+    /// One SSE event (its `event` type and joined `data`). Returns true when it added
+    /// content (for the time to first token).
+    pub fn sse_event(&mut self, event: &str, data: &str) -> bool {
+        if data == "[DONE]" {
+            self.ended = true;
+            return false;
+        }
+        let Ok(v) = serde_json::from_str::<Value>(data) else {
+            return false;
+        };
+        match self.endpoint {
+            Endpoint::Messages => self.anthropic_event(event, &v),
+            Endpoint::Responses => self.responses_event(&v),
+            Endpoint::OllamaChat => self.ollama_line(&v),
+            _ => self.chat_chunk(&v),
+        }
+    }
+
+    /// One NDJSON line (Ollama; an OpenAI-compatible server that streams NDJSON).
+    pub fn ndjson_line(&mut self, line: &str) -> bool {
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) if self.endpoint == Endpoint::OllamaChat => self.ollama_line(&v),
+            Ok(v) => self.chat_chunk(&v),
+            Err(_) => false,
+        }
+    }
+
+    fn open_at(&mut self, index: usize) -> Option<&mut Building> {
+        self.open
+            .iter_mut()
+            .find(|(i, _)| *i == index)
+            .map(|(_, b)| b)
+    }
+
+    fn close(&mut self, index: usize) {
+        if let Some(pos) = self.open.iter().position(|(i, _)| *i == index) {
+            let (i, b) = self.open.remove(pos);
+            self.done.push((i, b.finish()));
+        }
+    }
+
+    fn append(&mut self, index: usize, kind: &'static str, piece: &str) -> bool {
+        if piece.is_empty() {
+            return false;
+        }
+        if self.open_at(index).is_none() {
+            self.open.push((index, Building::text(kind)));
+        }
+        match self.open_at(index) {
+            Some(Building::Block { text, .. }) => text.push_str(piece),
+            Some(Building::Tool { json, .. }) => json.push_str(piece),
+            None => {}
+        }
+        true
+    }
+
+    // --- Anthropic Messages --------------------------------------------------------
+
+    fn anthropic_message(&mut self, v: &Value) {
+        if let Some(m) = v.get("model").and_then(Value::as_str) {
+            self.model = Some(m.to_owned());
+        }
+        if let Some(s) = v.get("stop_reason").and_then(Value::as_str) {
+            self.stop_reason = Some(s.to_owned());
+        }
+        if let Some(u) = v.get("usage") {
+            usage::read(self.endpoint, u, &mut self.reported);
+        }
+        if let Some(Value::Array(content)) = v.get("content") {
+            let blocks = content.iter().cloned().map(anthropic_block).collect();
+            self.whole = Some(blocks);
+        }
+        if v.get("type").and_then(Value::as_str) == Some("error") {
+            self.error = Some(error_text(v));
+        }
+    }
+
+    fn anthropic_event(&mut self, event: &str, v: &Value) -> bool {
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or(event);
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        match ty {
+            "message_start" => {
+                if let Some(m) = v.get("message") {
+                    self.anthropic_message(m);
+                    self.whole = None;
+                }
+                false
+            }
+            "content_block_start" => {
+                let b = v.get("content_block").cloned().unwrap_or(Value::Null);
+                let kind = b.get("type").and_then(Value::as_str).unwrap_or("");
+                let building = if kind.ends_with("tool_use") {
+                    Building::Tool {
+                        id: b.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
+                        name: b
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        json: String::new(),
+                        value: b,
+                    }
+                } else {
+                    let member = if kind == "thinking" {
+                        "thinking"
+                    } else {
+                        "text"
+                    };
+                    Building::Block {
+                        value: b,
+                        member,
+                        text: String::new(),
+                    }
+                };
+                self.open.push((index, building));
+                false
+            }
+            "content_block_delta" => {
+                let d = v.get("delta").unwrap_or(&Value::Null);
+                let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("");
+                match d.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => self.append(index, "text", s("text")),
+                    Some("thinking_delta") => self.append(index, "thinking", s("thinking")),
+                    Some("input_json_delta") => {
+                        let piece = s("partial_json");
+                        match self.open_at(index) {
+                            Some(Building::Tool { json, .. }) => {
+                                json.push_str(piece);
+                                !piece.is_empty()
+                            }
+                            _ => false,
+                        }
+                    }
+                    // signature_delta (dropped), citations_delta, …
+                    _ => false,
+                }
+            }
+            "content_block_stop" => {
+                self.close(index);
+                false
+            }
+            "message_delta" => {
+                if let Some(s) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(s.to_owned());
+                }
+                if let Some(u) = v.get("usage") {
+                    usage::read(self.endpoint, u, &mut self.reported);
+                }
+                false
+            }
+            "message_stop" => {
+                self.ended = true;
+                false
+            }
+            "error" => {
+                self.error = Some(error_text(v));
+                false
+            }
+            _ => false,
+        }
+    }
+
+    // --- OpenAI chat completions ---------------------------------------------------
+
+    fn chat_completion(&mut self, v: &Value) {
+        if let Some(m) = v.get("model").and_then(Value::as_str) {
+            self.model = Some(m.to_owned());
+        }
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            usage::read(self.endpoint, u, &mut self.reported);
+        }
+        if v.get("error").is_some() {
+            self.error = Some(error_text(v));
+        }
+        let Some(choice) = v.pointer("/choices/0") else {
+            return;
+        };
+        if let Some(s) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.stop_reason = Some(s.to_owned());
+        }
+        let Some(message) = choice.get("message") else {
+            return;
+        };
+        let mut blocks = Vec::new();
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(Value::String(t)) = message.get(key) {
+                if !t.is_empty() {
+                    blocks.push(block(json!({ "type": "thinking", "thinking": t })));
+                }
+            }
+        }
+        if let Some(Value::String(t)) = message.get("content") {
+            if !t.is_empty() {
+                blocks.push(text_block(t));
+            }
+        }
+        if let Some(Value::String(t)) = message.get("refusal") {
+            blocks.push(text_block(t));
+        }
+        for c in message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let f = c.get("function").unwrap_or(c);
+            blocks.push(tool_use(
+                c.get("id").and_then(Value::as_str).unwrap_or(""),
+                f.get("name").and_then(Value::as_str).unwrap_or(""),
+                tool_input(f.get("arguments").and_then(Value::as_str).unwrap_or("")),
+            ));
+        }
+        self.whole = Some(blocks);
+    }
+
+    /// Index of the text block of a chat stream (thinking is 0, text 1, tool call `i`
+    /// is 2 + i), so blocks come out in a stable order.
+    fn chat_chunk(&mut self, v: &Value) -> bool {
+        if let Some(m) = v.get("model").and_then(Value::as_str) {
+            self.model = Some(m.to_owned());
+        }
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            usage::read(self.endpoint, u, &mut self.reported);
+        }
+        if v.get("error").is_some() {
+            self.error = Some(error_text(v));
+        }
+        let Some(choice) = v.pointer("/choices/0") else {
+            return false;
+        };
+        if let Some(s) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.stop_reason = Some(s.to_owned());
+        }
+        let Some(d) = choice.get("delta") else {
+            return false;
+        };
+        let mut added = false;
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(Value::String(t)) = d.get(key) {
+                added |= self.append(0, "thinking", t);
+            }
+        }
+        if let Some(Value::String(t)) = d.get("content") {
+            added |= self.append(1, "text", t);
+        }
+        if let Some(Value::String(t)) = d.get("refusal") {
+            added |= self.append(1, "text", t);
+        }
+        for c in d
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let i = 2 + c.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let f = c.get("function").unwrap_or(&Value::Null);
+            if self.open_at(i).is_none() {
+                self.open.push((
+                    i,
+                    Building::Tool {
+                        id: String::new(),
+                        name: String::new(),
+                        json: String::new(),
+                        value: Value::Null,
+                    },
+                ));
+            }
+            if let Some(Building::Tool { id, name, json, .. }) = self.open_at(i) {
+                if let Some(s) = c.get("id").and_then(Value::as_str) {
+                    id.push_str(s);
+                }
+                if let Some(s) = f.get("name").and_then(Value::as_str) {
+                    name.push_str(s);
+                }
+                if let Some(s) = f.get("arguments").and_then(Value::as_str) {
+                    json.push_str(s);
+                    added |= !s.is_empty();
+                }
+            }
+        }
+        added
+    }
+
+    // --- OpenAI Responses ----------------------------------------------------------
+
+    fn responses_object(&mut self, v: &Value) {
+        if let Some(m) = v.get("model").and_then(Value::as_str) {
+            self.model = Some(m.to_owned());
+        }
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            usage::read(self.endpoint, u, &mut self.reported);
+        }
+        if let Some(s) = v.get("status").and_then(Value::as_str) {
+            let reason = v
+                .pointer("/incomplete_details/reason")
+                .and_then(Value::as_str);
+            self.stop_reason = Some(match reason {
+                Some(r) => format!("{s}: {r}"),
+                None => s.to_owned(),
+            });
+        }
+        if let Some(Value::Array(items)) = v.get("output") {
+            self.whole = Some(items.iter().flat_map(responses_output).collect());
+        }
+        if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
+            self.error = Some(error_text(&json!({ "error": e })));
+        }
+    }
+
+    fn responses_event(&mut self, v: &Value) -> bool {
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let index = v.get("output_index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let delta = v.get("delta").and_then(Value::as_str).unwrap_or("");
+        match ty {
+            "response.created" | "response.in_progress" => {
+                if let Some(r) = v.get("response") {
+                    if let Some(m) = r.get("model").and_then(Value::as_str) {
+                        self.model = Some(m.to_owned());
+                    }
+                }
+                false
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                self.append(index, "text", delta)
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                self.append(index, "thinking", delta)
+            }
+            "response.output_item.added" => {
+                let item = v.get("item").unwrap_or(&Value::Null);
+                if item.get("type").and_then(Value::as_str) == Some("function_call") {
+                    self.open.push((
+                        index,
+                        Building::Tool {
+                            id: item
+                                .get("call_id")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .into(),
+                            name: item
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .into(),
+                            json: String::new(),
+                            value: Value::Null,
+                        },
+                    ));
+                }
+                false
+            }
+            "response.function_call_arguments.delta" => match self.open_at(index) {
+                Some(Building::Tool { json, .. }) => {
+                    json.push_str(delta);
+                    !delta.is_empty()
+                }
+                _ => false,
+            },
+            "response.output_item.done" => {
+                if let Some(pos) = self.open.iter().position(|(i, _)| *i == index) {
+                    self.open.remove(pos);
+                }
+                if let Some(item) = v.get("item") {
+                    for b in responses_output(item) {
+                        self.done.push((index, b));
+                    }
+                }
+                false
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                if let Some(r) = v.get("response") {
+                    self.responses_object(r);
+                }
+                self.ended = true;
+                false
+            }
+            "error" => {
+                self.error = Some(error_text(&json!({ "error": v })));
+                false
+            }
+            _ => false,
+        }
+    }
+
+    // --- Ollama ----------------------------------------------------------------------
+
+    fn ollama_line(&mut self, v: &Value) -> bool {
+        if let Some(m) = v.get("model").and_then(Value::as_str) {
+            self.model = Some(m.to_owned());
+        }
+        if v.get("error").is_some() {
+            self.error = Some(error_text(v));
+        }
+        let mut added = false;
+        if let Some(msg) = v.get("message") {
+            if let Some(t) = msg.get("thinking").and_then(Value::as_str) {
+                added |= self.append(0, "thinking", t);
+            }
+            if let Some(t) = msg.get("content").and_then(Value::as_str) {
+                added |= self.append(1, "text", t);
+            }
+            for (n, c) in msg
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let f = c.get("function").unwrap_or(c);
+                let input = f.get("arguments").cloned().unwrap_or_else(|| json!({}));
+                let name = f.get("name").and_then(Value::as_str).unwrap_or("");
+                self.done
+                    .push((2 + n, tool_use(&format!("call_{n}"), name, input)));
+                added = true;
+            }
+        }
+        if v.get("done").and_then(Value::as_bool) == Some(true) {
+            self.ended = true;
+            if let Some(r) = v.get("done_reason").and_then(Value::as_str) {
+                self.stop_reason = Some(r.to_owned());
+            }
+            usage::read(self.endpoint, v, &mut self.reported);
+        }
+        added
+    }
+
+    /// The assistant turn. `truncated` is set when the stream was severed: the turn is
+    /// marked so, with `stop_reason: "truncated"`, and holds what was assembled.
+    pub fn finish(mut self, truncated: bool) -> Turn {
+        let blocks = match self.whole.take() {
+            Some(b) if !truncated || self.open.is_empty() => b,
+            _ => {
+                let mut open = std::mem::take(&mut self.open);
+                for (i, b) in open.drain(..) {
+                    self.done.push((i, b.finish()));
+                }
+                self.done.sort_by_key(|(i, _)| *i);
+                self.done.into_iter().map(|(_, b)| b).collect()
+            }
+        };
+        Turn {
+            role: Some("assistant".into()),
+            blocks: Some(blocks),
+            model: self.model,
+            usage: usage::normalise(self.endpoint, self.reported),
+            stream: None,
+            truncated: truncated.then_some(true),
+            stop_reason: if truncated {
+                Some("truncated".into())
+            } else {
+                self.stop_reason
+            },
+            ..Turn::default()
+        }
+    }
+}
+
+/// `type: message` of an error object, for `llm.truncated`'s `upstream_error: …`.
+fn error_text(v: &Value) -> String {
+    let e = v.get("error").unwrap_or(v);
+    let kind = e
+        .get("type")
+        .or_else(|| e.get("code"))
+        .and_then(Value::as_str)
+        .unwrap_or("error");
+    match e.get("message").and_then(Value::as_str) {
+        Some(m) => format!("{kind}: {m}"),
+        None => kind.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(t: &Turn) -> Value {
+        serde_json::to_value(t.blocks()).unwrap()
+    }
+
+    #[test]
+    fn an_anthropic_stream_is_assembled_with_usage_as_reported() {
+        let mut a = Assembler::new(Endpoint::Messages);
+        let events = [
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"model":"claude-x","content":[],"usage":{"input_tokens":11,"output_tokens":1,"cache_read_input_tokens":5,"cache_creation_input_tokens":3}}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"s"}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":0}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"city\":"}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"Paris\"}"}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":1}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":7}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ];
+        for (e, d) in events {
+            a.sse_event(e, d);
+        }
+        assert!(a.ended());
+        let t = a.finish(false);
+        assert_eq!(t.model.as_deref(), Some("claude-x"));
+        assert_eq!(t.stop_reason.as_deref(), Some("tool_use"));
+        let u = t.usage.clone().unwrap();
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_input_tokens,
+                u.cache_creation_input_tokens
+            ),
+            (Some(11), Some(7), Some(5), Some(3))
+        );
+        let b = blocks(&t);
+        assert_eq!(b[0], json!({"type": "thinking", "thinking": "hm"}));
+        assert_eq!(b[1]["input"], json!({"city": "Paris"}));
+    }
+
+    #[test]
+    fn openai_usage_is_normalised_to_the_invariant() {
+        let mut a = Assembler::new(Endpoint::ChatCompletions);
+        a.sse_event("", r#"{"model":"gpt-x","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}"#);
+        a.sse_event(
+            "",
+            r#"{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}"#,
+        );
+        a.sse_event("", r#"{"choices":[],"usage":{"prompt_tokens":20,"completion_tokens":9,"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":3}}}"#);
+        a.sse_event("", "[DONE]");
+        let t = a.finish(false);
+        let u = t.usage.clone().unwrap();
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_input_tokens,
+                u.thinking_tokens
+            ),
+            (Some(16), Some(9), Some(4), Some(3))
+        );
+        assert_eq!(blocks(&t), json!([{"type": "text", "text": "Hello"}]));
+    }
+
+    #[test]
+    fn a_severed_stream_keeps_what_arrived() {
+        let mut a = Assembler::new(Endpoint::ChatCompletions);
+        a.sse_event("", r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#);
+        assert!(!a.ended());
+        let t = a.finish(true);
+        assert_eq!(t.truncated, Some(true));
+        assert_eq!(t.stop_reason.as_deref(), Some("truncated"));
+        assert_eq!(blocks(&t), json!([{"type": "text", "text": "Hel"}]));
+    }
+
+    #[test]
+    fn a_responses_stream_takes_the_completed_response() {
+        let mut a = Assembler::new(Endpoint::Responses);
+        a.sse_event(
+            "response.output_text.delta",
+            r#"{"type":"response.output_text.delta","output_index":0,"delta":"Hi"}"#,
+        );
+        a.sse_event("response.completed", r#"{"type":"response.completed","response":{"model":"gpt-y","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"Hi"}]}],"usage":{"input_tokens":20,"output_tokens":9,"input_tokens_details":{"cached_tokens":4},"output_tokens_details":{"reasoning_tokens":0}}}}"#);
+        let t = a.finish(false);
+        assert_eq!(t.usage.clone().unwrap().input_tokens, Some(16));
+        assert_eq!(t.usage.clone().unwrap().thinking_tokens, None);
+        assert_eq!(blocks(&t), json!([{"type": "text", "text": "Hi"}]));
+        assert_eq!(t.stop_reason.as_deref(), Some("completed"));
+    }
+}

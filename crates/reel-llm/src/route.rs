@@ -1,0 +1,214 @@
+//! Where a request goes: the provider's API by its path (Anthropic's or OpenAI's
+//! public endpoint), one `--upstream` for everything, or a `--map PREFIX=URL` for the
+//! paths under a prefix (the prefix is stripped).
+//!
+//! A request path is joined to the upstream URL's path (`--upstream
+//! https://openrouter.ai/api` sends `/v1/chat/completions` to
+//! `https://openrouter.ai/api/v1/chat/completions`); when the URL's path already ends
+//! in `/v1` and the request's starts with it (`--upstream http://localhost:8000/v1`,
+//! the form vLLM and Ollama document), the `/v1` is not doubled.
+
+use reel_mcp::http::McpUrl;
+
+use crate::api::{Endpoint, Provider};
+
+/// Anthropic's public API.
+pub const ANTHROPIC: &str = "https://api.anthropic.com";
+/// OpenAI's public API.
+pub const OPENAI: &str = "https://api.openai.com";
+
+/// A bad `--upstream` or `--map`.
+#[derive(Debug, thiserror::Error)]
+#[error("{flag} {value}: {reason}")]
+pub struct RouteError {
+    /// The flag.
+    pub flag: &'static str,
+    /// Its value.
+    pub value: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// The routing table.
+#[derive(Debug, Clone)]
+pub struct Routes {
+    anthropic: McpUrl,
+    openai: McpUrl,
+    /// `--upstream`: everything not mapped goes here.
+    all: Option<McpUrl>,
+    /// `--map`, longest prefix first.
+    maps: Vec<(String, McpUrl)>,
+}
+
+/// Where one request goes.
+#[derive(Debug, Clone)]
+pub struct Route<'r> {
+    /// The upstream server.
+    pub upstream: &'r McpUrl,
+    /// Path and query to request upstream.
+    pub upstream_path: String,
+    /// The provider path, query removed and map prefix stripped (the trace's
+    /// `endpoint`).
+    pub endpoint: String,
+    /// What the endpoint is.
+    pub kind: Endpoint,
+    /// The provider whose format it speaks.
+    pub provider: Provider,
+}
+
+impl Route<'_> {
+    /// The upstream URL of the request with its query removed (the trace's scrubbed
+    /// `url`: a query can carry a key).
+    pub fn scrubbed_url(&self) -> String {
+        let scheme = if self.upstream.https { "https" } else { "http" };
+        let path = self.upstream_path.split('?').next().unwrap_or("");
+        format!("{scheme}://{}{path}", self.upstream.authority)
+    }
+}
+
+fn parse(flag: &'static str, url: &str) -> Result<McpUrl, RouteError> {
+    McpUrl::parse(url).map_err(|e| RouteError {
+        flag,
+        value: url.to_owned(),
+        reason: e.reason,
+    })
+}
+
+impl Routes {
+    /// The table: `upstream` for everything (else each provider's public API), and the
+    /// `PREFIX=URL` maps.
+    pub fn new(upstream: Option<&str>, maps: &[String]) -> Result<Routes, RouteError> {
+        let mut table = Vec::new();
+        for m in maps {
+            let bad = |reason: &str| RouteError {
+                flag: "--map",
+                value: m.clone(),
+                reason: reason.to_owned(),
+            };
+            let (prefix, url) = m.split_once('=').ok_or_else(|| bad("not PREFIX=URL"))?;
+            let prefix = prefix.trim_end_matches('/');
+            if !prefix.starts_with('/') || prefix.len() < 2 {
+                return Err(bad("the prefix must be a path such as /openrouter"));
+            }
+            table.push((prefix.to_owned(), parse("--map", url)?));
+        }
+        table.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+        Ok(Routes {
+            anthropic: parse("--upstream", ANTHROPIC)?,
+            openai: parse("--upstream", OPENAI)?,
+            all: upstream.map(|u| parse("--upstream", u)).transpose()?,
+            maps: table,
+        })
+    }
+
+    /// The upstreams in use, for the trace's `meta.upstream`.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .maps
+            .iter()
+            .map(|(p, u)| format!("{p}={}", u.url))
+            .collect();
+        match &self.all {
+            Some(u) => out.push(u.url.clone()),
+            None => {
+                out.push(ANTHROPIC.to_owned());
+                out.push(OPENAI.to_owned());
+            }
+        }
+        out
+    }
+
+    /// Routes `path_and_query`; `anthropic_header` tells whether the request carries
+    /// `anthropic-version`.
+    pub fn route(&self, path_and_query: &str, anthropic_header: bool) -> Route<'_> {
+        let (path, query) = match path_and_query.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (path_and_query, None),
+        };
+        let mapped = self.maps.iter().find_map(|(prefix, url)| {
+            let rest = path.strip_prefix(prefix.as_str())?;
+            (rest.is_empty() || rest.starts_with('/')).then_some((rest, url))
+        });
+        let (endpoint, upstream) = match mapped {
+            Some((rest, url)) => (if rest.is_empty() { "/" } else { rest }, url),
+            None => {
+                let (_, provider) = Endpoint::of(path, anthropic_header);
+                let url = self.all.as_ref().unwrap_or(match provider {
+                    Provider::Anthropic => &self.anthropic,
+                    _ => &self.openai,
+                });
+                (path, url)
+            }
+        };
+        let (kind, provider) = Endpoint::of(endpoint, anthropic_header);
+        let base = upstream
+            .path
+            .split('?')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/');
+        let joined = match endpoint.strip_prefix("/v1") {
+            Some(rest) if base.ends_with("/v1") && (rest.is_empty() || rest.starts_with('/')) => {
+                format!("{base}{rest}")
+            }
+            _ => format!("{base}{endpoint}"),
+        };
+        let upstream_path = match query {
+            Some(q) => format!("{joined}?{q}"),
+            None => joined,
+        };
+        Route {
+            upstream,
+            upstream_path,
+            endpoint: endpoint.to_owned(),
+            kind,
+            provider,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn providers_are_routed_by_path() {
+        let r = Routes::new(None, &[]).unwrap();
+        let a = r.route("/v1/messages?beta=true", false);
+        assert_eq!(a.upstream.host, "api.anthropic.com");
+        assert_eq!(a.upstream_path, "/v1/messages?beta=true");
+        assert_eq!(a.endpoint, "/v1/messages");
+        assert_eq!(a.scrubbed_url(), "https://api.anthropic.com/v1/messages");
+        let o = r.route("/v1/chat/completions", false);
+        assert_eq!(o.upstream.host, "api.openai.com");
+        assert_eq!(
+            r.route("/v1/models", true).upstream.host,
+            "api.anthropic.com"
+        );
+    }
+
+    #[test]
+    fn one_upstream_takes_everything_without_doubling_v1() {
+        let r = Routes::new(Some("http://127.0.0.1:8000/v1"), &[]).unwrap();
+        let o = r.route("/v1/chat/completions", false);
+        assert_eq!(o.upstream.port, 8000);
+        assert_eq!(o.upstream_path, "/v1/chat/completions");
+        let r = Routes::new(Some("https://openrouter.ai/api"), &[]).unwrap();
+        assert_eq!(
+            r.route("/v1/chat/completions", false).upstream_path,
+            "/api/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn a_map_strips_its_prefix_from_the_endpoint() {
+        let r = Routes::new(None, &["/openrouter=https://openrouter.ai/api".into()]).unwrap();
+        let m = r.route("/openrouter/v1/chat/completions", false);
+        assert_eq!(m.endpoint, "/v1/chat/completions");
+        assert_eq!(m.kind, Endpoint::ChatCompletions);
+        assert_eq!(m.upstream.host, "openrouter.ai");
+        assert_eq!(m.upstream_path, "/api/v1/chat/completions");
+        assert!(Routes::new(None, &["nope".into()]).is_err());
+        assert!(Routes::new(None, &["x=http://a".into()]).is_err());
+    }
+}

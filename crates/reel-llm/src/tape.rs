@@ -1,0 +1,206 @@
+//! The trace of an LLM session, as `reel llm` writes it and `reel llm --play` reads it.
+//!
+//! Per exchange (numbered `n` from 1, in `http.req` on each of its lines), in the order
+//! observed:
+//! 1. the turns of the request's new messages (a `history_elided` block first when a
+//!    prefix was elided; resent assistant turns `echoed: true`);
+//! 2. `llm.request` (generation endpoints), or `llm.exchange` (others), once the
+//!    response head arrived, with the addendum's members in `raw` and reel's own in
+//!    `request` (below);
+//! 3. one `reel.llm.body` event per piece of the response body as it arrived — an SSE
+//!    event or an NDJSON line with its line ending, or a whole body — with `us`, the
+//!    microseconds since the response head, and `decoded` when the body came
+//!    compressed (the piece is the decoded text);
+//! 4. the assistant turn (generation endpoints), `llm.error` (status ≥ 400, an
+//!    unreachable upstream) and `llm.truncated` (a severed stream).
+//!
+//! What replay needs beyond the addendum, and is kept in reel's extension vocabulary:
+//! `request` on `llm.request`/`llm.exchange` — `{"body": …, "elided": {count, sha256}}`,
+//! the request body after redaction with the elided messages removed, tool definitions
+//! replaced by `{name, sha256}` and the top-level system prompt removed (it is in
+//! `raw.system`); the response bodies in `reel.llm.body`; the response status and
+//! allowlisted headers in `raw`. `request_sha256` (of the unredacted bytes) lets replay
+//! find the exact request without keeping it.
+//!
+//! Every line is written whole and flushed before the bytes it describes go on to the
+//! client, so a recorder killed mid-stream leaves a trace holding every event the client
+//! could have seen. Redaction (`reel_trace::redact`, the rules of `reel rec`) applies to
+//! turns, `system`, `request.body`, error bodies and body pieces.
+
+use std::io;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use reel_trace::line::Turn;
+use reel_trace::redact::Redactor;
+use reel_trace::target::TargetWriter;
+use reel_trace::{Ending, EventLine, Timestamp};
+
+/// `kind` of a response body piece.
+pub const BODY: &str = "reel.llm.body";
+/// The addendum's kinds.
+pub mod kinds {
+    /// A generation exchange.
+    pub const REQUEST: &str = "llm.request";
+    /// An exchange without turns.
+    pub const EXCHANGE: &str = "llm.exchange";
+    /// An upstream or routing failure.
+    pub const ERROR: &str = "llm.error";
+    /// A severed stream.
+    pub const TRUNCATED: &str = "llm.truncated";
+}
+
+/// The trace being written: one writer shared by every exchange, each line written and
+/// flushed whole under its lock.
+pub struct Tape {
+    writer: Mutex<Option<TargetWriter>>,
+    redactor: Redactor,
+    next: AtomicU64,
+    /// The first write error, told once.
+    on_error: Box<dyn Fn(&io::Error) + Send + Sync>,
+}
+
+impl Tape {
+    /// A tape over `writer` (its meta line written).
+    pub fn new(
+        writer: TargetWriter,
+        redactor: Redactor,
+        on_error: Box<dyn Fn(&io::Error) + Send + Sync>,
+    ) -> Tape {
+        Tape {
+            writer: Mutex::new(Some(writer)),
+            redactor,
+            next: AtomicU64::new(1),
+            on_error,
+        }
+    }
+
+    /// The redaction rules.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// Numbers the next exchange.
+    pub fn next_exchange(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn write(&self, f: impl FnOnce(&mut TargetWriter) -> io::Result<()>) {
+        let mut guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(w) = guard.as_mut() else { return };
+        if let Err(e) = f(w).and_then(|()| w.flush()) {
+            (self.on_error)(&e);
+            *guard = None;
+        }
+    }
+
+    /// A turn of exchange `n`, redacted.
+    pub fn turn(&self, n: u64, turn: &mut Turn) {
+        turn.extra.insert("http".into(), json!({ "req": n }));
+        let Ok(text) = serde_json::to_string(&*turn) else {
+            return;
+        };
+        let redacted = self.redactor.redact_json(&text);
+        let turn = match serde_json::from_str::<Turn>(&redacted) {
+            Ok(t) => t,
+            Err(_) => turn.clone(),
+        };
+        self.write(|w| w.write_turn(&turn));
+    }
+
+    /// An `llm.*` event of exchange `n` with payload `raw` and reel's other members.
+    pub fn event(&self, n: u64, t: Timestamp, kind: &str, raw: &Value, fields: Map<String, Value>) {
+        let Ok(raw_text) = serde_json::to_string(raw) else {
+            return;
+        };
+        let Ok(raw) = RawValue::from_string(raw_text) else {
+            return;
+        };
+        let mut e = EventLine::new(t, kind);
+        e.raw = Some(&raw);
+        e.fields = fields;
+        e.fields.insert("source".into(), "llm".into());
+        e.fields.insert("http".into(), json!({ "req": n }));
+        self.write(|w| w.write_event(&e));
+    }
+
+    /// A piece of exchange `n`'s response body, `us` microseconds after its head.
+    pub fn body(&self, n: u64, t: Timestamp, us: u64, piece: &[u8], decoded: Option<&str>) {
+        let redacted;
+        let mut e = EventLine::new(t, BODY);
+        match std::str::from_utf8(piece) {
+            Ok(text) => {
+                redacted = redact_piece(&self.redactor, text);
+                e.text = Some(&redacted);
+            }
+            Err(_) => e = e.with_payload(piece),
+        }
+        e.fields.insert("source".into(), "llm".into());
+        e.fields.insert("http".into(), json!({ "req": n }));
+        e.fields.insert("us".into(), us.into());
+        if let Some(d) = decoded {
+            e.fields.insert("decoded".into(), d.into());
+        }
+        self.write(|w| w.write_event(&e));
+    }
+
+    /// Writes the end line; the trace is complete.
+    pub fn finish(&self, ending: Ending) -> io::Result<()> {
+        let mut guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.take() {
+            Some(w) => w.finish(ending, Timestamp::now()).map(drop),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Redacts a body piece: each SSE `data:` line and each NDJSON line as JSON when it is
+/// JSON (replay-safe), anything else as text; SSE field names and line endings stay.
+fn redact_piece(redactor: &Redactor, text: &str) -> String {
+    if !redactor.is_active() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let eol = &line[body.len()..];
+        let (head, payload) = match body.strip_prefix("data:") {
+            Some(rest) => {
+                let rest_trim = rest.strip_prefix(' ').unwrap_or(rest);
+                (&body[..body.len() - rest_trim.len()], rest_trim)
+            }
+            None if body.starts_with(['{', '[']) => ("", body),
+            None => {
+                out.push_str(line);
+                continue;
+            }
+        };
+        out.push_str(head);
+        if serde_json::from_str::<serde::de::IgnoredAny>(payload).is_ok() {
+            out.push_str(&redactor.redact_json(payload));
+        } else {
+            out.push_str(&redactor.redact_text(payload));
+        }
+        out.push_str(eol);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_piece_keeps_its_framing_when_redacted() {
+        let r = Redactor::builtin();
+        let piece = "event: x\r\ndata: {\"k\":\"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCD\"}\r\n\r\n";
+        let out = redact_piece(&r, piece);
+        assert!(out.starts_with("event: x\r\ndata: {\"k\":\""), "{out}");
+        assert!(out.ends_with("\"}\r\n\r\n"), "{out}");
+        assert!(!out.contains("abcdefghijklmnop"), "{out}");
+        assert_eq!(redact_piece(&r, "data: [DONE]\n\n"), "data: [DONE]\n\n");
+    }
+}

@@ -1,0 +1,414 @@
+//! `reel llm`: the LLM API recording proxy (`reel_llm::proxy`) and, with `--play`, the
+//! tape server for recorded model calls (`reel_llm::replay`), wired to the command line:
+//! flags to a configuration, the `reel:` lines on stderr (among them the one scripts
+//! parse, `reel: listening on http://ADDR`), the wrapped agent with its base URLs set,
+//! and the exit status.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reel_llm::replay::{LlmPlayer, LlmTape, Pace, PlayConfig, VOLATILE};
+use reel_llm::{LlmConfig, LlmRecorder};
+use reel_mcp::process::{ChildHandle, SignalForwarder, exit_code, spawn_inheriting};
+use reel_mcp::serve::{Limits, Stop};
+use reel_trace::Ending;
+use reel_trace::redact::Redactor;
+use reel_trace::target::TraceTarget;
+
+use crate::cmd::ignore::IgnoreArgs;
+use crate::cmd::listen_limits::ListenLimits;
+use crate::cmd::rec::{Seal, redactor_of, trace_dir_of};
+use crate::cmd::redaction::RuleArgs;
+use crate::cmd::seal::KeyFile;
+use crate::cmd::trace_arg::RunDir;
+use crate::exit::{self, coded};
+use crate::output::Output;
+
+fn after_help() -> String {
+    format!(
+        "{AFTER_HELP}\n\nVolatile request members replay never compares: {}\n\n{}",
+        VOLATILE.join(", "),
+        Redactor::rules_help().trim_end()
+    )
+}
+
+const AFTER_HELP: &str = "\
+Recording: reel listens on loopback (`reel: listening on http://127.0.0.1:PORT`, one line
+on stderr) and forwards each request by its path: /v1/messages and
+/v1/messages/count_tokens to Anthropic (https://api.anthropic.com; any request with an
+anthropic-version header goes there too), /v1/chat/completions, /v1/responses,
+/v1/completions, /v1/embeddings, /v1/models and other /v1 paths to OpenAI
+(https://api.openai.com). --upstream URL sends everything to one server (vLLM, Ollama,
+OpenRouter, a mock): request paths go under URL's path, without doubling a /v1 it ends
+in. --map /PREFIX=URL sends the paths under /PREFIX to URL, the prefix stripped.
+
+With -- CMD…, reel starts CMD (the agent) with ANTHROPIC_BASE_URL=http://ADDR,
+OPENAI_BASE_URL=http://ADDR/v1 and OPENAI_API_BASE (the same) pointing at itself, ends
+the trace with CMD's exitCode and exits with CMD's status (SIGINT/SIGTERM/SIGHUP are
+forwarded to it). Without CMD it prints the export lines on stdout and runs until
+SIGINT/SIGTERM (end reason \"producer_shutdown\", exit 0).
+
+Forwarding is transparent: bodies byte for byte, streamed responses (SSE, NDJSON) event by
+event as they arrive, compressed bodies passed on compressed (gzip and deflate are decoded
+for the record), status codes untouched, no retries. An unreachable upstream gets the
+client a 502 in the provider's error shape. Request bodies up to 256 MiB; an upstream
+silent for --idle-timeout mid-response is cut off.
+
+The trace (kind \"llm\"): turn records for each request's new messages (resent assistant
+turns echoed: true; history already on the tape elided behind a history_elided block)
+and for each answer (model, usage normalised, timing.ttft_ms and duration_ms, endpoint,
+stream; truncated: true and stop_reason \"truncated\" for a severed stream); llm.request /
+llm.exchange / llm.error / llm.truncated events (source \"llm\"); and, for replay,
+reel.llm.body events holding the response bodies as they arrived (one per SSE event or
+NDJSON line) and a request member on llm.request with the request's members (redacted,
+elided history and tool definitions replaced by digests). Keys, authorization, cookies
+and organisation headers never reach it; headers are allowlisted; bodies are redacted
+with the rules of `reel rec`.
+
+Replay (--play TRACE): reel serves the trace as the provider. A request gets the earliest
+unused recorded exchange of its method and path whose request is the same: byte for byte,
+else after normalisation (the trace's redaction applied, volatile members and --ignore
+pointers removed). The answer is the recorded status, headers and body, with the recorded
+event boundaries (--pace recorded: and gaps; --pace 10x: ten times faster). A miss gets an
+error in the provider's shape naming the nearest recorded request and where it differs.
+With -- CMD…, the agent runs against the tape with the base URLs set.
+
+Exit status: CMD's status (recording, and replay without misses); 0 after SIGINT/SIGTERM;
+3 replay answered a request with a miss; 64 bad flags; 66 an unreadable --play trace or
+--ca-file; 73 the trace cannot be created; 74 the trace is incomplete; 127 CMD could not
+be started.";
+
+/// Arguments of `reel llm`.
+#[derive(clap::Args)]
+#[command(after_long_help = after_help())]
+pub struct Args {
+    /// Serve this llm trace (a path or a run name) as the provider instead of recording.
+    #[arg(long, value_name = "TRACE")]
+    play: Option<String>,
+
+    /// Where reel listens [default: 127.0.0.1:0, loopback on a free port].
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+
+    /// Send every request to this server instead of the providers' APIs.
+    #[arg(long, value_name = "URL", conflicts_with = "play")]
+    upstream: Option<String>,
+
+    /// Route the paths under PREFIX to URL, the prefix stripped (repeatable), e.g.
+    /// /openrouter=https://openrouter.ai/api.
+    #[arg(long = "map", value_name = "PREFIX=URL")]
+    maps: Vec<String>,
+
+    /// A PEM file of extra certificate authorities for https upstreams (repeatable;
+    /// Mozilla's roots are always trusted).
+    #[arg(long, value_name = "PATH", conflicts_with = "play")]
+    ca_file: Vec<PathBuf>,
+
+    /// Seconds an upstream may stay silent mid-response before reel cuts it off.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 600.0,
+        conflicts_with = "play"
+    )]
+    idle_timeout: f64,
+
+    /// Name of the run: the trace's label and file-name suffix [default: llm].
+    #[arg(
+        long,
+        visible_alias = "label",
+        value_name = "NAME",
+        conflicts_with = "play"
+    )]
+    name: Option<String>,
+
+    /// Directory for the trace, and where --play looks up run names [default:
+    /// $REEL_DIR, else the per-user data directory].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    rules: RuleArgs,
+
+    /// Record everything unredacted: secrets in prompts and answers end up in the trace.
+    #[arg(long, conflicts_with_all = ["redact", "redact_file", "no_redact_defaults", "play"])]
+    no_redact: bool,
+
+    /// Seal the trace as it is recorded (see `reel rec --help`).
+    #[arg(long, conflicts_with = "play")]
+    seal: bool,
+
+    #[command(flatten)]
+    key: KeyFile,
+
+    /// Replay: `recorded` keeps the recorded gaps between events; `Nx` divides them by
+    /// N (e.g. 10x) [default: as fast as the client reads].
+    #[arg(long, value_name = "PACE", value_parser = parse_pace, requires = "play")]
+    pace: Option<Pace>,
+
+    #[command(flatten)]
+    ignore: IgnoreArgs,
+
+    #[command(flatten)]
+    limits: ListenLimits,
+
+    /// Threads of the listener (testing knob; 0: as many as cores, at most 4).
+    #[arg(long, hide = true, value_name = "N", default_value_t = 0)]
+    http_threads: usize,
+
+    /// The agent command and its arguments (after `--`).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    command: Vec<OsString>,
+}
+
+fn parse_pace(s: &str) -> Result<Pace, String> {
+    if s == "recorded" {
+        return Ok(Pace::Scaled(1.0));
+    }
+    match s.strip_suffix('x').and_then(|n| n.parse::<f64>().ok()) {
+        Some(f) if f.is_finite() && f > 0.0 => Ok(Pace::Scaled(f)),
+        _ => Err(format!("`{s}` is not `recorded` or a speed-up such as 10x")),
+    }
+}
+
+/// The base URLs an agent gets.
+fn agent_env(addr: std::net::SocketAddr) -> Vec<(&'static str, String)> {
+    let base = format!("http://{addr}");
+    vec![
+        ("ANTHROPIC_BASE_URL", base.clone()),
+        ("OPENAI_BASE_URL", format!("{base}/v1")),
+        ("OPENAI_API_BASE", format!("{base}/v1")),
+    ]
+}
+
+/// A started agent: the thread that waits for it sets `stop` when it exits.
+struct Agent {
+    waiter: std::thread::JoinHandle<std::io::Result<i32>>,
+}
+
+impl Agent {
+    /// Starts `command` with the base URLs for `addr`; when it exits, `stop` is set.
+    fn start(
+        command: &[OsString],
+        addr: std::net::SocketAddr,
+        stop: Stop,
+    ) -> anyhow::Result<Agent> {
+        let forwarder = SignalForwarder::install()
+            .map_err(|e| coded(exit::INTERNAL, format!("cannot forward signals: {e}")))?;
+        let shown = reel_trace::names::shell_words(
+            &command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>(),
+        );
+        let mut child = match spawn_inheriting(command, &agent_env(addr)) {
+            Ok(c) => c,
+            Err(e) => {
+                stop.stop();
+                return Err(coded(
+                    exit::CANT_START,
+                    format!("cannot start `{shown}`: {e}"),
+                ));
+            }
+        };
+        let handle = Arc::new(ChildHandle::new(&child, true));
+        let forwarding = forwarder
+            .start(Arc::clone(&handle))
+            .map_err(|e| coded(exit::INTERNAL, format!("cannot forward signals: {e}")))?;
+        let waiter = std::thread::spawn(move || {
+            let status = handle.wait(&mut child);
+            forwarding.stop();
+            stop.stop();
+            status.map(|s| exit_code(s).0)
+        });
+        Ok(Agent { waiter })
+    }
+
+    fn status(self) -> anyhow::Result<i32> {
+        match self.waiter.join() {
+            Ok(Ok(code)) => Ok(code),
+            Ok(Err(e)) => Err(coded(
+                exit::INTERNAL,
+                format!("cannot wait for the agent: {e}"),
+            )),
+            Err(_) => Err(coded(
+                exit::INTERNAL,
+                "internal error: the agent's waiter panicked",
+            )),
+        }
+    }
+}
+
+/// Runs `reel llm`.
+pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
+    if args.play.is_some() {
+        return play(args);
+    }
+    args.key.requires(args.seal, "--seal")?;
+    let seal = Seal {
+        on: args.seal,
+        key: args.key.load()?,
+    };
+    let redactor = redactor_of(args.no_redact, &args.rules)?;
+    let dir = trace_dir_of(args.dir.clone())?;
+    let config = LlmConfig {
+        listen: args.listen.clone().unwrap_or_else(|| "127.0.0.1:0".into()),
+        upstream: args.upstream.clone(),
+        maps: args.maps.clone(),
+        ca: args.ca_file.clone(),
+        idle_timeout: Duration::from_secs_f64(args.idle_timeout.max(0.001)),
+        limits: args.limits.apply(Limits::for_descriptors(2)),
+        threads: args.http_threads,
+    };
+    let recorder = LlmRecorder::bind(config).map_err(|e| {
+        let code = match e {
+            reel_llm::LlmError::Ca(_) => exit::NO_INPUT,
+            _ => exit::USAGE,
+        };
+        coded(code, redactor.redact_text(&e.to_string()).into_owned())
+    })?;
+    let addr = recorder.local_addr();
+    if !addr.ip().is_loopback() {
+        say!(
+            "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it can use your API keys' upstreams through reel"
+        );
+    }
+    let label = args.name.clone().unwrap_or_else(|| "llm".to_owned());
+    let command: Vec<String> = args
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let meta = recorder.meta(&label, &command, &redactor);
+    let trace =
+        TraceTarget::create(&dir, &label).map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
+    let trace = seal.apply(trace)?;
+    if let Some(p) = trace.path() {
+        say!("reel: recording LLM calls to {}", p.display());
+    }
+    seal.say(&trace);
+    say!("reel: listening on http://{addr}");
+    let stop = Stop::new();
+    let agent = if args.command.is_empty() {
+        for (k, v) in agent_env(addr).iter().take(2) {
+            println!("export {k}={v}");
+        }
+        None
+    } else {
+        Some(Agent::start(&args.command, addr, stop.clone()))
+    };
+    let agent = match agent {
+        Some(Err(e)) => {
+            // The agent never ran: the trace says so, as `rec` does.
+            let finished = recorder.run(trace, &meta, redactor, stop, false, Arc::new(|_| {}));
+            if let Ok(f) = finished {
+                let _ = f.tape.finish(Ending::ExitCode(127));
+            }
+            return Err(e);
+        }
+        Some(Ok(a)) => Some(a),
+        None => None,
+    };
+    let notices = redactor.clone();
+    let finished = recorder
+        .run(
+            trace,
+            &meta,
+            redactor,
+            stop,
+            agent.is_none(),
+            Arc::new(move |n| say!("reel: {}", notices.redact_text(&n.to_string()))),
+        )
+        .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
+    let (ending, status) = match agent {
+        Some(a) => {
+            let code = a.status()?;
+            (
+                Ending::ExitCode(i64::from(code)),
+                u8::try_from(code).unwrap_or(1),
+            )
+        }
+        None => (Ending::Reason("producer_shutdown".into()), exit::OK),
+    };
+    if let Err(e) = finished.tape.finish(ending) {
+        if let Some(p) = &finished.path {
+            say!(
+                "reel: the trace {} is incomplete: {e}; it is readable up to its last complete line",
+                p.display()
+            );
+        }
+        return Ok(exit::TRACE_INCOMPLETE);
+    }
+    Ok(status)
+}
+
+/// `reel llm --play TRACE`.
+fn play(args: Args) -> anyhow::Result<u8> {
+    let runs = RunDir {
+        dir: args.dir.clone(),
+    };
+    let path = runs.resolve(args.play.as_deref().unwrap_or_default())?;
+    let tape = LlmTape::open(&path).map_err(|e| coded(exit::NO_INPUT, e.to_string()))?;
+    let config = PlayConfig {
+        listen: args.listen.clone().unwrap_or_else(|| "127.0.0.1:0".into()),
+        maps: args.maps.clone(),
+        ignore: args.ignore.pointers()?,
+        pace: args.pace.unwrap_or(Pace::Fast),
+        limits: args.limits.apply(Limits::for_descriptors(1)),
+    };
+    let exchanges = tape.len();
+    let player = LlmPlayer::bind(tape, config).map_err(|e| coded(exit::USAGE, e.to_string()))?;
+    let addr = player.local_addr();
+    say!(
+        "reel: serving {exchanges} recorded model calls from {}",
+        path.display()
+    );
+    say!("reel: listening on http://{addr}");
+    let stop = Stop::new();
+    let agent = if args.command.is_empty() {
+        for (k, v) in agent_env(addr).iter().take(2) {
+            println!("export {k}={v}");
+        }
+        None
+    } else {
+        Some(Agent::start(&args.command, addr, stop.clone())?)
+    };
+    let report = player
+        .run(stop, agent.is_none(), args.http_threads)
+        .map_err(|e| coded(exit::INTERNAL, e.to_string()))?;
+    let status = match agent {
+        Some(a) => u8::try_from(a.status()?).unwrap_or(1),
+        None => exit::OK,
+    };
+    for m in &report.misses {
+        say!("{m}");
+    }
+    if !report.unused.is_empty() {
+        let shown: Vec<String> = report
+            .unused
+            .iter()
+            .take(10)
+            .map(|(n, e)| format!("#{n} {e}"))
+            .collect();
+        say!(
+            "reel: {} recorded calls were not asked for: {}",
+            report.unused.len(),
+            shown.join(", ")
+        );
+    }
+    say!(
+        "reel: answered {} requests from the tape; {} misses",
+        report.answered,
+        report.misses.len()
+    );
+    if !report.misses.is_empty() {
+        return Ok(exit::MISSES);
+    }
+    Ok(status)
+}
