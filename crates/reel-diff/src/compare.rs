@@ -430,12 +430,36 @@ pub(crate) fn turns(
     if a.usage_fp != b.usage_fp {
         let ua = usage_value(&pl[0].turn(a.loc)?);
         let ub = usage_value(&pl[1].turn(b.loc)?);
-        let diffs = diff(&ua, &ub);
+        let all = diff(&ua, &ub);
+        // A generation by another model, or one that stopped for another reason, is a
+        // different kind of answer: structural drift. Usage and timing are notes.
+        let (structural, diffs): (Vec<Difference>, Vec<Difference>) = all
+            .into_iter()
+            .partition(|d| d.pointer == "/model" || d.pointer == "/stop_reason");
+        for d in &structural {
+            let (kind, what) = if d.pointer == "/model" {
+                (Kind::ModelChanged, "another model answered")
+            } else {
+                (
+                    Kind::StopReasonChanged,
+                    "the generation stopped for another reason",
+                )
+            };
+            let s = format!("{what}: {d}");
+            out.push(mk(
+                Class::Structural,
+                kind,
+                s,
+                std::slice::from_ref(d),
+                true,
+                pl,
+            ));
+        }
         if diffs.is_empty() {
             return Ok(());
         }
         if strict.usage {
-            let s = format!("model, usage or timing changed{}", at_text(&diffs));
+            let s = format!("usage or timing changed{}", at_text(&diffs));
             let d = mk(Class::Output, Kind::UsageChanged, s, &diffs, true, pl);
             out.push(d);
         } else {

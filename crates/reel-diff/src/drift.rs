@@ -103,8 +103,8 @@ pub(crate) enum Refs {
 /// A difference reported but not counted as drift.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Note {
-    /// What kind of difference (`ping-unpaired`, `notification-count`, `model`, `usage`,
-    /// `timing`, `stop-reason`).
+    /// What kind of difference (`ping-unpaired`, `notification-count`, `usage`,
+    /// `timing`).
     pub kind: String,
     /// What it concerns.
     pub subject: String,
@@ -166,7 +166,7 @@ static HONEST: [HonestRule; 12] = [
     },
     HonestRule {
         name: "turn-usage",
-        description: "a turn's model, usage, timing and stop reason are notes, not drift (--strict-usage: output drift)",
+        description: "a turn's usage and timing are notes, not drift (--strict-usage: output drift); another model or stop reason is structural drift",
     },
     HonestRule {
         name: "echoed-turns",

@@ -66,7 +66,7 @@ pub struct DiffOptions {
     /// Which notification counts are compared (`--notifications`): the rule `reel verify`
     /// applies too.
     pub notifications: NotificationCheck,
-    /// Count a turn's model, usage, timing and stop-reason differences as output drift.
+    /// Count a turn's usage and timing differences as output drift.
     pub strict_usage: bool,
 }
 

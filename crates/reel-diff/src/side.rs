@@ -113,6 +113,7 @@ pub(crate) type Ring = [Option<(Arc<str>, Loc)>; CONTEXT];
 /// One LLM turn, compactly.
 #[derive(Debug)]
 pub(crate) struct TurnRec {
+    /// What pairs it: its role, within its conversation when it has one.
     pub role: Arc<str>,
     pub label: Arc<str>,
     pub loc: Loc,
@@ -663,6 +664,16 @@ impl SideReader {
         }
         self.totals.turns += 1;
         let role = self.intern(t.role.as_deref().unwrap_or("(no role)"));
+        // Turns pair within their conversation (reel llm numbers them), by role and
+        // position.
+        let key = match t
+            .extra
+            .get("conversation")
+            .and_then(serde_json::Value::as_u64)
+        {
+            Some(c) => self.intern(&format!("{c}:{role}")),
+            None => role.clone(),
+        };
         let n = self.roles.entry(role.clone()).or_insert(0);
         *n += 1;
         let tools: Vec<String> = t
@@ -682,7 +693,7 @@ impl SideReader {
         let blocks = turn_value(t, &self.prep.normalizer);
         let context = self.remember(label.clone(), loc);
         self.events.push(Event::Turn(Box::new(TurnRec {
-            role,
+            role: key,
             label,
             loc,
             blocks_fp: Fingerprint::of(canonical(&blocks).as_bytes()),

@@ -9,14 +9,25 @@
 //! messages, and then what the marker stands for is on the tape either way. The last
 //! message of a request is never elided, so every request leaves at least one turn to
 //! carry the marker (a retried request shows its last message again).
+//!
+//! Each conversation gets a number, in order of first appearance (its turns carry it as
+//! `conversation`, so `reel diff` pairs the turns of one conversation with those of the
+//! same conversation in another run).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// The recorded prefixes, by scope.
 #[derive(Debug, Default)]
 pub struct History {
-    seen: Mutex<HashSet<(String, String)>>,
+    seen: Mutex<Seen>,
+}
+
+#[derive(Debug, Default)]
+struct Seen {
+    /// Recorded message lists, by scope and digest: their conversation.
+    lists: HashMap<(String, String), u64>,
+    conversations: u64,
 }
 
 impl History {
@@ -27,19 +38,28 @@ impl History {
 
     /// How many leading messages of a request with these prefix digests (`prefixes[k]`
     /// covers the first `k` messages) are on the tape already, at most all but the
-    /// last; then records the whole list as seen.
-    pub fn elide(&self, scope: &str, prefixes: &[String]) -> usize {
+    /// last, and the conversation the request belongs to; records the whole list as
+    /// seen.
+    pub fn elide(&self, scope: &str, prefixes: &[String]) -> (usize, u64) {
         let n = prefixes.len().saturating_sub(1);
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         // A repeat of a recorded request keeps only its last message.
-        let count = (1..=n)
-            .rev()
-            .find(|&k| seen.contains(&(scope.to_owned(), prefixes[k].clone())))
-            .map_or(0, |k| k.min(n - 1));
+        let found = (1..=n).rev().find_map(|k| {
+            let conv = *seen.lists.get(&(scope.to_owned(), prefixes[k].clone()))?;
+            Some((k.min(n - 1), conv))
+        });
+        let (count, conv) = match found {
+            Some(f) => f,
+            None => {
+                seen.conversations += 1;
+                (0, seen.conversations)
+            }
+        };
         if n > 0 {
-            seen.insert((scope.to_owned(), prefixes[n].clone()));
+            seen.lists
+                .insert((scope.to_owned(), prefixes[n].clone()), conv);
         }
-        count
+        (count, conv)
     }
 }
 
@@ -56,18 +76,24 @@ mod tests {
     #[test]
     fn the_longest_recorded_prefix_is_elided_and_the_last_message_never() {
         let h = History::new();
-        assert_eq!(h.elide("s", &p(&["a"])), 0);
-        assert_eq!(h.elide("s", &p(&["a", "ab", "abc"])), 1);
-        assert_eq!(h.elide("s", &p(&["a", "ab", "abc", "abcd", "abcde"])), 3);
+        assert_eq!(h.elide("s", &p(&["a"])), (0, 1));
+        assert_eq!(h.elide("s", &p(&["a", "ab", "abc"])), (1, 1));
+        assert_eq!(
+            h.elide("s", &p(&["a", "ab", "abc", "abcd", "abcde"])),
+            (3, 1)
+        );
         // A retry of the same request keeps its last message.
-        assert_eq!(h.elide("s", &p(&["a", "ab", "abc", "abcd", "abcde"])), 4);
+        assert_eq!(
+            h.elide("s", &p(&["a", "ab", "abc", "abcd", "abcde"])),
+            (4, 1)
+        );
     }
 
     #[test]
     fn other_scopes_and_other_conversations_do_not_elide() {
         let h = History::new();
         h.elide("s", &p(&["a"]));
-        assert_eq!(h.elide("t", &p(&["a", "ab"])), 0);
-        assert_eq!(h.elide("s", &p(&["x", "xy"])), 0);
+        assert_eq!(h.elide("t", &p(&["a", "ab"])), (0, 2));
+        assert_eq!(h.elide("s", &p(&["x", "xy"])), (0, 3));
     }
 }

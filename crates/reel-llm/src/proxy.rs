@@ -337,6 +337,8 @@ struct Exchange {
     request_headers: Map<String, Value>,
     /// The request read for the record (generation endpoints).
     facts: Option<RequestFacts>,
+    /// The conversation it continues (0: none known).
+    conversation: u64,
 }
 
 struct OwnedRoute {
@@ -420,6 +422,7 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Reply> {
         request_sha256: reel_trace::hash::request_sha256(&body),
         request_headers: headers::capture(&parts.headers, true),
         facts: None,
+        conversation: 0,
         route,
     };
 
@@ -468,11 +471,12 @@ fn record_request(sh: &Shared, ex: &mut Exchange, body: &[u8], t: Timestamp) {
         ex.route.endpoint,
         system.as_ref().map(Value::to_string).unwrap_or_default()
     );
-    let elided = if prefixes.len() == req.messages.len() + 1 {
+    let (elided, conversation) = if prefixes.len() == req.messages.len() + 1 {
         sh.history.elide(&scope, &prefixes)
     } else {
-        0
+        (0, 0)
     };
+    ex.conversation = conversation;
     let mut turns = req.turns(ex.route.kind, elided);
     let elided_sha256 = (elided > 0).then(|| prefixes[elided].clone());
     if let Some(sha) = &elided_sha256 {
@@ -496,7 +500,7 @@ fn record_request(sh: &Shared, ex: &mut Exchange, body: &[u8], t: Timestamp) {
         turn.t = Some(t_iso.clone());
         turn.endpoint = Some(ex.route.endpoint.clone());
         turn.source = Some("llm".into());
-        sh.tape.turn(ex.n, &mut turn);
+        sh.tape.turn(ex.n, conversation, &mut turn);
     }
     ex.facts = Some(RequestFacts {
         stream: req.stream,
@@ -728,7 +732,10 @@ impl Cutter {
                     last = end;
                     out.push(Piece {
                         bytes: std::mem::take(pending),
-                        event: Some((event.event_type().to_owned(), event.data.unwrap_or_default())),
+                        event: Some((
+                            event.event_type().to_owned(),
+                            event.data.unwrap_or_default(),
+                        )),
                     });
                 });
                 self.pending.extend_from_slice(&bytes[last..]);
@@ -748,7 +755,8 @@ impl Cutter {
             Framing::Whole => {
                 let room = WHOLE_KEPT_MAX.saturating_sub(self.pending.len());
                 self.overflow |= bytes.len() > room;
-                self.pending.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                self.pending
+                    .extend_from_slice(&bytes[..bytes.len().min(room)]);
             }
         }
         out
@@ -868,15 +876,15 @@ impl Pump {
         drop(self.tx);
         let duration = self.ex.started.elapsed();
         let reason = match &end {
-            End::Complete if self.framing != Framing::Whole && !assembler.ended() => {
-                Some(match assembler.stream_error() {
-                    Some(e) => format!("upstream_error: {e}"),
-                    None => "upstream_error: the stream ended before its last event".to_owned(),
-                })
-            }
-            End::Complete => assembler
-                .stream_error()
-                .map(|e| format!("upstream_error: {e}")),
+            // An error status, or a whole body: nothing was severed.
+            End::Complete if self.status >= 400 || self.framing == Framing::Whole => None,
+            End::Complete => match (assembler.ended(), assembler.stream_error()) {
+                (_, Some(e)) => Some(format!("upstream_error: {e}")),
+                (false, None) => {
+                    Some("upstream_error: the stream ended before its last event".to_owned())
+                }
+                (true, None) => None,
+            },
             End::ClientAbort => Some("client_abort".to_owned()),
             End::UpstreamDisconnect(_) => Some("upstream_disconnect".to_owned()),
             End::IdleTimeout => Some("idle_timeout".to_owned()),
@@ -894,7 +902,7 @@ impl Pump {
                 duration_ms: Some(millis(duration)),
                 ..Timing::default()
             });
-            sh.tape.turn(ex.n, &mut turn);
+            sh.tape.turn(ex.n, ex.conversation, &mut turn);
         }
         if self.status >= 400 {
             let text = String::from_utf8_lossy(&whole);

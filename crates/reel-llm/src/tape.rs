@@ -1,7 +1,8 @@
 //! The trace of an LLM session, as `reel llm` writes it and `reel llm --play` reads it.
 //!
-//! Per exchange (numbered `n` from 1, in `http.req` on each of its lines), in the order
-//! observed:
+//! Per exchange (numbered `n` from 1, in `http.req` on each of its lines; its turns also
+//! carry `conversation`, the number of the conversation they belong to, see
+//! [`crate::history`]), in the order observed:
 //! 1. the turns of the request's new messages (a `history_elided` block first when a
 //!    prefix was elided; resent assistant turns `echoed: true`);
 //! 2. `llm.request` (generation endpoints), or `llm.exchange` (others), once the
@@ -36,27 +37,26 @@ use serde_json::{Map, Value, json};
 
 use reel_trace::line::Turn;
 use reel_trace::redact::Redactor;
+use reel_trace::runs::LlmSummary;
 use reel_trace::target::TargetWriter;
 use reel_trace::{Ending, EventLine, Timestamp};
 
 /// `kind` of a response body piece.
-pub const BODY: &str = "reel.llm.body";
+pub const BODY: &str = reel_trace::line::kinds::LLM_BODY;
 /// The addendum's kinds.
 pub mod kinds {
-    /// A generation exchange.
-    pub const REQUEST: &str = "llm.request";
-    /// An exchange without turns.
-    pub const EXCHANGE: &str = "llm.exchange";
-    /// An upstream or routing failure.
-    pub const ERROR: &str = "llm.error";
-    /// A severed stream.
-    pub const TRUNCATED: &str = "llm.truncated";
+    pub use reel_trace::line::kinds::{
+        LLM_ERROR as ERROR, LLM_EXCHANGE as EXCHANGE, LLM_REQUEST as REQUEST,
+        LLM_TRUNCATED as TRUNCATED,
+    };
 }
 
 /// The trace being written: one writer shared by every exchange, each line written and
 /// flushed whole under its lock.
 pub struct Tape {
     writer: Mutex<Option<TargetWriter>>,
+    /// The generations so far, for the `end` line's `llm` summary (`reel ls`).
+    summary: Mutex<LlmSummary>,
     redactor: Redactor,
     next: AtomicU64,
     /// The first write error, told once.
@@ -72,6 +72,7 @@ impl Tape {
     ) -> Tape {
         Tape {
             writer: Mutex::new(Some(writer)),
+            summary: Mutex::new(LlmSummary::default()),
             redactor,
             next: AtomicU64::new(1),
             on_error,
@@ -97,9 +98,13 @@ impl Tape {
         }
     }
 
-    /// A turn of exchange `n`, redacted.
-    pub fn turn(&self, n: u64, turn: &mut Turn) {
+    /// A turn of exchange `n` in `conversation` (0: none), redacted.
+    pub fn turn(&self, n: u64, conversation: u64, turn: &mut Turn) {
         turn.extra.insert("http".into(), json!({ "req": n }));
+        if conversation > 0 {
+            turn.extra
+                .insert("conversation".into(), conversation.into());
+        }
         let Ok(text) = serde_json::to_string(&*turn) else {
             return;
         };
@@ -108,6 +113,10 @@ impl Tape {
             Ok(t) => t,
             Err(_) => turn.clone(),
         };
+        self.summary
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(&turn);
         self.write(|w| w.write_turn(&turn));
     }
 
@@ -147,12 +156,23 @@ impl Tape {
         self.write(|w| w.write_event(&e));
     }
 
-    /// Writes the end line; the trace is complete.
+    /// Writes the end line, with the `llm` summary (the models that generated and
+    /// their tokens, so `reel ls` reads them from the last line); the trace is complete.
+    /// An error says the trace is incomplete (a write failed now or earlier).
     pub fn finish(&self, ending: Ending) -> io::Result<()> {
         let mut guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let summary = self
+            .summary
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .to_value();
         match guard.take() {
-            Some(w) => w.finish(ending, Timestamp::now()).map(drop),
-            None => Ok(()),
+            Some(w) => {
+                let mut extra = Map::new();
+                extra.insert("llm".into(), summary);
+                w.finish_with(ending, Timestamp::now(), extra).map(drop)
+            }
+            None => Err(io::Error::other("an earlier write to the trace failed")),
         }
     }
 }

@@ -102,6 +102,11 @@ pub enum Kind {
     TurnRemoved,
     /// A turn used other tools, or a tool result became an error (structural).
     ToolUseChanged,
+    /// A generation came from another model (structural).
+    ModelChanged,
+    /// A generation stopped for another reason: `tool_use` became `end_turn`, a stream
+    /// was truncated (structural).
+    StopReasonChanged,
     /// Same call, a different result (output).
     ResultChanged,
     /// Same call, a different error (output).
@@ -123,7 +128,7 @@ pub enum Kind {
     CancellationChanged,
     /// A turn's content differs (text, tool input, tool result) (output).
     TurnChanged,
-    /// Strictly: a turn's model, usage, timing or stop reason differs (output).
+    /// Strictly: a turn's usage or timing differs (output).
     UsageChanged,
 }
 
@@ -141,6 +146,8 @@ impl Kind {
             Kind::TurnAdded => "turn-added",
             Kind::TurnRemoved => "turn-removed",
             Kind::ToolUseChanged => "tool-use-changed",
+            Kind::ModelChanged => "model-changed",
+            Kind::StopReasonChanged => "stop-reason-changed",
             Kind::ResultChanged => "result-changed",
             Kind::ErrorChanged => "error-changed",
             Kind::ErrorBecameResult => "error-became-result",
@@ -167,7 +174,9 @@ impl Kind {
             | Kind::Unanswered
             | Kind::TurnAdded
             | Kind::TurnRemoved
-            | Kind::ToolUseChanged => Class::Structural,
+            | Kind::ToolUseChanged
+            | Kind::ModelChanged
+            | Kind::StopReasonChanged => Class::Structural,
             Kind::ResultChanged
             | Kind::ErrorChanged
             | Kind::ErrorBecameResult

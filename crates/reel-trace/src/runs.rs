@@ -90,8 +90,10 @@ pub enum CountsFrom {
 ///
 /// JSON (`reel ls --json`, camelCase): `path`, `files`, `label`, `kind`, `source`,
 /// `startedAt`, `durationMs`, `interrupted`, `exitCode`, `reason`, `counts`
-/// (`{in, out, events, turns, errors}`), `countsFrom` (`"end"`, `"scan"`), `bytes`.
-/// Absent facts are `null`.
+/// (`{in, out, events, turns, errors}`), `countsFrom` (`"end"`, `"scan"`), `bytes`,
+/// and for llm runs `models` (the models that generated, first use first) and `tokens`
+/// (input, cache and output tokens of those generations; echoed turns excluded), from
+/// the `end` line's `llm` summary (reel's) or a scan. Absent facts are `null`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Run {
@@ -123,6 +125,10 @@ pub struct Run {
     pub counts_from: Option<CountsFrom>,
     /// Total size of the run's files.
     pub bytes: u64,
+    /// llm runs: the models that generated, in order of first use.
+    pub models: Vec<String>,
+    /// llm runs: tokens of the generations (input, cache reads and writes, output).
+    pub tokens: Option<u64>,
 }
 
 impl Run {
@@ -280,6 +286,8 @@ fn read_run(base: PathBuf, files: Vec<PathBuf>) -> Result<Run, (PathBuf, String)
         counts: None,
         counts_from: None,
         bytes,
+        models: Vec::new(),
+        tokens: None,
     };
     match tail {
         Tail::End(end) => {
@@ -294,6 +302,10 @@ fn read_run(base: PathBuf, files: Vec<PathBuf>) -> Result<Run, (PathBuf, String)
                 run.counts = Some(c);
                 run.counts_from = Some(CountsFrom::End);
             }
+            if let Some(s) = end.extra.get("llm").and_then(LlmSummary::from_value) {
+                run.models = s.models;
+                run.tokens = Some(s.tokens);
+            }
         }
         Tail::Last { t } => {
             run.duration_ms = match (t, started) {
@@ -303,7 +315,12 @@ fn read_run(base: PathBuf, files: Vec<PathBuf>) -> Result<Run, (PathBuf, String)
         }
     }
     if run.counts.is_none() && bytes <= SCAN_LIMIT {
-        run.counts = Some(count_lines(&run.files));
+        let (counts, llm) = count_lines(&run.files);
+        run.counts = Some(counts);
+        if run.kind == "llm" || !llm.models.is_empty() {
+            run.models = llm.models;
+            run.tokens = Some(llm.tokens);
+        }
         run.counts_from = Some(CountsFrom::Scan);
     }
     Ok(run)
@@ -418,9 +435,11 @@ fn read_tail(path: &Path) -> io::Result<Tail> {
     }
 }
 
-/// Counts lines by kind, reading every file (only called under [`SCAN_LIMIT`]).
-fn count_lines(files: &[PathBuf]) -> Counts {
+/// Counts lines by kind, reading every file (only called under [`SCAN_LIMIT`]), and
+/// sums the generations of llm turns.
+fn count_lines(files: &[PathBuf]) -> (Counts, LlmSummary) {
     let mut c = Counts::default();
+    let mut llm = LlmSummary::default();
     for f in files {
         let Ok(mut reader) = TraceReader::open_single(f) else {
             continue;
@@ -440,12 +459,95 @@ fn count_lines(files: &[PathBuf]) -> Counts {
                     }
                 }
                 Ok(Line::Event(_)) => c.events += 1,
-                Ok(Line::Turn(_)) => c.turns += 1,
+                Ok(Line::Turn(t)) => {
+                    c.turns += 1;
+                    llm.add(&t);
+                }
                 _ => {}
             }
         }
     }
-    c
+    (c, llm)
+}
+
+/// What an llm run's `end` line sums up (reel's `llm` member): the models that
+/// generated, first use first, and the tokens of their generations. Echoed turns and
+/// turns of other roles count for nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LlmSummary {
+    /// Models, in order of first use.
+    pub models: Vec<String>,
+    /// Input, cache-read, cache-creation and output tokens.
+    pub tokens: u64,
+    /// The same, by field: input, output, cache reads, cache writes.
+    pub usage: [u64; 4],
+}
+
+impl LlmSummary {
+    /// Counts `turn` when it is a generation.
+    pub fn add(&mut self, turn: &crate::line::Turn) {
+        if turn.is_echoed() || turn.role.as_deref() != Some("assistant") {
+            return;
+        }
+        if let Some(m) = &turn.model {
+            if !self.models.contains(m) {
+                self.models.push(m.clone());
+            }
+        }
+        if let Some(u) = &turn.usage {
+            let parts = [
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_input_tokens,
+                u.cache_creation_input_tokens,
+            ];
+            for (sum, n) in self.usage.iter_mut().zip(parts) {
+                *sum += n.unwrap_or(0);
+            }
+            self.tokens = self.usage.iter().sum();
+        }
+    }
+
+    /// The `end.llm` member: `{"models": […], "usage": {input_tokens, output_tokens,
+    /// cache_read_input_tokens, cache_creation_input_tokens}}`.
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::json!({
+            "models": self.models,
+            "usage": {
+                "input_tokens": self.usage[0],
+                "output_tokens": self.usage[1],
+                "cache_read_input_tokens": self.usage[2],
+                "cache_creation_input_tokens": self.usage[3],
+            },
+        })
+    }
+
+    /// Reads an `end.llm` member.
+    pub fn from_value(v: &serde_json::Value) -> Option<LlmSummary> {
+        let models = v
+            .get("models")?
+            .as_array()?
+            .iter()
+            .filter_map(|m| m.as_str().map(str::to_owned))
+            .collect();
+        let u = v.get("usage");
+        let n = |k: &str| {
+            u.and_then(|u| u.get(k))
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        let usage = [
+            n("input_tokens"),
+            n("output_tokens"),
+            n("cache_read_input_tokens"),
+            n("cache_creation_input_tokens"),
+        ];
+        Some(LlmSummary {
+            models,
+            tokens: usage.iter().sum(),
+            usage,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -302,12 +302,24 @@ impl<W: Write> TraceWriter<W> {
     }
 
     /// Writes the `end` line with `durationMs` and `counts`, and returns the sink.
-    pub fn finish(mut self, ending: Ending, at: Timestamp) -> io::Result<W> {
+    pub fn finish(self, ending: Ending, at: Timestamp) -> io::Result<W> {
+        self.finish_with(ending, at, serde_json::Map::new())
+    }
+
+    /// [`finish`](Self::finish), with more members on the `end` line (a producer's
+    /// summary, e.g. `llm`).
+    pub fn finish_with(
+        mut self,
+        ending: Ending,
+        at: Timestamp,
+        extra: serde_json::Map<String, serde_json::Value>,
+    ) -> io::Result<W> {
         let mut end = End {
             t: Some(at.to_iso().as_str().to_owned()),
             ty: "end".to_owned(),
             duration_ms: Some((at.0 - self.started.0).max(0) as f64),
             counts: Some(self.counts),
+            extra,
             ..End::default()
         };
         match ending {

@@ -15,7 +15,7 @@ use super::checker::Checker;
 use super::members::{describe, describe_text, required_members, snippet};
 use super::report::Loc;
 use super::rules::Rule;
-use crate::line::{Block, Dir, End, MessageView, Meta, Turn};
+use crate::line::{Block, Dir, End, MessageView, Meta, Turn, kinds};
 use crate::time::Timestamp;
 
 impl Checker {
@@ -212,7 +212,7 @@ impl Checker {
         if !KNOWN_KINDS.contains(&kind) {
             self.tally(loc, Rule::UnknownKind, kind);
         }
-        if matches!(kind, "llm.request" | "llm.exchange") {
+        if kind == kinds::LLM_REQUEST || kind == kinds::LLM_EXCHANGE {
             if let Some(raw) = view.raw {
                 self.request_body(loc, raw.get());
             }

@@ -4,13 +4,15 @@ use super::Run;
 use crate::display::{self, Cell, Paint, Table, Tone};
 
 /// The columns, and whether each is right-aligned (numbers).
-const HEADERS: [(&str, bool); 10] = [
+const HEADERS: [(&str, bool); 12] = [
     ("STARTED (UTC)", false),
     ("LABEL", false),
     ("KIND", false),
     ("DURATION", true),
     ("IN/OUT", true),
     ("TURNS", true),
+    ("MODELS", false),
+    ("TOKENS", true),
     ("ERRORS", true),
     ("END", false),
     ("SIZE", true),
@@ -41,7 +43,7 @@ pub fn table(runs: &[Run], paint: Paint<'_>) -> String {
                         Cell::left(text)
                     };
                     match end_tone {
-                        Some(tone) if i == 7 => cell.paint_if(true, tone),
+                        Some(tone) if i == 9 => cell.paint_if(true, tone),
                         _ => cell,
                     }
                 })
@@ -54,7 +56,7 @@ pub fn table(runs: &[Run], paint: Paint<'_>) -> String {
 }
 
 /// A run's cells, in [`HEADERS`] order.
-fn row(run: &Run) -> [String; 10] {
+fn row(run: &Run) -> [String; 12] {
     let started = match run.started() {
         Some(t) => {
             let iso = t.to_iso();
@@ -77,6 +79,12 @@ fn row(run: &Run) -> [String; 10] {
         ),
         None => ("?".into(), "?".into(), "?".into()),
     };
+    let models = match run.models.as_slice() {
+        [] => "-".to_owned(),
+        [one] => one.clone(),
+        [first, rest @ ..] => format!("{first} +{}", rest.len()),
+    };
+    let tokens = run.tokens.map_or_else(|| "-".to_owned(), |t| t.to_string());
     let end = match (&run.exit_code, &run.reason, run.interrupted) {
         (_, _, true) => "interrupted".to_owned(),
         (Some(c), _, _) => format!("exit {c}"),
@@ -98,6 +106,8 @@ fn row(run: &Run) -> [String; 10] {
         duration,
         io,
         turns,
+        models,
+        tokens,
         errors,
         end,
         display::size(run.bytes),

@@ -187,7 +187,9 @@ impl<'c, 'p> Scan<'c, 'p> {
                 }
                 Some("event" | "command" | "telemetry") => {
                     self.records.event += 1;
-                    if head.dir.get() == Some("event") && head.kind.get() == Some("llm.error") {
+                    if head.dir.get() == Some("event")
+                        && head.kind.get() == Some(crate::line::kinds::LLM_ERROR)
+                    {
                         let t = head.t.non_empty().map(str::to_owned);
                         let _ = with_record!(LlmErrorRec, text, |e, _t| self.llm_error(t, &e));
                     }

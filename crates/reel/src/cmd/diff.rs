@@ -72,7 +72,8 @@ pub struct Args {
     #[command(flatten)]
     notifications: NotificationsFlag,
 
-    /// Count a turn's model, usage, timing and stop-reason differences as output drift.
+    /// Count a turn's usage and timing differences as output drift (another model or
+    /// stop reason is structural drift either way).
     #[arg(long)]
     strict_usage: bool,
 }

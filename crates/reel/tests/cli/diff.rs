@@ -897,11 +897,11 @@ fn turn_only_traces_align_by_role_and_order() {
         meta.clone(),
         &llm("tu_1", "weather", "Lyon", "It is sunny.", "m-1", 10),
     );
-    // Other tool ids, model, usage and timing: notes, not drift.
+    // Other tool ids, usage and timing: notes, not drift.
     let b = t.trace_with(
         "b",
         meta.clone(),
-        &llm("tu_9", "weather", "Lyon", "It is sunny.", "m-2", 20),
+        &llm("tu_9", "weather", "Lyon", "It is sunny.", "m-1", 20),
     );
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
@@ -912,7 +912,18 @@ fn turn_only_traces_align_by_role_and_order() {
         .iter()
         .map(|n| n["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["model", "timing", "usage"]);
+    assert_eq!(kinds, ["timing", "usage"]);
+    // Another model answered: structural drift on each turn it answered.
+    let m = t.trace_with(
+        "m",
+        meta.clone(),
+        &llm("tu_1", "weather", "Lyon", "It is sunny.", "m-2", 10),
+    );
+    let (code, v) = diff_json(&a, &m, &[]);
+    assert_eq!(code, 2, "{v:#}");
+    let drifts = v["drifts"].as_array().unwrap();
+    assert!(!drifts.is_empty());
+    assert!(drifts.iter().all(|d| d["kind"] == "model-changed"), "{v:#}");
     let (code, v) = diff_json(&a, &b, &["--strict-usage"]);
     assert_eq!(code, 1);
     assert!(
@@ -1023,4 +1034,62 @@ fn long_payload_lines_are_clipped_in_the_text_diff() {
         r.stdout.len()
     );
     assert!(r.stdout.contains("more bytes; --format json has them all"));
+}
+
+/// A turn of conversation `conv`, as `reel llm` writes it.
+fn conv_turn(conv: u64, role: &str, text: &str, stop: Option<&str>) -> Value {
+    let mut v = json!({"type":"turn","t":"2026-01-01T00:00:01.000Z","role":role,
+        "blocks":[{"type":"text","text":text}],"conversation":conv});
+    if let Some(s) = stop {
+        v["model"] = json!("m-1");
+        v["stop_reason"] = json!(s);
+    }
+    v
+}
+
+#[test]
+fn llm_turns_pair_within_their_conversation_and_a_stop_reason_change_is_structural() {
+    let t = T::new();
+    let meta = json!({"kind":"llm"});
+    let a = t.trace_with(
+        "a",
+        meta.clone(),
+        &[
+            conv_turn(1, "user", "first", None),
+            conv_turn(2, "user", "second", None),
+            conv_turn(1, "assistant", "one", Some("end_turn")),
+            conv_turn(2, "assistant", "two", Some("end_turn")),
+        ],
+    );
+    // The same two conversations, their answers in the other order: no drift.
+    let b = t.trace_with(
+        "b",
+        meta.clone(),
+        &[
+            conv_turn(1, "user", "first", None),
+            conv_turn(2, "user", "second", None),
+            conv_turn(2, "assistant", "two", Some("end_turn")),
+            conv_turn(1, "assistant", "one", Some("end_turn")),
+        ],
+    );
+    let (code, v) = diff_json(&a, &b, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["counts"]["turnsPaired"], 4);
+    let c = t.trace_with(
+        "c",
+        meta,
+        &[
+            conv_turn(1, "user", "first", None),
+            conv_turn(2, "user", "second", None),
+            conv_turn(1, "assistant", "one", Some("max_tokens")),
+            conv_turn(2, "assistant", "two", Some("end_turn")),
+        ],
+    );
+    let (code, v) = diff_json(&a, &c, &[]);
+    assert_eq!(code, 2, "{v:#}");
+    let (class, kind, _, la, _) = only_drift(&v);
+    assert_eq!(
+        (class.as_str(), kind.as_str(), la),
+        ("structural", "stop-reason-changed", Some(4))
+    );
 }

@@ -162,7 +162,71 @@ fn json_has_every_documented_field() {
             "counts": {"in": 3, "out": 3, "events": 1, "turns": 1, "errors": 1},
             "countsFrom": "end",
             "bytes": fs::metadata(&path).unwrap().len(),
+            "models": [],
+            "tokens": null,
         })
+    );
+}
+
+#[test]
+fn llm_runs_show_their_models_and_tokens_from_the_end_or_a_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let turn = |role: &str, model: &str, echoed: bool| -> Turn {
+        serde_json::from_value(json!({
+            "t": "2026-05-12T23:00:05.000Z", "type": "turn", "role": role, "blocks": [],
+            "model": model, "echoed": echoed,
+            "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 2}
+        }))
+        .unwrap()
+    };
+    let llm_meta = |label: &str| -> Meta {
+        serde_json::from_value(json!({
+            "v": 1, "type": "meta", "startedAt": "2026-05-12T23:00:00.000Z", "label": label,
+            "command": [], "kind": "llm", "source": "reel@test"
+        }))
+        .unwrap()
+    };
+    // Interrupted: counted by reading it; the echoed turn and the user turn add nothing.
+    let path = dir.path().join("killed.jsonl");
+    let mut w = TraceWriter::new(File::create(&path).unwrap(), ts("2026-05-12T23:00:00.000Z"));
+    w.write_meta(&llm_meta("killed")).unwrap();
+    for t in [
+        turn("assistant", "claude-a", false),
+        turn("assistant", "claude-a", true),
+        turn("user", "claude-b", false),
+        turn("assistant", "gpt-b", false),
+    ] {
+        w.write_turn(&t).unwrap();
+    }
+    drop(w);
+    let (v, _) = ls_json(dir.path());
+    let r = &runs(&v)[0];
+    assert_eq!(r["models"], json!(["claude-a", "gpt-b"]));
+    assert_eq!(r["tokens"], 34);
+    // Ended: the end line's `llm` summary is what counts (no scan).
+    let path = dir.path().join("ended.jsonl");
+    let mut w = TraceWriter::new(File::create(&path).unwrap(), ts("2026-05-12T23:00:00.000Z"));
+    w.write_meta(&llm_meta("ended")).unwrap();
+    let mut extra = serde_json::Map::new();
+    extra.insert(
+        "llm".into(),
+        json!({"models": ["m-1"], "usage": {"input_tokens": 7, "output_tokens": 3}}),
+    );
+    w.finish_with(
+        Ending::Reason("producer_shutdown".into()),
+        ts("2026-05-12T23:00:30.000Z"),
+        extra,
+    )
+    .unwrap();
+    let (v, _) = ls_json(dir.path());
+    let ended = runs(&v).iter().find(|r| r["label"] == "ended").unwrap();
+    assert_eq!(ended["models"], json!(["m-1"]));
+    assert_eq!(ended["tokens"], 10);
+    let out = reel(&["ls", dir.path().to_str().unwrap()], None);
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("MODELS") && table.contains("claude-a +1"),
+        "{table}"
     );
 }
 
