@@ -51,7 +51,7 @@ use crate::history::History;
 use crate::request::{Request as LlmRequest, matchable};
 use crate::response::Assembler;
 use crate::route::{Route, RouteError, Routes};
-use crate::tape::{Tape, kinds};
+use crate::tape::{Tape, Trouble, kinds};
 
 /// The largest request body forwarded (images and long contexts fit; a runaway does
 /// not fill memory).
@@ -138,6 +138,8 @@ pub enum Notice {
         /// The I/O error.
         error: String,
     },
+    /// The trace disk is behind: the traffic is slowed down to its pace.
+    Behind,
 }
 
 impl std::fmt::Display for Notice {
@@ -150,6 +152,7 @@ impl std::fmt::Display for Notice {
                 f,
                 "cannot write the trace any more ({error}); traffic goes on unrecorded"
             ),
+            Notice::Behind => f.write_str("the trace disk is behind; slowing traffic"),
         }
     }
 }
@@ -221,9 +224,12 @@ impl LlmRecorder {
         let tape = Arc::new(Tape::new(
             writer,
             redactor,
-            Box::new(move |e| {
-                trace_notices(Notice::TraceFailed {
-                    error: e.to_string(),
+            Box::new(move |t| {
+                trace_notices(match t {
+                    Trouble::Failed(e) => Notice::TraceFailed {
+                        error: e.to_string(),
+                    },
+                    Trouble::Behind => Notice::Behind,
                 })
             }),
         ));

@@ -59,8 +59,23 @@ pub struct Tape {
     summary: Mutex<LlmSummary>,
     redactor: Redactor,
     next: AtomicU64,
-    /// The first write error, told once.
-    on_error: Box<dyn Fn(&io::Error) + Send + Sync>,
+    /// Told once each: the first write error, and the first write slower than
+    /// [`BEHIND_AFTER`].
+    on_trouble: Box<dyn Fn(Trouble<'_>) + Send + Sync>,
+    told_behind: std::sync::atomic::AtomicBool,
+}
+
+/// A write slower than this says the trace disk is behind (the traffic waits for it).
+pub const BEHIND_AFTER: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Trouble with the trace, for the user to hear about.
+#[derive(Debug)]
+pub enum Trouble<'a> {
+    /// A write failed: the rest of the session goes unrecorded.
+    Failed(&'a io::Error),
+    /// A write took longer than [`BEHIND_AFTER`]: the traffic is slowed down to the
+    /// disk's pace (nothing is dropped).
+    Behind,
 }
 
 impl Tape {
@@ -68,14 +83,15 @@ impl Tape {
     pub fn new(
         writer: TargetWriter,
         redactor: Redactor,
-        on_error: Box<dyn Fn(&io::Error) + Send + Sync>,
+        on_trouble: Box<dyn Fn(Trouble<'_>) + Send + Sync>,
     ) -> Tape {
         Tape {
             writer: Mutex::new(Some(writer)),
             summary: Mutex::new(LlmSummary::default()),
             redactor,
             next: AtomicU64::new(1),
-            on_error,
+            on_trouble,
+            told_behind: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -92,9 +108,14 @@ impl Tape {
     fn write(&self, f: impl FnOnce(&mut TargetWriter) -> io::Result<()>) {
         let mut guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         let Some(w) = guard.as_mut() else { return };
+        let started = std::time::Instant::now();
         if let Err(e) = f(w).and_then(|()| w.flush()) {
-            (self.on_error)(&e);
+            (self.on_trouble)(Trouble::Failed(&e));
             *guard = None;
+        } else if started.elapsed() > BEHIND_AFTER
+            && !self.told_behind.swap(true, Ordering::Relaxed)
+        {
+            (self.on_trouble)(Trouble::Behind);
         }
     }
 

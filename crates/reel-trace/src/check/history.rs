@@ -223,4 +223,25 @@ mod tests {
         assert_eq!(r.problems[0].count, Some(2));
         assert_eq!(r.errors, 0);
     }
+
+    #[test]
+    fn a_history_elided_hash_is_64_lowercase_hex() {
+        let turn = |sha: &str| {
+            format!(
+                r#"{{"t":"{T}","type":"turn","role":"user","blocks":[{{"type":"history_elided","count":1,"sha256":"{sha}"}}]}}"#
+            )
+        };
+        let r = check(&trace(&[&turn(&"A".repeat(64)), &turn("abc")]));
+        let found: Vec<_> = rules(&r)
+            .into_iter()
+            .filter(|(rule, _)| *rule == Rule::BlockIncomplete)
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (Rule::BlockIncomplete, Some(2)),
+                (Rule::BlockIncomplete, Some(3))
+            ]
+        );
+    }
 }

@@ -311,6 +311,21 @@ impl Checker {
                         ),
                     );
                 }
+                for (member, value) in [
+                    ("sha256", Some(sha256.as_str())),
+                    ("request_sha256", request_sha256.as_deref()),
+                ] {
+                    if let Some(v) = value.filter(|v| !is_sha256_hex(v)) {
+                        self.report(
+                            Some(loc),
+                            Rule::BlockIncomplete,
+                            format!(
+                                "block {i} (history_elided) has {member} {}, expected 64 lowercase hex digits",
+                                Value::from(v.chars().take(80).collect::<String>())
+                            ),
+                        );
+                    }
+                }
                 self.history_elided(loc, *count, sha256, request_sha256.as_deref());
             }
             Block::ToolUse { input, .. } if !input.is_object() => self.report(
@@ -413,4 +428,11 @@ impl Checker {
             },
         }
     }
+}
+
+/// 64 lowercase hex digits: a SHA-256 as the LLM addendum writes it.
+fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
