@@ -16,8 +16,9 @@
 //!
 //! Limits: a request body is read whole before it is forwarded, up to
 //! [`REQUEST_MAX`] (larger: 413 in the provider's shape); a non-streamed response body
-//! is kept for the record up to [`WHOLE_KEPT_MAX`] (the client gets all of it; the
-//! record says `truncated`); an upstream silent for `--idle-timeout` (default
+//! over [`WHOLE_KEPT_MAX`] is recorded in its chunks and assembles no turn; an assistant
+//! turn holds at most `response::TURN_CONTENT_MAX` of content (the body pieces hold all
+//! of it); an upstream silent for `--idle-timeout` (default
 //! [`IDLE_TIMEOUT`]) mid-response is cut off (`idle_timeout`). Upstream connections
 //! are kept alive and reused, per upstream.
 
@@ -56,8 +57,10 @@ use crate::tape::{Tape, Trouble, kinds};
 /// The largest request body forwarded (images and long contexts fit; a runaway does
 /// not fill memory).
 pub const REQUEST_MAX: usize = 256 << 20;
-/// The most of a non-streamed response body kept for the record.
-pub const WHOLE_KEPT_MAX: usize = 64 << 20;
+/// The largest non-streamed response body recorded as one piece (and read for its
+/// turn); a larger one is recorded in the chunks it arrived in, each redacted as text,
+/// and gives no assistant turn.
+pub const WHOLE_KEPT_MAX: usize = 16 << 20;
 /// How long an upstream may stay silent mid-response (`--idle-timeout`).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// Time given to open exchanges when the proxy stops.
@@ -681,11 +684,27 @@ enum Decoder {
 }
 
 impl Decoder {
-    /// Decodes a chunk; a corrupt stream yields nothing more (the bytes still went on).
+    /// Decodes a chunk: what it completes; a corrupt stream yields nothing more (the
+    /// bytes still went on).
     fn decode(&mut self, chunk: &[u8]) -> Vec<u8> {
         let out = match self {
-            Decoder::Gzip(d) => d.write_all(chunk).map(|()| std::mem::take(d.get_mut())),
-            Decoder::Deflate(d) => d.write_all(chunk).map(|()| std::mem::take(d.get_mut())),
+            Decoder::Gzip(d) => d
+                .write_all(chunk)
+                .and_then(|()| d.flush())
+                .map(|()| std::mem::take(d.get_mut())),
+            Decoder::Deflate(d) => d
+                .write_all(chunk)
+                .and_then(|()| d.flush())
+                .map(|()| std::mem::take(d.get_mut())),
+        };
+        out.unwrap_or_default()
+    }
+
+    /// What the decoder still holds at the end of the body.
+    fn finish(&mut self) -> Vec<u8> {
+        let out = match self {
+            Decoder::Gzip(d) => d.try_finish().map(|()| std::mem::take(d.get_mut())),
+            Decoder::Deflate(d) => d.try_finish().map(|()| std::mem::take(d.get_mut())),
         };
         out.unwrap_or_default()
     }
@@ -721,7 +740,8 @@ struct Cutter {
     framing: Framing,
     sse: reel_mcp::sse::Parser,
     pending: Vec<u8>,
-    /// A whole body grew past [`WHOLE_KEPT_MAX`].
+    /// A whole body grew past [`WHOLE_KEPT_MAX`]: it is recorded in the chunks it came
+    /// in, and assembles no turn.
     overflow: bool,
 }
 
@@ -758,12 +778,20 @@ impl Cutter {
                 }
                 self.pending.extend_from_slice(rest);
             }
-            Framing::Whole => {
-                let room = WHOLE_KEPT_MAX.saturating_sub(self.pending.len());
-                self.overflow |= bytes.len() > room;
-                self.pending
-                    .extend_from_slice(&bytes[..bytes.len().min(room)]);
+            Framing::Whole if self.overflow => out.push(Piece {
+                bytes: bytes.to_vec(),
+                event: None,
+            }),
+            Framing::Whole if self.pending.len() + bytes.len() > WHOLE_KEPT_MAX => {
+                // Too large to be one piece: from here on, the chunks as they came.
+                self.overflow = true;
+                self.pending.extend_from_slice(bytes);
+                out.push(Piece {
+                    bytes: std::mem::take(&mut self.pending),
+                    event: None,
+                });
             }
+            Framing::Whole => self.pending.extend_from_slice(bytes),
         }
         out
     }
@@ -848,6 +876,21 @@ impl Pump {
             }
         };
         // What is left of the body for the record.
+        if let Some(d) = &mut self.decoder {
+            let rest = d.finish();
+            for p in cutter.feed(&rest) {
+                self.record_piece(&p.bytes);
+                match (&p.event, self.framing) {
+                    (Some((ty, data)), _) => {
+                        assembler.sse_event(ty, data);
+                    }
+                    (None, Framing::Ndjson) => {
+                        assembler.ndjson_line(std::str::from_utf8(&p.bytes).unwrap_or(""));
+                    }
+                    _ => {}
+                }
+            }
+        }
         let mut whole = Vec::new();
         if let Some(p) = cutter.finish() {
             self.record_piece(&p.bytes);

@@ -294,6 +294,26 @@ impl LlmTape {
                         .into(),
             });
         }
+        if exchanges.is_empty() {
+            return Err(PlayError::NotLlm {
+                path: path.display().to_string(),
+                reason: "it holds no recorded exchange (llm.request or llm.exchange events \
+                         of `reel llm`)"
+                    .into(),
+            });
+        }
+        let mut answered = exchanges
+            .iter()
+            .filter(|e| e.unreachable.is_none())
+            .peekable();
+        if answered.peek().is_some() && answered.all(|e| e.pieces.is_empty()) {
+            return Err(PlayError::NotLlm {
+                path: path.display().to_string(),
+                reason: "its exchanges have no recorded response bodies (reel.llm.body events): \
+                         only a trace recorded by `reel llm` can be served"
+                    .into(),
+            });
+        }
         if exchanges.iter().any(|e| e.decoded) {
             for e in exchanges.iter_mut().filter(|e| e.decoded) {
                 e.headers.retain(|(k, _)| k != "content-encoding");

@@ -52,8 +52,10 @@ impl Building {
                 text,
             } => {
                 if let Some(o) = value.as_object_mut() {
-                    let prior = o.get(member).and_then(Value::as_str).unwrap_or("");
-                    let joined = format!("{prior}{text}");
+                    let joined = match o.get(member).and_then(Value::as_str) {
+                        Some(prior) if !prior.is_empty() => format!("{prior}{text}"),
+                        _ => text,
+                    };
                     o.insert(member.to_owned(), Value::String(joined));
                 }
                 anthropic_block(value)
@@ -75,6 +77,41 @@ impl Building {
             }
         }
     }
+}
+
+/// The most content (text, thinking, tool-call JSON) one assistant turn holds: a longer
+/// answer's turn keeps its first [`TURN_CONTENT_MAX`] bytes and says how many it left
+/// out (`omitted_bytes`); the response's body pieces in the trace hold all of it. Keeps
+/// the recorder's memory flat whatever the answer's size.
+pub const TURN_CONTENT_MAX: usize = 8 << 20;
+
+/// What a turn may still take, and what it left out.
+#[derive(Debug)]
+struct Budget {
+    left: usize,
+    omitted: u64,
+}
+
+impl Budget {
+    /// Appends `piece` to `dst` as far as the budget goes (at a character boundary).
+    fn push(&mut self, dst: &mut String, piece: &str) {
+        if piece.len() <= self.left {
+            dst.push_str(piece);
+            self.left -= piece.len();
+            return;
+        }
+        let mut cut = self.left;
+        while !piece.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        dst.push_str(&piece[..cut]);
+        self.left -= cut;
+        self.omitted += (piece.len() - cut) as u64;
+    }
+}
+
+fn find(open: &mut [(usize, Building)], index: usize) -> Option<&mut Building> {
+    open.iter_mut().find(|(i, _)| *i == index).map(|(_, b)| b)
 }
 
 /// Token counts as the provider reported them, before normalisation.
@@ -202,6 +239,7 @@ pub struct Assembler {
     /// The stream's natural end was seen (`message_stop`, `[DONE]`, `done: true`,
     /// `response.completed`), or the body was whole.
     ended: bool,
+    budget: Budget,
 }
 
 impl Assembler {
@@ -217,6 +255,10 @@ impl Assembler {
             whole: None,
             error: None,
             ended: false,
+            budget: Budget {
+                left: TURN_CONTENT_MAX,
+                omitted: 0,
+            },
         }
     }
 
@@ -294,9 +336,9 @@ impl Assembler {
         if self.open_at(index).is_none() {
             self.open.push((index, Building::text(kind)));
         }
-        match self.open_at(index) {
-            Some(Building::Block { text, .. }) => text.push_str(piece),
-            Some(Building::Tool { json, .. }) => json.push_str(piece),
+        match find(&mut self.open, index) {
+            Some(Building::Block { text, .. }) => self.budget.push(text, piece),
+            Some(Building::Tool { json, .. }) => self.budget.push(json, piece),
             None => {}
         }
         true
@@ -371,9 +413,9 @@ impl Assembler {
                     Some("thinking_delta") => self.append(index, "thinking", s("thinking")),
                     Some("input_json_delta") => {
                         let piece = s("partial_json");
-                        match self.open_at(index) {
+                        match find(&mut self.open, index) {
                             Some(Building::Tool { json, .. }) => {
-                                json.push_str(piece);
+                                self.budget.push(json, piece);
                                 !piece.is_empty()
                             }
                             _ => false,
@@ -513,7 +555,7 @@ impl Assembler {
                     },
                 ));
             }
-            if let Some(Building::Tool { id, name, json, .. }) = self.open_at(i) {
+            if let Some(Building::Tool { id, name, json, .. }) = find(&mut self.open, i) {
                 if let Some(s) = c.get("id").and_then(Value::as_str) {
                     id.push_str(s);
                 }
@@ -521,7 +563,7 @@ impl Assembler {
                     name.push_str(s);
                 }
                 if let Some(s) = f.get("arguments").and_then(Value::as_str) {
-                    json.push_str(s);
+                    self.budget.push(json, s);
                     added |= !s.is_empty();
                 }
             }
@@ -597,9 +639,9 @@ impl Assembler {
                 }
                 false
             }
-            "response.function_call_arguments.delta" => match self.open_at(index) {
+            "response.function_call_arguments.delta" => match find(&mut self.open, index) {
                 Some(Building::Tool { json, .. }) => {
-                    json.push_str(delta);
+                    self.budget.push(json, delta);
                     !delta.is_empty()
                 }
                 _ => false,
@@ -686,9 +728,14 @@ impl Assembler {
                 self.done.into_iter().map(|(_, b)| b).collect()
             }
         };
+        let mut extra = serde_json::Map::new();
+        if self.budget.omitted > 0 {
+            extra.insert("omitted_bytes".into(), self.budget.omitted.into());
+        }
         Turn {
             role: Some("assistant".into()),
             blocks: Some(blocks),
+            extra,
             model: self.model,
             usage: usage::normalise(self.endpoint, self.reported),
             stream: None,
@@ -841,5 +888,27 @@ mod tests {
         assert_eq!(t.usage.clone().unwrap().thinking_tokens, None);
         assert_eq!(blocks(&t), json!([{"type": "text", "text": "Hi"}]));
         assert_eq!(t.stop_reason.as_deref(), Some("completed"));
+    }
+
+    #[test]
+    fn a_huge_answer_keeps_its_first_bytes_and_says_how_many_it_left_out() {
+        let mut a = Assembler::new(Endpoint::ChatCompletions);
+        let piece = "x".repeat(1 << 20);
+        let chunk =
+            serde_json::to_string(&json!({"choices":[{"index":0,"delta":{"content":piece}}]}))
+                .unwrap();
+        for _ in 0..10 {
+            a.sse_event("", &chunk);
+        }
+        let t = a.finish(false);
+        let text = serde_json::to_value(&t.blocks()[0]).unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .len();
+        assert_eq!(text, TURN_CONTENT_MAX);
+        assert_eq!(
+            t.extra["omitted_bytes"],
+            json!((10 << 20) - TURN_CONTENT_MAX)
+        );
     }
 }

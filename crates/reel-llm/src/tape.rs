@@ -28,6 +28,7 @@
 //! could have seen. Redaction (`reel_trace::redact`, the rules of `reel rec`) applies to
 //! turns, `system`, `request.body`, error bodies and body pieces.
 
+use std::borrow::Cow;
 use std::io;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -220,11 +221,14 @@ fn redact_piece(redactor: &Redactor, text: &str) -> String {
             }
         };
         out.push_str(head);
-        if serde_json::from_str::<serde::de::IgnoredAny>(payload).is_ok() {
-            out.push_str(&redactor.redact_json(payload));
-        } else {
-            out.push_str(&redactor.redact_text(payload));
-        }
+        // JSON is redacted as JSON (replay-safe); what the JSON rules leave alone (text
+        // that only looks like JSON, a value no JSON rule covers) gets the text rules.
+        // Both are prefiltered: a line without a candidate costs one scan each.
+        let redacted = match redactor.redact_json(payload) {
+            Cow::Borrowed(_) => redactor.redact_text(payload),
+            changed => changed,
+        };
+        out.push_str(&redacted);
         out.push_str(eol);
     }
     out

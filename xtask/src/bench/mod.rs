@@ -13,11 +13,13 @@
 
 pub mod diff;
 mod http_load;
+pub mod llm;
 pub mod play;
 pub mod play_http;
 pub mod reader;
 pub mod rec;
 pub mod rec_http;
+mod sse;
 mod synth;
 
 use std::fmt::Write as _;
@@ -157,6 +159,7 @@ const BENCHES: &[(&str, BenchFn)] = &[
     ("play", play::run),
     ("play-http", play_http::run),
     ("diff", diff::run),
+    ("llm", llm::run),
 ];
 
 /// `cargo xtask bench`.

@@ -11,6 +11,7 @@ mod demo;
 mod diff;
 mod diff_peers;
 mod limits;
+mod llm;
 mod ls;
 mod play;
 mod play_http;

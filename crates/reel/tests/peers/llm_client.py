@@ -2,7 +2,8 @@
 """reel's `reel llm` test client, on the official `anthropic` and `openai` Python SDKs.
 
     python llm_client.py --api anthropic|chat|responses --mode stream|plain \
-        --scenario text|tool|think [--model M] [--raw-out FILE]
+        --scenario text|tool|think [--model M] [--prompt TEXT] [--raw-out FILE]
+    python llm_client.py --batch FILE      (one such command line a line)
 
 Base URLs come from where the SDKs read them themselves: `ANTHROPIC_BASE_URL` (no
 `/v1`: the SDK appends `/v1/messages`) and `OPENAI_BASE_URL` (with `/v1`: the SDK
@@ -30,6 +31,8 @@ through on a severed stream) prints `{"error": {"class", "status", "message"}}` 
 exits 3. `--raw-out FILE` also writes the response bodies as received off the socket
 (after HTTP/1.1 chunked framing, before any content decoding), every round's body one
 after the other, so a direct run and a run through reel can be compared byte for byte.
+`--prompt` replaces the scenario's first user message. `--batch FILE` runs every line
+of FILE (one command line each) in this one process and prints a line per case.
 """
 import argparse
 import json
@@ -87,7 +90,12 @@ def dump(obj):
     return obj
 
 
+PROMPT = None
+
+
 def prompt_for(scenario):
+    if PROMPT is not None:
+        return PROMPT
     return {"text": TEXT_PROMPT, "tool": WEATHER, "think": THINK_PROMPT}[scenario]
 
 
@@ -364,14 +372,21 @@ def run_responses(args, raw_out):
     }
 
 
-def main():
+def parser():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--api", choices=["anthropic", "chat", "responses"], required=True)
     p.add_argument("--mode", choices=["stream", "plain"], required=True)
     p.add_argument("--scenario", choices=["text", "tool", "think"], required=True)
     p.add_argument("--model")
+    p.add_argument("--prompt")
     p.add_argument("--raw-out")
-    args = p.parse_args()
+    return p
+
+
+def run_case(args):
+    """One case: (exit status, its output line)."""
+    global PROMPT
+    PROMPT = args.prompt
     args.model = args.model or f"reel-{args.scenario}"
     raw_out = open(args.raw_out, "wb") if args.raw_out else None
     run = {"anthropic": run_anthropic, "chat": run_chat, "responses": run_responses}[args.api]
@@ -380,12 +395,31 @@ def main():
     except Exception as e:  # noqa: BLE001 - every failure is reported the same way
         status = getattr(e, "status_code", None)
         err = {"class": type(e).__name__, "status": status, "message": str(e)}
-        print(json.dumps({"error": err}, ensure_ascii=False), flush=True)
-        sys.exit(3)
+        return 3, json.dumps({"error": err}, ensure_ascii=False)
     finally:
         if raw_out is not None:
             raw_out.close()
-    print(json.dumps(out, ensure_ascii=False), flush=True)
+    return 0, json.dumps(out, ensure_ascii=False)
+
+
+def main():
+    # `--batch FILE`: every line of FILE is one case's command line (the flags above,
+    # shell-quoted), run in turn in this process, one output line each; exit 3 when any
+    # case failed.
+    if len(sys.argv) == 3 and sys.argv[1] == "--batch":
+        import shlex
+
+        worst = 0
+        with open(sys.argv[2]) as f:
+            for line in f:
+                if line.strip():
+                    code, out = run_case(parser().parse_args(shlex.split(line)))
+                    worst = max(worst, code)
+                    print(out, flush=True)
+        sys.exit(worst)
+    code, out = run_case(parser().parse_args())
+    print(out, flush=True)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

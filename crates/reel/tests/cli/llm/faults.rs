@@ -1,0 +1,406 @@
+//! What goes wrong between an agent and its model API, through `reel llm`: a stream
+//! severed by the upstream or abandoned by the client, an upstream that is down, a rate
+//! limit, a compressed body, an in-stream error, an https upstream with and without its
+//! CA. The client sees what it would have seen direct; the trace says what happened.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::support::{
+    Case, Llm, Tape, Upstream, assert_check_clean, python, python_batch, turn_text,
+};
+use crate::harness::net::free_port;
+use crate::harness::play_http_support::{Resp, open, request};
+use crate::harness::play_support::Peers;
+use crate::harness::rec_support::eventually;
+
+const ANTHROPIC: &[(&str, &str)] = &[
+    ("content-type", "application/json"),
+    ("anthropic-version", "2023-06-01"),
+    ("x-api-key", "sk-test-reel-0000000000000000"),
+];
+const OPENAI: &[(&str, &str)] = &[
+    ("content-type", "application/json"),
+    ("authorization", "Bearer sk-test-reel-0000000000000000"),
+];
+
+fn anthropic_body(model: &str, stream: bool) -> String {
+    json!({"model": model, "max_tokens": 64, "stream": stream,
+           "messages": [{"role": "user", "content": "Say hello."}]})
+    .to_string()
+}
+
+fn chat_body(model: &str, stream: bool) -> String {
+    json!({"model": model, "stream": stream,
+           "messages": [{"role": "user", "content": "Say hello."}]})
+    .to_string()
+}
+
+/// The text of a chat completion stream's `content` deltas, as a client reads them.
+fn chat_stream_text(body: &[u8]) -> String {
+    String::from_utf8_lossy(body)
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter_map(|v| {
+            v["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// The one event of `kind` in exchange `n`.
+fn event_of<'a>(tape: &'a Tape, n: u64, kind: &str) -> &'a Value {
+    let found: Vec<&Value> = tape
+        .exchange(n)
+        .into_iter()
+        .filter(|l| l["kind"] == kind)
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one {kind} in exchange {n}: {:?}",
+        tape.exchange(n)
+    );
+    found[0]
+}
+
+/// The generated assistant turn of exchange `n`.
+fn answer_of(tape: &Tape, n: u64) -> &Value {
+    tape.exchange(n)
+        .into_iter()
+        .find(|l| l["type"] == "turn" && l["role"] == "assistant" && l["echoed"] != true)
+        .unwrap_or_else(|| panic!("no assistant turn in exchange {n}: {:?}", tape.exchange(n)))
+}
+
+#[test]
+fn a_severed_stream_fails_the_client_as_direct_and_leaves_a_truncated_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let cases = [
+        Case::new("anthropic", "stream", "text").model("reel-text-sever"),
+        Case::new("chat", "stream", "text").model("reel-text-sever"),
+    ];
+    let direct = {
+        let up = Upstream::scripted(tmp, "direct");
+        python_batch(
+            tmp,
+            "direct",
+            &super::support::Bases::of(&up.url),
+            &[],
+            &cases,
+        )
+    };
+    let up = Upstream::scripted(tmp, "up");
+    let llm = Llm::record(&tmp.join("traces"), &up.url, &[]);
+    let through = python_batch(tmp, "through", &llm.bases(), &[], &cases);
+    // A raw client, to know the bytes it got before the cut.
+    let raw = open(
+        &llm.addr,
+        "POST",
+        "/v1/chat/completions",
+        OPENAI,
+        &chat_body("reel-text-sever", true),
+    )
+    .finish();
+    let trace = llm.finish();
+    for ((c, d), t) in cases.iter().zip(&direct).zip(&through) {
+        assert!(
+            d.out.get("error").is_some(),
+            "{}: direct did not fail: {}",
+            c.name(),
+            d.out
+        );
+        assert_eq!(
+            t.out["error"]["class"],
+            d.out["error"]["class"],
+            "{}: the error through reel: {} vs direct {}",
+            c.name(),
+            t.out,
+            d.out
+        );
+    }
+    let received = chat_stream_text(&raw.body);
+    assert!(!received.is_empty(), "{}", raw.text());
+
+    let tape = Tape::read(&trace);
+    for n in 1..=3 {
+        let turn = answer_of(&tape, n);
+        assert_eq!(turn["truncated"], true, "exchange {n}: {turn}");
+        assert_eq!(turn["stop_reason"], "truncated", "exchange {n}: {turn}");
+        let t = event_of(&tape, n, "llm.truncated");
+        assert_eq!(
+            t["raw"]["reason"], "upstream_disconnect",
+            "exchange {n}: {t}"
+        );
+        assert!(
+            t["raw"]["bytes_so_far"].as_u64().is_some_and(|b| b > 0),
+            "{t}"
+        );
+    }
+    assert_eq!(
+        turn_text(answer_of(&tape, 3)),
+        received,
+        "the text the client got"
+    );
+    assert_eq!(
+        event_of(&tape, 3, "llm.truncated")["raw"]["bytes_so_far"].as_u64(),
+        Some(raw.body.len() as u64),
+        "bytes_so_far: what reached the client"
+    );
+    assert_eq!(
+        turn_text(answer_of(&tape, 2)),
+        chat_stream_text(&through[1].raw)
+    );
+    assert_check_clean(&trace);
+}
+
+#[test]
+fn a_client_that_leaves_mid_stream_is_recorded_as_client_abort() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let up = Upstream::scripted(tmp, "up");
+    let llm = Llm::record(&tmp.join("traces"), &up.url, &[]);
+    let mut conn = open(
+        &llm.addr,
+        "POST",
+        "/v1/messages",
+        ANTHROPIC,
+        &anthropic_body("reel-text-slow", true),
+    );
+    assert_eq!(conn.status, 200);
+    let first = conn.events(1);
+    assert!(format!("{first:?}").contains("message_start"), "{first:?}");
+    drop(conn);
+    let trace = crate::harness::play_http_support::only_trace(&tmp.join("traces"));
+    let aborted = eventually(Duration::from_secs(20), || {
+        Tape::read_partial(&trace)
+            .iter()
+            .any(|l| l["kind"] == "llm.truncated")
+    });
+    assert!(
+        aborted,
+        "no llm.truncated after the client left: {}",
+        llm.stderr_text()
+    );
+    let trace = llm.finish();
+    let tape = Tape::read(&trace);
+    let t = event_of(&tape, 1, "llm.truncated");
+    assert_eq!(t["raw"]["reason"], "client_abort", "{t}");
+    assert_eq!(answer_of(&tape, 1)["truncated"], true);
+    assert_check_clean(&trace);
+}
+
+#[test]
+fn an_unreachable_upstream_is_a_502_in_the_providers_shape_and_an_llm_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let nothing = format!("http://127.0.0.1:{}", free_port());
+    let llm = Llm::record(&tmp.join("traces"), &nothing, &[]);
+    let a = request(
+        &llm.addr,
+        "POST",
+        "/v1/messages",
+        ANTHROPIC,
+        &anthropic_body("reel-text", false),
+    );
+    let o = request(
+        &llm.addr,
+        "POST",
+        "/v1/chat/completions",
+        OPENAI,
+        &chat_body("reel-text", false),
+    );
+    let trace = llm.finish();
+    assert_eq!(a.status, 502, "{}", a.text());
+    let a = a.json();
+    assert_eq!(a["type"], "error", "Anthropic's shape: {a}");
+    assert!(
+        a["error"]["type"].is_string() && a["error"]["message"].is_string(),
+        "{a}"
+    );
+    assert_eq!(o.status, 502, "{}", o.text());
+    let o = o.json();
+    assert!(o["error"]["message"].is_string(), "OpenAI's shape: {o}");
+    assert!(o.get("type").is_none(), "{o}");
+    let tape = Tape::read(&trace);
+    for n in 1..=2 {
+        event_of(&tape, n, "llm.error");
+    }
+    assert_check_clean(&trace);
+}
+
+/// One raw request direct to a fresh upstream and one through a fresh reel (ids
+/// come from each upstream's counter, so both are its first request).
+fn direct_and_through(
+    tmp: &Path,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (Resp, Resp, Tape) {
+    let direct = {
+        let up = Upstream::scripted(tmp, "direct");
+        request(up.addr(), "POST", path, headers, body)
+    };
+    let up = Upstream::scripted(tmp, "up");
+    let llm = Llm::record(&tmp.join("traces"), &up.url, &[]);
+    let through = request(&llm.addr, "POST", path, headers, body);
+    let trace = llm.finish();
+    assert_check_clean(&trace);
+    (direct, through, Tape::read(&trace))
+}
+
+#[test]
+fn a_429_passes_through_with_its_status_and_retry_after_and_is_an_llm_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (direct, through, tape) = direct_and_through(
+        tmp.path(),
+        "/v1/messages",
+        ANTHROPIC,
+        &anthropic_body("reel-text-429", false),
+    );
+    assert_eq!(direct.status, 429);
+    assert_eq!(through.status, 429, "{}", through.text());
+    assert_eq!(through.header("retry-after"), Some("1"));
+    assert_eq!(through.header("retry-after"), direct.header("retry-after"));
+    assert!(
+        through.body == direct.body,
+        "{} vs {}",
+        through.text(),
+        direct.text()
+    );
+    let e = event_of(&tape, 1, "llm.error");
+    assert_eq!(e["raw"]["status"], 429, "{e}");
+    assert_eq!(e["raw"]["body"], direct.json(), "{e}");
+}
+
+#[test]
+fn a_gzip_body_reaches_the_client_compressed_and_the_trace_decoded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut headers = ANTHROPIC.to_vec();
+    headers.push(("accept-encoding", "gzip"));
+    let (direct, through, tape) = direct_and_through(
+        tmp.path(),
+        "/v1/messages",
+        &headers,
+        &anthropic_body("reel-text-gzip", false),
+    );
+    assert_eq!(direct.header("content-encoding"), Some("gzip"));
+    assert_eq!(through.status, 200, "{}", through.text());
+    assert_eq!(through.header("content-encoding"), Some("gzip"));
+    assert_eq!(&through.body[..2], &[0x1f, 0x8b], "gzip bytes");
+    assert!(through.body == direct.body, "the compressed bytes differ");
+    assert_eq!(turn_text(answer_of(&tape, 1)), "Hello from the upstream.");
+}
+
+#[test]
+fn an_in_stream_error_is_recorded_as_truncated_by_the_upstream() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let up = Upstream::scripted(tmp, "up");
+    let llm = Llm::record(&tmp.join("traces"), &up.url, &[]);
+    let a = open(
+        &llm.addr,
+        "POST",
+        "/v1/messages",
+        ANTHROPIC,
+        &anthropic_body("reel-text-midstream-error", true),
+    )
+    .finish();
+    let trace = llm.finish();
+    assert_eq!(a.status, 200);
+    assert!(a.text().contains("error"), "{}", a.text());
+    let tape = Tape::read(&trace);
+    let t = event_of(&tape, 1, "llm.truncated");
+    assert!(
+        t["raw"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("upstream_error:")),
+        "{t}"
+    );
+    assert_check_clean(&trace);
+}
+
+/// A test CA and a certificate it signed for 127.0.0.1 and localhost, made by the same
+/// code as `reel rec --upstream-ca`'s test (`http_tls_upstream.py`): (CA, cert+key).
+fn test_ca(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let ca = dir.join("ca.pem");
+    let out = std::process::Command::new(python())
+        .arg("-c")
+        .arg("import sys; sys.path.insert(0, sys.argv[1]); import http_tls_upstream as t; print(t.make_certs(sys.argv[2]))")
+        .arg(Peers::script(""))
+        .arg(&ca)
+        .output()
+        .expect("make the certificates");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let made = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let chain = dir.join("server.pem");
+    std::fs::copy(&made, &chain).expect("the server's certificate");
+    let _ = std::fs::remove_file(&made);
+    (ca, chain)
+}
+
+#[test]
+fn an_https_upstream_is_reached_with_its_ca_file_and_refused_without_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let (ca, chain) = test_ca(tmp);
+    let up = Upstream::scripted_tls(tmp, "up", &chain, &chain);
+    let body = anthropic_body("reel-text", false);
+
+    let llm = Llm::record(
+        &tmp.join("with"),
+        &up.url,
+        &["--ca-file", ca.to_str().unwrap()],
+    );
+    let r = request(&llm.addr, "POST", "/v1/messages", ANTHROPIC, &body);
+    let trace = llm.finish();
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["content"][0]["text"], "Hello from the upstream.");
+    assert_eq!(
+        turn_text(answer_of(&Tape::read(&trace), 1)),
+        "Hello from the upstream."
+    );
+    assert_check_clean(&trace);
+
+    let llm = Llm::record(&tmp.join("without"), &up.url, &[]);
+    let r = request(&llm.addr, "POST", "/v1/messages", ANTHROPIC, &body);
+    let trace = llm.finish();
+    assert_eq!(r.status, 502, "{}", r.text());
+    assert_eq!(r.json()["type"], "error", "{}", r.text());
+    let tape = Tape::read(&trace);
+    let e = event_of(&tape, 1, "llm.error").to_string().to_lowercase();
+    assert!(
+        e.contains("tls") || e.contains("certificate"),
+        "the llm.error names TLS: {e}"
+    );
+}
+
+#[test]
+fn a_gzip_body_replays_decoded_without_its_content_encoding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut headers = ANTHROPIC.to_vec();
+    headers.push(("accept-encoding", "gzip"));
+    let body = anthropic_body("reel-text-gzip", false);
+    let (_, through, tape) = direct_and_through(tmp.path(), "/v1/messages", &headers, &body);
+    assert_eq!(through.header("content-encoding"), Some("gzip"));
+    let player = Llm::play(&tape.path, &[]);
+    let r = request(&player.addr, "POST", "/v1/messages", &headers, &body);
+    let stopped = player.stop();
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("content-encoding"), None, "served decoded");
+    assert_eq!(
+        r.json()["content"][0]["text"],
+        "Hello from the upstream.",
+        "{}",
+        r.text()
+    );
+    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+}
