@@ -83,7 +83,7 @@ impl Building {
 /// answer's turn keeps its first [`TURN_CONTENT_MAX`] bytes and says how many it left
 /// out (`omitted_bytes`); the response's body pieces in the trace hold all of it. Keeps
 /// the recorder's memory flat whatever the answer's size.
-pub const TURN_CONTENT_MAX: usize = 8 << 20;
+pub const TURN_CONTENT_MAX: usize = 4 << 20;
 
 /// What a turn may still take, and what it left out.
 #[derive(Debug)]

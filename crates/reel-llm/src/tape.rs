@@ -28,7 +28,6 @@
 //! could have seen. Redaction (`reel_trace::redact`, the rules of `reel rec`) applies to
 //! turns, `system`, `request.body`, error bodies and body pieces.
 
-use std::borrow::Cow;
 use std::io;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -200,7 +199,7 @@ impl Tape {
 }
 
 /// Redacts a body piece: each SSE `data:` line and each NDJSON line as JSON when it is
-/// JSON (replay-safe), anything else as text; SSE field names and line endings stay.
+/// JSON (replay-safe), every other line as text; SSE field names and line endings stay.
 fn redact_piece(redactor: &Redactor, text: &str) -> String {
     if !redactor.is_active() {
         return text.to_owned();
@@ -209,26 +208,17 @@ fn redact_piece(redactor: &Redactor, text: &str) -> String {
     for line in text.split_inclusive('\n') {
         let body = line.trim_end_matches(['\n', '\r']);
         let eol = &line[body.len()..];
-        let (head, payload) = match body.strip_prefix("data:") {
+        match body.strip_prefix("data:") {
             Some(rest) => {
-                let rest_trim = rest.strip_prefix(' ').unwrap_or(rest);
-                (&body[..body.len() - rest_trim.len()], rest_trim)
+                let payload = rest.strip_prefix(' ').unwrap_or(rest);
+                out.push_str(&body[..body.len() - payload.len()]);
+                out.push_str(&redactor.redact_json_or_text(payload));
             }
-            None if body.starts_with(['{', '[']) => ("", body),
-            None => {
-                out.push_str(line);
-                continue;
+            None if body.starts_with(['{', '[']) => {
+                out.push_str(&redactor.redact_json_or_text(body));
             }
-        };
-        out.push_str(head);
-        // JSON is redacted as JSON (replay-safe); what the JSON rules leave alone (text
-        // that only looks like JSON, a value no JSON rule covers) gets the text rules.
-        // Both are prefiltered: a line without a candidate costs one scan each.
-        let redacted = match redactor.redact_json(payload) {
-            Cow::Borrowed(_) => redactor.redact_text(payload),
-            changed => changed,
-        };
-        out.push_str(&redacted);
+            None => out.push_str(&redactor.redact_text(body)),
+        }
         out.push_str(eol);
     }
     out

@@ -82,6 +82,22 @@ pub(crate) fn redact<'a>(rules: &Compiled, src: &'a str) -> Cow<'a, str> {
     }
 }
 
+/// [`redact`], or `None` when `src` is not one complete JSON value (the caller then
+/// redacts it as text).
+pub(crate) fn redact_if_json<'a>(rules: &Compiled, src: &'a str) -> Option<Cow<'a, str>> {
+    if rules.skips_whole(src, || rules.values.builtin_candidate(src)) {
+        return Some(Cow::Borrowed(src));
+    }
+    let mut walker = Walker::new(rules, src, Embedding::Message);
+    match walker.run() {
+        Ok(()) => Some(match walker.finish() {
+            Some(out) => Cow::Owned(out),
+            None => Cow::Borrowed(src),
+        }),
+        Err(Invalid) => None,
+    }
+}
+
 /// Applies the key rules to JSON held as text at nesting level `depth` (1 for a
 /// string of a message or a line of free text). The document may be cut short (a torn
 /// line): it is walked up to where it stops. `message` says whether its root may be a
@@ -552,47 +568,57 @@ impl<'s, 'r> Walker<'s, 'r> {
 /// (valid JSON, not a Unicode scalar) decodes to U+FFFD; it only matters if the string
 /// is then rewritten.
 fn decode_into(raw: &str, out: &mut String) {
-    let mut chars = raw.char_indices();
     let b = raw.as_bytes();
     let hex = |at: usize| -> u32 {
         raw.get(at..at + 4)
             .and_then(|h| u32::from_str_radix(h, 16).ok())
             .unwrap_or(0xFFFD)
     };
-    while let Some((at, c)) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let Some((_, e)) = chars.next() else { break };
+    out.reserve(raw.len());
+    // Runs without a backslash are copied whole; only escapes are looked at one by one.
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(b'\\', &b[at..]) {
+        let i = at + i;
+        out.push_str(&raw[at..i]);
+        let Some(&e) = b.get(i + 1) else {
+            return;
+        };
+        at = i + 2;
         match e {
-            'b' => out.push('\u{08}'),
-            'f' => out.push('\u{0C}'),
-            'n' => out.push('\n'),
-            'r' => out.push('\r'),
-            't' => out.push('\t'),
-            'u' => {
-                let hi = hex(at + 2);
-                for _ in 0..4 {
-                    chars.next();
-                }
+            b'b' => out.push('\u{08}'),
+            b'f' => out.push('\u{0C}'),
+            b'n' => out.push('\n'),
+            b'r' => out.push('\r'),
+            b't' => out.push('\t'),
+            b'u' => {
+                let hi = hex(i + 2);
+                at = (i + 6).min(b.len());
                 let pair = (0xD800..0xDC00).contains(&hi)
-                    && b.get(at + 6) == Some(&b'\\')
-                    && b.get(at + 7) == Some(&b'u');
-                let lo = if pair { hex(at + 8) } else { 0 };
+                    && b.get(i + 6) == Some(&b'\\')
+                    && b.get(i + 7) == Some(&b'u');
+                let lo = if pair { hex(i + 8) } else { 0 };
                 let code = if pair && (0xDC00..0xE000).contains(&lo) {
-                    for _ in 0..6 {
-                        chars.next();
-                    }
+                    at = (i + 12).min(b.len());
                     0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
                 } else {
                     hi
                 };
                 out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
             }
-            other => out.push(other),
+            e if e.is_ascii() => out.push(char::from(e)),
+            _ => {
+                // Not JSON (a validated token never has this); keep the character.
+                let c = raw[i + 1..].chars().next().unwrap_or('\u{FFFD}');
+                out.push(c);
+                at = i + 1 + c.len_utf8();
+            }
+        }
+        // A `\u` cut short at the end of the token leaves `at` where it stopped.
+        if !raw.is_char_boundary(at) {
+            return;
         }
     }
+    out.push_str(&raw[at..]);
 }
 
 /// `s` as a JSON string token: quotes, backslashes and control characters escaped,
@@ -617,6 +643,30 @@ pub(crate) fn quote(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn string_tokens_decode_as_serde_json_decodes_them() {
+        for token in [
+            r#"plain text, no escapes"#,
+            r#"a\"b\\c\/d\b\f\n\r\t"#,
+            r#"\u00e9t\u00E9 \ud83d\ude00 done"#,
+            r#"lone \ud83d surrogate"#,
+            r#"üñí\ncødé \u0041"#,
+            r#"\\"#,
+            r#"ends with escape\n"#,
+        ] {
+            let mut out = String::new();
+            decode_into(token, &mut out);
+            let want: String = serde_json::from_str(&format!("\"{token}\""))
+                .unwrap_or_else(|_| "\u{FFFD}".to_owned());
+            if token.contains("lone") {
+                assert_eq!(out, "lone \u{FFFD} surrogate");
+            } else {
+                assert_eq!(out, want, "{token}");
+            }
+        }
+    }
+
     use super::*;
 
     fn decoded(raw: &str) -> String {

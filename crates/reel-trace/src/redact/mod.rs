@@ -427,6 +427,17 @@ impl Redactor {
         json::redact(&self.compiled, raw)
     }
 
+    /// Redacts a JSON value as [`redact_json`](Self::redact_json) does, and anything
+    /// that is not one JSON value as [`redact_text`](Self::redact_text) does: for pieces
+    /// of a stream that are JSON as a rule (an SSE event's data, an NDJSON line). One
+    /// pass when it is JSON.
+    pub fn redact_json_or_text<'a>(&self, raw: &'a str) -> Cow<'a, str> {
+        match json::redact_if_json(&self.compiled, raw) {
+            Some(r) => r,
+            None => self.redact_text(raw),
+        }
+    }
+
     /// Redacts free text (a command argument, a stderr line) with the value rules and
     /// the user's patterns.
     pub fn redact_text<'a>(&self, text: &'a str) -> Cow<'a, str> {

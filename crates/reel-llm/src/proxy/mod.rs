@@ -24,7 +24,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -32,25 +31,27 @@ use std::time::{Duration, Instant};
 
 use http::{HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Frame, Incoming};
+use hyper::body::{Bytes, Incoming};
 use hyper::client::conn::http1::SendRequest;
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
 
 use reel_mcp::http::{McpUrl, strip_hop_by_hop};
-use reel_mcp::reply::{Reply, ReplyFrame};
+use reel_mcp::reply::Reply;
 use reel_mcp::serve::{self, Limits, Stop};
 use reel_mcp::upstream::{self, TlsConnector};
-use reel_trace::line::{Block, Timing, Turn};
+use reel_trace::line::{Block, Turn};
 use reel_trace::redact::Redactor;
 use reel_trace::target::TraceTarget;
 use reel_trace::{Meta, Timestamp};
+
+mod body;
+
+use body::{Answer, RecordedBody, Recording};
 
 use crate::api::{Endpoint, Failure, Provider, error_body};
 use crate::headers;
 use crate::history::History;
 use crate::request::{Request as LlmRequest, matchable};
-use crate::response::Assembler;
 use crate::route::{Route, RouteError, Routes};
 use crate::tape::{Tape, Trouble, kinds};
 
@@ -65,8 +66,6 @@ pub const WHOLE_KEPT_MAX: usize = 16 << 20;
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// Time given to open exchanges when the proxy stops.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-/// Chunks buffered between the upstream's reader and the client's writer.
-const CHANNEL: usize = 16;
 
 /// What `reel llm` is told.
 #[derive(Debug, Clone)]
@@ -330,7 +329,7 @@ impl Pool {
 
 /// How a response body is framed for the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Framing {
+pub(crate) enum Framing {
     Sse,
     Ndjson,
     Whole,
@@ -381,15 +380,17 @@ struct RequestFacts {
     matchable: Option<Value>,
 }
 
-fn reply(provider: Provider, failure: Failure, message: &str) -> Response<Reply> {
-    let mut r = Response::new(Reply::full(error_body(provider, failure, message)));
+fn reply(provider: Provider, failure: Failure, message: &str) -> Response<Answer> {
+    let mut r = Response::new(Answer::Full(Reply::full(error_body(
+        provider, failure, message,
+    ))));
     *r.status_mut() = StatusCode::from_u16(failure.status()).unwrap_or(StatusCode::BAD_GATEWAY);
     r.headers_mut()
         .insert("content-type", HeaderValue::from_static("application/json"));
     r
 }
 
-async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Reply> {
+async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
     let started = Instant::now();
     let t_request = Timestamp::now();
     let path = req
@@ -521,7 +522,7 @@ fn record_request(sh: &Shared, ex: &mut Exchange, body: &[u8], t: Timestamp) {
     });
 }
 
-fn bad_gateway(sh: &Shared, ex: &Exchange, error: &str) -> Response<Reply> {
+fn bad_gateway(sh: &Shared, ex: &Exchange, error: &str) -> Response<Answer> {
     (sh.notices)(Notice::UpstreamFailed {
         error: format!("{}: {error}", ex.route.url),
     });
@@ -579,7 +580,7 @@ fn respond(
     ex: Exchange,
     response: Response<Incoming>,
     sender: Sender,
-) -> Response<Reply> {
+) -> Response<Answer> {
     let (mut parts, body) = response.into_parts();
     let status = parts.status.as_u16();
     let content_type = parts
@@ -628,7 +629,7 @@ fn respond(
         o.insert("request_sha256".into(), ex.request_sha256.clone().into());
         o.insert("response_headers".into(), Value::Object(response_headers));
         if let Some(e) = &encoding {
-            if decoder(e).is_none() {
+            if !body::decodable(e) {
                 o.insert(
                     "reason".into(),
                     format!("content-encoding {e} is not decoded; the body is kept as bytes")
@@ -650,348 +651,11 @@ fn respond(
     sh.tape.event(ex.n, Timestamp::now(), kind, &raw, fields);
 
     strip_hop_by_hop(&mut parts.headers);
-    let (tx, rx) = mpsc::channel::<ReplyFrame>(CHANNEL);
-    let pump = Pump {
-        sh,
-        ex,
-        status,
-        framing,
-        decoder: encoding.as_deref().and_then(decoder),
-        encoding,
-        tx,
-        head_at: Instant::now(),
-    };
-    tokio::spawn(pump.run(body, sender));
-    Response::from_parts(parts, Reply::stream(rx))
-}
-
-/// A decoder for a `content-encoding` reel can read for the record.
-fn decoder(encoding: &str) -> Option<Decoder> {
-    match encoding {
-        "gzip" | "x-gzip" => Some(Decoder::Gzip(Box::new(flate2::write::GzDecoder::new(
-            Vec::new(),
-        )))),
-        "deflate" => Some(Decoder::Deflate(Box::new(flate2::write::ZlibDecoder::new(
-            Vec::new(),
-        )))),
-        _ => None,
-    }
-}
-
-enum Decoder {
-    Gzip(Box<flate2::write::GzDecoder<Vec<u8>>>),
-    Deflate(Box<flate2::write::ZlibDecoder<Vec<u8>>>),
-}
-
-impl Decoder {
-    /// Decodes a chunk: what it completes; a corrupt stream yields nothing more (the
-    /// bytes still went on).
-    fn decode(&mut self, chunk: &[u8]) -> Vec<u8> {
-        let out = match self {
-            Decoder::Gzip(d) => d
-                .write_all(chunk)
-                .and_then(|()| d.flush())
-                .map(|()| std::mem::take(d.get_mut())),
-            Decoder::Deflate(d) => d
-                .write_all(chunk)
-                .and_then(|()| d.flush())
-                .map(|()| std::mem::take(d.get_mut())),
-        };
-        out.unwrap_or_default()
-    }
-
-    /// What the decoder still holds at the end of the body.
-    fn finish(&mut self) -> Vec<u8> {
-        let out = match self {
-            Decoder::Gzip(d) => d.try_finish().map(|()| std::mem::take(d.get_mut())),
-            Decoder::Deflate(d) => d.try_finish().map(|()| std::mem::take(d.get_mut())),
-        };
-        out.unwrap_or_default()
-    }
-}
-
-/// Why a response ended.
-enum End {
-    Complete,
-    ClientAbort,
-    UpstreamDisconnect(String),
-    IdleTimeout,
-}
-
-struct Pump {
-    sh: Arc<Shared>,
-    ex: Exchange,
-    status: u16,
-    framing: Framing,
-    decoder: Option<Decoder>,
-    encoding: Option<String>,
-    tx: mpsc::Sender<ReplyFrame>,
-    head_at: Instant,
-}
-
-/// A piece of a body for the record: its bytes, and for an SSE event its type and data.
-struct Piece {
-    bytes: Vec<u8>,
-    event: Option<(String, String)>,
-}
-
-/// The pieces of a body being cut for the record.
-struct Cutter {
-    framing: Framing,
-    sse: reel_mcp::sse::Parser,
-    pending: Vec<u8>,
-    /// A whole body grew past [`WHOLE_KEPT_MAX`]: it is recorded in the chunks it came
-    /// in, and assembles no turn.
-    overflow: bool,
-}
-
-impl Cutter {
-    /// Feeds decoded bytes; returns the pieces they complete.
-    fn feed(&mut self, bytes: &[u8]) -> Vec<Piece> {
-        let mut out = Vec::new();
-        match self.framing {
-            Framing::Sse => {
-                let mut last = 0;
-                let pending = &mut self.pending;
-                self.sse.feed_with_ends(bytes, |event, end| {
-                    pending.extend_from_slice(&bytes[last..end]);
-                    last = end;
-                    out.push(Piece {
-                        bytes: std::mem::take(pending),
-                        event: Some((
-                            event.event_type().to_owned(),
-                            event.data.unwrap_or_default(),
-                        )),
-                    });
-                });
-                self.pending.extend_from_slice(&bytes[last..]);
-            }
-            Framing::Ndjson => {
-                let mut rest = bytes;
-                while let Some(i) = memchr(b'\n', rest) {
-                    self.pending.extend_from_slice(&rest[..=i]);
-                    out.push(Piece {
-                        bytes: std::mem::take(&mut self.pending),
-                        event: None,
-                    });
-                    rest = &rest[i + 1..];
-                }
-                self.pending.extend_from_slice(rest);
-            }
-            Framing::Whole if self.overflow => out.push(Piece {
-                bytes: bytes.to_vec(),
-                event: None,
-            }),
-            Framing::Whole if self.pending.len() + bytes.len() > WHOLE_KEPT_MAX => {
-                // Too large to be one piece: from here on, the chunks as they came.
-                self.overflow = true;
-                self.pending.extend_from_slice(bytes);
-                out.push(Piece {
-                    bytes: std::mem::take(&mut self.pending),
-                    event: None,
-                });
-            }
-            Framing::Whole => self.pending.extend_from_slice(bytes),
-        }
-        out
-    }
-
-    /// The rest, at the end of the body.
-    fn finish(&mut self) -> Option<Piece> {
-        if self.pending.is_empty() {
-            return None;
-        }
-        let bytes = std::mem::take(&mut self.pending);
-        let event = match self.framing {
-            Framing::Sse => {
-                let mut event = None;
-                self.sse.finish(|e| event = Some(e));
-                let (ty, data) = event.map_or(("message".to_owned(), String::new()), |e| {
-                    (e.event_type().to_owned(), e.data.unwrap_or_default())
-                });
-                Some((ty, data))
-            }
-            _ => None,
-        };
-        Some(Piece { bytes, event })
-    }
-}
-
-fn memchr(b: u8, s: &[u8]) -> Option<usize> {
-    s.iter().position(|&c| c == b)
-}
-
-impl Pump {
-    async fn run(mut self, mut body: Incoming, sender: Sender) {
-        let mut assembler = Assembler::new(self.ex.route.kind);
-        let mut cutter = Cutter {
-            framing: self.framing,
-            sse: reel_mcp::sse::Parser::new(),
-            pending: Vec::new(),
-            overflow: false,
-        };
-        let mut ttft: Option<Duration> = None;
-        let mut bytes_so_far = 0u64;
-        let idle = self.sh.idle;
-        let end = loop {
-            let frame = match tokio::time::timeout(idle, body.frame()).await {
-                Err(_) => break End::IdleTimeout,
-                Ok(None) => break End::Complete,
-                Ok(Some(Err(e))) => break End::UpstreamDisconnect(e.to_string()),
-                Ok(Some(Ok(frame))) => frame,
-            };
-            let Ok(data) = frame.into_data() else {
-                continue; // trailers are not passed on (HTTP/1.1 clients of LLM APIs use none)
-            };
-            bytes_so_far += data.len() as u64;
-            let decoded;
-            let plain: &[u8] = match &mut self.decoder {
-                Some(d) => {
-                    decoded = d.decode(&data);
-                    &decoded
-                }
-                None if self.encoding.is_some() => &[],
-                None => &data,
-            };
-            if self.encoding.is_some() && self.decoder.is_none() {
-                // Undecodable: the record keeps the bytes as they came.
-                self.record_piece(&data);
-            } else {
-                for p in cutter.feed(plain) {
-                    self.record_piece(&p.bytes);
-                    let added = match (&p.event, self.framing) {
-                        (Some((ty, data)), _) => assembler.sse_event(ty, data),
-                        (None, Framing::Ndjson) => {
-                            assembler.ndjson_line(std::str::from_utf8(&p.bytes).unwrap_or(""))
-                        }
-                        _ => false,
-                    };
-                    if added && ttft.is_none() {
-                        ttft = Some(self.ex.started.elapsed());
-                    }
-                }
-            }
-            if self.tx.send(Ok(Frame::data(data))).await.is_err() {
-                break End::ClientAbort;
-            }
-        };
-        // What is left of the body for the record.
-        if let Some(d) = &mut self.decoder {
-            let rest = d.finish();
-            for p in cutter.feed(&rest) {
-                self.record_piece(&p.bytes);
-                match (&p.event, self.framing) {
-                    (Some((ty, data)), _) => {
-                        assembler.sse_event(ty, data);
-                    }
-                    (None, Framing::Ndjson) => {
-                        assembler.ndjson_line(std::str::from_utf8(&p.bytes).unwrap_or(""));
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let mut whole = Vec::new();
-        if let Some(p) = cutter.finish() {
-            self.record_piece(&p.bytes);
-            match (&p.event, self.framing) {
-                (Some((ty, data)), _) => {
-                    assembler.sse_event(ty, data);
-                }
-                (None, Framing::Ndjson) => {
-                    assembler.ndjson_line(std::str::from_utf8(&p.bytes).unwrap_or(""));
-                }
-                (None, _) => assembler.whole_body(&p.bytes),
-            }
-            whole = p.bytes;
-        }
-        match &end {
-            End::UpstreamDisconnect(e) => {
-                let _ = self
-                    .tx
-                    .send(Err(std::io::Error::other(format!(
-                        "the upstream broke off: {e}"
-                    ))))
-                    .await;
-            }
-            End::IdleTimeout => {
-                let _ = self
-                    .tx
-                    .send(Err(std::io::Error::other("the upstream went silent")))
-                    .await;
-            }
-            _ => {}
-        }
-        drop(self.tx);
-        let duration = self.ex.started.elapsed();
-        let reason = match &end {
-            // An error status, or a whole body: nothing was severed.
-            End::Complete if self.status >= 400 || self.framing == Framing::Whole => None,
-            End::Complete => match (assembler.ended(), assembler.stream_error()) {
-                (_, Some(e)) => Some(format!("upstream_error: {e}")),
-                (false, None) => {
-                    Some("upstream_error: the stream ended before its last event".to_owned())
-                }
-                (true, None) => None,
-            },
-            End::ClientAbort => Some("client_abort".to_owned()),
-            End::UpstreamDisconnect(_) => Some("upstream_disconnect".to_owned()),
-            End::IdleTimeout => Some("idle_timeout".to_owned()),
-        };
-        let sh = &self.sh;
-        let ex = &self.ex;
-        if ex.route.kind.generates() && ex.facts.is_some() && self.status < 400 {
-            let mut turn = assembler.finish(reason.is_some());
-            turn.t = Some(Timestamp::now().to_iso().as_str().to_owned());
-            turn.endpoint = Some(ex.route.endpoint.clone());
-            turn.stream = Some(self.framing != Framing::Whole);
-            turn.source = Some("llm".into());
-            turn.timing = Some(Timing {
-                ttft_ms: ttft.map(millis),
-                duration_ms: Some(millis(duration)),
-                ..Timing::default()
-            });
-            sh.tape.turn(ex.n, ex.conversation, &mut turn);
-        }
-        if self.status >= 400 {
-            let text = String::from_utf8_lossy(&whole);
-            let body = serde_json::from_str::<Value>(&text)
-                .map(|v| redacted_value(sh.tape.redactor(), &v))
-                .unwrap_or(Value::Null);
-            let raw = json!({
-                "endpoint": ex.route.endpoint,
-                "url": ex.route.url,
-                "status": self.status,
-                "body": body,
-            });
-            sh.tape
-                .event(ex.n, Timestamp::now(), kinds::ERROR, &raw, Map::new());
-        }
-        if let Some(reason) = reason {
-            let raw = json!({
-                "endpoint": ex.route.endpoint,
-                "url": ex.route.url,
-                "reason": reason,
-                "bytes_so_far": bytes_so_far,
-            });
-            sh.tape
-                .event(ex.n, Timestamp::now(), kinds::TRUNCATED, &raw, Map::new());
-        }
-        if matches!(end, End::Complete) {
-            sh.pool.give_back(&ex.route.upstream, sender);
-        }
-    }
-
-    fn record_piece(&self, piece: &[u8]) {
-        if piece.is_empty() {
-            return;
-        }
-        let us = u64::try_from(self.head_at.elapsed().as_micros()).unwrap_or(u64::MAX);
-        let decoded = self.decoder.as_ref().and(self.encoding.as_deref());
-        self.sh
-            .tape
-            .body(self.ex.n, Timestamp::now(), us, piece, decoded);
-    }
+    let body = RecordedBody::new(
+        body,
+        Recording::new(sh, ex, status, framing, encoding, sender),
+    );
+    Response::from_parts(parts, Answer::Recorded(Box::new(body)))
 }
 
 fn millis(d: Duration) -> f64 {

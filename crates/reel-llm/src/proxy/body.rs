@@ -1,0 +1,524 @@
+//! A response body on its way to the client: each frame the upstream sends is recorded
+//! and then handed to hyper in the same poll, with no task or channel between them, so
+//! forwarding an event costs what recording it costs and no thread wake-up.
+//!
+//! Per frame: the bytes are decoded when compressed, cut into pieces (SSE events,
+//! NDJSON lines, or a whole body), each piece written to the trace, and the frame is
+//! returned; the pieces are read into the assistant turn on the next poll, after the
+//! frame went out. The end of the response — the upstream's end or error, the idle
+//! timeout, or the client going away (the body is dropped) — writes the turn and the
+//! `llm.error` / `llm.truncated` lines.
+
+use std::io::Write as _;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use serde_json::{Map, Value, json};
+
+use reel_mcp::reply::Reply;
+use reel_trace::Timestamp;
+use reel_trace::line::Timing;
+
+use super::{Exchange, Framing, Sender, Shared, WHOLE_KEPT_MAX, millis, redacted_value};
+use crate::response::Assembler;
+use crate::tape::kinds;
+
+use std::sync::Arc;
+
+/// What the client gets: reel's own small answer, or a recorded upstream response.
+pub(crate) enum Answer {
+    /// A body reel has whole.
+    Full(Reply),
+    /// The upstream's body, recorded as it passes.
+    Recorded(Box<RecordedBody>),
+}
+
+impl Body for Answer {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        match self.get_mut() {
+            Answer::Full(r) => Pin::new(r).poll_frame(cx),
+            Answer::Recorded(b) => Pin::new(&mut **b).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Answer::Full(r) => r.is_end_stream(),
+            Answer::Recorded(b) => b.finished && b.held.is_none(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Answer::Full(r) => r.size_hint(),
+            Answer::Recorded(_) => SizeHint::default(),
+        }
+    }
+}
+
+/// Whether reel can decode `encoding` for the record.
+pub(super) fn decodable(encoding: &str) -> bool {
+    decoder(encoding).is_some()
+}
+
+/// Why a response ended.
+enum End {
+    Complete,
+    ClientAbort,
+    UpstreamDisconnect,
+    IdleTimeout,
+}
+
+/// A decoder for a `content-encoding` reel can read for the record.
+fn decoder(encoding: &str) -> Option<Decoder> {
+    match encoding {
+        "gzip" | "x-gzip" => Some(Decoder::Gzip(Box::new(flate2::write::GzDecoder::new(
+            Vec::new(),
+        )))),
+        "deflate" => Some(Decoder::Deflate(Box::new(flate2::write::ZlibDecoder::new(
+            Vec::new(),
+        )))),
+        _ => None,
+    }
+}
+
+enum Decoder {
+    Gzip(Box<flate2::write::GzDecoder<Vec<u8>>>),
+    Deflate(Box<flate2::write::ZlibDecoder<Vec<u8>>>),
+}
+
+impl Decoder {
+    /// Decodes a chunk: what it completes; a corrupt stream yields nothing more (the
+    /// bytes still went on).
+    fn decode(&mut self, chunk: &[u8]) -> Vec<u8> {
+        let out = match self {
+            Decoder::Gzip(d) => d
+                .write_all(chunk)
+                .and_then(|()| d.flush())
+                .map(|()| std::mem::take(d.get_mut())),
+            Decoder::Deflate(d) => d
+                .write_all(chunk)
+                .and_then(|()| d.flush())
+                .map(|()| std::mem::take(d.get_mut())),
+        };
+        out.unwrap_or_default()
+    }
+
+    /// What the decoder still holds at the end of the body.
+    fn finish(&mut self) -> Vec<u8> {
+        let out = match self {
+            Decoder::Gzip(d) => d.try_finish().map(|()| std::mem::take(d.get_mut())),
+            Decoder::Deflate(d) => d.try_finish().map(|()| std::mem::take(d.get_mut())),
+        };
+        out.unwrap_or_default()
+    }
+}
+
+/// A piece of a body for the record: its bytes, and for an SSE event its type and data.
+struct Piece {
+    bytes: Vec<u8>,
+    event: Option<(String, String)>,
+}
+
+/// The pieces of a body being cut for the record.
+struct Cutter {
+    framing: Framing,
+    sse: reel_mcp::sse::Parser,
+    pending: Vec<u8>,
+    /// A whole body grew past [`WHOLE_KEPT_MAX`]: it is recorded in the chunks it came
+    /// in, and assembles no turn.
+    overflow: bool,
+}
+
+impl Cutter {
+    /// Feeds decoded bytes; returns the pieces they complete.
+    fn feed(&mut self, bytes: &[u8]) -> Vec<Piece> {
+        let mut out = Vec::new();
+        match self.framing {
+            Framing::Sse => {
+                let mut last = 0;
+                let pending = &mut self.pending;
+                self.sse.feed_with_ends(bytes, |event, end| {
+                    pending.extend_from_slice(&bytes[last..end]);
+                    last = end;
+                    out.push(Piece {
+                        bytes: std::mem::take(pending),
+                        event: Some((
+                            event.event_type().to_owned(),
+                            event.data.unwrap_or_default(),
+                        )),
+                    });
+                });
+                self.pending.extend_from_slice(&bytes[last..]);
+            }
+            Framing::Ndjson => {
+                let mut rest = bytes;
+                while let Some(i) = memchr(b'\n', rest) {
+                    self.pending.extend_from_slice(&rest[..=i]);
+                    out.push(Piece {
+                        bytes: std::mem::take(&mut self.pending),
+                        event: None,
+                    });
+                    rest = &rest[i + 1..];
+                }
+                self.pending.extend_from_slice(rest);
+            }
+            Framing::Whole if self.overflow => out.push(Piece {
+                bytes: bytes.to_vec(),
+                event: None,
+            }),
+            Framing::Whole if self.pending.len() + bytes.len() > WHOLE_KEPT_MAX => {
+                // Too large to be one piece: from here on, the chunks as they came.
+                self.overflow = true;
+                self.pending.extend_from_slice(bytes);
+                out.push(Piece {
+                    bytes: std::mem::take(&mut self.pending),
+                    event: None,
+                });
+            }
+            Framing::Whole => self.pending.extend_from_slice(bytes),
+        }
+        out
+    }
+
+    /// The rest, at the end of the body.
+    fn finish(&mut self) -> Option<Piece> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let bytes = std::mem::take(&mut self.pending);
+        let event = match self.framing {
+            Framing::Sse => {
+                let mut event = None;
+                self.sse.finish(|e| event = Some(e));
+                let (ty, data) = event.map_or(("message".to_owned(), String::new()), |e| {
+                    (e.event_type().to_owned(), e.data.unwrap_or_default())
+                });
+                Some((ty, data))
+            }
+            _ => None,
+        };
+        Some(Piece { bytes, event })
+    }
+}
+
+fn memchr(b: u8, s: &[u8]) -> Option<usize> {
+    s.iter().position(|&c| c == b)
+}
+
+/// The recording side of one response.
+pub(crate) struct Recording {
+    sh: Arc<Shared>,
+    ex: Exchange,
+    status: u16,
+    framing: Framing,
+    decoder: Option<Decoder>,
+    encoding: Option<String>,
+    head_at: Instant,
+    assembler: Option<Assembler>,
+    cutter: Cutter,
+    /// Pieces recorded and forwarded, still to be read into the turn.
+    to_assemble: Vec<Piece>,
+    ttft: Option<Duration>,
+    bytes_so_far: u64,
+    /// The upstream connection, back to the pool when the body ended cleanly.
+    sender: Option<Sender>,
+}
+
+impl Recording {
+    pub(super) fn new(
+        sh: Arc<Shared>,
+        ex: Exchange,
+        status: u16,
+        framing: Framing,
+        encoding: Option<String>,
+        sender: Sender,
+    ) -> Recording {
+        Recording {
+            decoder: encoding.as_deref().and_then(decoder),
+            assembler: Some(Assembler::new(ex.route.kind)),
+            cutter: Cutter {
+                framing,
+                sse: reel_mcp::sse::Parser::new(),
+                pending: Vec::new(),
+                overflow: false,
+            },
+            sh,
+            ex,
+            status,
+            framing,
+            encoding,
+            head_at: Instant::now(),
+            to_assemble: Vec::new(),
+            ttft: None,
+            bytes_so_far: 0,
+            sender: Some(sender),
+        }
+    }
+
+    /// Records a data frame: its pieces are in the trace when this returns.
+    fn frame(&mut self, data: &[u8]) {
+        self.bytes_so_far += data.len() as u64;
+        if self.encoding.is_some() && self.decoder.is_none() {
+            // Undecodable: the record keeps the bytes as they came.
+            self.record_piece(data);
+            return;
+        }
+        let pieces = match &mut self.decoder {
+            Some(d) => {
+                let plain = d.decode(data);
+                self.cutter.feed(&plain)
+            }
+            None => self.cutter.feed(data),
+        };
+        for p in &pieces {
+            self.record_piece(&p.bytes);
+        }
+        self.to_assemble.extend(pieces);
+    }
+
+    /// Reads the recorded pieces into the turn.
+    fn assemble(&mut self) {
+        if let Some(mut a) = self.assembler.take() {
+            self.feed(&mut a);
+            self.assembler = Some(a);
+        }
+    }
+
+    fn feed(&mut self, a: &mut Assembler) {
+        for p in self.to_assemble.drain(..) {
+            let added = match (&p.event, self.framing) {
+                (Some((ty, data)), _) => a.sse_event(ty, data),
+                (None, Framing::Ndjson) => {
+                    a.ndjson_line(std::str::from_utf8(&p.bytes).unwrap_or(""))
+                }
+                (None, _) => false,
+            };
+            if added && self.ttft.is_none() {
+                self.ttft = Some(self.ex.started.elapsed());
+            }
+        }
+    }
+
+    fn record_piece(&self, piece: &[u8]) {
+        if piece.is_empty() {
+            return;
+        }
+        let us = u64::try_from(self.head_at.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let decoded = self.decoder.as_ref().and(self.encoding.as_deref());
+        self.sh
+            .tape
+            .body(self.ex.n, Timestamp::now(), us, piece, decoded);
+    }
+
+    /// The end of the response: the rest of the body, the turn, and the error and
+    /// truncation lines.
+    fn finish(&mut self, end: End) {
+        let Some(mut assembler) = self.assembler.take() else {
+            return; // finished already
+        };
+        self.feed(&mut assembler);
+        // What the decoder still holds.
+        if let Some(d) = &mut self.decoder {
+            let rest = d.finish();
+            let pieces = self.cutter.feed(&rest);
+            for p in &pieces {
+                self.record_piece(&p.bytes);
+            }
+            self.to_assemble.extend(pieces);
+            self.feed(&mut assembler);
+        }
+        let mut whole = Vec::new();
+        if let Some(p) = self.cutter.finish() {
+            self.record_piece(&p.bytes);
+            match (&p.event, self.framing) {
+                (Some((ty, data)), _) => {
+                    assembler.sse_event(ty, data);
+                }
+                (None, Framing::Ndjson) => {
+                    assembler.ndjson_line(std::str::from_utf8(&p.bytes).unwrap_or(""));
+                }
+                (None, _) => assembler.whole_body(&p.bytes),
+            }
+            whole = p.bytes;
+        }
+        let duration = self.ex.started.elapsed();
+        let reason = match &end {
+            // An error status, or a whole body: nothing was severed.
+            End::Complete if self.status >= 400 || self.framing == Framing::Whole => None,
+            End::Complete => match (assembler.ended(), assembler.stream_error()) {
+                (_, Some(e)) => Some(format!("upstream_error: {e}")),
+                (false, None) => {
+                    Some("upstream_error: the stream ended before its last event".to_owned())
+                }
+                (true, None) => None,
+            },
+            End::ClientAbort => Some("client_abort".to_owned()),
+            End::UpstreamDisconnect => Some("upstream_disconnect".to_owned()),
+            End::IdleTimeout => Some("idle_timeout".to_owned()),
+        };
+        let sh = &self.sh;
+        let ex = &self.ex;
+        if ex.route.kind.generates() && ex.facts.is_some() && self.status < 400 {
+            let mut turn = assembler.finish(reason.is_some());
+            turn.t = Some(Timestamp::now().to_iso().as_str().to_owned());
+            turn.endpoint = Some(ex.route.endpoint.clone());
+            turn.stream = Some(self.framing != Framing::Whole);
+            turn.source = Some("llm".into());
+            turn.timing = Some(Timing {
+                ttft_ms: self.ttft.map(millis),
+                duration_ms: Some(millis(duration)),
+                ..Timing::default()
+            });
+            sh.tape.turn(ex.n, ex.conversation, &mut turn);
+        }
+        if self.status >= 400 {
+            let text = String::from_utf8_lossy(&whole);
+            let body = serde_json::from_str::<Value>(&text)
+                .map(|v| redacted_value(sh.tape.redactor(), &v))
+                .unwrap_or(Value::Null);
+            let raw = json!({
+                "endpoint": ex.route.endpoint,
+                "url": ex.route.url,
+                "status": self.status,
+                "body": body,
+            });
+            sh.tape
+                .event(ex.n, Timestamp::now(), kinds::ERROR, &raw, Map::new());
+        }
+        if let Some(reason) = reason {
+            let raw = json!({
+                "endpoint": ex.route.endpoint,
+                "url": ex.route.url,
+                "reason": reason,
+                "bytes_so_far": self.bytes_so_far,
+            });
+            sh.tape
+                .event(ex.n, Timestamp::now(), kinds::TRUNCATED, &raw, Map::new());
+        }
+        if let (End::Complete, Some(sender)) = (end, self.sender.take()) {
+            sh.pool.give_back(&ex.route.upstream, sender);
+        }
+    }
+}
+
+/// The upstream's response body, recorded as it is forwarded.
+///
+/// hyper aborts a response at an error, or at an end short of its `Content-Length`,
+/// without writing out the bytes it still buffers; so after a data frame, an end or an
+/// error waits one turn (hyper flushes when a body is not ready), and the client gets
+/// every byte the upstream sent before the break (as `reel_mcp::reply` does).
+pub(crate) struct RecordedBody {
+    upstream: Incoming,
+    rec: Recording,
+    idle: Duration,
+    timer: Pin<Box<tokio::time::Sleep>>,
+    finished: bool,
+    /// A data frame was given since the body was last not ready.
+    unflushed: bool,
+    /// The end (`None`) or error held back for one turn.
+    held: Option<Option<std::io::Error>>,
+}
+
+impl RecordedBody {
+    pub(super) fn new(upstream: Incoming, rec: Recording) -> RecordedBody {
+        let idle = rec.sh.idle;
+        RecordedBody {
+            upstream,
+            rec,
+            idle,
+            timer: Box::pin(tokio::time::sleep(idle)),
+            finished: false,
+            unflushed: false,
+            held: None,
+        }
+    }
+
+    /// Ends the body with `end`: the record is finished; the client gets `error`, or
+    /// the end, after one more turn when a frame is still unflushed.
+    fn end(
+        &mut self,
+        cx: &mut Context<'_>,
+        end: End,
+        error: Option<std::io::Error>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        self.finished = true;
+        self.rec.finish(end);
+        if std::mem::take(&mut self.unflushed) {
+            self.held = Some(error);
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        Poll::Ready(error.map(Err))
+    }
+}
+
+impl Body for RecordedBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        let this = self.get_mut();
+        if let Some(last) = this.held.take() {
+            return Poll::Ready(last.map(Err));
+        }
+        if this.finished {
+            return Poll::Ready(None);
+        }
+        // The pieces of the frame that went out last time.
+        this.rec.assemble();
+        loop {
+            match Pin::new(&mut this.upstream).poll_frame(cx) {
+                Poll::Pending => {
+                    if this.timer.as_mut().poll(cx).is_ready() {
+                        let e = std::io::Error::other("the upstream went silent");
+                        return this.end(cx, End::IdleTimeout, Some(e));
+                    }
+                    this.unflushed = false;
+                    return Poll::Pending;
+                }
+                Poll::Ready(None) => return this.end(cx, End::Complete, None),
+                Poll::Ready(Some(Err(e))) => {
+                    let e = std::io::Error::other(format!("the upstream broke off: {e}"));
+                    return this.end(cx, End::UpstreamDisconnect, Some(e));
+                }
+                Poll::Ready(Some(Ok(frame))) => {
+                    let deadline = tokio::time::Instant::now() + this.idle;
+                    this.timer.as_mut().reset(deadline);
+                    // Trailers are not passed on (HTTP/1.1 clients of LLM APIs use none).
+                    let Ok(data) = frame.into_data() else {
+                        continue;
+                    };
+                    this.rec.frame(&data);
+                    this.unflushed = true;
+                    return Poll::Ready(Some(Ok(Frame::data(data))));
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.finished && self.held.is_none()
+    }
+}
+
+impl Drop for RecordedBody {
+    fn drop(&mut self) {
+        if !self.finished {
+            // hyper let go of the body before its end: the client went away.
+            self.finished = true;
+            self.rec.finish(End::ClientAbort);
+        }
+    }
+}
