@@ -102,7 +102,8 @@ pub struct Args {
     maps: Vec<String>,
 
     /// A PEM file of extra certificate authorities for https upstreams (repeatable;
-    /// Mozilla's roots are always trusted).
+    /// Mozilla's roots and the system's bundle, $SSL_CERT_FILE or the platform's, are
+    /// always trusted).
     #[arg(long, value_name = "PATH", conflicts_with = "play")]
     ca_file: Vec<PathBuf>,
 

@@ -137,7 +137,8 @@ pub struct Args {
     allow_host: Vec<String>,
 
     /// A PEM file of extra certificate authorities for an https upstream (repeatable;
-    /// Mozilla's roots are always trusted).
+    /// Mozilla's roots and the system's bundle, $SSL_CERT_FILE or the platform's, are
+    /// always trusted).
     #[arg(long, value_name = "PATH")]
     upstream_ca: Vec<PathBuf>,
 

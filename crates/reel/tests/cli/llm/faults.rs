@@ -348,7 +348,7 @@ fn test_ca(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
 }
 
 #[test]
-fn an_https_upstream_is_reached_with_its_ca_file_and_refused_without_it() {
+fn an_https_upstream_is_reached_with_its_ca_file_or_the_system_bundle_and_refused_without() {
     let tmp = tempfile::tempdir().unwrap();
     let tmp = tmp.path();
     let (ca, chain) = test_ca(tmp);
@@ -370,7 +370,13 @@ fn an_https_upstream_is_reached_with_its_ca_file_and_refused_without_it() {
     );
     assert_check_clean(&trace);
 
-    let llm = Llm::record(&tmp.join("without"), &up.url, &[]);
+    // The system's bundle is trusted too (where a corporate proxy's CA is installed).
+    let llm = Llm::record_trusting(&tmp.join("system"), &up.url, Some(&ca));
+    let r = request(&llm.addr, "POST", "/v1/messages", ANTHROPIC, &body);
+    llm.finish();
+    assert_eq!(r.status, 200, "SSL_CERT_FILE is trusted: {}", r.text());
+
+    let llm = Llm::record_trusting(&tmp.join("without"), &up.url, None);
     let r = request(&llm.addr, "POST", "/v1/messages", ANTHROPIC, &body);
     let trace = llm.finish();
     assert_eq!(r.status, 502, "{}", r.text());

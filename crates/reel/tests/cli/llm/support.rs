@@ -144,6 +144,20 @@ impl Llm {
         Llm::spawn(c, dir)
     }
 
+    /// [`Llm::record`] with `SSL_CERT_FILE` set to `bundle` (or removed).
+    pub fn record_trusting(dir: &Path, upstream: &str, bundle: Option<&Path>) -> Llm {
+        let mut c = reel();
+        c.arg("llm")
+            .arg("--dir")
+            .arg(dir)
+            .args(["--upstream", upstream]);
+        match bundle {
+            Some(b) => c.env("SSL_CERT_FILE", b),
+            None => c.env_remove("SSL_CERT_FILE"),
+        };
+        Llm::spawn(c, dir)
+    }
+
     /// `reel llm --dir DIR FLAGS…` (routes of its own, from `--map`).
     pub fn record_with(dir: &Path, flags: &[&str]) -> Llm {
         let mut c = reel();
