@@ -111,7 +111,7 @@ pub enum PlayError {
 }
 
 /// One recorded exchange.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Recorded {
     n: u64,
     /// `path:line` of its `llm.request`/`llm.exchange`.
@@ -125,7 +125,9 @@ struct Recorded {
     system: Option<Value>,
     body: Option<Value>,
     elided: Option<(usize, String)>,
-    pieces: Vec<(u64, Vec<u8>)>,
+    /// The body as it arrived: microseconds after the head, bytes (shared, not copied,
+    /// when served).
+    pieces: Vec<(u64, Bytes)>,
     decoded: bool,
     /// The recorded response was severed (`upstream_disconnect`, `idle_timeout`).
     severed: bool,
@@ -251,7 +253,7 @@ impl LlmTape {
                     };
                     let ex = &mut exchanges[i];
                     ex.decoded |= l.decoded.is_some();
-                    ex.pieces.push((l.us.unwrap_or(0), piece));
+                    ex.pieces.push((l.us.unwrap_or(0), Bytes::from(piece)));
                 }
                 kinds::TRUNCATED => {
                     if let Some(&i) = by_n.get(&n) {
@@ -636,7 +638,7 @@ impl Server {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .answered += 1;
-        let e = self.tape.exchanges[i].clone();
+        let e = &self.tape.exchanges[i];
         if let Some(error) = &e.unreachable {
             return fail(
                 e.provider,
@@ -658,20 +660,22 @@ impl Server {
         }
         let (tx, rx) = mpsc::channel::<ReplyFrame>(16);
         let pace = self.pace;
+        let pieces = e.pieces.clone();
+        let severed = e.severed;
         tokio::spawn(async move {
             let start = Instant::now();
-            for (us, piece) in e.pieces {
+            for (us, piece) in pieces {
                 if let Pace::Scaled(f) = pace {
                     let at = Duration::from_micros((us as f64 / f) as u64);
                     if let Some(wait) = at.checked_sub(start.elapsed()) {
                         tokio::time::sleep(wait).await;
                     }
                 }
-                if tx.send(Ok(Frame::data(Bytes::from(piece)))).await.is_err() {
+                if tx.send(Ok(Frame::data(piece))).await.is_err() {
                     return;
                 }
             }
-            if e.severed {
+            if severed {
                 let _ = tx
                     .send(Err(std::io::Error::other(
                         "the recorded stream was severed here",
