@@ -45,6 +45,9 @@ pub(super) struct Checker {
     pub(super) body_order: VecDeque<String>,
     pub(super) markers: HashMap<String, Vec<Marker>>,
     pub(super) pending_markers: usize,
+    /// The current session's meta named no command (`command: []`): it wrapped no
+    /// process.
+    pub(super) no_process: bool,
 }
 
 impl Checker {
@@ -68,6 +71,7 @@ impl Checker {
             bodies: HashMap::new(),
             body_order: VecDeque::new(),
             markers: HashMap::new(),
+            no_process: false,
             pending_markers: 0,
         }
     }

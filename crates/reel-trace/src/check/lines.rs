@@ -21,6 +21,7 @@ use crate::time::Timestamp;
 impl Checker {
     pub(super) fn meta(&mut self, loc: Loc, meta: &Meta) {
         self.start_session(loc);
+        self.no_process = matches!(&meta.command, Some(Value::Array(a)) if a.is_empty());
         match &meta.v {
             None => self.report(
                 Some(loc),
@@ -365,6 +366,17 @@ impl Checker {
                 Some(loc),
                 Rule::EndIncomplete,
                 "end has no `durationMs` (milliseconds since meta.startedAt)".into(),
+            );
+        }
+        if let (Some(code), true) = (end.exit_code, self.no_process) {
+            self.report(
+                Some(loc),
+                Rule::ExitWithoutProcess,
+                format!(
+                    "end has exitCode {code} but meta.command is empty: a producer that wraps \
+                     no process (an llm proxy without a command, an importer) ends with \
+                     `reason` and no exitCode"
+                ),
             );
         }
         if end.exit_code.is_none() && end.reason.is_none() {

@@ -132,6 +132,8 @@ rules! {
     UnknownRole = "unknown-role", Warning;
     /// A known block type lacks its members (`text` without `text`, …).
     BlockIncomplete = "block-incomplete", Warning;
+    /// An `end.exitCode` in a session whose meta names no command (it wrapped no process).
+    ExitWithoutProcess = "exit-without-process", Warning;
     /// A `history_elided` block that is not the first block of its turn.
     HistoryElidedPosition = "history-elided-position", Warning;
     /// The request body in the trace does not hash to the marker's `request_sha256`.

@@ -554,6 +554,33 @@ mod warnings {
     use super::*;
 
     #[test]
+    fn an_exit_code_without_a_wrapped_process_is_a_warning() {
+        let sb = Sandbox::new();
+        let meta = r#"{"v":1,"type":"meta","startedAt":"2026-05-12T23:00:00.000Z","label":"l","command":[],"kind":"llm","redaction":{"rules":"reel/1","defaults":true}}"#;
+        let f = sb.write(
+            "e.jsonl",
+            lines_of(
+                meta,
+                &[],
+                Some(
+                    r#"{"t":"2026-05-12T23:00:01.000Z","type":"end","exitCode":0,"durationMs":1}"#,
+                ),
+            ),
+        );
+        let r = expect(&sb, &f, 0, &[("exit-without-process", Some(2))]);
+        assert_eq!(severity_of(&r, "exit-without-process"), "warning");
+        let f = sb.write(
+            "r.jsonl",
+            lines_of(
+                meta,
+                &[],
+                Some(r#"{"t":"2026-05-12T23:00:01.000Z","type":"end","reason":"producer_shutdown","durationMs":1}"#),
+            ),
+        );
+        expect(&sb, &f, 0, &[]);
+    }
+
+    #[test]
     fn a_meta_only_file_has_no_end() {
         let sb = Sandbox::new();
         let f = sb.write("m.jsonl", format!("{META}\n"));
