@@ -410,3 +410,93 @@ fn a_gzip_body_replays_decoded_without_its_content_encoding() {
     );
     assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
 }
+
+/// Killed with SIGKILL mid-stream, 20 times at different points: the trace, read up to
+/// its last whole line, holds every event the client had received whole (each is written
+/// before its bytes go on).
+#[test]
+fn a_reel_killed_mid_stream_has_recorded_every_event_the_client_received() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let up = Upstream::scripted(tmp, "up");
+    for run in 0..20usize {
+        let dir = tmp.join(format!("run-{run}"));
+        let llm = Llm::record(&dir, &up.url, &[]);
+        let mut conn = open(
+            &llm.addr,
+            "POST",
+            "/v1/messages",
+            ANTHROPIC,
+            &anthropic_body("reel-text-slow", true),
+        );
+        assert_eq!(conn.status, 200);
+        // After the first to the eighth of its nine events, as the run goes.
+        conn.events(1 + run % 8);
+        llm.kill9();
+        let received = String::from_utf8_lossy(&conn.body).into_owned();
+        let whole = &received[..received.rfind("\n\n").map_or(0, |i| i + 2)];
+        let trace = crate::harness::play_http_support::only_trace(&dir);
+        let recorded: String = Tape::read_partial(&trace)
+            .iter()
+            .filter(|l| l["kind"] == "reel.llm.body" && l["http"]["req"] == 1)
+            .filter_map(|l| l["text"].as_str().map(str::to_owned))
+            .collect();
+        assert!(
+            recorded.starts_with(whole),
+            "run {run}: the client had {whole:?}, the trace {recorded:?}"
+        );
+    }
+}
+
+/// A trace that cannot be written to the end (`ulimit -f`, as a full disk): the agent
+/// gets its whole answer all the same, reel says the trace is incomplete and exits 74;
+/// the trace is whole lines up to where it stopped.
+#[test]
+fn a_trace_write_failing_midway_leaves_the_traffic_alone_and_exits_74() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let up = Upstream::scripted(tmp, "up");
+    let dir = tmp.join("traces");
+    let mut c = std::process::Command::new("prlimit");
+    c.arg(format!("--fsize={}", 64 << 10))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_reel"))
+        .arg("llm")
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--upstream", &up.url, "--"])
+        .arg(super::support::python())
+        .args(["-W", "ignore"])
+        .arg(crate::harness::play_support::Peers::script("llm_client.py"))
+        .args([
+            "--api",
+            "anthropic",
+            "--mode",
+            "stream",
+            "--scenario",
+            "text",
+        ])
+        .args(["--model", "reel-big-1"])
+        .env("REEL_PEERS", super::support::peers_root());
+    let (code, stdout, stderr) = crate::harness::play_http_support::run(c);
+    assert_eq!(code, Some(74), "{stderr}");
+    assert!(
+        stderr.contains("cannot write the trace any more"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("is incomplete"), "{stderr}");
+    let out: serde_json::Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(
+        out["text"].as_str().map(str::len),
+        Some(1 << 20),
+        "the agent got the whole answer"
+    );
+    let trace = crate::harness::play_http_support::only_trace(&dir);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.ends_with('\n'), "whole lines only");
+    assert!(
+        text.lines()
+            .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+    );
+}

@@ -218,6 +218,14 @@ impl Llm {
         }
     }
 
+    /// Kills reel with SIGKILL (no clean-up of any kind) and waits for it.
+    pub fn kill9(mut self) {
+        let mut l = self.l.take().expect("running");
+        let _ = l.child.kill();
+        let _ = l.child.wait();
+        let _ = l.reader.join();
+    }
+
     /// [`Llm::stop`], asserting exit 0; the one trace it wrote.
     pub fn finish(self) -> PathBuf {
         let dir = self.dir.clone();
