@@ -3,9 +3,12 @@
 //!
 //! The LLM peers are for `reel llm`: the official model SDKs as clients (`anthropic` and
 //! `openai` from PyPI and npm) and two independently written mock model servers as
-//! upstreams (`llmock` from PyPI, `@copilotkit/aimock` from npm). They share `node_modules`
-//! and the venv with the MCP peers: none of them pins a shared dependency to a version
-//! another needs otherwise. npm's `openai` declares Node >= 22 in `engines`; it installs
+//! upstreams (`llmock` from PyPI, `@copilotkit/aimock` from npm). The SDKs share
+//! `node_modules` and the venv with the MCP peers; llmock gets a venv of its own
+//! ([`PYPI_OWN_VENV`]): it brings uvicorn's optional parsers (httptools, uvloop), which
+//! uvicorn then prefers, and the MCP fixture servers would no longer run on the HTTP
+//! parser the conformance suites were verified with (httptools keeps a header value's
+//! trailing whitespace). npm's `openai` declares Node >= 22 in `engines`; it installs
 //! (npm only warns) and runs on the machine's Node 20, and tests may run it on the Node 24
 //! below instead.
 //!
@@ -22,7 +25,8 @@
 //!   a Node 24 binary from npm (`.peers/node24/node_modules/.bin/node`), because the suites
 //!   need Node ≥ 22 and the machine's `node` may be older. That binary exists for Linux
 //!   x64/arm64 only; elsewhere it is skipped with a note (and the conformance tests say so);
-//! - `.peers/venv/bin/python` with the Python packages.
+//! - `.peers/venv/bin/python` with the Python packages, and `.peers/<venv>/bin/python` for
+//!   each of [`PYPI_OWN_VENV`].
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -86,18 +90,30 @@ fn own_prefix_packages() -> Vec<(&'static str, &'static str, &'static str)> {
     all
 }
 
-/// PyPI packages for `.peers/venv`, exact versions: the MCP SDK, then the LLM peers for
-/// `reel llm` (the official SDKs, and a mock model server).
+/// PyPI packages for `.peers/venv`, exact versions: the MCP SDK, then the official model
+/// SDKs for `reel llm`.
 pub const PYPI: &[(&str, &str)] = &[
     ("mcp", "2.3.0"),
     ("anthropic", "2.15.0"),
     ("openai", "3.57.0"),
-    ("llmock", "0.2.2"),
 ];
+
+/// PyPI packages that each get a venv of their own under `.peers/`: `(venv, package,
+/// version)` (see the module docs for why).
+pub const PYPI_OWN_VENV: &[(&str, &str, &str)] = &[("llmock-venv", "llmock", "0.2.2")];
+
+/// Every venv and what goes in it.
+fn venvs() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    let mut all = vec![("venv", PYPI.to_vec())];
+    for (venv, name, version) in PYPI_OWN_VENV {
+        all.push((*venv, vec![(*name, *version)]));
+    }
+    all
+}
 
 const STAMP: &str = "stamp.json";
 /// Bumped when the install steps change in a way an old `.peers/` would not reflect.
-const LAYOUT_VERSION: u64 = 2;
+const LAYOUT_VERSION: u64 = 3;
 
 /// `cargo xtask peers`.
 pub fn cmd(args: &[String]) -> anyhow::Result<()> {
@@ -178,6 +194,10 @@ fn wanted_stamp() -> anyhow::Result<Value> {
         "npm": spec(NPM, "@"),
         "npm_own_prefix": own,
         "pypi": spec(PYPI, "=="),
+        "pypi_own_venv": PYPI_OWN_VENV
+            .iter()
+            .map(|(venv, n, v)| format!("{venv}: {n}=={v}"))
+            .collect::<Vec<_>>(),
     }))
 }
 
@@ -245,26 +265,34 @@ fn install_own_prefix(prefix: &Path, name: &str, version: &str) -> anyhow::Resul
 }
 
 fn install_python(dir: &Path, recreate: bool) -> anyhow::Result<()> {
-    let venv = dir.join("venv");
-    let python = venv.join("bin/python");
-    if recreate || !python.exists() {
-        run(Command::new("python3")
-            .args(["-m", "venv", "--clear"])
-            .arg(&venv))
-        .context(
-            "cannot create the Python venv (Debian's python3 needs the python3-venv package)",
-        )?;
+    for (name, packages) in venvs() {
+        let venv = dir.join(name);
+        let python = venv.join("bin/python");
+        // The layout before llmock had a venv of its own put it (and uvicorn's optional
+        // parsers) in the shared one: start that one afresh.
+        let stale = name == "venv" && has_dist_info(&venv, "llmock", "0.2.2");
+        if recreate || stale || !python.exists() {
+            run(Command::new("python3")
+                .args(["-m", "venv", "--clear"])
+                .arg(&venv))
+            .context(
+                "cannot create a Python venv (Debian's python3 needs the python3-venv package)",
+            )?;
+        }
+        let mut pip = Command::new(&python);
+        pip.args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(packages.iter().map(|(n, v)| format!("{n}=={v}")));
+        run(&mut pip).with_context(|| {
+            format!("pip install into .peers/{name} failed (is PyPI reachable?)")
+        })?;
     }
-    let mut pip = Command::new(&python);
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-    ])
-    .args(PYPI.iter().map(|(n, v)| format!("{n}=={v}")));
-    run(&mut pip).context("pip install of the Python peers failed (is PyPI reachable?)")
+    Ok(())
 }
 
 /// What is not installed at the pinned version, as `name@version` strings.
@@ -280,14 +308,19 @@ fn missing(dir: &Path) -> Vec<String> {
             out.push(format!("{prefix}/{name}@{version}"));
         }
     }
-    let venv = dir.join("venv");
-    if !venv.join("bin/python").exists() {
-        out.push("venv/bin/python".to_owned());
-    }
-    for (name, version) in PYPI {
-        if !has_dist_info(&venv, name, version) {
-            out.push(format!("{name}=={version}"));
+    for (venv_name, packages) in venvs() {
+        let venv = dir.join(venv_name);
+        if !venv.join("bin/python").exists() {
+            out.push(format!("{venv_name}/bin/python"));
         }
+        for (name, version) in packages {
+            if !has_dist_info(&venv, name, version) {
+                out.push(format!("{venv_name}: {name}=={version}"));
+            }
+        }
+    }
+    if has_dist_info(&dir.join("venv"), "llmock", "0.2.2") {
+        out.push("venv without llmock".to_owned());
     }
     out
 }
@@ -324,13 +357,15 @@ fn print_where(dir: &Path, root: &Path) {
         let pkg = dir.join(prefix).join("node_modules").join(name);
         println!("  {name}@{version}  {}", short(&pkg, root));
     }
-    let python = dir.join("venv/bin/python");
-    let pypi: Vec<String> = PYPI.iter().map(|(n, v)| format!("{n}=={v}")).collect();
-    println!(
-        "  python venv ({})  {}",
-        pypi.join(", "),
-        short(&python, root)
-    );
+    for (venv, packages) in venvs() {
+        let python = dir.join(venv).join("bin/python");
+        let pypi: Vec<String> = packages.iter().map(|(n, v)| format!("{n}=={v}")).collect();
+        println!(
+            "  python {venv} ({})  {}",
+            pypi.join(", "),
+            short(&python, root)
+        );
+    }
     println!(
         "  to run single tests without xtask: export REEL_PEERS={}",
         dir.display()

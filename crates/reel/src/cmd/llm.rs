@@ -97,7 +97,7 @@ pub struct Args {
     upstream: Option<String>,
 
     /// Route the paths under PREFIX to URL, the prefix stripped (repeatable), e.g.
-    /// /openrouter=https://openrouter.ai/api.
+    /// `/openrouter=https://openrouter.ai/api`.
     #[arg(long = "map", value_name = "PREFIX=URL")]
     maps: Vec<String>,
 

@@ -48,8 +48,8 @@ TIMEOUT = 30.0
 
 
 def http_client(httpx, raw_out):
-    """An HTTP client for an SDK (`httpx` is the module the SDK is built on: openai uses
-    `httpx`, anthropic 2.x `httpx2`) whose transport copies every response body to
+    """An HTTP client for an SDK (`httpx` is the module the SDK is built on: `httpx2`
+    for both openai 3.x and anthropic 2.x) whose transport copies every response body to
     `raw_out` as it passes, unchanged; None (the SDK's own client) without `--raw-out`."""
     if raw_out is None:
         return None
@@ -170,13 +170,13 @@ def run_anthropic(args, raw_out):
 
 
 def openai_client(raw_out):
-    import httpx
+    import httpx2
     import openai
 
     kwargs = {"max_retries": 0, "timeout": TIMEOUT}
     if not os.environ.get("OPENAI_API_KEY"):
         kwargs["api_key"] = FAKE_KEY
-    return openai.OpenAI(http_client=http_client(httpx, raw_out), **kwargs)
+    return openai.OpenAI(http_client=http_client(httpx2, raw_out), **kwargs)
 
 
 WEATHER_PARAMS = {

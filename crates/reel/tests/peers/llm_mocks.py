@@ -10,7 +10,7 @@ mock's default answer).
 Prints `listening on http://127.0.0.1:PORT` once the server answers (port 0, the
 default, picks a free one), then serves until killed.
 
-- `llmock` (PyPI llmock 0.2.2, run in this process on `.peers/venv/bin/python`):
+- `llmock` (PyPI llmock 0.2.2, run in this process on `.peers/llmock-venv/bin/python`):
   OpenAI chat and Responses under `/v1`, Anthropic under `/anthropic`, so the clients
   take `OPENAI_BASE_URL=http://127.0.0.1:PORT/v1` and
   `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/anthropic`. Text is scripted; `reel-tool`

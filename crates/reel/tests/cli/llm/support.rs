@@ -87,7 +87,13 @@ impl Upstream {
     /// `llm_mocks.py llmock` or `llm_mocks.py aimock`.
     pub fn mock(which: &str) -> Upstream {
         let port = free_port();
-        let mut c = Command::new(python());
+        // llmock runs on a venv of its own (see xtask's peers); the aimock launcher on
+        // the shared one.
+        let interpreter = match which {
+            "llmock" => peers_root().join("llmock-venv/bin/python"),
+            _ => python(),
+        };
+        let mut c = Command::new(interpreter);
         c.arg(Peers::script("llm_mocks.py"))
             .args([which, "--port", &port.to_string()])
             .env("REEL_PEERS", peers_root());
