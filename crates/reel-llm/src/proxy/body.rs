@@ -4,7 +4,8 @@
 //!
 //! Per frame: the bytes are decoded when compressed, cut into pieces (SSE events,
 //! NDJSON lines, or a whole body), each piece written to the trace, and the frame is
-//! returned; the pieces are read into the assistant turn on the next poll, after the
+//! returned, together with the frames that had already arrived behind it (never
+//! waiting for more); the pieces are read into the assistant turn on the next poll, after the
 //! frame went out. The end of the response — the upstream's end or error, the idle
 //! timeout, or the client going away (the body is dropped) — writes the turn and the
 //! `llm.error` / `llm.truncated` lines.
@@ -426,7 +427,14 @@ pub(crate) struct RecordedBody {
     unflushed: bool,
     /// The end (`None`) or error held back for one turn.
     held: Option<Option<std::io::Error>>,
+    /// How the upstream ended, seen while taking in what had arrived with a frame: the
+    /// next poll ends the body.
+    ended: Option<(End, Option<std::io::Error>)>,
 }
+
+/// The most bytes one frame to the client gathers from frames that had already arrived
+/// (see [`RecordedBody::with_what_else_arrived`]).
+const GATHER_MAX: usize = 256 << 10;
 
 impl RecordedBody {
     pub(super) fn new(upstream: Incoming, rec: Recording) -> RecordedBody {
@@ -439,7 +447,42 @@ impl RecordedBody {
             finished: false,
             unflushed: false,
             held: None,
+            ended: None,
         }
+    }
+
+    /// `data`, followed by the frames the upstream had already sent (each recorded as
+    /// it is taken), up to [`GATHER_MAX`]: nothing waits for more, but a client that
+    /// fell behind gets what is there in one write rather than one per upstream chunk.
+    fn with_what_else_arrived(&mut self, cx: &mut Context<'_>, data: Bytes) -> Bytes {
+        let mut gathered: Option<Vec<u8>> = None;
+        loop {
+            let len = gathered.as_ref().map_or(data.len(), Vec::len);
+            if len >= GATHER_MAX {
+                break;
+            }
+            match Pin::new(&mut self.upstream).poll_frame(cx) {
+                Poll::Pending => break,
+                Poll::Ready(None) => {
+                    self.ended = Some((End::Complete, None));
+                    break;
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    let e = std::io::Error::other(format!("the upstream broke off: {e}"));
+                    self.ended = Some((End::UpstreamDisconnect, Some(e)));
+                    break;
+                }
+                Poll::Ready(Some(Ok(frame))) => {
+                    if let Ok(more) = frame.into_data() {
+                        self.rec.frame(&more);
+                        gathered
+                            .get_or_insert_with(|| data.to_vec())
+                            .extend_from_slice(&more);
+                    }
+                }
+            }
+        }
+        gathered.map_or(data, Bytes::from)
     }
 
     /// Ends the body with `end`: the record is finished; the client gets `error`, or
@@ -476,6 +519,9 @@ impl Body for RecordedBody {
         if this.finished {
             return Poll::Ready(None);
         }
+        if let Some((end, error)) = this.ended.take() {
+            return this.end(cx, end, error);
+        }
         // The pieces of the frame that went out last time.
         this.rec.assemble();
         loop {
@@ -502,6 +548,7 @@ impl Body for RecordedBody {
                     };
                     this.rec.frame(&data);
                     this.unflushed = true;
+                    let data = this.with_what_else_arrived(cx, data);
                     return Poll::Ready(Some(Ok(Frame::data(data))));
                 }
             }
