@@ -65,6 +65,9 @@ pub const NPM_OWN_PREFIX: &[(&str, &str, &str)] = &[
         "@modelcontextprotocol/conformance",
         "0.2.0-alpha.12",
     ),
+    // The first mcporter with `record` and `replay` (`reel import` reads its files); the
+    // MCP interop tests keep 0.9.0.
+    ("mcporter-0.12.3", "mcporter", "0.12.3"),
 ];
 
 /// The Node 24 binary the conformance suites run on (they need Node ≥ 22): its prefix and

@@ -73,11 +73,20 @@ impl TraceTarget {
     /// Creates `<dir>/<stamp>-<label>.jsonl` (mode 0600), creating `dir` and its parents
     /// (mode 0700) when missing.
     pub fn create(dir: &Path, label: &str) -> Result<TraceTarget, TargetError> {
+        Self::create_started(dir, label, Timestamp::now())
+    }
+
+    /// [`create`](Self::create) for a session that started at `started` (an imported
+    /// one: its file is named, and its `durationMs` counted, from the source's time).
+    pub fn create_started(
+        dir: &Path,
+        label: &str,
+        started: Timestamp,
+    ) -> Result<TraceTarget, TargetError> {
         names::ensure_dir(dir).map_err(|source| TargetError::CreateDir {
             dir: dir.to_owned(),
             source,
         })?;
-        let started = Timestamp::now();
         let (file, path) =
             create_trace_file(dir, started, label).map_err(|source| TargetError::CreateTrace {
                 dir: dir.to_owned(),
@@ -90,6 +99,29 @@ impl TraceTarget {
         Ok(TraceTarget {
             sink: Box::new(file),
             path: Some(path),
+            started,
+            seal: None,
+        })
+    }
+
+    /// A new file at `path` (mode 0600; an existing file is not overwritten) for a
+    /// session that started at `started`.
+    pub fn create_file(path: &Path, started: Timestamp) -> Result<TraceTarget, TargetError> {
+        let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        let file = opts
+            .open(path)
+            .and_then(WholeLinesFile::new)
+            .map_err(|source| TargetError::CreateTrace { dir, source })?;
+        Ok(TraceTarget {
+            sink: Box::new(file),
+            path: Some(path.to_owned()),
             started,
             seal: None,
         })

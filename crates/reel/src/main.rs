@@ -47,6 +47,8 @@ enum Command {
     Stats(cmd::stats::Args),
     /// List recorded runs, newest first.
     Ls(cmd::ls::Args),
+    /// Convert other tools' recordings (mcporter) into traces.
+    Import(cmd::import::Args),
     /// Redact traces after the fact, with the rules `rec` records with.
     Redact(cmd::redact::Args),
     /// Record an agent's LLM API calls (Anthropic, OpenAI), or serve them back (--play).
@@ -79,6 +81,7 @@ fn main() -> ExitCode {
         Command::Seal(args) => cmd::seal::run(args, &out),
         Command::Stats(args) => cmd::stats::run(args, &out),
         Command::Ls(args) => cmd::ls::run(args, &out),
+        Command::Import(args) => cmd::import::run(args, &out),
         Command::Redact(args) => cmd::redact::run(args, &out),
         #[cfg(feature = "http")]
         Command::Llm(args) => cmd::llm::run(args, &out),

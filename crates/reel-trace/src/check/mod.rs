@@ -87,6 +87,7 @@ pub const KNOWN_KINDS: &[&str] = &[
     kinds::LLM_EXCHANGE,
     kinds::LLM_ERROR,
     kinds::LLM_TRUNCATED,
+    crate::foreign::mcporter::LIFECYCLE,
     "mcp.request",
     "mcp.response",
     "mcp.notification",

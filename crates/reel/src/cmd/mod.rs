@@ -5,6 +5,7 @@ pub mod check;
 pub mod demo;
 pub mod diff;
 pub mod ignore;
+pub mod import;
 pub mod listen_limits;
 #[cfg(feature = "http")]
 pub mod llm;

@@ -1,0 +1,213 @@
+//! mcporter's recordings: NDJSON, each line a JSON-RPC message with a top-level
+//! `_meta: {dir: "send" | "recv" | "lifecycle", server, ts}` added (research: peers.md
+//! §1). `send` is mcporter's client speaking (`dir: "in"`), `recv` the server
+//! (`dir: "out"`), `lifecycle` the transport starting and closing (`$transport/start`,
+//! `$transport/close`; kept as `mcporter.lifecycle` events). One file may hold several
+//! servers, keyed by `_meta.server`: each is a session of its own.
+//!
+//! The message written is the line without `_meta`, its other members as they were
+//! (their order becomes alphabetical: members are kept by name). A line that is not
+//! JSON, or has no `_meta.dir`, is a [`Problem`], never a crash; a line without `ts`
+//! takes the time of the line before it.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::{Item, Problem};
+use crate::line::Dir;
+use crate::time::Timestamp;
+
+/// `kind` of a transport start or close.
+pub const LIFECYCLE: &str = "mcporter.lifecycle";
+
+#[derive(Deserialize)]
+struct MetaOnly<'a> {
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Meta {
+    #[serde(default)]
+    dir: Option<String>,
+    #[serde(default)]
+    server: Option<String>,
+    #[serde(default)]
+    ts: Option<String>,
+}
+
+/// True when `line` is an mcporter recording line.
+pub fn looks_like(line: &[u8]) -> bool {
+    let Ok(m) = serde_json::from_slice::<MetaOnly<'_>>(line) else {
+        return false;
+    };
+    let Some(meta) = m
+        .meta
+        .and_then(|r| serde_json::from_str::<Meta>(r.get()).ok())
+    else {
+        return false;
+    };
+    matches!(meta.dir.as_deref(), Some("send" | "recv" | "lifecycle")) && meta.ts.is_some()
+}
+
+/// The servers a recording names, in order of first appearance (a first pass over the
+/// file: a file of one server converts without sessions, as a stdio trace is written).
+#[derive(Debug, Default)]
+pub struct Servers(pub Vec<String>);
+
+impl Servers {
+    /// Notes the server of one line.
+    pub fn line(&mut self, bytes: &[u8]) {
+        let Ok(m) = serde_json::from_slice::<MetaOnly<'_>>(bytes) else {
+            return;
+        };
+        let server = m
+            .meta
+            .and_then(|r| serde_json::from_str::<Meta>(r.get()).ok())
+            .and_then(|m| m.server)
+            .unwrap_or_default();
+        if !self.0.contains(&server) {
+            self.0.push(server);
+        }
+    }
+}
+
+/// Converts a recording line by line.
+#[derive(Debug)]
+pub struct Converter {
+    sessions: bool,
+    last: Option<Timestamp>,
+    first: Option<Timestamp>,
+}
+
+impl Converter {
+    /// A converter for a file naming `servers` (see [`Servers`]).
+    pub fn new(servers: &Servers) -> Converter {
+        Converter {
+            sessions: servers.0.len() > 1,
+            last: None,
+            first: None,
+        }
+    }
+
+    /// The time of the first line, once one was converted.
+    pub fn started(&self) -> Option<Timestamp> {
+        self.first
+    }
+
+    /// The time of the last line converted.
+    pub fn ended(&self) -> Option<Timestamp> {
+        self.last
+    }
+
+    /// Converts line `number`; blank lines give nothing.
+    pub fn line(&mut self, number: u64, bytes: &[u8]) -> Result<Option<Item>, Problem> {
+        let problem = |reason: String| Problem {
+            line: number,
+            reason,
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        let mut members: Map<String, Value> = serde_json::from_slice(bytes)
+            .map_err(|e| problem(format!("not a JSON object: {e}")))?;
+        let meta = members
+            .remove("_meta")
+            .ok_or_else(|| problem("no `_meta` (not an mcporter recording line)".into()))?;
+        let meta: Meta = serde_json::from_value(meta)
+            .map_err(|e| problem(format!("`_meta` is not mcporter's: {e}")))?;
+        let t = match meta.ts.as_deref().and_then(Timestamp::parse) {
+            Some(t) => t,
+            None => self
+                .last
+                .ok_or_else(|| problem("no `_meta.ts` and no line before it".into()))?,
+        };
+        self.first.get_or_insert(t);
+        self.last = Some(t);
+        let session = self
+            .sessions
+            .then(|| meta.server.clone().unwrap_or_default());
+        let raw = serde_json::to_string(&members)
+            .map_err(|e| problem(format!("cannot write the message: {e}")))?;
+        Ok(Some(match meta.dir.as_deref() {
+            Some("send") => Item::Message {
+                t,
+                dir: Dir::In,
+                raw,
+                session,
+            },
+            Some("recv") => Item::Message {
+                t,
+                dir: Dir::Out,
+                raw,
+                session,
+            },
+            Some("lifecycle") => Item::Event {
+                t,
+                kind: LIFECYCLE.to_owned(),
+                raw,
+                session,
+            },
+            other => {
+                return Err(problem(format!(
+                    "`_meta.dir` is {other:?}, not send, recv or lifecycle"
+                )));
+            }
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINES: &[&str] = &[
+        r#"{"jsonrpc":"2.0","method":"$transport/start","_meta":{"dir":"lifecycle","server":"demo","ts":"2026-11-30T06:34:05.316Z"}}"#,
+        r#"{"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}},"jsonrpc":"2.0","id":2,"_meta":{"dir":"send","server":"demo","ts":"2026-11-30T06:34:05.590Z"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"5"}],"isError":false},"_meta":{"dir":"recv","server":"demo","ts":"2026-11-30T06:34:05.593Z"}}"#,
+    ];
+
+    #[test]
+    fn lines_become_messages_without_their_meta() {
+        assert!(looks_like(LINES[0].as_bytes()));
+        assert!(!looks_like(br#"{"v":1,"type":"meta"}"#));
+        let mut servers = Servers::default();
+        for l in LINES {
+            servers.line(l.as_bytes());
+        }
+        assert_eq!(servers.0, ["demo"]);
+        let mut c = Converter::new(&servers);
+        let items: Vec<Item> = LINES
+            .iter()
+            .enumerate()
+            .map(|(i, l)| c.line(i as u64 + 1, l.as_bytes()).unwrap().unwrap())
+            .collect();
+        assert!(matches!(&items[0], Item::Event { kind, session: None, .. } if kind == LIFECYCLE));
+        match &items[1] {
+            Item::Message {
+                dir, raw, session, ..
+            } => {
+                assert_eq!(*dir, Dir::In);
+                assert!(session.is_none());
+                let v: Value = serde_json::from_str(raw).unwrap();
+                assert_eq!(v["params"]["arguments"]["b"], 3);
+                assert!(v.get("_meta").is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(c.started(), Timestamp::parse("2026-11-30T06:34:05.316Z"));
+        assert_eq!(c.ended(), Timestamp::parse("2026-11-30T06:34:05.593Z"));
+    }
+
+    #[test]
+    fn several_servers_are_sessions_and_bad_lines_are_problems() {
+        let servers = Servers(vec!["a".into(), "b".into()]);
+        let mut c = Converter::new(&servers);
+        let item = c.line(1, LINES[1].as_bytes()).unwrap().unwrap();
+        assert!(matches!(item, Item::Message { session: Some(ref s), .. } if s == "demo"));
+        assert_eq!(c.line(2, b"not json").unwrap_err().line, 2);
+        assert!(c.line(3, br#"{"id":1}"#).is_err());
+        assert_eq!(c.line(4, b"  ").unwrap(), None);
+    }
+}

@@ -1,0 +1,129 @@
+//! `reel import [--from FMT] SRC… [-o FILE | --dir D]`: other tools' recordings converted
+//! into traces (`reel_trace::foreign`), redacted with the recording rules, each said on
+//! stderr with what its format cannot hold.
+
+use std::path::PathBuf;
+
+use reel_trace::foreign::Format;
+use reel_trace::foreign::import::{ImportError, Output, import};
+
+use crate::cmd::rec::{redactor_of, trace_dir_of};
+use crate::cmd::redaction::RuleArgs;
+use crate::exit::{self, coded};
+use crate::output::Output as Out;
+
+const AFTER_HELP: &str = "\
+Formats: mcporter (its `record` NDJSON, ~/.mcporter/recordings/<session>.ndjson; one file
+may hold several servers: each becomes a session of the trace). The format is sniffed from
+the file's first line; --from names it when sniffing cannot tell.
+
+The trace is mcp-replay v1 (it passes `reel check`): meta.source names the format and
+meta.imported the file; times are the source's (meta.startedAt, each line's t, the end's
+durationMs), and the end says reason \"imported\". A line that cannot be converted is kept
+as a reel.nonjson event and counted. Redaction is on, as when recording: these tools store
+what they saw raw.
+
+Exit status: 0 imported; 64 bad flags (-o with several sources); 66 a source that cannot
+be read or is not a format reel reads; 73 the trace cannot be created.";
+
+/// Arguments of `reel import`.
+#[derive(clap::Args)]
+#[command(after_long_help = AFTER_HELP)]
+pub struct Args {
+    /// The files to import.
+    #[arg(required = true, value_name = "SRC")]
+    sources: Vec<PathBuf>,
+
+    /// The format of the sources, when sniffing cannot tell.
+    #[arg(long = "from", value_name = "FORMAT", value_parser = parse_format)]
+    from: Option<Format>,
+
+    /// Write the trace to this file (one source only; an existing file is not
+    /// overwritten).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        conflicts_with = "dir"
+    )]
+    output: Option<PathBuf>,
+
+    /// Directory for the traces [default: $REEL_DIR, else the per-user data directory].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+
+    /// Name of the run (one source only) [default: the source's file name, without its
+    /// extension].
+    #[arg(long, visible_alias = "label", value_name = "NAME")]
+    name: Option<String>,
+
+    #[command(flatten)]
+    rules: RuleArgs,
+
+    /// Import everything unredacted.
+    #[arg(long, conflicts_with_all = ["redact", "redact_file", "no_redact_defaults"])]
+    no_redact: bool,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    Format::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        format!("`{s}` is not a format reel imports ({})", names.join(", "))
+    })
+}
+
+/// Runs `reel import`.
+pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
+    if args.sources.len() > 1 && (args.output.is_some() || args.name.is_some()) {
+        return Err(coded(
+            exit::USAGE,
+            "-o and --name name one trace: give one source, or --dir for several",
+        ));
+    }
+    let redactor = redactor_of(args.no_redact, &args.rules)?;
+    let dir = match &args.output {
+        Some(_) => None,
+        None => Some(trace_dir_of(args.dir.clone())?),
+    };
+    let mut told = Vec::new();
+    for src in &args.sources {
+        let label = args.name.clone().unwrap_or_else(|| {
+            src.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "imported".into())
+        });
+        let output = match (&args.output, &dir) {
+            (Some(f), _) => Output::File(f),
+            (None, Some(d)) => Output::Dir(d),
+            (None, None) => unreachable!("a directory when there is no -o"),
+        };
+        let done = import(src, args.from, &label, output, &redactor).map_err(|e| {
+            let code = match e {
+                ImportError::Target(_) | ImportError::Write { .. } => exit::CANT_CREATE,
+                _ => exit::NO_INPUT,
+            };
+            coded(code, e.to_string())
+        })?;
+        if !told.contains(&done.format) {
+            say!("reel: note: {}", done.format.limits());
+            told.push(done.format);
+        }
+        let to = done
+            .path
+            .as_ref()
+            .map_or_else(|| "the trace".to_owned(), |p| p.display().to_string());
+        say!(
+            "reel: imported {} ({}) to {to}: {} messages and events",
+            src.display(),
+            done.format.name(),
+            done.items
+        );
+        if let Some(p) = done.problems.first() {
+            say!(
+                "reel: {} lines could not be converted and are kept as reel.nonjson events; the first, {p}",
+                done.problems.len()
+            );
+        }
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,151 @@
+//! `reel import`: other tools' recordings, made here by the real tools, converted into
+//! traces that pass `reel check`, count right in `reel stats`, and that `reel play` serves
+//! to the same client as the original server answered it. mcporter 0.12.3 (the first
+//! with `record`) records calls against reel's example server.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::harness::play_http_support::run;
+use crate::harness::play_support::Peers;
+use crate::harness::reel;
+
+/// mcporter 0.12.3's CLI.
+fn mcporter() -> PathBuf {
+    let cli = Peers::get()
+        .root
+        .join("mcporter-0.12.3/node_modules/mcporter/dist/cli.js");
+    assert!(
+        cli.exists(),
+        "peers missing: run `cargo xtask peers` (looked for {})",
+        cli.display()
+    );
+    cli
+}
+
+/// `node mcporter ARGS…` in `cwd` (its `config/mcporter.json` names the servers), with
+/// `home` as HOME (recordings go to `home/.mcporter/recordings`).
+fn mcporter_in(cwd: &Path, home: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut c = Command::new("node");
+    c.arg(mcporter())
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env_remove("MCPORTER_RECORD")
+        .env_remove("MCPORTER_REPLAY");
+    run(c)
+}
+
+fn config(dir: &Path, command: &str, args: &[&str]) {
+    std::fs::create_dir_all(dir.join("config")).unwrap();
+    let cfg = serde_json::json!({"mcpServers": {"demo": {"command": command, "args": args}}});
+    std::fs::write(dir.join("config/mcporter.json"), cfg.to_string()).unwrap();
+}
+
+#[test]
+fn an_mcporter_recording_imports_checks_counts_and_replays_to_mcporter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let home = tmp.join("home");
+    let live = tmp.join("live");
+    let reel_bin = env!("CARGO_BIN_EXE_reel");
+    config(&live, reel_bin, &["example", "server"]);
+    // Each mcporter process starts its recording afresh: one call per recording. A
+    // secret in an argument: mcporter keeps it raw; the import must not.
+    let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let mcp = mcporter().display().to_string();
+    for (session, call) in [
+        ("sess", "demo.add a:2 b:3"),
+        ("secret", "demo.echo text:$1"),
+    ] {
+        let script = format!("node \"$0\" call {call}");
+        let (code, out, err) = mcporter_in(
+            &live,
+            &home,
+            &["record", session, "--", "sh", "-c", &script, &mcp, secret],
+        );
+        assert_eq!(code, Some(0), "{out}{err}");
+    }
+    let recordings = home.join(".mcporter/recordings");
+    let raw = std::fs::read_to_string(recordings.join("secret.ndjson")).unwrap();
+    assert!(raw.contains(secret), "mcporter records raw");
+
+    let out_dir = tmp.join("imported");
+    let mut c = reel();
+    c.args(["import", "--dir"])
+        .arg(&out_dir)
+        .arg(recordings.join("sess.ndjson"))
+        .arg(recordings.join("secret.ndjson"));
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        err.matches("mcporter recordings hold").count(),
+        1,
+        "the format's limits are said once: {err}"
+    );
+    let imported = |label: &str| -> PathBuf {
+        std::fs::read_dir(&out_dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.to_string_lossy().ends_with(&format!("-{label}.jsonl")))
+            .unwrap_or_else(|| panic!("no {label} trace"))
+    };
+    let secret_text = std::fs::read_to_string(imported("secret")).unwrap();
+    assert!(!secret_text.contains(secret), "redacted on import");
+    let trace = imported("sess");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let meta: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(meta["source"], "mcporter");
+    let end: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(end["reason"], "imported");
+    assert!(end.get("exitCode").is_none());
+
+    for t in [&trace, &imported("secret")] {
+        let mut c = reel();
+        c.arg("check").arg(t);
+        let (code, out, err) = run(c);
+        assert_eq!(code, Some(0), "{out}{err}");
+    }
+
+    let mut c = reel();
+    c.args(["stats", "--json"]).arg(&trace);
+    let (code, out, err) = run(c);
+    assert_eq!(code, Some(0), "{err}");
+    let stats: Value = serde_json::from_str(&out).unwrap();
+    let tools = stats["tools"].as_array().expect("tools");
+    assert_eq!(tools.len(), 1, "{stats}");
+    assert_eq!(
+        (&tools[0]["name"], &tools[0]["calls"], &tools[0]["errors"]),
+        (&"add".into(), &1.into(), &0.into())
+    );
+
+    // `reel play` of the import answers mcporter as the example server did.
+    let offline = tmp.join("offline");
+    config(&offline, reel_bin, &["play", trace.to_str().unwrap()]);
+    let (code, out, err) = mcporter_in(&offline, &home, &["call", "demo.add", "a:2", "b:3"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("2 + 3 = 5"), "{out}");
+    let (code, _, err) = mcporter_in(&offline, &home, &["call", "demo.add", "a:2", "b:4"]);
+    assert_ne!(code, Some(0), "another call is a miss");
+    assert!(err.contains("/params/arguments/b"), "{err}");
+}
+
+#[test]
+fn a_file_reel_cannot_read_is_refused_with_the_formats_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("notes.txt");
+    std::fs::write(&src, "just text\n").unwrap();
+    let mut c = reel();
+    c.args(["import", "--dir"])
+        .arg(tmp.path().join("out"))
+        .arg(&src);
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(66), "{err}");
+    assert!(err.contains("formats: mcporter"), "{err}");
+    let mut c = reel();
+    c.args(["import", "--from", "nope"]).arg(&src);
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(64), "{err}");
+}
