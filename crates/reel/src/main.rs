@@ -91,5 +91,6 @@ fn main() -> ExitCode {
         Command::Demo(args) => cmd::demo::run(args, &out),
         Command::Example(args) => cmd::demo::run_example(args, &out),
     };
+    cmd::trace_arg::cleanup();
     exit::finish(result)
 }

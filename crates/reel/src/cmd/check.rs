@@ -128,7 +128,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     };
     let mut doc = Document::default();
     for arg in &args.traces {
-        let checked = args.runs.resolve(arg).and_then(|path| {
+        let checked = args.runs.resolve_readable(arg).and_then(|path| {
             let mut bar = Bar::new("reel check");
             let mut report = check::check_trace_reporting(&path, &options, &mut |p| bar.show(p))?;
             if args.verify {

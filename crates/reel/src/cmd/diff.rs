@@ -140,8 +140,8 @@ Exit codes:
 /// Runs `reel diff`.
 pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     let ignore = args.ignore.pointers()?;
-    let a = args.runs.resolve(&args.a)?;
-    let b = args.runs.resolve(&args.b)?;
+    let a = args.runs.resolve_readable(&args.a)?;
+    let b = args.runs.resolve_readable(&args.b)?;
     refuse_same_file(&args.a, &a, &args.b, &b)?;
     let opts = DiffOptions {
         ignore,

@@ -181,7 +181,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
             "--subset is served over stdio only; drop --listen, or serve the whole trace over HTTP without --subset",
         ));
     }
-    let trace = args.runs.resolve(&args.trace)?;
+    let trace = args.runs.resolve_readable(&args.trace)?;
     let opts = PlayOptions {
         trace,
         session: usize::try_from(args.session).unwrap_or(usize::MAX),

@@ -75,7 +75,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     let traces = args
         .traces
         .iter()
-        .map(|t| args.runs.resolve(t))
+        .map(|t| args.runs.resolve_readable(t))
         .collect::<anyhow::Result<Vec<PathBuf>>>()?;
     let mut bar = Bar::new("reel stats");
     let report = stats::stats_for_paths_reporting(&traces, &mut |p| bar.show(p));

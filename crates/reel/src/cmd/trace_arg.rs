@@ -29,3 +29,61 @@ impl RunDir {
         })
     }
 }
+
+impl RunDir {
+    /// [`resolve`](Self::resolve) for a command that reads the trace (`check`, `stats`,
+    /// `diff`, `play`, `verify`): another tool's recording (see `reel import`) is read
+    /// through a conversion, made once into a private temporary file (removed when reel
+    /// exits) and said on stderr with what its format cannot hold. Line numbers are then
+    /// the converted trace's: its line N+1 is the source's line N.
+    pub fn resolve_readable(&self, arg: &str) -> anyhow::Result<PathBuf> {
+        let path = self.resolve(arg)?;
+        converted(&path)
+    }
+}
+
+/// Temporary directories of conversions, removed by [`cleanup`].
+static CONVERTED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// `path`, or the trace converted from it when it is another tool's recording.
+fn converted(path: &std::path::Path) -> anyhow::Result<PathBuf> {
+    use reel_trace::foreign::import::{Output, import, sniff};
+    let Ok(Some(format)) = sniff(path) else {
+        return Ok(path.to_owned());
+    };
+    let mut list = CONVERTED.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("reel-read-{}-{}", std::process::id(), list.len()));
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder
+        .create(&dir)
+        .map_err(|e| coded(crate::exit::CANT_CREATE, format!("{}: {e}", dir.display())))?;
+    list.push(dir.clone());
+    let label = path.file_stem().map_or_else(
+        || "imported".to_owned(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    let out = dir.join(format!("{label}.jsonl"));
+    let redactor = reel_trace::redact::Redactor::disabled();
+    import(path, Some(format), &label, Output::File(&out), &redactor)
+        .map_err(|e| coded(NO_INPUT, e.to_string()))?;
+    say!(
+        "reel: note: {} is a {} recording, read through a conversion (line N+1 of it is the source's line N): {}",
+        path.display(),
+        format.name(),
+        format.limits()
+    );
+    Ok(out)
+}
+
+/// Removes the conversions [`RunDir::resolve_readable`] made.
+pub fn cleanup() {
+    let list = std::mem::take(&mut *CONVERTED.lock().unwrap_or_else(|e| e.into_inner()));
+    for dir in list {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -154,7 +154,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     let timeout = seconds("--timeout", args.timeout)?;
     let start_timeout = seconds("--start-timeout", args.start_timeout)?;
     let ignore = args.ignore.pointers()?;
-    let trace = args.runs.resolve(&args.trace)?;
+    let trace = args.runs.resolve_readable(&args.trace)?;
     let dir = args.runs.dir.clone().or_else(names::default_trace_dir);
     let command: Vec<String> = args
         .command

@@ -130,6 +130,38 @@ fn an_mcporter_recording_imports_checks_counts_and_replays_to_mcporter() {
     let (code, _, err) = mcporter_in(&offline, &home, &["call", "demo.add", "a:2", "b:4"]);
     assert_ne!(code, Some(0), "another call is a miss");
     assert!(err.contains("/params/arguments/b"), "{err}");
+
+    // The recording itself, with no import: every reading command sniffs it.
+    let source = recordings.join("sess.ndjson");
+    let mut c = reel();
+    c.args(["stats", "--json"]).arg(&source);
+    let (code, out, err) = run(c);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("is a mcporter recording, read through a conversion"),
+        "{err}"
+    );
+    let direct: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        direct["tools"], stats["tools"],
+        "the same counts as the import's"
+    );
+    let mut c = reel();
+    c.arg("check").arg(&source);
+    assert_eq!(run(c).0, Some(0));
+    let direct_play = tmp.join("direct");
+    config(&direct_play, reel_bin, &["play", source.to_str().unwrap()]);
+    let (code, out, err) = mcporter_in(&direct_play, &home, &["call", "demo.add", "a:2", "b:3"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("2 + 3 = 5"), "{out}");
+    let mut c = reel();
+    c.args(["diff"]).arg(&source).arg(&trace);
+    let (code, out, err) = run(c);
+    assert_eq!(
+        code,
+        Some(0),
+        "the recording and its import are the same run: {out}{err}"
+    );
 }
 
 #[test]
