@@ -26,6 +26,7 @@
 
 pub mod check;
 pub mod http_guard;
+pub mod import_mcporter;
 pub mod js_stringify;
 pub mod line_framer;
 pub mod normalize;
@@ -65,6 +66,10 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "sse",
         run: sse::run,
+    },
+    Target {
+        name: "import_mcporter",
+        run: import_mcporter::run,
     },
     Target {
         name: "line_framer",
