@@ -47,6 +47,8 @@ enum Command {
     Stats(cmd::stats::Args),
     /// List recorded runs, newest first.
     Ls(cmd::ls::Args),
+    /// Write a trace in another tool's format (mcporter).
+    Export(cmd::export::Args),
     /// Convert other tools' recordings (mcporter) into traces.
     Import(cmd::import::Args),
     /// Redact traces after the fact, with the rules `rec` records with.
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         Command::Seal(args) => cmd::seal::run(args, &out),
         Command::Stats(args) => cmd::stats::run(args, &out),
         Command::Ls(args) => cmd::ls::run(args, &out),
+        Command::Export(args) => cmd::export::run(args, &out),
         Command::Import(args) => cmd::import::run(args, &out),
         Command::Redact(args) => cmd::redact::run(args, &out),
         #[cfg(feature = "http")]

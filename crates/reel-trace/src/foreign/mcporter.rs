@@ -211,3 +211,93 @@ mod tests {
         assert_eq!(c.line(4, b"  ").unwrap(), None);
     }
 }
+
+/// What an export to mcporter's format left out: the lines it cannot hold.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Left {
+    /// Message lines whose `raw` is not one JSON object (a batch).
+    pub batches: u64,
+    /// Extension lines (stderr, non-JSON output, HTTP facts) and turns.
+    pub other: u64,
+}
+
+/// Writes `trace` as an mcporter recording to `out`: each message line becomes its
+/// `raw` with `_meta: {dir, server, ts}` added as its last member (the message's own
+/// bytes otherwise unchanged), `mcporter.lifecycle` events their lifecycle lines. The
+/// server is `server`, except in a trace imported from mcporter, whose sessions are its
+/// servers.
+pub fn export(
+    trace: &std::path::Path,
+    server: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<Left, ExportError> {
+    use crate::line::Line;
+    let mut reader = crate::reader::TraceReader::open(trace)?;
+    let mut left = Left::default();
+    // A trace imported from mcporter keys its sessions by server: they go back as such.
+    let mut sessions_are_servers = false;
+    while let Some(line) = reader.next_line() {
+        let line = line?;
+        let parsed = match line.parse() {
+            Ok(p) => p,
+            Err(_) => {
+                left.other += 1;
+                continue;
+            }
+        };
+        let (dir, view) = match &parsed {
+            Line::Meta(m) => {
+                sessions_are_servers = m.source.as_deref() == Some("mcporter");
+                continue;
+            }
+            Line::Message(v) => match v.dir() {
+                Some(Dir::In) => ("send", v),
+                Some(Dir::Out) => ("recv", v),
+                _ => {
+                    left.other += 1;
+                    continue;
+                }
+            },
+            Line::Event(v) if v.kind.as_deref() == Some(LIFECYCLE) => ("lifecycle", v),
+            Line::End(_) => continue,
+            _ => {
+                left.other += 1;
+                continue;
+            }
+        };
+        let Some(raw) = view.raw_str().map(str::trim_end) else {
+            left.other += 1;
+            continue;
+        };
+        if !raw.starts_with('{') || !raw.ends_with('}') {
+            left.batches += 1;
+            continue;
+        }
+        let name = match view.session.as_deref() {
+            Some(s) if sessions_are_servers => s,
+            _ => server,
+        };
+        let meta = serde_json::json!({
+            "dir": dir,
+            "server": name,
+            "ts": view.t.as_deref().unwrap_or_default(),
+        });
+        let body = raw[..raw.len() - 1].trim_end();
+        let sep = if body.ends_with('{') { "" } else { "," };
+        writeln!(out, "{body}{sep}\"_meta\":{meta}}}").map_err(ExportError::Write)?;
+    }
+    out.flush().map_err(ExportError::Write)?;
+    Ok(left)
+}
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The trace cannot be read.
+    #[error(transparent)]
+    Read(#[from] crate::reader::OpenError),
+    /// The output cannot be written.
+    #[error("cannot write the export: {0}")]
+    Write(std::io::Error),
+}

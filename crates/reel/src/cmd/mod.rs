@@ -4,6 +4,7 @@
 pub mod check;
 pub mod demo;
 pub mod diff;
+pub mod export;
 pub mod ignore;
 pub mod import;
 pub mod listen_limits;

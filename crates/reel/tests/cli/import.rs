@@ -181,3 +181,71 @@ fn a_file_reel_cannot_read_is_refused_with_the_formats_named() {
     let (code, _, err) = run(c);
     assert_eq!(code, Some(64), "{err}");
 }
+
+#[test]
+fn a_reel_recording_exported_to_mcporter_is_served_by_mcporter_replay() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let home = tmp.join("home");
+    let traces = tmp.join("traces");
+    let reel_bin = env!("CARGO_BIN_EXE_reel");
+    let mcp = mcporter().display().to_string();
+    // mcporter's client, recorded by `reel rec` around reel's example server.
+    config(
+        tmp,
+        reel_bin,
+        &[
+            "rec",
+            "--dir",
+            traces.to_str().unwrap(),
+            "--name",
+            "demo",
+            "--",
+            reel_bin,
+            "example",
+            "server",
+        ],
+    );
+    let (code, out, err) = mcporter_in(tmp, &home, &["call", "demo.add", "a:2", "b:3"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let trace = crate::harness::play_http_support::only_trace(&traces);
+
+    let recordings = home.join(".mcporter/recordings");
+    std::fs::create_dir_all(&recordings).unwrap();
+    let exported = recordings.join("roundtrip.ndjson");
+    let mut c = reel();
+    c.args(["export", "mcporter"])
+        .arg(&trace)
+        .arg("-o")
+        .arg(&exported);
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(0), "{err}");
+    // mcporter replays it for its own client, with no server started…
+    let script = "node \"$0\" call demo.add a:2 b:3";
+    let (code, out, err) = mcporter_in(
+        tmp,
+        &home,
+        &["replay", "roundtrip", "--", "sh", "-c", script, &mcp],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("2 + 3 = 5"), "{out}");
+    // …and refuses another call, as it does its own recordings.
+    let script = "node \"$0\" call demo.add a:2 b:4";
+    let (code, _, err) = mcporter_in(
+        tmp,
+        &home,
+        &["replay", "roundtrip", "--", "sh", "-c", script, &mcp],
+    );
+    assert_ne!(code, Some(0));
+    assert!(err.contains("Replay mismatch"), "{err}");
+
+    // And reel imports the export back to the same run.
+    let back = tmp.join("back.jsonl");
+    let mut c = reel();
+    c.args(["import", "-o"]).arg(&back).arg(&exported);
+    assert_eq!(run(c).0, Some(0));
+    let mut c = reel();
+    c.arg("diff").arg(&trace).arg(&back);
+    let (code, out, err) = run(c);
+    assert_eq!(code, Some(0), "{out}{err}");
+}
