@@ -90,13 +90,21 @@ fn lines(path: &Path) -> Result<LineReader<BufReader<File>>, ImportError> {
     Ok(LineReader::new(BufReader::new(f)))
 }
 
-/// The format of `path`, from its first non-blank line.
+/// The format of `path`, from its first non-blank line; `None` for anything but a
+/// regular file (a FIFO is never opened here: reading it would wait for a writer).
 pub fn sniff(path: &Path) -> Result<Option<Format>, ImportError> {
-    let mut r = lines(path)?;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
+    // A first line over 1 MiB is no format reel reads: it is not loaded to find out.
+    let mut r = lines(path)?.with_max_line(1 << 20);
     while let Some(l) = r.next_line().map_err(|source| ImportError::Read {
         path: path.to_owned(),
         source,
     })? {
+        if l.skipped.is_some() {
+            return Ok(None);
+        }
         if !l.bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(Format::sniff(l.bytes));
         }
