@@ -219,6 +219,13 @@ pub fn list_runs(dir: &Path) -> Result<Listing, ListError> {
             Some((base, n)) if is_file && !name.starts_with('.') => {
                 groups.entry(dir.join(base)).or_default().push((n, path));
             }
+            _ if is_file && name.ends_with(".ndjson") && !name.starts_with('.') => {
+                // Another tool's recording (mcporter's), listed as the run it holds.
+                match foreign_run(&path) {
+                    Some(run) => listing.runs.push(run),
+                    None => listing.ignored += 1,
+                }
+            }
             _ => listing.ignored += 1,
         }
     }
@@ -237,6 +244,62 @@ pub fn list_runs(dir: &Path) -> Result<Listing, ListError> {
             .then_with(|| a.path.cmp(&b.path))
     });
     Ok(listing)
+}
+
+/// The run another tool's recording holds (a format of [`crate::foreign`]), read
+/// through its converter: `source` names the format, the label is the file's name,
+/// times and counts are the recording's (read whole: such files are small, and the
+/// converter streams).
+fn foreign_run(path: &Path) -> Option<Run> {
+    use crate::foreign::{Format, Item, mcporter};
+    let format = crate::foreign::import::sniff(path).ok()??;
+    let Format::Mcporter = format;
+    let read = || -> Option<crate::reader::LineReader<io::BufReader<File>>> {
+        Some(crate::reader::LineReader::new(io::BufReader::new(
+            File::open(path).ok()?,
+        )))
+    };
+    let mut servers = mcporter::Servers::default();
+    let mut r = read()?;
+    while let Ok(Some(l)) = r.next_line() {
+        servers.line(l.bytes);
+    }
+    let mut conv = mcporter::Converter::new(&servers);
+    let mut counts = Counts::default();
+    let mut r = read()?;
+    while let Ok(Some(l)) = r.next_line() {
+        match conv.line(l.number, l.bytes) {
+            Ok(Some(Item::Message { dir, raw, .. })) => {
+                match dir {
+                    Dir::In => counts.inbound += 1,
+                    _ => counts.outbound += 1,
+                }
+                if Envelope::kind_of(&raw) == RpcKind::Error {
+                    counts.errors += 1;
+                }
+            }
+            Ok(Some(Item::Event { .. })) | Err(_) => counts.events += 1,
+            Ok(None) => {}
+        }
+    }
+    let (started, ended) = (conv.started()?, conv.ended()?);
+    Some(Run {
+        path: path.to_owned(),
+        files: vec![path.to_owned()],
+        label: path.file_stem().map(|s| s.to_string_lossy().into_owned()),
+        kind: "mcp".to_owned(),
+        source: Some(format.name().to_owned()),
+        started_at: Some(started.to_iso().as_str().to_owned()),
+        duration_ms: Some((ended.0 - started.0).max(0) as f64),
+        interrupted: false,
+        exit_code: None,
+        reason: None,
+        counts: Some(counts),
+        counts_from: Some(CountsFrom::Scan),
+        bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
+        models: Vec::new(),
+        tokens: None,
+    })
 }
 
 /// `("x.jsonl", 0)` for `x.jsonl`, `("x.jsonl", 2)` for `x.jsonl.2`, `None` otherwise.

@@ -131,7 +131,31 @@ fn an_mcporter_recording_imports_checks_counts_and_replays_to_mcporter() {
     assert_ne!(code, Some(0), "another call is a miss");
     assert!(err.contains("/params/arguments/b"), "{err}");
 
-    // The recording itself, with no import: every reading command sniffs it.
+    // The recording itself, with no import: `reel ls` lists it, and every reading
+    // command sniffs it (found by path or by run name).
+    let mut c = reel();
+    c.args(["ls", "--json"]).arg(&recordings);
+    let (code, out, err) = run(c);
+    assert_eq!(code, Some(0), "{err}");
+    let listing: Value = serde_json::from_str(&out).unwrap();
+    let runs = listing["runs"].as_array().unwrap();
+    let sess = runs
+        .iter()
+        .find(|r| r["label"] == "sess")
+        .expect("sess listed");
+    assert_eq!(sess["source"], "mcporter", "{sess}");
+    assert_eq!(sess["interrupted"], false);
+    assert!(sess["counts"]["in"].as_u64() >= Some(2), "{sess}");
+    assert_eq!(
+        runs.len(),
+        2,
+        "both recordings, not mcporter's config files: {listing}"
+    );
+    let mut c = reel();
+    c.args(["stats", "sess", "--dir"]).arg(&recordings);
+    let (code, out, err) = run(c);
+    assert_eq!(code, Some(0), "by run name: {err}");
+    assert!(out.contains("add"), "{out}");
     let source = recordings.join("sess.ndjson");
     let mut c = reel();
     c.args(["stats", "--json"]).arg(&source);
