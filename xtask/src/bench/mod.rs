@@ -13,6 +13,7 @@
 
 pub mod diff;
 mod http_load;
+pub mod import;
 pub mod llm;
 pub mod play;
 pub mod play_http;
@@ -154,6 +155,7 @@ type BenchFn = fn(&Ctx) -> anyhow::Result<Vec<Figure>>;
 /// Every bench, by name, in the order `cargo xtask bench` runs them.
 const BENCHES: &[(&str, BenchFn)] = &[
     ("reader", reader::run),
+    ("import", import::run),
     ("rec", rec::run),
     ("rec-http", rec_http::run),
     ("play", play::run),

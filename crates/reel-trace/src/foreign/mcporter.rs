@@ -10,13 +10,11 @@
 //! JSON, or has no `_meta.dir`, is a [`Problem`], never a crash; a line without `ts`
 //! takes the time of the line before it.
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
-
 use super::{Item, Problem};
 use crate::line::Dir;
 use crate::time::Timestamp;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
 /// `kind` of a transport start or close.
 pub const LIFECYCLE: &str = "mcporter.lifecycle";
@@ -110,12 +108,15 @@ impl Converter {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
         }
-        let mut members: Map<String, Value> = serde_json::from_slice(bytes)
-            .map_err(|e| problem(format!("not a JSON object: {e}")))?;
+        // Members by name, their values borrowed as they are (nothing below `_meta` is
+        // parsed); a repeated member keeps its last value, as JSON.parse does.
+        let mut members: std::collections::BTreeMap<String, &RawValue> =
+            serde_json::from_slice(bytes)
+                .map_err(|e| problem(format!("not a JSON object: {e}")))?;
         let meta = members
             .remove("_meta")
             .ok_or_else(|| problem("no `_meta` (not an mcporter recording line)".into()))?;
-        let meta: Meta = serde_json::from_value(meta)
+        let meta: Meta = serde_json::from_str(meta.get())
             .map_err(|e| problem(format!("`_meta` is not mcporter's: {e}")))?;
         let t = match meta.ts.as_deref().and_then(Timestamp::parse) {
             Some(t) => t,
@@ -161,6 +162,7 @@ impl Converter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     const LINES: &[&str] = &[
         r#"{"jsonrpc":"2.0","method":"$transport/start","_meta":{"dir":"lifecycle","server":"demo","ts":"2026-11-30T06:34:05.316Z"}}"#,
