@@ -154,6 +154,25 @@ pub fn error_body(provider: Provider, failure: Failure, message: &str) -> Vec<u8
     serde_json::to_vec(&v).unwrap_or_default()
 }
 
+/// The whole HTTP answer reel gives with [`error_body`]: the failure's status and a JSON
+/// body in the provider's shape (the proxy's own errors and replay's misses alike).
+pub fn error_response(
+    provider: Provider,
+    failure: Failure,
+    message: &str,
+) -> http::Response<reel_mcp::reply::Reply> {
+    let mut r = http::Response::new(reel_mcp::reply::Reply::full(error_body(
+        provider, failure, message,
+    )));
+    *r.status_mut() =
+        http::StatusCode::from_u16(failure.status()).unwrap_or(http::StatusCode::BAD_GATEWAY);
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,6 @@ use hyper::client::conn::http1::SendRequest;
 use serde_json::{Map, Value, json};
 
 use reel_mcp::http::{McpUrl, strip_hop_by_hop};
-use reel_mcp::reply::Reply;
 use reel_mcp::serve::{self, Limits, Stop};
 use reel_mcp::upstream::{self, TlsConnector};
 use reel_trace::line::{Block, Turn};
@@ -48,7 +47,7 @@ mod body;
 
 use body::{Answer, RecordedBody, Recording};
 
-use crate::api::{Endpoint, Failure, Provider, error_body};
+use crate::api::{Endpoint, Failure, Provider, error_response};
 use crate::headers;
 use crate::history::History;
 use crate::request::{Request as LlmRequest, matchable};
@@ -381,13 +380,7 @@ struct RequestFacts {
 }
 
 fn reply(provider: Provider, failure: Failure, message: &str) -> Response<Answer> {
-    let mut r = Response::new(Answer::Full(Reply::full(error_body(
-        provider, failure, message,
-    ))));
-    *r.status_mut() = StatusCode::from_u16(failure.status()).unwrap_or(StatusCode::BAD_GATEWAY);
-    r.headers_mut()
-        .insert("content-type", HeaderValue::from_static("application/json"));
-    r
+    error_response(provider, failure, message).map(Answer::Full)
 }
 
 async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
