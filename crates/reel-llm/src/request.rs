@@ -285,33 +285,7 @@ fn openai_message(v: &Value) -> (&'static str, Vec<Block>) {
                 )],
             )
         }
-        Some("assistant") => {
-            let mut blocks = Vec::new();
-            for key in ["reasoning_content", "reasoning", "thinking"] {
-                if let Some(Value::String(t)) = v.get(key) {
-                    if !t.is_empty() {
-                        blocks.push(block(json!({ "type": "thinking", "thinking": t })));
-                    }
-                }
-            }
-            blocks.extend(openai_content(v.get("content")));
-            if let Some(Value::Array(calls)) = v.get("tool_calls") {
-                for c in calls {
-                    let f = c.get("function").unwrap_or(c);
-                    let args = match f.get("arguments") {
-                        Some(Value::String(s)) => tool_input(s),
-                        Some(other) => other.clone(),
-                        None => json!({}),
-                    };
-                    blocks.push(tool_use(
-                        c.get("id").and_then(Value::as_str).unwrap_or(""),
-                        f.get("name").and_then(Value::as_str).unwrap_or(""),
-                        args,
-                    ));
-                }
-            }
-            ("assistant", blocks)
-        }
+        Some("assistant") => ("assistant", openai_assistant(v)),
         _ => {
             let role = if role_of(v) == "system" {
                 "system"
@@ -321,6 +295,43 @@ fn openai_message(v: &Value) -> (&'static str, Vec<Block>) {
             (role, openai_content(v.get("content")))
         }
     }
+}
+
+/// An OpenAI assistant message as blocks: its reasoning (`reasoning_content`,
+/// `reasoning`, `thinking`), content, refusal and tool calls. The same shape whether the
+/// message is a chat completion's answer or resent in a later request.
+pub(crate) fn openai_assistant(v: &Value) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    for key in ["reasoning_content", "reasoning", "thinking"] {
+        if let Some(Value::String(t)) = v.get(key) {
+            if !t.is_empty() {
+                blocks.push(block(json!({ "type": "thinking", "thinking": t })));
+            }
+        }
+    }
+    blocks.extend(openai_content(v.get("content")));
+    if let Some(Value::String(t)) = v.get("refusal") {
+        blocks.push(text_block(t));
+    }
+    for c in v
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let f = c.get("function").unwrap_or(c);
+        let args = match f.get("arguments") {
+            Some(Value::String(s)) => tool_input(s),
+            Some(other) => other.clone(),
+            None => json!({}),
+        };
+        blocks.push(tool_use(
+            c.get("id").and_then(Value::as_str).unwrap_or(""),
+            f.get("name").and_then(Value::as_str).unwrap_or(""),
+            args,
+        ));
+    }
+    blocks
 }
 
 /// A Responses output item (`message`, `function_call`, `reasoning`, …) as blocks.

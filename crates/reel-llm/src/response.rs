@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use reel_trace::line::{Block, Turn};
 
 use crate::api::Endpoint;
-use crate::request::{anthropic_block, block, responses_output, text_block, tool_input, tool_use};
+use crate::request::{
+    anthropic_block, block, openai_assistant, responses_output, tool_input, tool_use,
+};
 
 /// A content block being assembled from deltas.
 #[derive(Debug)]
@@ -452,7 +454,9 @@ impl Assembler {
 
     // --- OpenAI chat completions ---------------------------------------------------
 
-    fn chat_completion(&mut self, v: &Value) {
+    /// What a chat completion and each of its chunks both carry: model, usage, an
+    /// error, and the first choice's finish reason; the first choice.
+    fn chat_head<'v>(&mut self, v: &'v Value) -> Option<&'v Value> {
         if let Some(m) = v.get("model").and_then(Value::as_str) {
             self.model = Some(m.to_owned());
         }
@@ -462,65 +466,25 @@ impl Assembler {
         if v.get("error").is_some() {
             self.error = Some(error_text(v));
         }
-        let Some(choice) = v.pointer("/choices/0") else {
-            return;
-        };
+        let choice = v.pointer("/choices/0")?;
         if let Some(s) = choice.get("finish_reason").and_then(Value::as_str) {
             self.stop_reason = Some(s.to_owned());
         }
-        let Some(message) = choice.get("message") else {
-            return;
-        };
-        let mut blocks = Vec::new();
-        for key in ["reasoning_content", "reasoning"] {
-            if let Some(Value::String(t)) = message.get(key) {
-                if !t.is_empty() {
-                    blocks.push(block(json!({ "type": "thinking", "thinking": t })));
-                }
-            }
+        Some(choice)
+    }
+
+    fn chat_completion(&mut self, v: &Value) {
+        if let Some(message) = self.chat_head(v).and_then(|c| c.get("message")) {
+            self.whole = Some(openai_assistant(message));
         }
-        if let Some(Value::String(t)) = message.get("content") {
-            if !t.is_empty() {
-                blocks.push(text_block(t));
-            }
-        }
-        if let Some(Value::String(t)) = message.get("refusal") {
-            blocks.push(text_block(t));
-        }
-        for c in message
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let f = c.get("function").unwrap_or(c);
-            blocks.push(tool_use(
-                c.get("id").and_then(Value::as_str).unwrap_or(""),
-                f.get("name").and_then(Value::as_str).unwrap_or(""),
-                tool_input(f.get("arguments").and_then(Value::as_str).unwrap_or("")),
-            ));
-        }
-        self.whole = Some(blocks);
     }
 
     /// Index of the text block of a chat stream (thinking is 0, text 1, tool call `i`
     /// is 2 + i), so blocks come out in a stable order.
     fn chat_chunk(&mut self, v: &Value) -> bool {
-        if let Some(m) = v.get("model").and_then(Value::as_str) {
-            self.model = Some(m.to_owned());
-        }
-        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-            usage::read(self.endpoint, u, &mut self.reported);
-        }
-        if v.get("error").is_some() {
-            self.error = Some(error_text(v));
-        }
-        let Some(choice) = v.pointer("/choices/0") else {
+        let Some(choice) = self.chat_head(v) else {
             return false;
         };
-        if let Some(s) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.stop_reason = Some(s.to_owned());
-        }
         let Some(d) = choice.get("delta") else {
             return false;
         };
