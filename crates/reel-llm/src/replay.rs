@@ -37,12 +37,12 @@ use tokio::sync::mpsc;
 use reel_mcp::normalize::{Difference, Pointer, diff, json_eq};
 use reel_mcp::reply::{Reply, ReplyFrame};
 use reel_mcp::serve::{self, Limits, Stop};
-use reel_trace::hash::{RollingHash, request_sha256};
+use reel_trace::hash::request_sha256;
 use reel_trace::line::Line;
 use reel_trace::redact::Redactor;
 use reel_trace::{OpenError, TraceReader};
 
-use crate::api::{Endpoint, Failure, Provider, error_body};
+use crate::api::{Endpoint, Failure, Provider, error_response as fail};
 use crate::request::{Request as LlmRequest, matchable};
 use crate::route::Routes;
 use crate::tape::{BODY, kinds};
@@ -354,6 +354,7 @@ struct Server {
     tape: LlmTape,
     used: Mutex<Vec<bool>>,
     routes: Routes,
+    /// [`VOLATILE`] and the `--ignore` pointers.
     ignore: Vec<Pointer>,
     pace: Pace,
     report: Mutex<PlayReport>,
@@ -375,6 +376,21 @@ impl LlmPlayer {
             listen: config.listen.clone(),
             reason,
         })?;
+        // Volatile members and --ignore pointers leave the recorded requests once, here;
+        // a live request loses them when it is read ([`LiveForm`]).
+        let mut ignore: Vec<Pointer> = VOLATILE
+            .iter()
+            .filter_map(|p| Pointer::parse(p).ok())
+            .collect();
+        ignore.extend(config.ignore);
+        let mut tape = tape;
+        for e in &mut tape.exchanges {
+            if let Some(body) = &mut e.body {
+                for p in &ignore {
+                    p.remove_from(body);
+                }
+            }
+        }
         let used = vec![false; tape.exchanges.len()];
         Ok(LlmPlayer {
             listener,
@@ -384,7 +400,7 @@ impl LlmPlayer {
                 tape,
                 used: Mutex::new(used),
                 routes,
-                ignore: config.ignore,
+                ignore,
                 pace: config.pace,
                 report: Mutex::new(PlayReport::default()),
             }),
@@ -468,6 +484,67 @@ struct Live {
     text: Option<String>,
 }
 
+/// What matching needs of a live request, read from it once whatever the number of
+/// candidates: its prefix digests, its system prompt and, for each elided count a
+/// candidate asks for, its normalised members (redacted as the trace is, volatile and
+/// ignored members removed).
+struct LiveForm<'l> {
+    live: &'l Live,
+    request: Option<LlmRequest<'l>>,
+    prefixes: Vec<String>,
+    system: Option<Value>,
+    bodies: HashMap<usize, Option<Value>>,
+}
+
+impl<'l> LiveForm<'l> {
+    fn new(live: &'l Live, server: &Server) -> LiveForm<'l> {
+        let request = live
+            .text
+            .as_deref()
+            .filter(|_| live.kind.generates())
+            .and_then(|t| LlmRequest::parse(live.kind, t));
+        let prefixes = request
+            .as_ref()
+            .map(LlmRequest::prefixes)
+            .unwrap_or_default();
+        let system = request
+            .as_ref()
+            .and_then(LlmRequest::system_value)
+            .map(|s| {
+                let text = s.to_string();
+                serde_json::from_str(&server.tape.redactor.redact_json(&text)).unwrap_or(s)
+            });
+        LiveForm {
+            live,
+            request,
+            prefixes,
+            system,
+            bodies: HashMap::new(),
+        }
+    }
+
+    /// The normalised members with the first `elided` messages left out.
+    fn body(&mut self, server: &Server, elided: usize) -> Option<&Value> {
+        let live = self.live;
+        self.bodies
+            .entry(elided)
+            .or_insert_with(|| {
+                let m = matchable(live.kind, live.text.as_deref()?, elided)?;
+                let redacted = server
+                    .tape
+                    .redactor
+                    .redact_json(&m.to_string())
+                    .into_owned();
+                let mut v: Value = serde_json::from_str(&redacted).unwrap_or(m);
+                for p in &server.ignore {
+                    p.remove_from(&mut v);
+                }
+                Some(v)
+            })
+            .as_ref()
+    }
+}
+
 impl Server {
     async fn answer(&self, req: Request<Incoming>) -> Response<Reply> {
         let path = req
@@ -521,9 +598,10 @@ impl Server {
         let exact = open()
             .find(|(_, e)| e.request_sha256.as_deref() == Some(live.sha256.as_str()))
             .map(|(i, _)| i);
+        let mut form = LiveForm::new(live, self);
         let found = exact.or_else(|| {
             open()
-                .find(|(_, e)| self.differences(live, e).is_some_and(|d| d.is_empty()))
+                .find(|(_, e)| self.differences(&mut form, e).is_some_and(|d| d.is_empty()))
                 .map(|(i, _)| i)
         });
         if let Some(i) = found {
@@ -532,7 +610,7 @@ impl Server {
         }
         // The nearest: fewest differences among the open exchanges of the endpoint.
         let nearest = open()
-            .filter_map(|(_, e)| Some((e, self.differences(live, e)?)))
+            .filter_map(|(_, e)| Some((e, self.differences(&mut form, e)?)))
             .min_by_key(|(_, d)| d.len());
         let what = format!("{} {}", live.method, live.endpoint);
         let model = live
@@ -562,9 +640,10 @@ impl Server {
         })
     }
 
-    /// Where `live` differs from `e` after normalisation; `None` when they cannot be
-    /// compared (the recorded prefix is not the live one, no body on either side).
-    fn differences(&self, live: &Live, e: &Recorded) -> Option<Vec<Difference>> {
+    /// Where the live request differs from `e` after normalisation; `None` when they
+    /// cannot be compared (no body on either side).
+    fn differences(&self, form: &mut LiveForm<'_>, e: &Recorded) -> Option<Vec<Difference>> {
+        let live = form.live;
         let text = live.text.as_deref()?;
         if !live.kind.generates() {
             let a: Value = serde_json::from_str(text).unwrap_or(Value::Null);
@@ -580,54 +659,33 @@ impl Server {
                 },
             );
         }
+        form.request.as_ref()?;
         let recorded = e.body.as_ref()?;
         let elided = match &e.elided {
             Some((count, sha)) => {
-                let req = LlmRequest::parse(live.kind, text)?;
-                let mut h = RollingHash::new();
-                for m in req.messages.iter().take(*count) {
-                    h.push_json(m.get()).ok()?;
-                }
-                if h.count() != *count as u64 || h.digest() != *sha {
+                let live_sha = form.prefixes.get(*count);
+                if live_sha != Some(sha) {
                     return Some(vec![Difference {
                         pointer: format!("/messages/0..{count}"),
                         left: Some(Value::String(format!("history {sha}"))),
-                        right: Some(Value::String(format!("history {}", h.digest()))),
+                        right: live_sha.map(|h| Value::String(format!("history {h}"))),
                     }]);
                 }
                 *count
             }
             None => 0,
         };
-        let m = matchable(live.kind, text, elided)?;
-        let redacted = self.tape.redactor.redact_json(&m.to_string()).into_owned();
-        let mut live_v: Value = serde_json::from_str(&redacted).unwrap_or(m);
-        let mut rec_v = recorded.clone();
-        for p in VOLATILE {
-            if let Ok(p) = Pointer::parse(p) {
-                p.remove_from(&mut live_v);
-                p.remove_from(&mut rec_v);
-            }
-        }
-        for p in &self.ignore {
-            p.remove_from(&mut live_v);
-            p.remove_from(&mut rec_v);
-        }
-        let mut d = if json_eq(&rec_v, &live_v) {
+        let live_v = form.body(self, elided)?;
+        let mut d = if json_eq(recorded, live_v) {
             Vec::new()
         } else {
-            diff(&rec_v, &live_v)
+            diff(recorded, live_v)
         };
-        let live_system = LlmRequest::parse(live.kind, text).and_then(|r| r.system_value());
-        let live_system = live_system.map(|s| {
-            let text = s.to_string();
-            serde_json::from_str(&self.tape.redactor.redact_json(&text)).unwrap_or(s)
-        });
-        if live_system != e.system {
+        if form.system != e.system {
             d.push(Difference {
                 pointer: "/system".into(),
                 left: e.system.clone(),
-                right: live_system,
+                right: form.system.clone(),
             });
         }
         Some(d)
@@ -691,12 +749,4 @@ impl Server {
             )
         })
     }
-}
-
-fn fail(provider: Provider, failure: Failure, message: &str) -> Response<Reply> {
-    let mut r = Response::new(Reply::full(error_body(provider, failure, message)));
-    *r.status_mut() = StatusCode::from_u16(failure.status()).unwrap_or(StatusCode::NOT_FOUND);
-    r.headers_mut()
-        .insert("content-type", HeaderValue::from_static("application/json"));
-    r
 }
