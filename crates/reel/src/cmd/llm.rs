@@ -194,6 +194,22 @@ struct Agent {
 }
 
 impl Agent {
+    /// Starts `command` (see [`Agent::start`]), or, when there is none, prints the
+    /// `export` lines that point an agent started by hand at `addr`.
+    fn start_or_say_exports(
+        command: &[OsString],
+        addr: std::net::SocketAddr,
+        stop: &Stop,
+    ) -> Option<anyhow::Result<Agent>> {
+        if command.is_empty() {
+            for (k, v) in agent_env(addr).iter().take(2) {
+                println!("export {k}={v}");
+            }
+            return None;
+        }
+        Some(Agent::start(command, addr, stop.clone()))
+    }
+
     /// Starts `command` with the base URLs for `addr`; when it exits, `stop` is set.
     fn start(
         command: &[OsString],
@@ -296,14 +312,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     seal.say(&trace);
     say!("reel: listening on http://{addr}");
     let stop = Stop::new();
-    let agent = if args.command.is_empty() {
-        for (k, v) in agent_env(addr).iter().take(2) {
-            println!("export {k}={v}");
-        }
-        None
-    } else {
-        Some(Agent::start(&args.command, addr, stop.clone()))
-    };
+    let agent = Agent::start_or_say_exports(&args.command, addr, &stop);
     let agent = match agent {
         Some(Err(e)) => {
             // The agent never ran: the trace says so, as `rec` does.
@@ -372,14 +381,7 @@ fn play(args: Args) -> anyhow::Result<u8> {
     );
     say!("reel: listening on http://{addr}");
     let stop = Stop::new();
-    let agent = if args.command.is_empty() {
-        for (k, v) in agent_env(addr).iter().take(2) {
-            println!("export {k}={v}");
-        }
-        None
-    } else {
-        Some(Agent::start(&args.command, addr, stop.clone())?)
-    };
+    let agent = Agent::start_or_say_exports(&args.command, addr, &stop).transpose()?;
     let report = player
         .run(stop, agent.is_none(), args.http_threads)
         .map_err(|e| coded(exit::INTERNAL, e.to_string()))?;
