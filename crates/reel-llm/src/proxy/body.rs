@@ -273,13 +273,18 @@ impl Recording {
             self.record_piece(data);
             return;
         }
-        let pieces = match &mut self.decoder {
+        match &mut self.decoder {
             Some(d) => {
                 let plain = d.decode(data);
-                self.cutter.feed(&plain)
+                self.take_in(&plain);
             }
-            None => self.cutter.feed(data),
-        };
+            None => self.take_in(data),
+        }
+    }
+
+    /// Cuts `plain` bytes into pieces, records each and keeps them for the turn.
+    fn take_in(&mut self, plain: &[u8]) {
+        let pieces = self.cutter.feed(plain);
         for p in &pieces {
             self.record_piece(&p.bytes);
         }
@@ -326,31 +331,22 @@ impl Recording {
         let Some(mut assembler) = self.assembler.take() else {
             return; // finished already
         };
-        self.feed(&mut assembler);
-        // What the decoder still holds.
-        if let Some(d) = &mut self.decoder {
-            let rest = d.finish();
-            let pieces = self.cutter.feed(&rest);
-            for p in &pieces {
-                self.record_piece(&p.bytes);
-            }
-            self.to_assemble.extend(pieces);
-            self.feed(&mut assembler);
+        // What the decoder and then the cutter still hold.
+        if let Some(rest) = self.decoder.as_mut().map(Decoder::finish) {
+            self.take_in(&rest);
         }
         let mut whole = Vec::new();
         if let Some(p) = self.cutter.finish() {
             self.record_piece(&p.bytes);
-            match (&p.event, self.framing) {
-                (Some((ty, data)), _) => {
-                    assembler.sse_event(ty, data);
-                }
-                (None, Framing::Ndjson) => {
-                    assembler.ndjson_line(std::str::from_utf8(&p.bytes).unwrap_or(""));
-                }
-                (None, _) => assembler.whole_body(&p.bytes),
+            if self.framing == Framing::Whole {
+                assembler.whole_body(&p.bytes);
+                whole = p.bytes;
+            } else {
+                whole.clone_from(&p.bytes);
+                self.to_assemble.push(p);
             }
-            whole = p.bytes;
         }
+        self.feed(&mut assembler);
         let duration = self.ex.started.elapsed();
         let reason = match &end {
             // An error status, or a whole body: nothing was severed.
