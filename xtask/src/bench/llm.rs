@@ -38,7 +38,7 @@
 //! Driver, upstream and proxy share the machine's cores, so the throughput figures are
 //! what the proxy costs next to a server that does almost nothing.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
@@ -729,54 +729,24 @@ impl Reel {
         Reel::start(c)
     }
 
-    fn start(mut c: Command) -> anyhow::Result<Reel> {
-        c.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let shown = display(&c);
-        println!("$ {shown}");
-        let mut child = c
-            .spawn()
-            .with_context(|| format!("cannot start `{shown}`"))?;
-        let err = child.stderr.take().context("no stderr")?;
-        let running = Running(child);
-        let mut lines = BufReader::new(err).lines();
-        let mut said = String::new();
-        let addr = loop {
-            let Some(line) = lines.next() else {
-                bail!("`{shown}` exited before it listened: {said}");
-            };
-            let line = line?;
-            if let Some(url) = line.strip_prefix("reel: listening on http://") {
-                break url.to_owned();
-            }
-            said.push_str(&line);
-            said.push('\n');
-        };
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            for l in lines.map_while(Result::ok) {
-                text.push_str(&l);
-                text.push('\n');
-            }
-            text
-        });
+    fn start(c: Command) -> anyhow::Result<Reel> {
+        let l = super::start_reel(c)?;
+        let addr = l
+            .url
+            .strip_prefix("http://")
+            .with_context(|| format!("reel llm listens on {}, not http://", l.url))?
+            .to_owned();
         Ok(Reel {
-            child: running,
+            child: l.child,
             addr,
-            stderr: Some(stderr),
+            stderr: Some(l.stderr),
             dir: None,
         })
     }
 
     /// SIGTERM; what it said after listening. It must exit 0.
     fn stop_text(&mut self) -> anyhow::Result<String> {
-        let pid = libc::pid_t::try_from(self.child.0.id()).context("pid out of range")?;
-        // SAFETY: a signal to our own child, which has not been reaped yet.
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
-        }
-        let status = self.child.0.wait()?;
+        let status = super::sigterm(&mut self.child)?;
         let text = self
             .stderr
             .take()

@@ -20,17 +20,15 @@
 //! `/proc`), and the median round trip with one client (no queueing). The driver, the
 //! server or reel, share the machine's cores.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use anyhow::{Context, bail};
 
 use super::http_load::{load, process_cpu};
 use super::{Ctx, Figure, fmt_value, median};
-use super::{Running, start_listener};
-use crate::process::display;
+use super::{ReelListening, start_listener};
 
 const ROUNDS: usize = 5;
 const CLIENTS: usize = 16;
@@ -66,7 +64,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         let d1 = load(&tools.load, &direct_url, seq, 1)?;
         let d = load(&tools.load, &direct_url, requests, CLIENTS)?;
         let (play, url) = start_play(ctx, &tape)?;
-        let pid = play.child.0.id();
+        let pid = play.0.child.0.id();
         let p1 = load(&tools.load, &url, seq, 1)?;
         let before = process_cpu(pid)?;
         let p = load(&tools.load, &url, requests, CLIENTS)?;
@@ -164,21 +162,13 @@ fn build_examples(ctx: &Ctx) -> anyhow::Result<Tools> {
 }
 
 /// A running `reel play --listen`, its stderr collected on a thread.
-struct Play {
-    child: Running,
-    stderr: std::thread::JoinHandle<String>,
-}
+struct Play(ReelListening);
 
 impl Play {
     /// SIGTERM; the summary it printed. It must exit 0 (no miss, no drift).
     fn stop(mut self) -> anyhow::Result<String> {
-        let pid = libc::pid_t::try_from(self.child.0.id()).context("pid out of range")?;
-        // SAFETY: a signal to our own child, which has not been reaped yet.
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
-        }
-        let status = self.child.0.wait()?;
-        let text = self.stderr.join().unwrap_or_default();
+        let status = super::sigterm(&mut self.0.child)?;
+        let text = self.0.stderr.join().unwrap_or_default();
         if !status.success() {
             bail!("reel play --listen exited with {status} after SIGTERM: {text}");
         }
@@ -189,46 +179,8 @@ impl Play {
 /// Starts `reel play --listen`; the URL from its `reel: listening on URL` line.
 fn start_play(ctx: &Ctx, tape: &Path) -> anyhow::Result<(Play, String)> {
     let mut c = Command::new(&ctx.reel);
-    c.arg("play")
-        .arg(tape)
-        .args(["--listen", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let shown = display(&c);
-    println!("$ {shown}");
-    let mut child = c
-        .spawn()
-        .with_context(|| format!("cannot start `{shown}`"))?;
-    let err = child.stderr.take().context("no stderr")?;
-    let running = Running(child);
-    let mut lines = BufReader::new(err).lines();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let url = loop {
-        let Some(line) = lines.next() else {
-            bail!("`{shown}` exited before it listened");
-        };
-        let line = line?;
-        if let Some(url) = line.strip_prefix("reel: listening on ") {
-            break url.to_owned();
-        }
-        if Instant::now() > deadline {
-            bail!("`{shown}` did not listen within 30 s");
-        }
-    };
-    let stderr = std::thread::spawn(move || {
-        let mut text = String::new();
-        for l in lines.map_while(Result::ok) {
-            text.push_str(&l);
-            text.push('\n');
-        }
-        text
-    });
-    Ok((
-        Play {
-            child: running,
-            stderr,
-        },
-        url,
-    ))
+    c.arg("play").arg(tape).args(["--listen", "127.0.0.1:0"]);
+    let l = super::start_reel(c)?;
+    let url = l.url.clone();
+    Ok((Play(l), url))
 }

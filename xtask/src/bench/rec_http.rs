@@ -29,10 +29,9 @@
 //! saturated. The figures say what reel costs; a real MCP server (milliseconds per call)
 //! hides most of it.
 
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use anyhow::{Context, bail};
 use serde_json::Value;
@@ -40,7 +39,6 @@ use serde_json::Value;
 use super::http_load::{load, process_cpu, thread_cpu};
 use super::{Ctx, Figure, Target, fmt_value, median};
 use super::{Running, start_listener};
-use crate::process::display;
 
 const ROUNDS: usize = 5;
 const CLIENTS: usize = 16;
@@ -199,43 +197,14 @@ fn build_examples(ctx: &Ctx) -> anyhow::Result<Tools> {
 fn start_reel(ctx: &Ctx, upstream: &str, traces: &Path) -> anyhow::Result<(Running, String)> {
     let mut c = Command::new(&ctx.reel);
     c.args(["rec", "--name", "bench-http", "--url", upstream, "--dir"])
-        .arg(traces)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let shown = display(&c);
-    println!("$ {shown}");
-    let mut child = c
-        .spawn()
-        .with_context(|| format!("cannot start `{shown}`"))?;
-    let err = child.stderr.take().context("no stderr")?;
-    let running = Running(child);
-    let mut lines = BufReader::new(err).lines();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let url = loop {
-        let Some(line) = lines.next() else {
-            bail!("`{shown}` exited before it listened");
-        };
-        let line = line?;
-        if let Some(url) = line.strip_prefix("reel: listening on ") {
-            break url.to_owned();
-        }
-        if Instant::now() > deadline {
-            bail!("`{shown}` did not listen within 30 s");
-        }
-    };
-    // Keep draining reel's stderr so it never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Ok((running, url))
+        .arg(traces);
+    let l = super::start_reel(c)?;
+    Ok((l.child, l.url))
 }
 
 /// Stops reel with SIGTERM; it must exit 0.
 fn stop(reel: &mut Running) -> anyhow::Result<()> {
-    let pid = libc::pid_t::try_from(reel.0.id()).context("pid out of range")?;
-    // SAFETY: a signal to our own child, which has not been reaped yet.
-    unsafe {
-        libc::kill(pid, libc::SIGTERM);
-    }
-    let status = reel.0.wait()?;
+    let status = super::sigterm(reel)?;
     if !status.success() {
         bail!("reel rec --url exited with {status} after SIGTERM");
     }
