@@ -500,3 +500,96 @@ fn a_trace_write_failing_midway_leaves_the_traffic_alone_and_exits_74() {
             .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
     );
 }
+
+/// Ollama's `/api/chat` streams NDJSON: forwarded line by line byte for byte, each line a
+/// body piece, assembled into the turn with Ollama's counts; replayed the same.
+#[test]
+fn an_ollama_ndjson_stream_passes_through_is_assembled_and_replays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body =
+        json!({"model": "reel-text", "messages": [{"role": "user", "content": "hi"}]}).to_string();
+    let headers = &[("content-type", "application/json")];
+    let (direct, through, tape) = direct_and_through(tmp.path(), "/api/chat", headers, &body);
+    assert_eq!(through.status, 200);
+    assert_eq!(
+        through.body, direct.body,
+        "the NDJSON bytes as the upstream sent them"
+    );
+    let lines = direct.body.iter().filter(|&&b| b == b'\n').count();
+    let pieces = tape
+        .exchange(1)
+        .into_iter()
+        .filter(|l| l["kind"] == "reel.llm.body")
+        .count();
+    assert_eq!(pieces, lines, "one body piece per NDJSON line");
+    let turn = answer_of(&tape, 1);
+    assert_eq!(turn_text(turn), "Hello from the upstream.");
+    assert_eq!(turn["stream"], true);
+    assert_eq!(turn["usage"]["input_tokens"], 13);
+    assert_eq!(turn["usage"]["output_tokens"], 6);
+    let player = Llm::play(&tape.path, &[]);
+    let replayed = request(&player.addr, "POST", "/api/chat", headers, &body);
+    let stopped = player.stop();
+    assert_eq!(replayed.body, direct.body);
+    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+}
+
+/// An upstream that goes silent mid-stream for longer than `--idle-timeout` is cut
+/// off: the client's response breaks, the trace says `idle_timeout` and keeps what came.
+#[test]
+fn an_upstream_silent_past_the_idle_timeout_is_cut_off() {
+    let tmp = tempfile::tempdir().unwrap();
+    let up = Upstream::scripted(tmp.path(), "up");
+    let llm = Llm::record(
+        &tmp.path().join("traces"),
+        &up.url,
+        &["--idle-timeout", "0.5"],
+    );
+    let r = open(
+        &llm.addr,
+        "POST",
+        "/v1/messages",
+        ANTHROPIC,
+        &anthropic_body("reel-text-stall", true),
+    )
+    .finish();
+    let trace = llm.finish();
+    assert_eq!(r.status, 200);
+    assert!(r.text().contains("message_start"), "{}", r.text());
+    let tape = Tape::read(&trace);
+    let t = event_of(&tape, 1, "llm.truncated");
+    assert_eq!(t["raw"]["reason"], "idle_timeout", "{t}");
+    assert_eq!(answer_of(&tape, 1)["truncated"], true);
+    assert_check_clean(&trace);
+}
+
+/// `--map PREFIX=URL` sends the paths under PREFIX to URL with the prefix stripped, and
+/// the trace's endpoint is the provider path.
+#[test]
+fn a_mapped_prefix_routes_to_its_upstream_with_the_prefix_stripped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let up = Upstream::scripted(tmp.path(), "up");
+    let map = format!("/local={}", up.url);
+    let llm = Llm::record_with(&tmp.path().join("traces"), &["--map", &map]);
+    let r = request(
+        &llm.addr,
+        "POST",
+        "/local/v1/chat/completions",
+        OPENAI,
+        &chat_body("reel-text", false),
+    );
+    let trace = llm.finish();
+    assert_eq!(r.status, 200, "{}", r.text());
+    let seen: Vec<String> = up
+        .requests()
+        .iter()
+        .filter_map(|q| q["path"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        seen,
+        ["/v1/chat/completions"],
+        "the prefix stripped upstream"
+    );
+    let tape = Tape::read(&trace);
+    assert_eq!(answer_of(&tape, 1)["endpoint"], "/v1/chat/completions");
+}
