@@ -135,6 +135,43 @@ struct Recorded {
     unreachable: Option<String>,
 }
 
+impl Recorded {
+    /// An exchange of `endpoint` from its event's `raw` and reel's `request` member,
+    /// with no answer yet (status 200, no headers, no body pieces).
+    fn new(
+        n: u64,
+        place: String,
+        endpoint: String,
+        provider: Provider,
+        raw: &Value,
+        request: &Value,
+    ) -> Recorded {
+        let elided = request.get("elided").and_then(|e| {
+            Some((
+                e.get("count")?.as_u64()? as usize,
+                e.get("sha256")?.as_str()?.to_owned(),
+            ))
+        });
+        Recorded {
+            n,
+            place,
+            endpoint,
+            method: s(raw, "method"),
+            provider,
+            status: 200,
+            headers: Vec::new(),
+            request_sha256: None,
+            system: None,
+            body: request.get("body").cloned(),
+            elided,
+            pieces: Vec::new(),
+            decoded: false,
+            severed: false,
+            unreachable: None,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct LlmLine {
     #[serde(default)]
@@ -214,19 +251,8 @@ impl LlmTape {
                         .collect();
                     headers.retain(|(k, _)| k != "content-length");
                     let request = l.request.unwrap_or(Value::Null);
-                    let elided = request.get("elided").and_then(|e| {
-                        Some((
-                            e.get("count")?.as_u64()? as usize,
-                            e.get("sha256")?.as_str()?.to_owned(),
-                        ))
-                    });
                     by_n.insert(n, exchanges.len());
                     exchanges.push(Recorded {
-                        n,
-                        place,
-                        endpoint,
-                        method: s(&raw, "method"),
-                        provider,
                         status: raw.get("status").and_then(Value::as_u64).unwrap_or(200) as u16,
                         headers,
                         request_sha256: raw
@@ -234,12 +260,7 @@ impl LlmTape {
                             .and_then(Value::as_str)
                             .map(str::to_owned),
                         system: raw.get("system").cloned(),
-                        body: request.get("body").cloned(),
-                        elided,
-                        pieces: Vec::new(),
-                        decoded: false,
-                        severed: false,
-                        unreachable: None,
+                        ..Recorded::new(n, place, endpoint, provider, &raw, &request)
                     });
                 }
                 BODY => {
@@ -268,21 +289,9 @@ impl LlmTape {
                     let request = l.request.unwrap_or(Value::Null);
                     by_n.insert(n, exchanges.len());
                     exchanges.push(Recorded {
-                        n,
-                        place,
-                        endpoint,
-                        method: s(&raw, "method"),
-                        provider,
                         status: 502,
-                        headers: Vec::new(),
-                        request_sha256: None,
-                        system: None,
-                        body: request.get("body").cloned(),
-                        elided: None,
-                        pieces: Vec::new(),
-                        decoded: false,
-                        severed: false,
                         unreachable: Some(s(&raw, "error")),
+                        ..Recorded::new(n, place, endpoint, provider, &raw, &request)
                     });
                 }
                 _ => {}
