@@ -101,22 +101,122 @@ pub const PYPI: &[(&str, &str)] = &[
     ("openai", "3.57.0"),
 ];
 
-/// PyPI packages that each get a venv of their own under `.peers/`: `(venv, package,
-/// version)` (see the module docs for why).
-pub const PYPI_OWN_VENV: &[(&str, &str, &str)] = &[("llmock-venv", "llmock", "0.2.2")];
+/// A venv of its own under `.peers/`: for a package whose dependencies clash with the
+/// shared venv's, or that needs a newer Python.
+pub struct OwnVenv {
+    /// The directory under `.peers/`.
+    pub venv: &'static str,
+    /// The Python it needs ([`Python::System`] is `python3`).
+    pub python: Python,
+    /// `(name, version, extras)`: what goes in, pinned.
+    pub packages: &'static [Pkg],
+}
 
-/// Every venv and what goes in it.
-fn venvs() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
-    let mut all = vec![("venv", PYPI.to_vec())];
-    for (venv, name, version) in PYPI_OWN_VENV {
-        all.push((*venv, vec![(*name, *version)]));
+/// Which interpreter a venv is made with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Python {
+    /// `python3` on PATH.
+    System,
+    /// Python 3.13 (`python3.13` on PATH, else pyenv's): mcp-vcr and mcp-cassette
+    /// declare `requires-python >= 3.13`.
+    Py313,
+}
+
+/// The packages that get venvs of their own. The recorders whose files `reel import`
+/// reads each have one: they pin clashing versions of the MCP SDK and its web stack
+/// (mcp-recorder 0.5.0 crashes with Starlette >= 1.0, hence the pin).
+pub const PYPI_OWN_VENV: &[OwnVenv] = &[
+    OwnVenv {
+        venv: "llmock-venv",
+        python: Python::System,
+        packages: &[("llmock", "0.2.2", "")],
+    },
+    OwnVenv {
+        venv: "mcp-vcr-venv",
+        python: Python::Py313,
+        packages: &[("mcp-vcr", "0.2.2", "")],
+    },
+    OwnVenv {
+        venv: "mcp-cassette-venv",
+        python: Python::Py313,
+        packages: &[("mcp-cassette", "0.4.0", "http")],
+    },
+    OwnVenv {
+        venv: "mcp-recorder-venv",
+        python: Python::System,
+        packages: &[("mcp-recorder", "0.5.0", ""), ("starlette", "0.52.1", "")],
+    },
+    OwnVenv {
+        venv: "mcp-rec-venv",
+        python: Python::System,
+        packages: &[("mcp-rec", "0.1.1", "")],
+    },
+    OwnVenv {
+        venv: "agent-vcr-venv",
+        python: Python::System,
+        packages: &[("agent-vcr", "0.1.0", "")],
+    },
+    OwnVenv {
+        venv: "mmsp-venv",
+        python: Python::System,
+        packages: &[("mmsp", "0.5.6", "")],
+    },
+];
+
+/// The interpreter for `python`.
+fn interpreter(python: Python) -> anyhow::Result<PathBuf> {
+    match python {
+        Python::System => Ok(PathBuf::from("python3")),
+        Python::Py313 => {
+            if output_of(Command::new("python3.13").arg("--version")).is_some() {
+                return Ok(PathBuf::from("python3.13"));
+            }
+            let home = std::env::var_os("PYENV_ROOT")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")));
+            let found = home.and_then(|root| {
+                let mut versions: Vec<PathBuf> = fs::read_dir(root.join("versions"))
+                    .ok()?
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with("3.13"))
+                    })
+                    .collect();
+                versions.sort();
+                versions
+                    .pop()
+                    .map(|v| v.join("bin/python3.13"))
+                    .filter(|p| p.exists())
+            });
+            found.context(
+                "mcp-vcr and mcp-cassette need Python 3.13: none on PATH (python3.13) or under \
+                 pyenv (Debian: apt-get install python3.13 python3.13-venv)",
+            )
+        }
+    }
+}
+
+/// A pinned PyPI package: `(name, version, extras)`.
+type Pkg = (&'static str, &'static str, &'static str);
+
+/// Every venv: its interpreter and what goes in it, as `(name, version, extras)`.
+fn venvs() -> Vec<(&'static str, Python, Vec<Pkg>)> {
+    let mut all = vec![(
+        "venv",
+        Python::System,
+        PYPI.iter().map(|(n, v)| (*n, *v, "")).collect(),
+    )];
+    for own in PYPI_OWN_VENV {
+        all.push((own.venv, own.python, own.packages.to_vec()));
     }
     all
 }
 
 const STAMP: &str = "stamp.json";
 /// Bumped when the install steps change in a way an old `.peers/` would not reflect.
-const LAYOUT_VERSION: u64 = 3;
+const LAYOUT_VERSION: u64 = 4;
 
 /// `cargo xtask peers`.
 pub fn cmd(args: &[String]) -> anyhow::Result<()> {
@@ -199,7 +299,11 @@ fn wanted_stamp() -> anyhow::Result<Value> {
         "pypi": spec(PYPI, "=="),
         "pypi_own_venv": PYPI_OWN_VENV
             .iter()
-            .map(|(venv, n, v)| format!("{venv}: {n}=={v}"))
+            .map(|own| {
+                let list: Vec<String> =
+                    own.packages.iter().map(|(n, v, _)| format!("{n}=={v}")).collect();
+                format!("{}: {}", own.venv, list.join(" "))
+            })
             .collect::<Vec<_>>(),
     }))
 }
@@ -268,14 +372,17 @@ fn install_own_prefix(prefix: &Path, name: &str, version: &str) -> anyhow::Resul
 }
 
 fn install_python(dir: &Path, recreate: bool) -> anyhow::Result<()> {
-    for (name, packages) in venvs() {
+    for (name, wants, packages) in venvs() {
         let venv = dir.join(name);
         let python = venv.join("bin/python");
         // The layout before llmock had a venv of its own put it (and uvicorn's optional
         // parsers) in the shared one: start that one afresh.
         let stale = name == "venv" && has_dist_info(&venv, "llmock", "0.2.2");
+        if packages.iter().all(|(n, v, _)| has_dist_info(&venv, n, v)) && !recreate && !stale {
+            continue;
+        }
         if recreate || stale || !python.exists() {
-            run(Command::new("python3")
+            run(Command::new(interpreter(wants)?)
                 .args(["-m", "venv", "--clear"])
                 .arg(&venv))
             .context(
@@ -290,7 +397,10 @@ fn install_python(dir: &Path, recreate: bool) -> anyhow::Result<()> {
             "--quiet",
             "--disable-pip-version-check",
         ])
-        .args(packages.iter().map(|(n, v)| format!("{n}=={v}")));
+        .args(packages.iter().map(|(n, v, extras)| match *extras {
+            "" => format!("{n}=={v}"),
+            extras => format!("{n}[{extras}]=={v}"),
+        }));
         run(&mut pip).with_context(|| {
             format!("pip install into .peers/{name} failed (is PyPI reachable?)")
         })?;
@@ -311,12 +421,12 @@ fn missing(dir: &Path) -> Vec<String> {
             out.push(format!("{prefix}/{name}@{version}"));
         }
     }
-    for (venv_name, packages) in venvs() {
+    for (venv_name, _, packages) in venvs() {
         let venv = dir.join(venv_name);
         if !venv.join("bin/python").exists() {
             out.push(format!("{venv_name}/bin/python"));
         }
-        for (name, version) in packages {
+        for (name, version, _) in packages {
             if !has_dist_info(&venv, name, version) {
                 out.push(format!("{venv_name}: {name}=={version}"));
             }
@@ -360,9 +470,12 @@ fn print_where(dir: &Path, root: &Path) {
         let pkg = dir.join(prefix).join("node_modules").join(name);
         println!("  {name}@{version}  {}", short(&pkg, root));
     }
-    for (venv, packages) in venvs() {
+    for (venv, _, packages) in venvs() {
         let python = dir.join(venv).join("bin/python");
-        let pypi: Vec<String> = packages.iter().map(|(n, v)| format!("{n}=={v}")).collect();
+        let pypi: Vec<String> = packages
+            .iter()
+            .map(|(n, v, _)| format!("{n}=={v}"))
+            .collect();
         println!(
             "  python {venv} ({})  {}",
             pypi.join(", "),

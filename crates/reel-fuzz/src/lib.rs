@@ -26,7 +26,7 @@
 
 pub mod check;
 pub mod http_guard;
-pub mod import_mcporter;
+pub mod import;
 pub mod js_stringify;
 pub mod line_framer;
 pub mod normalize;
@@ -69,7 +69,7 @@ pub const TARGETS: &[Target] = &[
     },
     Target {
         name: "import_mcporter",
-        run: import_mcporter::run,
+        run: import::mcporter,
     },
     Target {
         name: "line_framer",

@@ -126,14 +126,7 @@ impl Tape {
             turn.extra
                 .insert("conversation".into(), conversation.into());
         }
-        let Ok(text) = serde_json::to_string(&*turn) else {
-            return;
-        };
-        let redacted = self.redactor.redact_json(&text);
-        let turn = match serde_json::from_str::<Turn>(&redacted) {
-            Ok(t) => t,
-            Err(_) => turn.clone(),
-        };
+        let turn = self.redactor.redact_turn(turn);
         self.summary
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -220,6 +220,12 @@ impl<W: Write> LineRecorder<W> {
         self.writer.write_event(&e)
     }
 
+    /// A turn, redacted (its blocks, usage and members, as JSON).
+    pub fn turn(&mut self, turn: &crate::line::Turn) -> io::Result<()> {
+        let turn = self.redactor.redact_turn(turn);
+        self.writer.write_turn(&turn)
+    }
+
     /// Writes an event the caller built.
     pub fn write_event(&mut self, e: &EventLine<'_>) -> io::Result<()> {
         self.writer.write_event(e)

@@ -251,43 +251,50 @@ pub fn list_runs(dir: &Path) -> Result<Listing, ListError> {
 /// times and counts are the recording's (read whole: such files are small, and the
 /// converter streams).
 fn foreign_run(path: &Path) -> Option<Run> {
-    use crate::foreign::{Format, Item, mcporter};
-    let format = crate::foreign::import::sniff(path).ok()??;
-    let Format::Mcporter = format;
-    let read = || -> Option<crate::reader::LineReader<io::BufReader<File>>> {
-        Some(crate::reader::LineReader::new(io::BufReader::new(
-            File::open(path).ok()?,
-        )))
+    use crate::foreign::{Fault, Found, Item};
+    let format = crate::foreign::sniff_file(path).ok()??;
+    let found = Found {
+        format,
+        path: path.to_owned(),
+        label: String::new(),
     };
-    let mut servers = mcporter::Servers::default();
-    let mut r = read()?;
-    while let Ok(Some(l)) = r.next_line() {
-        servers.line(l.bytes);
-    }
-    let mut conv = mcporter::Converter::new(&servers);
+    let converted = crate::foreign::convert(&found).ok()?;
     let mut counts = Counts::default();
-    let mut r = read()?;
-    while let Ok(Some(l)) = r.next_line() {
-        match conv.line(l.number, l.bytes) {
-            Ok(Some(Item::Message { dir, raw, .. })) => {
-                match dir {
-                    Dir::In => counts.inbound += 1,
-                    _ => counts.outbound += 1,
-                }
-                if Envelope::kind_of(&raw) == RpcKind::Error {
-                    counts.errors += 1;
+    let mut models: Vec<String> = Vec::new();
+    let started = converted.started;
+    let mut ended = started;
+    for item in converted.items {
+        match item {
+            Ok(item) => {
+                ended = ended.max(item.t());
+                match item {
+                    Item::Message { dir, raw, .. } => {
+                        match dir {
+                            Dir::In => counts.inbound += 1,
+                            _ => counts.outbound += 1,
+                        }
+                        if Envelope::kind_of(&raw) == RpcKind::Error {
+                            counts.errors += 1;
+                        }
+                    }
+                    Item::Event { .. } => counts.events += 1,
+                    Item::Turn { turn, .. } => {
+                        counts.turns += 1;
+                        if let Some(m) = turn.model.filter(|m| !models.contains(m)) {
+                            models.push(m);
+                        }
+                    }
                 }
             }
-            Ok(Some(Item::Event { .. })) | Err(_) => counts.events += 1,
-            Ok(None) => {}
+            Err(Fault::Bad(..)) => counts.events += 1,
+            Err(Fault::Io(_)) => return None,
         }
     }
-    let (started, ended) = (conv.started()?, conv.ended()?);
     Some(Run {
         path: path.to_owned(),
         files: vec![path.to_owned()],
         label: path.file_stem().map(|s| s.to_string_lossy().into_owned()),
-        kind: "mcp".to_owned(),
+        kind: converted.kind.to_owned(),
         source: Some(format.name().to_owned()),
         started_at: Some(started.to_iso().as_str().to_owned()),
         duration_ms: Some((ended.0 - started.0).max(0) as f64),

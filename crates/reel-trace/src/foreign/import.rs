@@ -1,16 +1,14 @@
 //! `reel import`'s work: a foreign file converted into a trace reel writes, with the
 //! recording redaction applied (other tools store what they saw raw) and the source's
 //! own times (`meta.startedAt`, each line's `t`, `end.durationMs`), ending with
-//! `reason: "imported"`. Two streaming passes over the source: the first finds what the
-//! conversion must know up front (the first time, the servers), the second converts.
+//! `reason: "imported"`. `meta.imported` says where it came from, what the format cannot
+//! hold, and what the source says of itself.
 
-use std::fs::File;
-use std::io::{self, BufReader};
+use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Format, Item, Problem, mcporter};
-use crate::line::Eol;
-use crate::reader::LineReader;
+use super::{ConvertError, Converted, Fault, Format, Found, Item, Problem, convert};
+use crate::line::{Eol, kinds};
 use crate::record::{LineRecorder, Tags, reel_meta};
 use crate::redact::Redactor;
 use crate::target::{TargetError, TraceTarget};
@@ -35,10 +33,20 @@ pub enum ImportError {
         path: PathBuf,
     },
     /// The source holds nothing to import.
-    #[error("{}: empty", path.display())]
+    #[error("{}: empty: no message in it", path.display())]
     Empty {
         /// The source.
         path: PathBuf,
+    },
+    /// The source is not what its format says.
+    #[error("{}: not a readable {} file: {reason}", path.display(), format.name())]
+    Invalid {
+        /// The source.
+        path: PathBuf,
+        /// The format it was read as.
+        format: Format,
+        /// Why.
+        reason: String,
     },
     /// The trace cannot be created.
     #[error(transparent)]
@@ -72,6 +80,8 @@ pub struct Imported {
     pub items: u64,
     /// Source lines that could not be converted (each also an event in the trace).
     pub problems: Vec<Problem>,
+    /// What this file lacks or holds wrong, beyond the format's limits.
+    pub warnings: Vec<String>,
 }
 
 /// Where the trace goes, once its start is known.
@@ -82,70 +92,43 @@ pub enum Output<'a> {
     File(&'a Path),
 }
 
-fn lines(path: &Path) -> Result<LineReader<BufReader<File>>, ImportError> {
-    let f = File::open(path).map_err(|source| ImportError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
-    Ok(LineReader::new(BufReader::new(f)))
-}
-
-/// The format of `path`, from its first non-blank line; `None` for anything but a
-/// regular file (a FIFO is never opened here: reading it would wait for a writer).
-pub fn sniff(path: &Path) -> Result<Option<Format>, ImportError> {
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Ok(None);
-    }
-    // A first line over 1 MiB is no format reel reads: it is not loaded to find out.
-    let mut r = lines(path)?.with_max_line(1 << 20);
-    while let Some(l) = r.next_line().map_err(|source| ImportError::Read {
-        path: path.to_owned(),
-        source,
-    })? {
-        if l.skipped.is_some() {
-            return Ok(None);
-        }
-        if !l.bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Format::sniff(l.bytes));
-        }
-    }
-    Ok(None)
-}
-
-/// Imports `src` (of `format`, else sniffed) as a trace labelled `label`.
+/// Imports `found` as a trace labelled `label`.
 pub fn import(
-    src: &Path,
-    format: Option<Format>,
+    found: &Found,
     label: &str,
     output: Output<'_>,
     redactor: &Redactor,
 ) -> Result<Imported, ImportError> {
-    let format = match format {
-        Some(f) => f,
-        None => sniff(src)?.ok_or_else(|| ImportError::Unknown {
-            path: src.to_owned(),
-        })?,
-    };
+    let src = &found.path;
+    let format = found.format;
     let read_err = |source| ImportError::Read {
         path: src.to_owned(),
         source,
     };
-    // First pass: the servers, and when the session started.
-    let mut servers = mcporter::Servers::default();
-    let mut first = None;
-    {
-        let mut r = lines(src)?;
-        let mut probe = mcporter::Converter::new(&servers);
-        while let Some(l) = r.next_line().map_err(read_err)? {
-            servers.line(l.bytes);
-            if first.is_none() {
-                first = probe.line(l.number, l.bytes).ok().flatten().map(|i| i.t());
-            }
+    let converted = match convert(found) {
+        Ok(c) => c,
+        Err(ConvertError::Io(e)) => return Err(read_err(e)),
+        Err(ConvertError::Empty) => {
+            return Err(ImportError::Empty {
+                path: src.to_owned(),
+            });
         }
-    }
-    let started = first.ok_or_else(|| ImportError::Empty {
-        path: src.to_owned(),
-    })?;
+        Err(e) => {
+            return Err(ImportError::Invalid {
+                path: src.to_owned(),
+                format,
+                reason: e.to_string(),
+            });
+        }
+    };
+    let Converted {
+        kind,
+        transport,
+        started,
+        facts,
+        warnings,
+        items,
+    } = converted;
     let target = match output {
         Output::Dir(d) => TraceTarget::create_started(d, label, started)?,
         Output::File(p) => TraceTarget::create_file(p, started)?,
@@ -155,50 +138,68 @@ pub fn import(
         trace: name.clone(),
         source,
     };
-    let mut meta = reel_meta(label, &[], "mcp", "stdio", redactor);
+    let mut meta = reel_meta(label, &[], kind, "stdio", redactor);
     meta.started_at = Some(started.to_iso().as_str().to_owned());
     meta.source = Some(format.name().to_owned());
-    meta.transport = None;
-    meta.extra.insert(
-        "imported".into(),
-        serde_json::json!({
-            "format": format.name(),
-            "file": src.file_name().map(|n| n.to_string_lossy().into_owned()),
-        }),
+    meta.transport = transport;
+    let mut imported = serde_json::Map::new();
+    imported.insert("format".into(), format.name().into());
+    imported.insert(
+        "file".into(),
+        src.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .into(),
     );
+    imported.insert("limits".into(), format.limits().into());
+    if !warnings.is_empty() {
+        imported.insert("warnings".into(), warnings.clone().into());
+    }
+    for (k, v) in facts {
+        imported.entry(k).or_insert(v);
+    }
+    // What the source says of itself is as raw as its messages.
+    let imported = serde_json::Value::Object(imported).to_string();
+    let imported =
+        serde_json::from_str(&redactor.redact_json(&imported)).unwrap_or(serde_json::Value::Null);
+    meta.extra.insert("imported".into(), imported);
     let (writer, path) = target.open(&meta)?;
     let mut rec = LineRecorder::new(writer, redactor.clone());
-    let mut conv = mcporter::Converter::new(&servers);
     let mut out = Imported {
         format,
         path,
         items: 0,
         problems: Vec::new(),
+        warnings,
     };
-    let mut r = lines(src)?;
-    while let Some(l) = r.next_line().map_err(read_err)? {
-        match conv.line(l.number, l.bytes) {
-            Ok(None) => {}
-            Ok(Some(Item::Message {
-                t,
-                dir,
-                raw,
-                session,
-            })) => {
+    let mut last = started;
+    for item in items {
+        let item = match item {
+            Ok(item) => item,
+            Err(Fault::Io(e)) => return Err(read_err(e)),
+            Err(Fault::Bad(p, bytes)) => {
+                // Kept, redacted, as what it was: a part reel could not read.
+                rec.event(kinds::NONJSON, None, last, &bytes, Eol::Lf, Tags::default())
+                    .map_err(write_err)?;
+                out.problems.push(p);
+                continue;
+            }
+        };
+        let t = item.t();
+        last = last.max(t);
+        match item {
+            Item::Message {
+                dir, raw, session, ..
+            } => {
                 let tags = Tags {
                     session: session.as_deref(),
                     ..Tags::default()
                 };
                 rec.message(t, dir, raw.as_bytes(), Eol::Lf, tags)
                     .map_err(write_err)?;
-                out.items += 1;
             }
-            Ok(Some(Item::Event {
-                t,
-                kind,
-                raw,
-                session,
-            })) => {
+            Item::Event {
+                kind, raw, session, ..
+            } => {
                 let redacted = rec.redactor().redact_json(&raw).into_owned();
                 let value = serde_json::value::RawValue::from_string(redacted)
                     .map_err(|e| write_err(io::Error::other(e)))?;
@@ -208,26 +209,15 @@ pub fn import(
                     e.fields.insert("session".into(), s.clone().into());
                 }
                 rec.write_event(&e).map_err(write_err)?;
-                out.items += 1;
             }
-            Err(p) => {
-                // Kept, redacted, as what it was: a line reel could not read.
-                let t = conv.ended().unwrap_or(started);
-                rec.event(
-                    crate::line::kinds::NONJSON,
-                    None,
-                    t,
-                    l.bytes,
-                    Eol::Lf,
-                    Tags::default(),
-                )
-                .map_err(write_err)?;
-                out.problems.push(p);
+            Item::Turn { mut turn, .. } => {
+                turn.t = Some(t.to_iso().as_str().to_owned());
+                rec.turn(&turn).map_err(write_err)?;
             }
         }
+        out.items += 1;
     }
-    let ended = conv.ended().unwrap_or(started);
-    rec.finish(Ending::Reason("imported".into()), ended)
+    rec.finish(Ending::Reason("imported".into()), last)
         .map_err(write_err)?;
     Ok(out)
 }

@@ -10,7 +10,9 @@
 //! JSON, or has no `_meta.dir`, is a [`Problem`], never a crash; a line without `ts`
 //! takes the time of the line before it.
 
-use super::{Item, Problem};
+use std::path::Path;
+
+use super::{ConvertError, Converted, ExportError, Fault, Item, Left, Lines, Problem, read_lines};
 use crate::line::Dir;
 use crate::time::Timestamp;
 use serde::Deserialize;
@@ -18,6 +20,11 @@ use serde_json::value::RawValue;
 
 /// `kind` of a transport start or close.
 pub const LIFECYCLE: &str = "mcporter.lifecycle";
+
+/// What the format cannot hold.
+pub const LIMITS: &str = "mcporter recordings hold the JSON-RPC messages of mcporter's own \
+     client only: no server stderr, no HTTP status, headers or SSE framing, and no line that \
+     was not JSON-RPC";
 
 #[derive(Deserialize)]
 struct MetaOnly<'a> {
@@ -35,8 +42,13 @@ struct Meta {
     ts: Option<String>,
 }
 
+/// True when the file starting with `head` is an mcporter recording.
+pub fn looks_like(head: &[u8]) -> bool {
+    is_line(super::first_line(head))
+}
+
 /// True when `line` is an mcporter recording line.
-pub fn looks_like(line: &[u8]) -> bool {
+pub fn is_line(line: &[u8]) -> bool {
     let Ok(m) = serde_json::from_slice::<MetaOnly<'_>>(line) else {
         return false;
     };
@@ -67,6 +79,64 @@ impl Servers {
             .unwrap_or_default();
         if !self.0.contains(&server) {
             self.0.push(server);
+        }
+    }
+}
+
+/// Converts the recording at `path`: a first pass finds its servers and start, the
+/// second streams.
+pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
+    let mut servers = Servers::default();
+    let mut started = None;
+    {
+        let mut lines = read_lines(path)?;
+        let mut probe = Converter::new(&servers);
+        while let Some((number, bytes)) = lines.next_line()? {
+            servers.line(bytes);
+            if started.is_none() {
+                started = probe.line(number, bytes).ok().flatten().map(|i| i.t());
+            }
+        }
+    }
+    let started = started.ok_or(ConvertError::Empty)?;
+    let conv = Converter::new(&servers);
+    let transport = None;
+    Ok(Converted {
+        kind: "mcp",
+        transport,
+        started,
+        facts: serde_json::Map::from_iter([(
+            "servers".to_owned(),
+            serde_json::Value::from(servers.0.clone()),
+        )]),
+        warnings: Vec::new(),
+        items: Box::new(Stream {
+            lines: read_lines(path)?,
+            conv,
+        }),
+    })
+}
+
+struct Stream {
+    lines: Lines,
+    conv: Converter,
+}
+
+impl Iterator for Stream {
+    type Item = Result<Item, Fault>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (number, bytes) = match self.lines.next_line() {
+                Ok(Some(l)) => l,
+                Ok(None) => return None,
+                Err(e) => return Some(Err(Fault::Io(e))),
+            };
+            match self.conv.line(number, bytes) {
+                Ok(None) => continue,
+                Ok(Some(item)) => return Some(Ok(item)),
+                Err(p) => return Some(Err(Fault::Bad(p, bytes.to_vec()))),
+            }
         }
     }
 }
@@ -159,6 +229,76 @@ impl Converter {
     }
 }
 
+/// Writes `trace` as an mcporter recording to `out`: each message line becomes its
+/// `raw` with `_meta: {dir, server, ts}` added as its last member (the message's own
+/// bytes otherwise unchanged), `mcporter.lifecycle` events their lifecycle lines. The
+/// server is `server`, except in a trace imported from mcporter, whose sessions are its
+/// servers.
+pub fn export(
+    trace: &std::path::Path,
+    server: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<Left, ExportError> {
+    use crate::line::Line;
+    let mut reader = crate::reader::TraceReader::open(trace)?;
+    let mut left = Left::default();
+    let other = "other lines (stderr, non-JSON output, HTTP facts, turns)";
+    // A trace imported from mcporter keys its sessions by server: they go back as such.
+    let mut sessions_are_servers = false;
+    while let Some(line) = reader.next_line() {
+        let line = line?;
+        let parsed = match line.parse() {
+            Ok(p) => p,
+            Err(_) => {
+                left.add(other);
+                continue;
+            }
+        };
+        let (dir, view) = match &parsed {
+            Line::Meta(m) => {
+                sessions_are_servers = m.source.as_deref() == Some("mcporter");
+                continue;
+            }
+            Line::Message(v) => match v.dir() {
+                Some(Dir::In) => ("send", v),
+                Some(Dir::Out) => ("recv", v),
+                _ => {
+                    left.add(other);
+                    continue;
+                }
+            },
+            Line::Event(v) if v.kind.as_deref() == Some(LIFECYCLE) => ("lifecycle", v),
+            Line::End(_) => continue,
+            _ => {
+                left.add(other);
+                continue;
+            }
+        };
+        let Some(raw) = view.raw_str().map(str::trim_end) else {
+            left.add(other);
+            continue;
+        };
+        if !raw.starts_with('{') || !raw.ends_with('}') {
+            left.add("batches");
+            continue;
+        }
+        let name = match view.session.as_deref() {
+            Some(s) if sessions_are_servers => s,
+            _ => server,
+        };
+        let meta = serde_json::json!({
+            "dir": dir,
+            "server": name,
+            "ts": view.t.as_deref().unwrap_or_default(),
+        });
+        let body = raw[..raw.len() - 1].trim_end();
+        let sep = if body.ends_with('{') { "" } else { "," };
+        writeln!(out, "{body}{sep}\"_meta\":{meta}}}").map_err(ExportError::Write)?;
+    }
+    out.flush().map_err(ExportError::Write)?;
+    Ok(left)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +314,7 @@ mod tests {
     fn lines_become_messages_without_their_meta() {
         assert!(looks_like(LINES[0].as_bytes()));
         assert!(!looks_like(br#"{"v":1,"type":"meta"}"#));
+        assert!(!looks_like(b"{\n  \"format_version\": 3,"));
         let mut servers = Servers::default();
         for l in LINES {
             servers.line(l.as_bytes());
@@ -212,94 +353,4 @@ mod tests {
         assert!(c.line(3, br#"{"id":1}"#).is_err());
         assert_eq!(c.line(4, b"  ").unwrap(), None);
     }
-}
-
-/// What an export to mcporter's format left out: the lines it cannot hold.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Left {
-    /// Message lines whose `raw` is not one JSON object (a batch).
-    pub batches: u64,
-    /// Extension lines (stderr, non-JSON output, HTTP facts) and turns.
-    pub other: u64,
-}
-
-/// Writes `trace` as an mcporter recording to `out`: each message line becomes its
-/// `raw` with `_meta: {dir, server, ts}` added as its last member (the message's own
-/// bytes otherwise unchanged), `mcporter.lifecycle` events their lifecycle lines. The
-/// server is `server`, except in a trace imported from mcporter, whose sessions are its
-/// servers.
-pub fn export(
-    trace: &std::path::Path,
-    server: &str,
-    out: &mut dyn std::io::Write,
-) -> Result<Left, ExportError> {
-    use crate::line::Line;
-    let mut reader = crate::reader::TraceReader::open(trace)?;
-    let mut left = Left::default();
-    // A trace imported from mcporter keys its sessions by server: they go back as such.
-    let mut sessions_are_servers = false;
-    while let Some(line) = reader.next_line() {
-        let line = line?;
-        let parsed = match line.parse() {
-            Ok(p) => p,
-            Err(_) => {
-                left.other += 1;
-                continue;
-            }
-        };
-        let (dir, view) = match &parsed {
-            Line::Meta(m) => {
-                sessions_are_servers = m.source.as_deref() == Some("mcporter");
-                continue;
-            }
-            Line::Message(v) => match v.dir() {
-                Some(Dir::In) => ("send", v),
-                Some(Dir::Out) => ("recv", v),
-                _ => {
-                    left.other += 1;
-                    continue;
-                }
-            },
-            Line::Event(v) if v.kind.as_deref() == Some(LIFECYCLE) => ("lifecycle", v),
-            Line::End(_) => continue,
-            _ => {
-                left.other += 1;
-                continue;
-            }
-        };
-        let Some(raw) = view.raw_str().map(str::trim_end) else {
-            left.other += 1;
-            continue;
-        };
-        if !raw.starts_with('{') || !raw.ends_with('}') {
-            left.batches += 1;
-            continue;
-        }
-        let name = match view.session.as_deref() {
-            Some(s) if sessions_are_servers => s,
-            _ => server,
-        };
-        let meta = serde_json::json!({
-            "dir": dir,
-            "server": name,
-            "ts": view.t.as_deref().unwrap_or_default(),
-        });
-        let body = raw[..raw.len() - 1].trim_end();
-        let sep = if body.ends_with('{') { "" } else { "," };
-        writeln!(out, "{body}{sep}\"_meta\":{meta}}}").map_err(ExportError::Write)?;
-    }
-    out.flush().map_err(ExportError::Write)?;
-    Ok(left)
-}
-
-/// Why an export failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ExportError {
-    /// The trace cannot be read.
-    #[error(transparent)]
-    Read(#[from] crate::reader::OpenError),
-    /// The output cannot be written.
-    #[error("cannot write the export: {0}")]
-    Write(std::io::Error),
 }

@@ -1,32 +1,97 @@
-//! Files other tools write, read into reel's trace model: each format a streaming
-//! converter from its lines to trace items ([`Item`]), so a file of any size converts in
-//! bounded memory, and a sniffer that tells the formats apart by their first line.
+//! Files other tools write, read into reel's trace model. Each format is a converter
+//! from its file to trace items ([`Item`]) in the source's order, behind one function,
+//! [`convert`]; a sniffer ([`Format::sniff`]) tells the formats apart by the start of a
+//! file, and [`discover`] finds the recordings a directory holds. Line formats convert
+//! streaming (a file of any size in bounded memory); a format whose tool writes one JSON
+//! or YAML document is read whole, as its tool reads it (up to [`MAX_DOCUMENT`]).
 //!
-//! Formats (more follow the same shape):
+//! Formats, each a module:
 //! - [`mcporter`]: mcporter's `record` NDJSON (`~/.mcporter/recordings/<session>.ndjson`).
+//! - [`mcptape`]: mcptape run directories (`trace.jsonl` + `meta.json`).
+//! - [`mcp_vcr`]: mcp-vcr transcripts, YAML and NDJSON.
+//! - [`cassette`]: mcp-cassette cassettes (JSON, `format_version` 2 and 3).
+//! - [`recorder`]: mcp-recorder cassettes (JSON, `interactions`).
+//! - [`mcp_rec`]: mcp-rec sessions (JSONL `{ts, dir, msg}`).
+//! - [`agent_vcr`]: agent-vcr `.vcr` files (JSON).
+//! - [`mmsp`]: MMSP tracer files (`<id>.json`, 0.5.x and pre-0.5.0), read and written.
+//! - [`claude`]: Claude Code session transcripts (`~/.claude/projects/<dir>/<id>.jsonl`).
 
-use crate::line::Dir;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::line::{Dir, Turn};
 use crate::time::Timestamp;
 
+pub mod agent_vcr;
+pub mod cassette;
+pub mod claude;
 pub mod import;
+pub mod mcp_rec;
+pub mod mcp_vcr;
 pub mod mcporter;
+pub mod mcptape;
+pub mod mmsp;
+pub mod recorder;
+
+/// The largest one-document file (JSON or YAML) reel reads: such files are parsed whole.
+pub const MAX_DOCUMENT: u64 = 512 << 20;
+
+/// How much of a file [`Format::sniff`] looks at.
+pub const SNIFF_BYTES: usize = 64 << 10;
 
 /// A format reel reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Format {
     /// mcporter's recordings.
     Mcporter,
+    /// mcptape's run directories.
+    Mcptape,
+    /// mcp-vcr's transcripts (YAML or NDJSON).
+    McpVcr,
+    /// mcp-cassette's cassettes.
+    Cassette,
+    /// mcp-recorder's cassettes.
+    Recorder,
+    /// mcp-rec's sessions.
+    McpRec,
+    /// agent-vcr's `.vcr` files.
+    AgentVcr,
+    /// MMSP tracer files.
+    Mmsp,
+    /// Claude Code session transcripts.
+    ClaudeCode,
 }
 
 impl Format {
     /// Every format, for `--from` and its help.
-    pub const ALL: &[Format] = &[Format::Mcporter];
+    pub const ALL: &[Format] = &[
+        Format::Mcporter,
+        Format::Mcptape,
+        Format::McpVcr,
+        Format::Cassette,
+        Format::Recorder,
+        Format::McpRec,
+        Format::AgentVcr,
+        Format::Mmsp,
+        Format::ClaudeCode,
+    ];
 
-    /// The name `--from` takes.
+    /// The name `--from` takes, and `meta.source` of an imported trace.
     pub fn name(self) -> &'static str {
         match self {
             Format::Mcporter => "mcporter",
+            Format::Mcptape => "mcptape",
+            Format::McpVcr => "mcp-vcr",
+            Format::Cassette => "mcp-cassette",
+            Format::Recorder => "mcp-recorder",
+            Format::McpRec => "mcp-rec",
+            Format::AgentVcr => "agent-vcr",
+            Format::Mmsp => "mmsp",
+            Format::ClaudeCode => "claude-code",
         }
     }
 
@@ -35,25 +100,49 @@ impl Format {
         Format::ALL.iter().copied().find(|f| f.name() == name)
     }
 
-    /// The format whose file starts with `first_line` (its first non-blank line), when
-    /// it is one reel reads; `None` for reel's own traces and anything unknown.
-    pub fn sniff(first_line: &[u8]) -> Option<Format> {
-        if mcporter::looks_like(first_line) {
-            return Some(Format::Mcporter);
-        }
-        None
+    /// The format of a file that starts with `head` (its first [`SNIFF_BYTES`] bytes, or
+    /// all of it), when it is one reel reads; `None` for reel's own traces and anything
+    /// unknown. A run directory is told by [`discover`], not here.
+    pub fn sniff(head: &[u8]) -> Option<Format> {
+        type Check = (Format, fn(&[u8]) -> bool);
+        let checks: [Check; 9] = [
+            (Format::Mcporter, mcporter::looks_like),
+            (Format::Mcptape, mcptape::looks_like),
+            (Format::McpVcr, mcp_vcr::looks_like),
+            (Format::Cassette, cassette::looks_like),
+            (Format::Recorder, recorder::looks_like),
+            (Format::McpRec, mcp_rec::looks_like),
+            (Format::AgentVcr, agent_vcr::looks_like),
+            (Format::Mmsp, mmsp::looks_like),
+            (Format::ClaudeCode, claude::looks_like),
+        ];
+        checks
+            .iter()
+            .find(|(_, f)| f(head))
+            .map(|(format, _)| *format)
     }
 
     /// What the format cannot hold, said once to whoever reads a converted file.
     pub fn limits(self) -> &'static str {
         match self {
-            Format::Mcporter => {
-                "mcporter recordings hold the JSON-RPC messages of mcporter's own client only: \
-                 no server stderr, no HTTP status, headers or SSE framing, and no line that \
-                 was not JSON-RPC"
-            }
+            Format::Mcporter => mcporter::LIMITS,
+            Format::Mcptape => mcptape::LIMITS,
+            Format::McpVcr => mcp_vcr::LIMITS,
+            Format::Cassette => cassette::LIMITS,
+            Format::Recorder => recorder::LIMITS,
+            Format::McpRec => mcp_rec::LIMITS,
+            Format::AgentVcr => agent_vcr::LIMITS,
+            Format::Mmsp => mmsp::LIMITS,
+            Format::ClaudeCode => claude::LIMITS,
         }
     }
+}
+
+/// The first line of `head` that is not blank (all of `head` when it has no line end).
+pub fn first_line(head: &[u8]) -> &[u8] {
+    head.split(|&b| b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .unwrap_or_default()
 }
 
 /// One item of a converted file, in the order of the source.
@@ -81,13 +170,20 @@ pub enum Item {
         /// The session it belongs to, when the file holds several.
         session: Option<String>,
     },
+    /// A conversation turn (an LLM or Claude Code session); its own `t` is ignored.
+    Turn {
+        /// When.
+        t: Timestamp,
+        /// The turn.
+        turn: Box<Turn>,
+    },
 }
 
 impl Item {
     /// The item's time.
     pub fn t(&self) -> Timestamp {
         match self {
-            Item::Message { t, .. } | Item::Event { t, .. } => *t,
+            Item::Message { t, .. } | Item::Event { t, .. } | Item::Turn { t, .. } => *t,
         }
     }
 }
@@ -96,8 +192,298 @@ impl Item {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {reason}")]
 pub struct Problem {
-    /// 1-based line number in the source.
+    /// 1-based line number in the source (of the document's item, for a document).
     pub line: u64,
     /// What is wrong.
     pub reason: String,
+}
+
+/// What stops an item: a part of the source that cannot be converted (kept, as its
+/// bytes, as a `reel.nonjson` event), or the source failing to read.
+#[derive(Debug)]
+pub enum Fault {
+    /// A line or entry that cannot be converted, and its bytes.
+    Bad(Problem, Vec<u8>),
+    /// Reading failed: the conversion stops.
+    Io(io::Error),
+}
+
+/// A file converted: what the trace's `meta` needs, then its items.
+pub struct Converted {
+    /// The trace's `kind`: `"mcp"`, `"llm"` or `"cc-session"`.
+    pub kind: &'static str,
+    /// The trace's `transport`, when the source says (`"stdio"`, `"http"`).
+    pub transport: Option<String>,
+    /// When the recording started.
+    pub started: Timestamp,
+    /// What the source says of itself (server info, its own ids, protocol version),
+    /// kept in `meta.imported`.
+    pub facts: Map<String, Value>,
+    /// What this file lacks or holds wrong, beyond the format's limits.
+    pub warnings: Vec<String>,
+    /// The items, in order.
+    pub items: Box<dyn Iterator<Item = Result<Item, Fault>>>,
+}
+
+impl std::fmt::Debug for Converted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Converted")
+            .field("kind", &self.kind)
+            .field("transport", &self.transport)
+            .field("started", &self.started)
+            .field("facts", &self.facts)
+            .field("warnings", &self.warnings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a file cannot be converted at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConvertError {
+    /// It cannot be read.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// It holds nothing to convert.
+    #[error("empty: no message in it")]
+    Empty,
+    /// It is not what its format says (a document that does not parse, a member of the
+    /// wrong shape).
+    #[error("{0}")]
+    Invalid(String),
+    /// A one-document file over [`MAX_DOCUMENT`].
+    #[error("{0} bytes: over the {MAX_DOCUMENT}-byte limit for a one-document file")]
+    TooLarge(u64),
+}
+
+/// A recording found: its format and where it is (a file, or a run directory).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The format.
+    pub format: Format,
+    /// The file or directory.
+    pub path: PathBuf,
+    /// The name the recording gives itself within the directory searched (an MMSP trace
+    /// id, a session id), for the trace's label.
+    pub label: String,
+}
+
+/// How deep [`discover`] looks below the directory it is given.
+pub const DISCOVER_DEPTH: usize = 6;
+
+/// The recordings at `path`: a file (its format sniffed, or `from`), a run directory
+/// (mcptape), or a directory searched [`DISCOVER_DEPTH`] deep (symbolic links not
+/// followed) for files of any format reel reads — one trace each, Claude Code sub-agent
+/// files with their session. Sorted by path.
+pub fn discover(path: &Path, from: Option<Format>) -> io::Result<Vec<Found>> {
+    let meta = std::fs::metadata(path)?;
+    let stem = |p: &Path| {
+        p.file_stem().map_or_else(
+            || "imported".to_owned(),
+            |s| s.to_string_lossy().into_owned(),
+        )
+    };
+    if meta.is_file() {
+        let format = match from {
+            Some(f) => Some(f),
+            None => sniff_file(path)?,
+        };
+        return Ok(format
+            .map(|format| Found {
+                format,
+                path: path.to_owned(),
+                label: stem(path),
+            })
+            .into_iter()
+            .collect());
+    }
+    if !meta.is_dir() {
+        return Ok(Vec::new());
+    }
+    if mcptape::is_run_dir(path) && from.is_none_or(|f| f == Format::Mcptape) {
+        return Ok(vec![Found {
+            format: Format::Mcptape,
+            path: path.to_owned(),
+            label: stem(path),
+        }]);
+    }
+    let mut found = Vec::new();
+    walk(path, path, 0, from, &mut found)?;
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(found)
+}
+
+fn walk(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    from: Option<Format>,
+    found: &mut Vec<Found>,
+) -> io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let ty = entry.file_type()?;
+        let path = entry.path();
+        if ty.is_dir() {
+            if mcptape::is_run_dir(&path) && from.is_none_or(|f| f == Format::Mcptape) {
+                found.push(Found {
+                    format: Format::Mcptape,
+                    label: relative_label(root, &path),
+                    path,
+                });
+            } else if depth < DISCOVER_DEPTH && !claude::is_subagent_dir(&path) {
+                walk(root, &path, depth + 1, from, found)?;
+            }
+            continue;
+        }
+        if !ty.is_file() {
+            continue;
+        }
+        let Some(format) = sniff_file(&path)? else {
+            continue;
+        };
+        if from.is_some_and(|f| f != format) {
+            continue;
+        }
+        let mut label = relative_label(root, &path);
+        if format == Format::Mmsp {
+            // The trace id is the path below the cache directory, without `.json`.
+            label = label.replace('/', "-");
+        }
+        found.push(Found {
+            format,
+            path,
+            label,
+        });
+    }
+    Ok(())
+}
+
+/// `path` below `root` without its extension, `/`-separated.
+fn relative_label(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let rel = rel.with_extension("");
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/")
+}
+
+/// The format of the file at `path`, from its first [`SNIFF_BYTES`] bytes; `None` for
+/// anything but a regular file (a FIFO is never opened here: reading it would wait for a
+/// writer).
+pub fn sniff_file(path: &Path) -> io::Result<Option<Format>> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    File::open(path)?
+        .take(SNIFF_BYTES as u64)
+        .read_to_end(&mut head)?;
+    Ok(Format::sniff(&head))
+}
+
+/// Converts the recording `found`.
+pub fn convert(found: &Found) -> Result<Converted, ConvertError> {
+    let path = &found.path;
+    match found.format {
+        Format::Mcporter => mcporter::convert(path),
+        Format::Mcptape => mcptape::convert(path),
+        Format::McpVcr => mcp_vcr::convert(path),
+        Format::Cassette => cassette::convert(path),
+        Format::Recorder => recorder::convert(path),
+        Format::McpRec => mcp_rec::convert(path),
+        Format::AgentVcr => agent_vcr::convert(path),
+        Format::Mmsp => mmsp::convert(path),
+        Format::ClaudeCode => claude::convert(path),
+    }
+}
+
+/// Reads a one-document file whole (refusing one over [`MAX_DOCUMENT`]).
+pub fn read_document(path: &Path) -> Result<Vec<u8>, ConvertError> {
+    let len = std::fs::metadata(path)?.len();
+    if len > MAX_DOCUMENT {
+        return Err(ConvertError::TooLarge(len));
+    }
+    Ok(std::fs::read(path)?)
+}
+
+/// The lines of a line-format file, streamed: `(number, bytes)` for each, blank lines
+/// included, read errors as [`Fault::Io`].
+pub fn read_lines(path: &Path) -> io::Result<Lines> {
+    let f = File::open(path)?;
+    Ok(Lines(crate::reader::LineReader::new(io::BufReader::new(f))))
+}
+
+/// See [`read_lines`].
+pub struct Lines(crate::reader::LineReader<io::BufReader<File>>);
+
+impl Lines {
+    /// The next line: its number and bytes (the buffer is reused by the next call).
+    pub fn next_line(&mut self) -> io::Result<Option<(u64, &[u8])>> {
+        Ok(self.0.next_line()?.map(|l| (l.number, l.bytes)))
+    }
+}
+
+/// A date-time as the recorders write them: RFC 3339, or without an offset (Python's
+/// naive `isoformat()`, read as UTC; the `bool` says it had none).
+pub fn parse_time(s: &str) -> Option<(Timestamp, bool)> {
+    if let Some(t) = Timestamp::parse(s) {
+        return Some((t, false));
+    }
+    Timestamp::parse(&format!("{s}Z")).map(|t| (t, true))
+}
+
+/// What an export left out, by what it was (`"batches"`, `"stderr events"`), for the
+/// note on stderr.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Left(pub std::collections::BTreeMap<&'static str, u64>);
+
+impl Left {
+    /// One more `what` left out.
+    pub fn add(&mut self, what: &'static str) {
+        *self.0.entry(what).or_default() += 1;
+    }
+
+    /// Nothing was left out.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Display for Left {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|(w, n)| format!("{n} {w}")).collect();
+        f.write_str(&parts.join(", "))
+    }
+}
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The trace cannot be read.
+    #[error(transparent)]
+    Read(#[from] crate::reader::OpenError),
+    /// The trace holds nothing the format can hold, or what it holds cannot be put in it.
+    #[error("{0}")]
+    Unfit(String),
+    /// The output cannot be written.
+    #[error("cannot write the export: {0}")]
+    Write(io::Error),
+}
+
+/// Milliseconds (fractional allowed) after `start`.
+pub fn after_ms(start: Timestamp, ms: f64) -> Timestamp {
+    if ms.is_finite() {
+        Timestamp(start.0.saturating_add(ms.round() as i64))
+    } else {
+        start
+    }
+}
+
+/// A time given as seconds since the Unix epoch (fractional allowed).
+pub fn from_epoch_secs(secs: f64) -> Option<Timestamp> {
+    (secs.is_finite() && secs >= 0.0).then(|| Timestamp((secs * 1000.0).round() as i64))
 }

@@ -427,6 +427,31 @@ impl Redactor {
         json::redact(&self.compiled, raw)
     }
 
+    /// A turn redacted as its JSON line is: every string member, block and usage figure
+    /// under the rules. A redacted line that no longer reads as a turn (a rule that
+    /// rewrote a number into a string) keeps the turn's role, time and correlation and
+    /// says so in one text block, never the unredacted content.
+    pub fn redact_turn(&self, turn: &crate::line::Turn) -> crate::line::Turn {
+        let Ok(text) = serde_json::to_string(turn) else {
+            return crate::line::Turn::default();
+        };
+        match self.redact_json(&text) {
+            Cow::Borrowed(_) => turn.clone(),
+            Cow::Owned(redacted) => {
+                serde_json::from_str(&redacted).unwrap_or_else(|_| crate::line::Turn {
+                    t: turn.t.clone(),
+                    role: turn.role.clone(),
+                    corr_id: turn.corr_id.clone(),
+                    blocks: Some(vec![crate::line::Block::Text {
+                        text: "[reel: this turn's content was redacted whole]".to_owned(),
+                        extra: serde_json::Map::new(),
+                    }]),
+                    ..crate::line::Turn::default()
+                })
+            }
+        }
+    }
+
     /// Redacts a JSON value as [`redact_json`](Self::redact_json) does, and anything
     /// that is not one JSON value as [`redact_text`](Self::redact_text) does: for pieces
     /// of a stream that are JSON as a rule (an SSE event's data, an NDJSON line). One

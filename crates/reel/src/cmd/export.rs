@@ -5,41 +5,65 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use reel_trace::foreign::mcporter;
+use reel_trace::foreign::{ExportError, cassette, mcp_vcr, mcporter, mcptape, mmsp};
 
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};
 use crate::output::Output;
 
 const AFTER_HELP: &str = "\
-Formats: mcporter (the NDJSON `mcporter replay` serves: put it at
-~/.mcporter/recordings/<session>.ndjson; each message line becomes its raw JSON-RPC message
-with mcporter's _meta {dir, server, ts} added; batches, stderr, non-JSON output, HTTP facts
-and turns have no place in it and are counted on stderr).
+Formats, for the tools that read them:
+  mcporter   the NDJSON `mcporter replay` serves: put it at
+             ~/.mcporter/recordings/<session>.ndjson. Each message line becomes its raw
+             JSON-RPC message with mcporter's _meta {dir, server, ts} added; the server is
+             the run's label unless --server NAME.
+  mcptape    a run directory (trace.jsonl + meta.json) for `mcptape play`; -o names the
+             directory [default: .mcptape/runs/<run>].
+  cassette   an mcp-cassette cassette (JSON, format_version 3) `mcp-cassette replay`
+             serves.
+  vcr        an mcp-vcr transcript (YAML) `mcp-vcr replay` serves.
+  mmsp       MMSP tracer files (RFC-0010): <id>.json and <id>.txt in the cache directory
+             --cache DIR [default: $MMSP_CACHE_DIR, else cache], the id --id ID [default:
+             the run's name]; one conversation per id.
+What a format has no place for (batches, stderr, non-JSON output, HTTP facts, turns in
+an MCP format, messages in MMSP) is counted on stderr.
 
-Exit status: 0 written; 64 bad flags; 66 the trace cannot be read; 73 the output cannot be
-written.";
+Exit status: 0 written; 64 bad flags, or a trace id MMSP refuses; 66 the trace cannot be
+read or holds nothing the format can hold; 73 the output cannot be written.";
+
+/// The formats `reel export` writes.
+const FORMATS: [&str; 5] = ["mcporter", "mcptape", "cassette", "vcr", "mmsp"];
 
 /// Arguments of `reel export`.
 #[derive(clap::Args)]
 #[command(after_long_help = AFTER_HELP)]
 pub struct Args {
-    /// The format to write: mcporter.
-    #[arg(value_name = "FORMAT", value_parser = ["mcporter"])]
+    /// The format to write: mcporter, mcptape, cassette, vcr or mmsp.
+    #[arg(value_name = "FORMAT", value_parser = FORMATS)]
     format: String,
 
     /// The trace (a path or a run name).
     #[arg(value_name = "TRACE")]
     trace: String,
 
-    /// Write here instead of stdout (an existing file is not overwritten).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    /// Write here instead of stdout (an existing file is not overwritten); mcptape: the
+    /// run directory to create.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: Option<PathBuf>,
 
     /// mcporter: the server name the recording is for (mcporter's config name) [default:
     /// the run's label].
     #[arg(long, value_name = "NAME")]
     server: Option<String>,
+
+    /// mmsp: the cache directory [default: $MMSP_CACHE_DIR, else `cache`].
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+
+    /// mmsp: the trace id, a relative path inside the cache directory [default: the
+    /// run's name].
+    #[arg(long, value_name = "ID")]
+    id: Option<String>,
 
     #[command(flatten)]
     runs: RunDir,
@@ -48,11 +72,74 @@ pub struct Args {
 /// Runs `reel export`.
 pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     let path = args.runs.resolve_readable(&args.trace)?;
-    let server = match args.server.clone() {
-        Some(s) => s,
-        None => label_of(&path).unwrap_or_else(|| "server".into()),
+    let label = label_of(&path).unwrap_or_else(|| "run".into());
+    let refused = |e: ExportError| match e {
+        ExportError::Write(_) => coded(exit::CANT_CREATE, e.to_string()),
+        _ => coded(exit::NO_INPUT, e.to_string()),
     };
-    let mut sink: Box<dyn Write> = match &args.output {
+    let (left, holds) = match args.format.as_str() {
+        "mcptape" => {
+            let dir = args
+                .output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(".mcptape/runs").join(&label));
+            let left = mcptape::export(&path, &dir).map_err(refused)?;
+            say!("reel: wrote the mcptape run {}", dir.display());
+            (left, "mcptape runs hold MCP messages")
+        }
+        "mmsp" => {
+            let cache = args
+                .cache
+                .clone()
+                .or_else(|| std::env::var_os("MMSP_CACHE_DIR").map(PathBuf::from))
+                .unwrap_or_else(|| PathBuf::from("cache"));
+            let id = args.id.clone().unwrap_or_else(|| label.clone());
+            let (files, left) = mmsp::export(&path, &cache, &id).map_err(|e| match e {
+                ExportError::Unfit(m) if m.contains("does not support trace_id") => {
+                    coded(exit::USAGE, m)
+                }
+                e => refused(e),
+            })?;
+            for f in &files {
+                say!("reel: wrote {}", f.display());
+            }
+            (left, "MMSP traces hold conversations")
+        }
+        format => {
+            let mut sink = sink(args.output.as_deref())?;
+            let (left, holds) = match format {
+                "mcporter" => {
+                    let server = args.server.clone().unwrap_or_else(|| label.clone());
+                    let left = mcporter::export(&path, &server, &mut sink).map_err(refused)?;
+                    (
+                        left,
+                        "mcporter recordings hold one JSON-RPC message per line",
+                    )
+                }
+                "cassette" => (
+                    cassette::export(&path, &mut sink).map_err(refused)?,
+                    "cassettes hold JSON-RPC messages",
+                ),
+                "vcr" => (
+                    mcp_vcr::export(&path, &mut sink).map_err(refused)?,
+                    "mcp-vcr transcripts hold JSON-RPC messages",
+                ),
+                other => unreachable!("clap allows only FORMATS, not {other}"),
+            };
+            sink.flush()
+                .map_err(|e| coded(exit::CANT_CREATE, format!("cannot write the export: {e}")))?;
+            (left, holds)
+        }
+    };
+    if !left.is_empty() {
+        say!("reel: note: {holds}; left out: {left}");
+    }
+    Ok(exit::OK)
+}
+
+/// The file at `output` (created, never overwritten, private), else stdout.
+fn sink(output: Option<&std::path::Path>) -> anyhow::Result<Box<dyn Write>> {
+    Ok(match output {
         Some(p) => {
             let mut opts = std::fs::OpenOptions::new();
             opts.write(true).create_new(true);
@@ -67,21 +154,8 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
             Box::new(std::io::BufWriter::new(f))
         }
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-    };
-    let left = mcporter::export(&path, &server, &mut sink).map_err(|e| match e {
-        mcporter::ExportError::Write(_) => coded(exit::CANT_CREATE, e.to_string()),
-        _ => coded(exit::NO_INPUT, e.to_string()),
-    })?;
-    if left.batches > 0 || left.other > 0 {
-        say!(
-            "reel: note: mcporter recordings hold one JSON-RPC message per line: {} batches and {} other lines (stderr, non-JSON output, HTTP facts, turns) were left out",
-            left.batches,
-            left.other
-        );
-    }
-    Ok(exit::OK)
+    })
 }
-
 /// The trace's `meta.label`.
 fn label_of(path: &std::path::Path) -> Option<String> {
     let mut r = reel_trace::TraceReader::open(path).ok()?;

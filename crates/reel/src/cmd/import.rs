@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use reel_trace::foreign::Format;
 use reel_trace::foreign::import::{ImportError, Output, import};
+use reel_trace::foreign::{Format, discover};
 
 use crate::cmd::rec::{redactor_of, trace_dir_of};
 use crate::cmd::redaction::RuleArgs;
@@ -86,44 +86,68 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
         None => Some(trace_dir_of(args.dir.clone())?),
     };
     let mut told = Vec::new();
+    let mut imported = 0usize;
     for src in &args.sources {
-        let label = args.name.clone().unwrap_or_else(|| {
-            src.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "imported".into())
-        });
-        let output = match (&args.output, &dir) {
-            (Some(f), _) => Output::File(f),
-            (None, Some(d)) => Output::Dir(d),
-            (None, None) => unreachable!("a directory when there is no -o"),
-        };
-        let done = import(src, args.from, &label, output, &redactor).map_err(|e| {
-            let code = match e {
-                ImportError::Target(_) | ImportError::Write { .. } => exit::CANT_CREATE,
-                _ => exit::NO_INPUT,
+        let found = discover(src, args.from)
+            .map_err(|e| coded(exit::NO_INPUT, format!("{}: {e}", src.display())))?;
+        if found.is_empty() {
+            return Err(coded(
+                exit::NO_INPUT,
+                ImportError::Unknown { path: src.clone() }.to_string(),
+            ));
+        }
+        if found.len() > 1 && (args.output.is_some() || args.name.is_some()) {
+            return Err(coded(
+                exit::USAGE,
+                format!(
+                    "{} holds {} recordings: -o and --name name one trace; use --dir",
+                    src.display(),
+                    found.len()
+                ),
+            ));
+        }
+        for f in &found {
+            let label = args.name.clone().unwrap_or_else(|| f.label.clone());
+            let output = match (&args.output, &dir) {
+                (Some(file), _) => Output::File(file),
+                (None, Some(d)) => Output::Dir(d),
+                (None, None) => unreachable!("a directory when there is no -o"),
             };
-            coded(code, e.to_string())
-        })?;
-        if !told.contains(&done.format) {
-            say!("reel: note: {}", done.format.limits());
-            told.push(done.format);
-        }
-        let to = done
-            .path
-            .as_ref()
-            .map_or_else(|| "the trace".to_owned(), |p| p.display().to_string());
-        say!(
-            "reel: imported {} ({}) to {to}: {} messages and events",
-            src.display(),
-            done.format.name(),
-            done.items
-        );
-        if let Some(p) = done.problems.first() {
+            let done = import(f, &label, output, &redactor).map_err(|e| {
+                let code = match e {
+                    ImportError::Target(_) | ImportError::Write { .. } => exit::CANT_CREATE,
+                    _ => exit::NO_INPUT,
+                };
+                coded(code, e.to_string())
+            })?;
+            if !told.contains(&done.format) {
+                say!("reel: note: {}", done.format.limits());
+                told.push(done.format);
+            }
+            for w in &done.warnings {
+                say!("reel: warning: {}: {w}", f.path.display());
+            }
+            let to = done
+                .path
+                .as_ref()
+                .map_or_else(|| "the trace".to_owned(), |p| p.display().to_string());
             say!(
-                "reel: {} lines could not be converted and are kept as reel.nonjson events; the first, {p}",
-                done.problems.len()
+                "reel: imported {} ({}) to {to}: {} items",
+                f.path.display(),
+                done.format.name(),
+                done.items
             );
+            if let Some(p) = done.problems.first() {
+                say!(
+                    "reel: {} parts could not be converted and are kept as reel.nonjson events; the first, {p}",
+                    done.problems.len()
+                );
+            }
+            imported += 1;
         }
+    }
+    if imported > 1 {
+        say!("reel: {imported} traces imported");
     }
     Ok(exit::OK)
 }

@@ -35,7 +35,7 @@ impl RunDir {
     /// `diff`, `play`, `verify`): another tool's recording (see `reel import`) is read
     /// through a conversion, made once into a private temporary file (removed when reel
     /// exits) and said on stderr with what its format cannot hold. Line numbers are then
-    /// the converted trace's: its line N+1 is the source's line N.
+    /// the converted trace's.
     pub fn resolve_readable(&self, arg: &str) -> anyhow::Result<PathBuf> {
         let path = self.resolve(arg)?;
         converted(&path)
@@ -47,10 +47,18 @@ static CONVERTED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::ne
 
 /// `path`, or the trace converted from it when it is another tool's recording.
 fn converted(path: &std::path::Path) -> anyhow::Result<PathBuf> {
-    use reel_trace::foreign::import::{Output, import, sniff};
-    let Ok(Some(format)) = sniff(path) else {
-        return Ok(path.to_owned());
+    use reel_trace::foreign::import::{Output, import};
+    use reel_trace::foreign::{Format, Found, discover};
+    // A file of a format reel reads, or an mcptape run directory.
+    let found = match discover(path, None) {
+        Ok(found) if path.is_file() || found.iter().any(|f| f.format == Format::Mcptape) => found,
+        _ => Vec::new(),
     };
+    let [found]: [Found; 1] = match found.try_into() {
+        Ok(one) => one,
+        Err(_) => return Ok(path.to_owned()),
+    };
+    let format = found.format;
     let mut list = CONVERTED.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join(format!("reel-read-{}-{}", std::process::id(), list.len()));
     let mut builder = std::fs::DirBuilder::new();
@@ -69,14 +77,17 @@ fn converted(path: &std::path::Path) -> anyhow::Result<PathBuf> {
     );
     let out = dir.join(format!("{label}.jsonl"));
     let redactor = reel_trace::redact::Redactor::disabled();
-    import(path, Some(format), &label, Output::File(&out), &redactor)
+    let done = import(&found, &label, Output::File(&out), &redactor)
         .map_err(|e| coded(NO_INPUT, e.to_string()))?;
     say!(
-        "reel: note: {} is a {} recording, read through a conversion (line N+1 of it is the source's line N): {}",
+        "reel: note: {} is a {} recording, read through a conversion (line numbers below are the conversion's): {}",
         path.display(),
         format.name(),
         format.limits()
     );
+    for w in &done.warnings {
+        say!("reel: warning: {}: {w}", path.display());
+    }
     Ok(out)
 }
 

@@ -10,6 +10,7 @@ mod contract;
 mod demo;
 mod diff;
 mod diff_peers;
+mod foreign;
 mod import;
 mod limits;
 mod llm;
