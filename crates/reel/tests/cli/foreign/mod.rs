@@ -17,7 +17,6 @@ mod mmsp;
 mod recorder;
 
 /// The executable `name` of the venv `venv` under the peers directory (its `bin/`).
-#[allow(dead_code)]
 pub fn venv_bin(venv: &str, name: &str) -> PathBuf {
     let bin = Peers::get().root.join(venv).join("bin").join(name);
     assert!(
