@@ -5,10 +5,12 @@
 //! `$transport/close`; kept as `mcporter.lifecycle` events). One file may hold several
 //! servers, keyed by `_meta.server`: each is a session of its own.
 //!
-//! The message written is the line without `_meta`, its other members as they were
-//! (their order becomes alphabetical: members are kept by name). A line that is not
-//! JSON, or has no `_meta.dir`, is a [`Problem`], never a crash; a line without `ts`
-//! takes the time of the line before it.
+//! The message written is the line without `_meta`. mcporter adds `_meta` as the last
+//! member, so the message is the line's own bytes up to it (found from the end; the
+//! rest is checked to be JSON, not parsed into values); a line with `_meta`
+//! elsewhere is parsed whole, and its members keep their values but not their order. A
+//! line that is not JSON, or has no `_meta.dir`, is a [`Problem`], never a crash; a line
+//! without `ts` takes the time of the line before it.
 
 use std::path::Path;
 
@@ -42,6 +44,51 @@ struct Meta {
     ts: Option<String>,
 }
 
+/// A line whose last member is `_meta`: the message before it (the line's bytes, with
+/// the member cut out) and the member. `None` when `_meta` is elsewhere or the line
+/// ends otherwise: then the line is parsed whole.
+fn split_tail(line: &[u8]) -> Option<(String, Meta)> {
+    let trim = |b: &[u8]| -> usize {
+        b.len()
+            - b.iter()
+                .rev()
+                .take_while(|c| c.is_ascii_whitespace())
+                .count()
+    };
+    let end = trim(line);
+    if end == 0 || line[end - 1] != b'}' {
+        return None;
+    }
+    let key = memchr::memmem::rfind(&line[..end], b"\"_meta\"")?;
+    let mut value = key + b"\"_meta\"".len();
+    while line.get(value).is_some_and(u8::is_ascii_whitespace) {
+        value += 1;
+    }
+    if line.get(value) != Some(&b':') {
+        return None;
+    }
+    // Exactly one object up to the line's closing brace: a nested `_meta` (in
+    // `params`) is followed by more than one brace and fails here.
+    let meta: Meta = serde_json::from_slice(&line[value + 1..end - 1]).ok()?;
+    let before = trim(&line[..key]);
+    let message = match line[..before].last() {
+        Some(b',') => [&line[..trim(&line[..before - 1])], b"}"].concat(),
+        Some(b'{') => [&line[..before], b"}"].concat(),
+        _ => return None,
+    };
+    Some((String::from_utf8(message).ok()?, meta))
+}
+
+/// The bytes of `"server":"NAME"` in the line's last `_meta`, when NAME has no escapes;
+/// only ever compared with a name parsed before (see [`Servers::line`]).
+fn quick_server(line: &[u8]) -> Option<&[u8]> {
+    let meta = memchr::memmem::rfind(line, b"\"_meta\"")?;
+    let tail = &line[meta..];
+    let key = memchr::memmem::find(tail, b"\"server\":\"")? + b"\"server\":\"".len();
+    let len = memchr::memchr2(b'"', b'\\', &tail[key..])?;
+    (tail[key + len] == b'"').then(|| &tail[key..key + len])
+}
+
 /// True when the file starting with `head` is an mcporter recording.
 pub fn looks_like(head: &[u8]) -> bool {
     is_line(super::first_line(head))
@@ -69,14 +116,24 @@ pub struct Servers(pub Vec<String>);
 impl Servers {
     /// Notes the server of one line.
     pub fn line(&mut self, bytes: &[u8]) {
-        let Ok(m) = serde_json::from_slice::<MetaOnly<'_>>(bytes) else {
-            return;
-        };
-        let server = m
-            .meta
-            .and_then(|r| serde_json::from_str::<Meta>(r.get()).ok())
-            .and_then(|m| m.server)
-            .unwrap_or_default();
+        // The common case, without parsing: the line names a server already seen.
+        if let Some(name) = quick_server(bytes) {
+            if self.0.iter().any(|s| s.as_bytes() == name) {
+                return;
+            }
+        }
+        let server = match split_tail(bytes) {
+            Some((_, meta)) => meta.server,
+            None => {
+                let Ok(m) = serde_json::from_slice::<MetaOnly<'_>>(bytes) else {
+                    return;
+                };
+                m.meta
+                    .and_then(|r| serde_json::from_str::<Meta>(r.get()).ok())
+                    .and_then(|m| m.server)
+            }
+        }
+        .unwrap_or_default();
         if !self.0.contains(&server) {
             self.0.push(server);
         }
@@ -178,16 +235,29 @@ impl Converter {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
         }
-        // Members by name, their values borrowed as they are (nothing below `_meta` is
-        // parsed); a repeated member keeps its last value, as JSON.parse does.
-        let mut members: std::collections::BTreeMap<String, &RawValue> =
-            serde_json::from_slice(bytes)
-                .map_err(|e| problem(format!("not a JSON object: {e}")))?;
-        let meta = members
-            .remove("_meta")
-            .ok_or_else(|| problem("no `_meta` (not an mcporter recording line)".into()))?;
-        let meta: Meta = serde_json::from_str(meta.get())
-            .map_err(|e| problem(format!("`_meta` is not mcporter's: {e}")))?;
+        let (raw, meta) = match split_tail(bytes) {
+            Some((raw, meta)) => {
+                serde_json::from_str::<serde::de::IgnoredAny>(&raw)
+                    .map_err(|e| problem(format!("not a JSON object: {e}")))?;
+                (raw, meta)
+            }
+            None => {
+                // Members by name, their values borrowed as they are (nothing below
+                // `_meta` is parsed); a repeated member keeps its last value, as
+                // JSON.parse does.
+                let mut members: std::collections::BTreeMap<String, &RawValue> =
+                    serde_json::from_slice(bytes)
+                        .map_err(|e| problem(format!("not a JSON object: {e}")))?;
+                let meta = members
+                    .remove("_meta")
+                    .ok_or_else(|| problem("no `_meta` (not an mcporter recording line)".into()))?;
+                let meta: Meta = serde_json::from_str(meta.get())
+                    .map_err(|e| problem(format!("`_meta` is not mcporter's: {e}")))?;
+                let raw = serde_json::to_string(&members)
+                    .map_err(|e| problem(format!("cannot write the message: {e}")))?;
+                (raw, meta)
+            }
+        };
         let t = match meta.ts.as_deref().and_then(Timestamp::parse) {
             Some(t) => t,
             None => self
@@ -199,8 +269,6 @@ impl Converter {
         let session = self
             .sessions
             .then(|| meta.server.clone().unwrap_or_default());
-        let raw = serde_json::to_string(&members)
-            .map_err(|e| problem(format!("cannot write the message: {e}")))?;
         Ok(Some(match meta.dir.as_deref() {
             Some("send") => Item::Message {
                 t,
@@ -352,5 +420,47 @@ mod tests {
         assert_eq!(c.line(2, b"not json").unwrap_err().line, 2);
         assert!(c.line(3, br#"{"id":1}"#).is_err());
         assert_eq!(c.line(4, b"  ").unwrap(), None);
+    }
+}
+
+#[cfg(test)]
+mod tail {
+    use super::*;
+
+    #[test]
+    fn a_last_meta_is_cut_out_and_the_message_keeps_its_bytes() {
+        let line = br#"{"method":"tools/call","params":{"_meta":{"progressToken":1},"b":2,"a":1},"id":3 , "_meta" : {"dir":"send","server":"s","ts":"2026-11-30T06:34:05.590Z"}}"#;
+        let (raw, meta) = split_tail(line).unwrap();
+        assert_eq!(
+            raw,
+            r#"{"method":"tools/call","params":{"_meta":{"progressToken":1},"b":2,"a":1},"id":3}"#
+        );
+        assert_eq!(meta.server.as_deref(), Some("s"));
+        let only = br#"{"_meta":{"dir":"lifecycle","ts":"2026-11-30T06:34:05.590Z"}}"#;
+        assert_eq!(split_tail(only).unwrap().0, "{}");
+    }
+
+    #[test]
+    fn a_meta_elsewhere_is_parsed_whole() {
+        // First member, and nested only: the tail is not `_meta`'s.
+        let first =
+            br#"{"_meta":{"dir":"recv","ts":"2026-11-30T06:34:05.590Z"},"id":1,"result":{}}"#;
+        assert!(split_tail(first).is_none());
+        let nested =
+            br#"{"id":1,"params":{"_meta":{"dir":"send","ts":"2026-11-30T06:34:05.590Z"}}}"#;
+        assert!(split_tail(nested).is_none());
+        let mut c = Converter::new(&Servers::default());
+        match c.line(1, first).unwrap().unwrap() {
+            Item::Message { dir, raw, .. } => {
+                assert_eq!(dir, Dir::Out);
+                assert_eq!(raw, r#"{"id":1,"result":{}}"#);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(c.line(2, nested).is_err(), "no top-level _meta");
+        // A torn message before a whole `_meta` is a problem, not a message.
+        let torn =
+            br#"{"id":1,"result":[1,2,"_meta":{"dir":"recv","ts":"2026-11-30T06:34:05.590Z"}}"#;
+        assert!(c.line(3, torn).is_err());
     }
 }
