@@ -16,7 +16,15 @@ pub fn run(format: Format, data: &[u8]) {
     let _ = Format::sniff(data);
     let Ok(dir) = tempfile::tempdir() else { return };
     let src = dir.path().join("in");
-    if std::fs::write(&src, data).is_err() {
+    // An mcptape run is a directory: the input is its trace, beside a fixed meta.json.
+    let written = if format == Format::Mcptape {
+        std::fs::create_dir(&src)
+            .and_then(|()| std::fs::write(src.join("trace.jsonl"), data))
+            .and_then(|()| std::fs::write(src.join("meta.json"), b"{}"))
+    } else {
+        std::fs::write(&src, data)
+    };
+    if written.is_err() {
         return;
     }
     let found = Found {
@@ -58,4 +66,44 @@ pub fn run(format: Format, data: &[u8]) {
 /// `import_mcporter`.
 pub fn mcporter(data: &[u8]) {
     run(Format::Mcporter, data);
+}
+
+/// `import_mcptape`.
+pub fn mcptape(data: &[u8]) {
+    run(Format::Mcptape, data);
+}
+
+/// `import_mcp_vcr`.
+pub fn mcp_vcr(data: &[u8]) {
+    run(Format::McpVcr, data);
+}
+
+/// `import_cassette`.
+pub fn cassette(data: &[u8]) {
+    run(Format::Cassette, data);
+}
+
+/// `import_recorder`.
+pub fn recorder(data: &[u8]) {
+    run(Format::Recorder, data);
+}
+
+/// `import_mcp_rec`.
+pub fn mcp_rec(data: &[u8]) {
+    run(Format::McpRec, data);
+}
+
+/// `import_agent_vcr`.
+pub fn agent_vcr(data: &[u8]) {
+    run(Format::AgentVcr, data);
+}
+
+/// `import_mmsp`.
+pub fn mmsp(data: &[u8]) {
+    run(Format::Mmsp, data);
+}
+
+/// `import_claude`.
+pub fn claude(data: &[u8]) {
+    run(Format::ClaudeCode, data);
 }

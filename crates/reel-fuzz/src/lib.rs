@@ -72,6 +72,38 @@ pub const TARGETS: &[Target] = &[
         run: import::mcporter,
     },
     Target {
+        name: "import_mcptape",
+        run: import::mcptape,
+    },
+    Target {
+        name: "import_mcp_vcr",
+        run: import::mcp_vcr,
+    },
+    Target {
+        name: "import_cassette",
+        run: import::cassette,
+    },
+    Target {
+        name: "import_recorder",
+        run: import::recorder,
+    },
+    Target {
+        name: "import_mcp_rec",
+        run: import::mcp_rec,
+    },
+    Target {
+        name: "import_agent_vcr",
+        run: import::agent_vcr,
+    },
+    Target {
+        name: "import_mmsp",
+        run: import::mmsp,
+    },
+    Target {
+        name: "import_claude",
+        run: import::claude,
+    },
+    Target {
         name: "line_framer",
         run: line_framer::run,
     },

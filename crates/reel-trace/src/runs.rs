@@ -161,7 +161,8 @@ pub struct Skipped {
 /// What `reel ls` shows: the runs in a directory, newest first.
 ///
 /// JSON: `{"schema": "reel.ls/1", "dir", "runs": [Run…], "skipped": [{path, reason}…],
-/// "ignored": n}` where `ignored` counts entries that are not `*.jsonl` files.
+/// "ignored": n}` where `ignored` counts entries that are neither traces nor recordings
+/// of a format reel reads.
 #[derive(Debug, Clone, Serialize)]
 pub struct Listing {
     /// [`SCHEMA`].
@@ -172,7 +173,8 @@ pub struct Listing {
     pub runs: Vec<Run>,
     /// `*.jsonl` files that are not traces.
     pub skipped: Vec<Skipped>,
-    /// Other entries, not looked into: files not named `*.jsonl`, directories, dotfiles.
+    /// Other entries: files that are neither traces nor another tool's recordings,
+    /// directories other than mcptape runs, dotfiles.
     pub ignored: u64,
 }
 
@@ -219,8 +221,10 @@ pub fn list_runs(dir: &Path) -> Result<Listing, ListError> {
             Some((base, n)) if is_file && !name.starts_with('.') => {
                 groups.entry(dir.join(base)).or_default().push((n, path));
             }
-            _ if is_file && name.ends_with(".ndjson") && !name.starts_with('.') => {
-                // Another tool's recording (mcporter's), listed as the run it holds.
+            _ if !name.starts_with('.')
+                && (is_file || crate::foreign::mcptape::is_run_dir(&path)) =>
+            {
+                // Another tool's recording, listed as the run it holds.
                 match foreign_run(&path) {
                     Some(run) => listing.runs.push(run),
                     None => listing.ignored += 1,
@@ -233,9 +237,14 @@ pub fn list_runs(dir: &Path) -> Result<Listing, ListError> {
         // Oldest first: the highest rotation number, the base (0) last.
         files.sort_by_key(|f| std::cmp::Reverse(f.0));
         let files: Vec<PathBuf> = files.into_iter().map(|(_, p)| p).collect();
+        let single = (files.len() == 1).then(|| files[0].clone());
         match read_run(base, files) {
             Ok(run) => listing.runs.push(run),
-            Err((path, reason)) => listing.skipped.push(Skipped { path, reason }),
+            // A `.jsonl` of another tool's (a Claude Code session, an mcp-rec session).
+            Err((path, reason)) => match single.as_deref().and_then(foreign_run) {
+                Some(run) => listing.runs.push(run),
+                None => listing.skipped.push(Skipped { path, reason }),
+            },
         }
     }
     listing.runs.sort_by(|a, b| {
@@ -246,13 +255,30 @@ pub fn list_runs(dir: &Path) -> Result<Listing, ListError> {
     Ok(listing)
 }
 
+/// The size of a recording: its file, or the files of its run directory.
+fn foreign_bytes(path: &Path) -> u64 {
+    match std::fs::read_dir(path) {
+        Ok(entries) => entries
+            .flatten()
+            .filter_map(|e| e.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum(),
+        Err(_) => std::fs::metadata(path).map_or(0, |m| m.len()),
+    }
+}
+
 /// The run another tool's recording holds (a format of [`crate::foreign`]), read
 /// through its converter: `source` names the format, the label is the file's name,
 /// times and counts are the recording's (read whole: such files are small, and the
 /// converter streams).
 fn foreign_run(path: &Path) -> Option<Run> {
     use crate::foreign::{Fault, Found, Item};
-    let format = crate::foreign::sniff_file(path).ok()??;
+    let format = if crate::foreign::mcptape::is_run_dir(path) {
+        crate::foreign::Format::Mcptape
+    } else {
+        crate::foreign::sniff_file(path).ok()??
+    };
     let found = Found {
         format,
         path: path.to_owned(),
@@ -260,7 +286,7 @@ fn foreign_run(path: &Path) -> Option<Run> {
     };
     let converted = crate::foreign::convert(&found).ok()?;
     let mut counts = Counts::default();
-    let mut models: Vec<String> = Vec::new();
+    let mut llm = LlmSummary::default();
     let started = converted.started;
     let mut ended = started;
     for item in converted.items {
@@ -280,9 +306,7 @@ fn foreign_run(path: &Path) -> Option<Run> {
                     Item::Event { .. } => counts.events += 1,
                     Item::Turn { turn, .. } => {
                         counts.turns += 1;
-                        if let Some(m) = turn.model.filter(|m| !models.contains(m)) {
-                            models.push(m);
-                        }
+                        llm.add(&turn);
                     }
                 }
             }
@@ -303,9 +327,9 @@ fn foreign_run(path: &Path) -> Option<Run> {
         reason: None,
         counts: Some(counts),
         counts_from: Some(CountsFrom::Scan),
-        bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
-        models: Vec::new(),
-        tokens: None,
+        bytes: foreign_bytes(path),
+        tokens: (llm.tokens > 0).then_some(llm.tokens),
+        models: llm.models,
     })
 }
 

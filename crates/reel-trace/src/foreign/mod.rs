@@ -359,15 +359,24 @@ fn walk(
     Ok(())
 }
 
-/// `path` below `root` without its extension, `/`-separated.
+/// `path` below `root` without its extension (`.mcp.json` whole), `/`-separated.
 fn relative_label(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
-    let rel = rel.with_extension("");
+    let rel = strip_extension(rel);
     let parts: Vec<String> = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     parts.join("/")
+}
+
+/// `path` without its extension; mcp-cassette's `.mcp.json` counts as one.
+fn strip_extension(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    match name.as_deref().and_then(|n| n.strip_suffix(".mcp.json")) {
+        Some(stem) if !stem.is_empty() => path.with_file_name(stem),
+        _ => path.with_extension(""),
+    }
 }
 
 /// The format of the file at `path`, from its first [`SNIFF_BYTES`] bytes; `None` for

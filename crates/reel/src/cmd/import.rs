@@ -13,9 +13,14 @@ use crate::exit::{self, coded};
 use crate::output::Output as Out;
 
 const AFTER_HELP: &str = "\
-Formats: mcporter (its `record` NDJSON, ~/.mcporter/recordings/<session>.ndjson; one file
-may hold several servers: each becomes a session of the trace). The format is sniffed from
-the file's first line; --from names it when sniffing cannot tell.
+Formats (--from names): mcporter (its `record` NDJSON; one file may hold several servers:
+each becomes a session), mcptape (a run directory, trace.jsonl + meta.json), mcp-vcr (YAML
+or NDJSON transcripts), mcp-cassette (format_version 2 and 3), mcp-recorder, mcp-rec,
+agent-vcr (.vcr), mmsp (tracer files, 0.5.x and pre-0.5.0), claude-code (session JSONL,
+with its sub-agent files). The format is sniffed from the start of the file; --from names
+it when sniffing cannot tell. A directory imports every recording in it (searched 6 levels
+deep, symbolic links not followed): one trace per file, per mcptape run, per MMSP trace
+id, per Claude Code session; one that cannot be read is said and the rest imported.
 
 The trace is mcp-replay v1 (it passes `reel check`): meta.source names the format and
 meta.imported the file; times are the source's (meta.startedAt, each line's t, the end's
@@ -24,7 +29,8 @@ as a reel.nonjson event and counted. Redaction is on, as when recording: these t
 what they saw raw.
 
 Exit status: 0 imported; 64 bad flags (-o with several sources); 66 a source that cannot
-be read or is not a format reel reads; 73 the trace cannot be created.";
+be read or is not a format reel reads (after importing the rest of a directory); 73 the
+trace cannot be created.";
 
 /// Arguments of `reel import`.
 #[derive(clap::Args)]
@@ -87,6 +93,7 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
     };
     let mut told = Vec::new();
     let mut imported = 0usize;
+    let mut failed = 0usize;
     for src in &args.sources {
         let found = discover(src, args.from)
             .map_err(|e| coded(exit::NO_INPUT, format!("{}: {e}", src.display())))?;
@@ -113,13 +120,20 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
                 (None, Some(d)) => Output::Dir(d),
                 (None, None) => unreachable!("a directory when there is no -o"),
             };
-            let done = import(f, &label, output, &redactor).map_err(|e| {
-                let code = match e {
-                    ImportError::Target(_) | ImportError::Write { .. } => exit::CANT_CREATE,
-                    _ => exit::NO_INPUT,
-                };
-                coded(code, e.to_string())
-            })?;
+            let done = match import(f, &label, output, &redactor) {
+                Ok(done) => done,
+                Err(e @ (ImportError::Target(_) | ImportError::Write { .. })) => {
+                    return Err(coded(exit::CANT_CREATE, e.to_string()));
+                }
+                // One recording of a directory that cannot be read: said, and the
+                // others imported all the same.
+                Err(e) if found.len() > 1 => {
+                    say!("reel: error: {e}");
+                    failed += 1;
+                    continue;
+                }
+                Err(e) => return Err(coded(exit::NO_INPUT, e.to_string())),
+            };
             if !told.contains(&done.format) {
                 say!("reel: note: {}", done.format.limits());
                 told.push(done.format);
@@ -146,8 +160,14 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
             imported += 1;
         }
     }
-    if imported > 1 {
+    if imported > 1 || failed > 0 {
         say!("reel: {imported} traces imported");
+    }
+    if failed > 0 {
+        return Err(coded(
+            exit::NO_INPUT,
+            format!("{failed} recordings could not be imported (said above)"),
+        ));
     }
     Ok(exit::OK)
 }
