@@ -19,6 +19,7 @@
 pub mod api;
 pub mod headers;
 pub mod history;
+pub mod mmsp;
 pub mod proxy;
 pub mod replay;
 pub mod request;

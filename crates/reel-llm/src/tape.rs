@@ -119,8 +119,9 @@ impl Tape {
         }
     }
 
-    /// A turn of exchange `n` in `conversation` (0: none), redacted.
-    pub fn turn(&self, n: u64, conversation: u64, turn: &mut Turn) {
+    /// A turn of exchange `n` in `conversation` (0: none), redacted; returns the turn
+    /// as written.
+    pub fn turn(&self, n: u64, conversation: u64, turn: &mut Turn) -> Turn {
         turn.extra.insert("http".into(), json!({ "req": n }));
         if conversation > 0 {
             turn.extra
@@ -132,6 +133,7 @@ impl Tape {
             .unwrap_or_else(|e| e.into_inner())
             .add(&turn);
         self.write(|w| w.write_turn(&turn));
+        turn
     }
 
     /// An `llm.*` event of exchange `n` with payload `raw` and reel's other members.

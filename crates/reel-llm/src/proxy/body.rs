@@ -22,7 +22,7 @@ use reel_mcp::reply::Reply;
 use reel_trace::Timestamp;
 use reel_trace::line::Timing;
 
-use super::{Exchange, Framing, Sender, Shared, WHOLE_KEPT_MAX, millis, redacted_value};
+use super::{Exchange, Framing, Notice, Sender, Shared, WHOLE_KEPT_MAX, millis, redacted_value};
 use crate::response::Assembler;
 use crate::tape::kinds;
 
@@ -375,7 +375,16 @@ impl Recording {
                 duration_ms: Some(millis(duration)),
                 ..Timing::default()
             });
-            sh.tape.turn(ex.n, ex.conversation, &mut turn);
+            let written = sh.tape.turn(ex.n, ex.conversation, &mut turn);
+            // MMSP saves a completed response only (RFC-0010 §3).
+            if let (Some(live), Some(id), None) = (&sh.mmsp, &ex.mmsp_id, &reason) {
+                if let Err(f) = live.response(id, &written) {
+                    (sh.notices)(Notice::MmspFailed {
+                        id: f.id,
+                        error: f.error,
+                    });
+                }
+            }
         }
         if self.status >= 400 {
             let text = String::from_utf8_lossy(&whole);

@@ -50,6 +50,7 @@ use body::{Answer, RecordedBody, Recording};
 use crate::api::{Endpoint, Failure, Provider, error_response};
 use crate::headers;
 use crate::history::History;
+use crate::mmsp::{Live, MmspTarget};
 use crate::request::{Request as LlmRequest, matchable};
 use crate::route::{Route, RouteError, Routes};
 use crate::tape::{Tape, Trouble, kinds};
@@ -83,6 +84,8 @@ pub struct LlmConfig {
     pub limits: Limits,
     /// Worker threads (0: by cores).
     pub threads: usize,
+    /// `--mmsp DIR`: save the conversations as MMSP tracer files too.
+    pub mmsp: Option<MmspTarget>,
 }
 
 impl Default for LlmConfig {
@@ -95,6 +98,7 @@ impl Default for LlmConfig {
             idle_timeout: IDLE_TIMEOUT,
             limits: Limits::for_descriptors(2),
             threads: 0,
+            mmsp: None,
         }
     }
 }
@@ -141,6 +145,13 @@ pub enum Notice {
     },
     /// The trace disk is behind: the traffic is slowed down to its pace.
     Behind,
+    /// An MMSP save failed (a refused trace id, a write error); the recording goes on.
+    MmspFailed {
+        /// The trace id.
+        id: String,
+        /// Why.
+        error: String,
+    },
 }
 
 impl std::fmt::Display for Notice {
@@ -154,6 +165,9 @@ impl std::fmt::Display for Notice {
                 "cannot write the trace any more ({error}); traffic goes on unrecorded"
             ),
             Notice::Behind => f.write_str("the trace disk is behind; slowing traffic"),
+            Notice::MmspFailed { id, error } => {
+                write!(f, "the MMSP trace {id:?} was not saved: {error}")
+            }
         }
     }
 }
@@ -194,6 +208,11 @@ impl LlmRecorder {
             tls,
             config,
         })
+    }
+
+    /// Saves the conversations as MMSP tracer files too (`--mmsp`; see [`crate::mmsp`]).
+    pub fn save_mmsp(&mut self, target: MmspTarget) {
+        self.config.mmsp = Some(target);
     }
 
     /// The address clients connect to.
@@ -243,6 +262,7 @@ impl LlmRecorder {
             pool: Pool::default(),
             idle: self.config.idle_timeout,
             notices,
+            mmsp: self.config.mmsp.clone().map(Live::new),
         });
         let limits = self.config.limits;
         let listener = self.listener;
@@ -286,6 +306,7 @@ struct Shared {
     pool: Pool,
     idle: Duration,
     notices: NoticeFn,
+    mmsp: Option<Live>,
 }
 
 type Sender = SendRequest<Full<Bytes>>;
@@ -346,6 +367,8 @@ struct Exchange {
     facts: Option<RequestFacts>,
     /// The conversation it continues (0: none known).
     conversation: u64,
+    /// `--mmsp`: the request's `x-mmsp-trace-id`, then the exchange's trace id.
+    mmsp_id: Option<String>,
 }
 
 struct OwnedRoute {
@@ -426,6 +449,11 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
         request_headers: headers::capture(&parts.headers, true),
         facts: None,
         conversation: 0,
+        mmsp_id: parts
+            .headers
+            .get(crate::mmsp::TRACE_ID_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
         route,
     };
 
@@ -499,11 +527,24 @@ fn record_request(sh: &Shared, ex: &mut Exchange, body: &[u8], t: Timestamp) {
         }
     }
     let t_iso = t.to_iso().as_str().to_owned();
+    let live = sh.mmsp.as_ref().map(|live| {
+        let id = live.trace_id(ex.mmsp_id.as_deref(), conversation, ex.n);
+        let raw = redacted_value(
+            sh.tape.redactor(),
+            &json!({ "system": system, "tools_count": req.tools_count }),
+        );
+        let body = serde_json::from_str::<Value>(text).ok();
+        ex.mmsp_id = Some(id.clone());
+        (live, id, raw, body)
+    });
     for mut turn in turns {
         turn.t = Some(t_iso.clone());
         turn.endpoint = Some(ex.route.endpoint.clone());
         turn.source = Some("llm".into());
-        sh.tape.turn(ex.n, conversation, &mut turn);
+        let written = sh.tape.turn(ex.n, conversation, &mut turn);
+        if let Some((live, id, raw, body)) = &live {
+            live.request(id, written, raw, body.as_ref());
+        }
     }
     ex.facts = Some(RequestFacts {
         stream: req.stream,

@@ -125,6 +125,13 @@ pub struct Args {
     )]
     name: Option<String>,
 
+    /// Save each conversation as MMSP tracer files in DIR too (RFC-0010: `<id>.json` and
+    /// `<id>.txt`, rewritten after each completed response): the trace id is the
+    /// request's `x-mmsp-trace-id` header, else `<run>/conversation_NNN` (`<run>` is the
+    /// trace's file name without `.jsonl`).
+    #[arg(long, value_name = "DIR", conflicts_with = "play")]
+    mmsp: Option<PathBuf>,
+
     /// Directory for the trace, and where --play looks up run names [default:
     /// $REEL_DIR, else the per-user data directory].
     #[arg(long, value_name = "DIR")]
@@ -282,8 +289,9 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         idle_timeout: Duration::from_secs_f64(args.idle_timeout.max(0.001)),
         limits: args.limits.apply(Limits::for_descriptors(2)),
         threads: args.http_threads,
+        mmsp: None,
     };
-    let recorder = LlmRecorder::bind(config).map_err(|e| {
+    let mut recorder = LlmRecorder::bind(config).map_err(|e| {
         let code = match e {
             reel_llm::LlmError::Ca(_) => exit::NO_INPUT,
             _ => exit::USAGE,
@@ -308,6 +316,20 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     let trace = seal.apply(trace)?;
     if let Some(p) = trace.path() {
         say!("reel: recording LLM calls to {}", p.display());
+    }
+    if let Some(cache) = &args.mmsp {
+        let run = trace
+            .path()
+            .and_then(|p| p.file_stem())
+            .map_or_else(|| label.clone(), |s| s.to_string_lossy().into_owned());
+        say!(
+            "reel: saving conversations as MMSP traces in {} (under {run}/ unless a request names its x-mmsp-trace-id)",
+            cache.display()
+        );
+        recorder.save_mmsp(reel_llm::mmsp::MmspTarget {
+            cache: cache.clone(),
+            run,
+        });
     }
     seal.say(&trace);
     say!("reel: listening on http://{addr}");

@@ -15,6 +15,7 @@
 mod conversation;
 mod faults;
 mod matrix;
+mod mmsp;
 mod offline;
 mod replay;
 mod secrets;
