@@ -150,3 +150,49 @@ fn every_mcp_tape_fixture_passes_check() {
         failures.join("\n")
     );
 }
+
+/// The other tools' own files: every recording each tool's folder holds imports (sniffed,
+/// no `--from`), and every trace the import writes passes `reel check` with exit 0.
+#[test]
+#[ignore = "reads ../shared/fixtures: `cargo xtask test` runs it when that directory exists"]
+fn every_other_tools_file_imports_and_checks() {
+    let root = Path::new(FIXTURES).parent().unwrap().to_owned();
+    // Folder, and how many recordings at least it holds.
+    let tools = [
+        ("mcporter", 2),
+        ("mcp-vcr", 4),
+        ("mcp-cassette", 3),
+        ("mcp-recorder", 2),
+        ("mcp-rec", 2),
+        ("agent-vcr", 1),
+        ("mmsp/cache", 5),
+    ];
+    for (tool, at_least) in tools {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("traces");
+        let src = root.join(tool);
+        let mut c = reel();
+        c.arg("import").arg("--dir").arg(&out).arg(&src);
+        let o = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{tool}: {stderr}");
+        let traces = files_under(&out, ".jsonl");
+        assert!(
+            traces.len() >= at_least,
+            "{tool}: {} traces from {}: {stderr}",
+            traces.len(),
+            src.display()
+        );
+        for t in &traces {
+            let o = reel().arg("check").arg(t).output().unwrap();
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{tool}: {}: {}{}",
+                t.display(),
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+}
