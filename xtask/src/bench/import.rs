@@ -62,6 +62,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let mb = bytes as f64 / 1e6;
     let out_dir = ctx.work.join("import-out");
     let mut secs = Vec::new();
+    let mut cpu = Vec::new();
     let mut rss = Vec::new();
     for round in 1..=ROUNDS {
         let _ = std::fs::remove_dir_all(&out_dir);
@@ -83,12 +84,15 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             bail!("the import wrote {lines} lines");
         }
         let s = m.wall.as_secs_f64();
+        let c = m.cpu.as_secs_f64();
         println!(
-            "round {round}: {:.0} MB/s, peak RSS {:.1} MiB, {lines} trace lines",
+            "round {round}: {:.0} MB/s ({:.0} MB per CPU second), peak RSS {:.1} MiB, {lines} trace lines",
             mb / s,
+            mb / c,
             m.max_rss as f64 / (1 << 20) as f64
         );
         secs.push(s);
+        cpu.push(c);
         rss.push(m.max_rss as f64 / (1 << 20) as f64);
     }
     let _ = std::fs::remove_dir_all(&out_dir);
@@ -101,6 +105,11 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             None => Figure::missing("reel import (mcporter)", "MB/s", "no round ran"),
         }
         .target(Target::AtLeast(IMPORT_MBPS)),
+        // What a busy machine does not change much: the work per byte.
+        match median(&cpu) {
+            Some(c) => Figure::new("reel import per CPU second", mb / c, "MB/s").note(&note),
+            None => Figure::missing("reel import per CPU second", "MB/s", "no round ran"),
+        },
         match median(&rss) {
             Some(r) => Figure::new("reel import peak RSS", r, "MiB").note(&note),
             None => Figure::missing("reel import peak RSS", "MiB", "no round ran"),

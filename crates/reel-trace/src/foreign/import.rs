@@ -129,6 +129,10 @@ pub fn import(
         warnings,
         items,
     } = converted;
+    let facts_session = facts
+        .get("session_id")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned);
     let target = match output {
         Output::Dir(d) => TraceTarget::create_started(d, label, started)?,
         Output::File(p) => TraceTarget::create_file(p, started)?,
@@ -141,7 +145,7 @@ pub fn import(
     let mut meta = reel_meta(label, &[], kind, "stdio", redactor);
     meta.started_at = Some(started.to_iso().as_str().to_owned());
     meta.source = Some(format.name().to_owned());
-    meta.transport = transport;
+    meta.transport = transport.clone();
     let mut imported = serde_json::Map::new();
     imported.insert("format".into(), format.name().into());
     imported.insert(
@@ -171,6 +175,10 @@ pub fn import(
         problems: Vec::new(),
         warnings,
     };
+    let mut sessions = (transport.as_deref() == Some("http")).then(|| HttpSessions {
+        id: facts_session.clone(),
+        open: None,
+    });
     let mut last = started;
     for item in items {
         let item = match item {
@@ -188,8 +196,14 @@ pub fn import(
         last = last.max(t);
         match item {
             Item::Message {
-                dir, raw, session, ..
+                dir,
+                raw,
+                mut session,
+                ..
             } => {
+                if let (None, Some(s)) = (&session, sessions.as_mut()) {
+                    session = Some(s.of(dir, &raw).to_owned());
+                }
                 let tags = Tags {
                     session: session.as_deref(),
                     ..Tags::default()
@@ -220,4 +234,27 @@ pub fn import(
     rec.finish(Ending::Reason("imported".into()), last)
         .map_err(write_err)?;
     Ok(out)
+}
+
+/// The sessions of an HTTP recording whose format keeps none per message: what came
+/// before the client's `initialize` (a refused `server/discover` probe, or all of a
+/// 2026-07-28 session, which has no session) is connection traffic, `reel:conn-1`, as
+/// `reel rec --url` writes it; from `initialize` on, the session the file names (or
+/// `imported`). So `reel play --listen` serves each era as it was recorded.
+struct HttpSessions {
+    id: Option<String>,
+    open: Option<String>,
+}
+
+impl HttpSessions {
+    fn of(&mut self, dir: crate::line::Dir, raw: &str) -> &str {
+        if self.open.is_none()
+            && dir == crate::line::Dir::In
+            && crate::jsonrpc::Envelope::parse(raw)
+                .is_some_and(|e| e.method.as_deref() == Some("initialize"))
+        {
+            self.open = Some(self.id.clone().unwrap_or_else(|| "imported".to_owned()));
+        }
+        self.open.as_deref().unwrap_or("reel:conn-1")
+    }
 }

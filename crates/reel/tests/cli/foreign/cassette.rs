@@ -398,54 +398,58 @@ fn an_http_cassette_imports_and_replays_over_http() {
         .arg(port.to_string());
     let _upstream = Server::start(upstream, port);
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let (code, want, err) = http_client("demo", "legacy", &url);
-    assert_eq!(code, Some(0), "{want}{err}");
+    // Both eras: a legacy session (initialize, mcp-session-id) and a 2026-07-28 one (no
+    // session at all: the import keeps it as connection traffic, as reel rec writes it).
+    for mode in ["legacy", "auto"] {
+        let (code, want, err) = http_client("demo", mode, &url);
+        assert_eq!(code, Some(0), "{want}{err}");
 
-    let cassette = tmp.join("http.mcp.json");
-    let proxy_port = free_port();
-    let mut record = Command::new(mcp_cassette());
-    record.args(["record", "--cassette"]).arg(&cassette).args([
-        "--url",
-        &url,
-        "--port",
-        &proxy_port.to_string(),
-    ]);
-    let mut proxy = Server::start(record, proxy_port);
-    let (code, out, err) = http_client(
-        "demo",
-        "legacy",
-        &format!("http://127.0.0.1:{proxy_port}/mcp"),
-    );
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert_eq!(out, want, "mcp-cassette is transparent");
-    interrupt(&mut proxy);
-    let doc: Value = serde_json::from_slice(&std::fs::read(&cassette).unwrap()).unwrap();
-    assert_eq!(doc["transport"], "http");
-    assert!(
-        doc["messages"][1]["exchange"].is_u64(),
-        "HTTP exchanges are numbered"
-    );
+        let cassette = tmp.join(format!("http-{mode}.mcp.json"));
+        let proxy_port = free_port();
+        let mut record = Command::new(mcp_cassette());
+        record.args(["record", "--cassette"]).arg(&cassette).args([
+            "--url",
+            &url,
+            "--port",
+            &proxy_port.to_string(),
+        ]);
+        let mut proxy = Server::start(record, proxy_port);
+        let (code, out, err) =
+            http_client("demo", mode, &format!("http://127.0.0.1:{proxy_port}/mcp"));
+        assert_eq!(code, Some(0), "{out}{err}");
+        assert_eq!(out, want, "{mode}: mcp-cassette is transparent");
+        interrupt(&mut proxy);
+        let doc: Value = serde_json::from_slice(&std::fs::read(&cassette).unwrap()).unwrap();
+        assert_eq!(doc["transport"], "http");
+        assert!(
+            doc["messages"][1]["exchange"].is_u64(),
+            "HTTP exchanges are numbered"
+        );
 
-    let trace = tmp.join("http.jsonl");
-    import(&cassette, &trace);
-    check(&trace);
-    let text = std::fs::read_to_string(&trace).unwrap();
-    let meta: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-    assert_eq!(meta["transport"], "http");
-    assert_eq!(meta["imported"]["server_url"], url.as_str());
-    assert!(meta["imported"]["session_id"].is_string(), "{meta}");
-    assert_eq!(
-        tools(&trace),
-        rows(&[
-            ("add", 1, 0, 0),
-            ("count_down", 1, 0, 0),
-            ("shout", 1, 0, 0)
-        ])
-    );
-    for (what, file) in [("the import", &trace), ("the cassette", &cassette)] {
-        let (code, out, err) = play_http(file, "demo", "legacy");
-        assert_eq!(code, Some(0), "{what}: {out}{err}");
-        assert_eq!(out, want, "{what}");
+        let trace = tmp.join(format!("http-{mode}.jsonl"));
+        import(&cassette, &trace);
+        check(&trace);
+        let text = std::fs::read_to_string(&trace).unwrap();
+        let meta: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(meta["transport"], "http");
+        assert_eq!(meta["imported"]["server_url"], url.as_str());
+        if mode == "legacy" {
+            assert!(meta["imported"]["session_id"].is_string(), "{meta}");
+        }
+        assert_eq!(
+            tools(&trace),
+            rows(&[
+                ("add", 1, 0, 0),
+                ("count_down", 1, 0, 0),
+                ("shout", 1, 0, 0)
+            ]),
+            "{mode}"
+        );
+        for (what, file) in [("the import", &trace), ("the cassette", &cassette)] {
+            let (code, out, err) = play_http(file, "demo", mode);
+            assert_eq!(code, Some(0), "{mode}: {what}: {out}{err}");
+            assert_eq!(out, want, "{mode}: {what}");
+        }
     }
 }
 
