@@ -20,11 +20,20 @@ use super::venv_bin;
 use crate::harness::play_http_support::{only_trace, run, trace_lines};
 use crate::harness::reel;
 
+/// agent-vcr's CLI, run so that Ctrl-C reaches it: it stops on Python's
+/// KeyboardInterrupt, which Python does not raise when SIGINT was ignored when it
+/// started (as it is for a job a non-interactive shell puts in the background, which a
+/// CI runner may be).
+const AGENT_VCR_MAIN: &str = "import signal, sys; \
+    signal.signal(signal.SIGINT, signal.default_int_handler); \
+    from agent_vcr.cli import main; sys.argv[0] = 'agent-vcr'; sys.exit(main())";
+
 /// `agent-vcr record` of the demo server to `out`, its stdin and stdout piped, and a
 /// channel of its stdout lines.
 fn start_record(out: &Path) -> (Child, mpsc::Receiver<String>) {
     let demo = server("demo");
-    let mut child = Command::new(venv_bin("agent-vcr-venv", "agent-vcr"))
+    let mut child = Command::new(venv_bin("agent-vcr-venv", "python"))
+        .args(["-c", AGENT_VCR_MAIN])
         .args(["record", "--transport", "stdio", "--server-command"])
         .arg(&demo[0])
         .arg("--server-args")
