@@ -45,13 +45,18 @@ impl RunDir {
 /// Temporary directories of conversions, removed by [`cleanup`].
 static CONVERTED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
-/// `path`, or the trace converted from it when it is another tool's recording.
+/// The name every conversion directory starts with: `reel-read-<pid>-<random>`.
+const CONVERSION_PREFIX: &str = "reel-read-";
+
+/// `path`, or the trace converted from it when it is another tool's recording. The
+/// conversion is redacted with the built-in rules, as `reel import` and `reel rec` are
+/// by default: what is exported or shown from it holds no secret the source held raw.
 fn converted(path: &std::path::Path) -> anyhow::Result<PathBuf> {
     use reel_trace::foreign::import::{Output, import};
     use reel_trace::foreign::{Format, Found, discover};
     // A file of a format reel reads, or an mcptape run directory.
     let found = match discover(path, None) {
-        Ok(found) if path.is_file() || found.iter().any(|f| f.format == Format::Mcptape) => found,
+        Ok(d) if path.is_file() || d.found.iter().any(|f| f.format == Format::Mcptape) => d.found,
         _ => Vec::new(),
     };
     let [found]: [Found; 1] = match found.try_into() {
@@ -59,28 +64,20 @@ fn converted(path: &std::path::Path) -> anyhow::Result<PathBuf> {
         Err(_) => return Ok(path.to_owned()),
     };
     let format = found.format;
+    sweep_stale_conversions();
     let mut list = CONVERTED.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = std::env::temp_dir().join(format!("reel-read-{}-{}", std::process::id(), list.len()));
-    let mut builder = std::fs::DirBuilder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder
-        .create(&dir)
-        .map_err(|e| coded(crate::exit::CANT_CREATE, format!("{}: {e}", dir.display())))?;
+    let dir = private_dir()?;
     list.push(dir.clone());
-    let label = path.file_stem().map_or_else(
-        || "imported".to_owned(),
-        |s| s.to_string_lossy().into_owned(),
-    );
-    let out = dir.join(format!("{label}.jsonl"));
-    let redactor = reel_trace::redact::Redactor::disabled();
+    let label = found.label.clone();
+    let out = dir.join(format!(
+        "{}.jsonl",
+        reel_trace::names::file_name_part(&label)
+    ));
+    let redactor = reel_trace::redact::Redactor::builtin();
     let done = import(&found, &label, Output::File(&out), &redactor)
         .map_err(|e| coded(NO_INPUT, e.to_string()))?;
     say!(
-        "reel: note: {} is a {} recording, read through a conversion (line numbers below are the conversion's): {}",
+        "reel: note: {} is another tool's recording ({}), read through a redacted conversion (line numbers below are the conversion's): {}",
         path.display(),
         format.name(),
         format.limits()
@@ -89,6 +86,97 @@ fn converted(path: &std::path::Path) -> anyhow::Result<PathBuf> {
         say!("reel: warning: {}: {w}", path.display());
     }
     Ok(out)
+}
+
+/// A new directory only this user can enter, under the temporary directory, with a name
+/// no other process chose (a leftover of a killed reel with a reused pid is passed by).
+fn private_dir() -> anyhow::Result<PathBuf> {
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    let mut last = None;
+    for _ in 0..16 {
+        let mut random = [0u8; 8];
+        getrandom(&mut random);
+        let dir = std::env::temp_dir().join(format!(
+            "{CONVERSION_PREFIX}{}-{:016x}",
+            std::process::id(),
+            u64::from_le_bytes(random)
+        ));
+        match builder.create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => {
+                return Err(coded(
+                    crate::exit::CANT_CREATE,
+                    format!("{}: {e}", dir.display()),
+                ));
+            }
+        }
+    }
+    Err(coded(
+        crate::exit::CANT_CREATE,
+        format!(
+            "cannot create a private directory under {}: {}",
+            std::env::temp_dir().display(),
+            last.map_or_else(String::new, |e| e.to_string())
+        ),
+    ))
+}
+
+/// Random bytes from the system (the conversion directory's name).
+fn getrandom(buf: &mut [u8]) {
+    use std::io::Read;
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(buf))
+        .is_err()
+    {
+        // No /dev/urandom: the time and the address of `buf`, distinct enough for a name.
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()) as u64
+            ^ (buf.as_ptr() as u64);
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = (seed >> ((i % 8) * 8)) as u8;
+        }
+    }
+}
+
+/// Removes conversion directories of this user that a killed reel left behind (their
+/// process is gone), so none outlives the next reading command.
+fn sweep_stale_conversions() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(CONVERSION_PREFIX))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == std::process::id() || process_alive(pid) {
+            continue;
+        }
+        // Another user's is not ours to remove (in a sticky /tmp the removal fails).
+        let _ = std::fs::remove_dir_all(e.path());
+    }
+}
+
+/// Whether process `pid` exists (on Linux, its /proc entry).
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        true
+    }
 }
 
 /// Removes the conversions [`RunDir::resolve_readable`] made.
