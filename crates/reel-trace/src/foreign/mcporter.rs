@@ -288,11 +288,13 @@ impl Converter {
                 raw,
                 session,
             },
-            other => {
+            Some(other) => {
                 return Err(problem(format!(
-                    "`_meta.dir` is {other:?}, not send, recv or lifecycle"
+                    "`_meta.dir` is {}, not send, recv or lifecycle",
+                    serde_json::Value::from(other)
                 )));
             }
+            None => return Err(problem("no `_meta.dir`".into())),
         }))
     }
 }
@@ -313,6 +315,7 @@ pub fn export(
     let other = "other lines (stderr, non-JSON output, HTTP facts, turns)";
     // A trace imported from mcporter keys its sessions by server: they go back as such.
     let mut sessions_are_servers = false;
+    let mut written = 0u64;
     while let Some(line) = reader.next_line() {
         let line = line?;
         let parsed = match line.parse() {
@@ -362,6 +365,13 @@ pub fn export(
         let body = raw[..raw.len() - 1].trim_end();
         let sep = if body.ends_with('{') { "" } else { "," };
         writeln!(out, "{body}{sep}\"_meta\":{meta}}}").map_err(ExportError::Write)?;
+        written += 1;
+    }
+    if written == 0 {
+        return Err(ExportError::Unfit(format!(
+            "{} holds no JSON-RPC message for an mcporter recording",
+            trace.display()
+        )));
     }
     out.flush().map_err(ExportError::Write)?;
     Ok(left)

@@ -220,7 +220,8 @@ impl Converter {
             Some("s2c") => Dir::Out,
             other => {
                 return Err(problem(format!(
-                    "`dir` is {other:?}, not c2s or s2c (not an mcptape line)"
+                    "`dir` is {}, not c2s or s2c (not an mcptape line)",
+                    super::shown(other)
                 )));
             }
         };
@@ -335,9 +336,12 @@ fn rebuild(
 pub fn export(trace: &Path, dir: &Path) -> Result<Left, ExportError> {
     use crate::line::Line;
     if dir.exists() {
-        return Err(ExportError::Unfit(format!(
-            "{} exists: reel does not write over a run; give another -o",
-            dir.display()
+        return Err(ExportError::Write(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!(
+                "{} exists: reel does not write over a run; give another -o",
+                dir.display()
+            ),
         )));
     }
     let mut reader = crate::reader::TraceReader::open(trace)?;
@@ -710,7 +714,7 @@ mod tests {
             .map(|(d, r)| (*d, serde_json::from_str(r).unwrap()))
             .collect();
         assert_eq!(back, want);
-        assert!(matches!(export(&trace, &run), Err(ExportError::Unfit(_))));
+        assert!(matches!(export(&trace, &run), Err(ExportError::Write(_))));
     }
 
     #[test]

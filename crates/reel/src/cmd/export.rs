@@ -82,7 +82,10 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
             let dir = args
                 .output
                 .clone()
-                .unwrap_or_else(|| PathBuf::from(".mcptape/runs").join(&label));
+                // The label is the trace's own word: one safe file-name part, never a path.
+                .unwrap_or_else(|| {
+                    PathBuf::from(".mcptape/runs").join(reel_trace::names::file_name_part(&label))
+                });
             let left = mcptape::export(&path, &dir).map_err(refused)?;
             say!("reel: wrote the mcptape run {}", dir.display());
             (left, "mcptape runs hold MCP messages")
@@ -95,7 +98,9 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
                 .unwrap_or_else(|| PathBuf::from("cache"));
             let id = args.id.clone().unwrap_or_else(|| label.clone());
             let (files, left) = mmsp::export(&path, &cache, &id).map_err(|e| match e {
-                ExportError::Unfit(m) if m.contains("does not support trace_id") => {
+                ExportError::Unfit(m)
+                    if m.contains("does not support trace_id") || m.contains("empty trace id") =>
+                {
                     coded(exit::USAGE, m)
                 }
                 e => refused(e),
@@ -106,28 +111,27 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
             (left, "MMSP traces hold conversations")
         }
         format => {
-            let mut sink = sink(args.output.as_deref())?;
+            let mut sink = Sink::open(args.output.as_deref())?;
             let (left, holds) = match format {
                 "mcporter" => {
                     let server = args.server.clone().unwrap_or_else(|| label.clone());
-                    let left = mcporter::export(&path, &server, &mut sink).map_err(refused)?;
+                    let left = mcporter::export(&path, &server, &mut sink.out).map_err(refused)?;
                     (
                         left,
                         "mcporter recordings hold one JSON-RPC message per line",
                     )
                 }
                 "cassette" => (
-                    cassette::export(&path, &mut sink).map_err(refused)?,
+                    cassette::export(&path, &mut sink.out).map_err(refused)?,
                     "cassettes hold JSON-RPC messages",
                 ),
                 "vcr" => (
-                    mcp_vcr::export(&path, &mut sink).map_err(refused)?,
+                    mcp_vcr::export(&path, &mut sink.out).map_err(refused)?,
                     "mcp-vcr transcripts hold JSON-RPC messages",
                 ),
                 other => unreachable!("clap allows only FORMATS, not {other}"),
             };
-            sink.flush()
-                .map_err(|e| coded(exit::CANT_CREATE, format!("cannot write the export: {e}")))?;
+            sink.commit()?;
             (left, holds)
         }
     };
@@ -137,25 +141,68 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
-/// The file at `output` (created, never overwritten, private), else stdout.
-fn sink(output: Option<&std::path::Path>) -> anyhow::Result<Box<dyn Write>> {
-    Ok(match output {
-        Some(p) => {
-            let mut opts = std::fs::OpenOptions::new();
-            opts.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                opts.mode(0o600);
-            }
-            let f = opts
-                .open(p)
-                .map_err(|e| coded(exit::CANT_CREATE, format!("{}: {e}", p.display())))?;
-            Box::new(std::io::BufWriter::new(f))
-        }
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-    })
+/// Where a one-file export goes: stdout, or a private temporary file beside `-o` that
+/// becomes it only when the export succeeded ([`Sink::commit`]), so a failed export
+/// leaves nothing behind and an existing file is never overwritten.
+struct Sink {
+    out: Box<dyn Write>,
+    /// `(temporary, final)` for `-o`.
+    file: Option<(PathBuf, PathBuf)>,
 }
+
+impl Sink {
+    fn open(output: Option<&std::path::Path>) -> anyhow::Result<Sink> {
+        let Some(p) = output else {
+            return Ok(Sink {
+                out: Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+                file: None,
+            });
+        };
+        let cant = |e: std::io::Error| coded(exit::CANT_CREATE, format!("{}: {e}", p.display()));
+        if p.symlink_metadata().is_ok() {
+            return Err(cant(std::io::ErrorKind::AlreadyExists.into()));
+        }
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = p.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        let f = opts.open(&tmp).map_err(cant)?;
+        Ok(Sink {
+            out: Box::new(std::io::BufWriter::new(f)),
+            file: Some((tmp, p.to_owned())),
+        })
+    }
+
+    /// Flushes, and puts the file in place (refused if `-o` appeared meanwhile).
+    fn commit(mut self) -> anyhow::Result<()> {
+        self.out
+            .flush()
+            .map_err(|e| coded(exit::CANT_CREATE, format!("cannot write the export: {e}")))?;
+        if let Some((tmp, dest)) = self.file.take() {
+            let linked = std::fs::hard_link(&tmp, &dest);
+            let _ = std::fs::remove_file(&tmp);
+            linked.map_err(|e| coded(exit::CANT_CREATE, format!("{}: {e}", dest.display())))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        if let Some((tmp, _)) = &self.file {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
 /// The trace's `meta.label`.
 fn label_of(path: &std::path::Path) -> Option<String> {
     let mut r = reel_trace::TraceReader::open(path).ok()?;
