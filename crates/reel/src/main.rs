@@ -47,9 +47,9 @@ enum Command {
     Stats(cmd::stats::Args),
     /// List recorded runs, newest first.
     Ls(cmd::ls::Args),
-    /// Write a trace in another tool's format (mcporter).
+    /// Write a trace in another tool's format (mcporter, mcptape, cassette, vcr, mmsp).
     Export(cmd::export::Args),
-    /// Convert other tools' recordings (mcporter) into traces.
+    /// Convert other tools' recordings (mcporter, mcp-vcr, cassettes, MMSP, Claude Code, …) into traces.
     Import(cmd::import::Args),
     /// Redact traces after the fact, with the rules `rec` records with.
     Redact(cmd::redact::Args),

@@ -339,11 +339,13 @@ fn message(
     let dir = match m.sender.as_deref() {
         Some("client") => Dir::In,
         Some("server") => Dir::Out,
-        other => {
+        Some(other) => {
             return Err(problem(format!(
-                "`sender` is {other:?}, not \"client\" or \"server\""
+                "`sender` is {}, not \"client\" or \"server\"",
+                Value::from(other)
             )));
         }
+        None => return Err(problem("no `sender`".into())),
     };
     let payload = m
         .payload
@@ -369,7 +371,7 @@ fn message(
     }
     match m.kind.as_deref() {
         None | Some("request" | "response" | "notification" | "unclassified") => {}
-        Some(other) => return Err(problem(format!("unknown `kind` {other:?}"))),
+        Some(other) => return Err(problem(format!("unknown `kind` {}", Value::from(other)))),
     }
     if m.redacted == Some(true) || payload.contains("\"REDACTED\"") {
         notes.redacted += 1;

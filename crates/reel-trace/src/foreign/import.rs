@@ -233,6 +233,15 @@ pub fn import(
     }
     rec.finish(Ending::Reason("imported".into()), last)
         .map_err(write_err)?;
+    if out.items == 0 && out.problems.is_empty() {
+        // A file that only looks like the format: no trace of nothing is left behind.
+        if let Some(p) = &out.path {
+            let _ = std::fs::remove_file(p);
+        }
+        return Err(ImportError::Empty {
+            path: src.to_owned(),
+        });
+    }
     Ok(out)
 }
 

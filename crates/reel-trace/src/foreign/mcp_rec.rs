@@ -132,15 +132,17 @@ fn line(number: u64, bytes: &[u8]) -> Result<Option<Item>, (Problem, Option<Vec<
     let t = entry
         .ts
         .and_then(from_epoch_secs)
-        .ok_or_else(|| problem("no `ts` (seconds since the epoch)".into()))?;
+        .ok_or_else(|| problem("no `ts` in seconds since the epoch (years 1970 to 9999)".into()))?;
     let dir = match entry.dir.as_deref() {
         Some("client->server") => Dir::In,
         Some("server->client") => Dir::Out,
-        other => {
+        Some(other) => {
             return Err(problem(format!(
-                "`dir` is {other:?}, not \"client->server\" or \"server->client\""
+                "`dir` is {}, not \"client->server\" or \"server->client\"",
+                Value::from(other)
             )));
         }
+        None => return Err(problem("no `dir`".into())),
     };
     let msg = entry.msg.ok_or_else(|| problem("no `msg`".into()))?;
     if msg.get("_unparsed") == Some(&Value::Bool(true)) {

@@ -219,7 +219,8 @@ fn message(started: Timestamp, line: u64, m: Message) -> Result<Item, Problem> {
         Some("s2c") => Dir::Out,
         other => {
             return Err(problem(format!(
-                "`dir` is {other:?}, not \"c2s\" or \"s2c\""
+                "`dir` is {}, not \"c2s\" or \"s2c\"",
+                super::shown(other)
             )));
         }
     };

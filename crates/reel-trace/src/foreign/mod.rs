@@ -271,95 +271,115 @@ pub struct Found {
 /// How deep [`discover`] looks below the directory it is given.
 pub const DISCOVER_DEPTH: usize = 6;
 
+/// What [`discover`] found: the recordings, and the entries it could not look into.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    /// The recordings, sorted by path.
+    pub found: Vec<Found>,
+    /// Files and directories below the one searched that could not be read, and why.
+    pub unreadable: Vec<(PathBuf, io::Error)>,
+}
+
 /// The recordings at `path`: a file (its format sniffed, or `from`), a run directory
 /// (mcptape), or a directory searched [`DISCOVER_DEPTH`] deep (symbolic links not
 /// followed) for files of any format reel reads — one trace each, Claude Code sub-agent
-/// files with their session. Sorted by path.
-pub fn discover(path: &Path, from: Option<Format>) -> io::Result<Vec<Found>> {
+/// files with their session. An entry below `path` that cannot be read is listed in
+/// [`Discovery::unreadable`] and the search goes on; only `path` itself failing is an
+/// error. Labels are the path below `path`, `-`-separated, without the extension (an
+/// mcptape run: its directory's name).
+pub fn discover(path: &Path, from: Option<Format>) -> io::Result<Discovery> {
     let meta = std::fs::metadata(path)?;
     let stem = |p: &Path| {
-        p.file_stem().map_or_else(
+        strip_extension(p).file_name().map_or_else(
             || "imported".to_owned(),
             |s| s.to_string_lossy().into_owned(),
         )
     };
+    let mut d = Discovery::default();
     if meta.is_file() {
         let format = match from {
             Some(f) => Some(f),
             None => sniff_file(path)?,
         };
-        return Ok(format
-            .map(|format| Found {
-                format,
-                path: path.to_owned(),
-                label: stem(path),
-            })
-            .into_iter()
-            .collect());
+        d.found.extend(format.map(|format| Found {
+            format,
+            path: path.to_owned(),
+            label: stem(path),
+        }));
+        return Ok(d);
     }
     if !meta.is_dir() {
-        return Ok(Vec::new());
+        return Ok(d);
     }
     if mcptape::is_run_dir(path) && from.is_none_or(|f| f == Format::Mcptape) {
-        return Ok(vec![Found {
+        d.found.push(Found {
             format: Format::Mcptape,
             path: path.to_owned(),
             label: stem(path),
-        }]);
+        });
+        return Ok(d);
     }
-    let mut found = Vec::new();
-    walk(path, path, 0, from, &mut found)?;
-    found.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(found)
+    std::fs::read_dir(path)?;
+    walk(path, path, 0, from, &mut d);
+    d.found.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(d)
 }
 
-fn walk(
-    root: &Path,
-    dir: &Path,
-    depth: usize,
-    from: Option<Format>,
-    found: &mut Vec<Found>,
-) -> io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let ty = entry.file_type()?;
-        let path = entry.path();
+fn walk(root: &Path, dir: &Path, depth: usize, from: Option<Format>, d: &mut Discovery) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            d.unreadable.push((dir.to_owned(), e));
+            return;
+        }
+    };
+    for entry in entries {
+        let (path, ty) = match entry.and_then(|e| Ok((e.path(), e.file_type()?))) {
+            Ok(x) => x,
+            Err(e) => {
+                d.unreadable.push((dir.to_owned(), e));
+                continue;
+            }
+        };
         if ty.is_dir() {
             if mcptape::is_run_dir(&path) && from.is_none_or(|f| f == Format::Mcptape) {
-                found.push(Found {
+                let label = path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                d.found.push(Found {
                     format: Format::Mcptape,
-                    label: relative_label(root, &path),
+                    label,
                     path,
                 });
             } else if depth < DISCOVER_DEPTH && !claude::is_subagent_dir(&path) {
-                walk(root, &path, depth + 1, from, found)?;
+                walk(root, &path, depth + 1, from, d);
             }
             continue;
         }
         if !ty.is_file() {
             continue;
         }
-        let Some(format) = sniff_file(&path)? else {
-            continue;
+        let format = match sniff_file(&path) {
+            Ok(Some(f)) => f,
+            Ok(None) => continue,
+            Err(e) => {
+                d.unreadable.push((path, e));
+                continue;
+            }
         };
         if from.is_some_and(|f| f != format) {
             continue;
         }
-        let mut label = relative_label(root, &path);
-        if format == Format::Mmsp {
-            // The trace id is the path below the cache directory, without `.json`.
-            label = label.replace('/', "-");
-        }
-        found.push(Found {
+        d.found.push(Found {
             format,
+            label: relative_label(root, &path),
             path,
-            label,
         });
     }
-    Ok(())
 }
 
-/// `path` below `root` without its extension (`.mcp.json` whole), `/`-separated.
+/// `path` below `root` without its extension (`.mcp.json` whole), `-`-separated: a run
+/// name, never a path.
 fn relative_label(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let rel = strip_extension(rel);
@@ -367,7 +387,7 @@ fn relative_label(root: &Path, path: &Path) -> String {
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    parts.join("/")
+    parts.join("-")
 }
 
 /// `path` without its extension; mcp-cassette's `.mcp.json` counts as one.
@@ -379,18 +399,37 @@ fn strip_extension(path: &Path) -> PathBuf {
     }
 }
 
-/// The format of the file at `path`, from its first [`SNIFF_BYTES`] bytes; `None` for
-/// anything but a regular file (a FIFO is never opened here: reading it would wait for a
-/// writer).
+/// How far [`sniff_file`] reads for a first line longer than [`SNIFF_BYTES`] (a Claude
+/// Code line can hold a whole tool result).
+pub const SNIFF_LINE_MAX: usize = 16 << 20;
+
+/// The UTF-8 byte order mark some editors put first.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `bytes` without a leading byte order mark.
+pub fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(BOM).unwrap_or(bytes)
+}
+
+/// The format of the file at `path`, from its first [`SNIFF_BYTES`] bytes, or its whole
+/// first line when that is longer (up to [`SNIFF_LINE_MAX`]); a byte order mark is
+/// skipped. `None` for anything but a regular file (a FIFO is never opened here: reading
+/// it would wait for a writer).
 pub fn sniff_file(path: &Path) -> io::Result<Option<Format>> {
     if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return Ok(None);
     }
     let mut head = Vec::with_capacity(SNIFF_BYTES);
-    File::open(path)?
-        .take(SNIFF_BYTES as u64)
-        .read_to_end(&mut head)?;
-    Ok(Format::sniff(&head))
+    let mut f = File::open(path)?;
+    (&mut f).take(SNIFF_BYTES as u64).read_to_end(&mut head)?;
+    if head.len() == SNIFF_BYTES && memchr::memchr(b'\n', &head).is_none() {
+        let mut rest = Vec::new();
+        f.take((SNIFF_LINE_MAX - SNIFF_BYTES) as u64)
+            .read_to_end(&mut rest)?;
+        let end = memchr::memchr(b'\n', &rest).unwrap_or(rest.len());
+        head.extend_from_slice(&rest[..end]);
+    }
+    Ok(Format::sniff(without_bom(&head)))
 }
 
 /// Converts the recording `found`.
@@ -409,13 +448,18 @@ pub fn convert(found: &Found) -> Result<Converted, ConvertError> {
     }
 }
 
-/// Reads a one-document file whole (refusing one over [`MAX_DOCUMENT`]).
+/// Reads a one-document file whole (refusing one over [`MAX_DOCUMENT`]), without a
+/// leading byte order mark.
 pub fn read_document(path: &Path) -> Result<Vec<u8>, ConvertError> {
     let len = std::fs::metadata(path)?.len();
     if len > MAX_DOCUMENT {
         return Err(ConvertError::TooLarge(len));
     }
-    Ok(std::fs::read(path)?)
+    let mut bytes = std::fs::read(path)?;
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
+    Ok(bytes)
 }
 
 /// The lines of a line-format file, streamed: `(number, bytes)` for each, blank lines
@@ -429,9 +473,17 @@ pub fn read_lines(path: &Path) -> io::Result<Lines> {
 pub struct Lines(crate::reader::LineReader<io::BufReader<File>>);
 
 impl Lines {
-    /// The next line: its number and bytes (the buffer is reused by the next call).
+    /// The next line: its number and bytes (the buffer is reused by the next call); a
+    /// byte order mark before the first line is not part of it.
     pub fn next_line(&mut self) -> io::Result<Option<(u64, &[u8])>> {
-        Ok(self.0.next_line()?.map(|l| (l.number, l.bytes)))
+        Ok(self.0.next_line()?.map(|l| {
+            let bytes = if l.number == 1 {
+                without_bom(l.bytes)
+            } else {
+                l.bytes
+            };
+            (l.number, bytes)
+        }))
     }
 }
 
@@ -492,7 +544,20 @@ pub fn after_ms(start: Timestamp, ms: f64) -> Timestamp {
     }
 }
 
-/// A time given as seconds since the Unix epoch (fractional allowed).
+/// The last second a trace can write (9999-12-31T23:59:59Z).
+const LAST_SECOND: f64 = 253_402_300_799.0;
+
+/// A time given as seconds since the Unix epoch (fractional allowed); `None` outside
+/// the years a trace can write (0 to 9999).
 pub fn from_epoch_secs(secs: f64) -> Option<Timestamp> {
-    (secs.is_finite() && secs >= 0.0).then(|| Timestamp((secs * 1000.0).round() as i64))
+    (secs.is_finite() && (0.0..=LAST_SECOND).contains(&secs))
+        .then(|| Timestamp((secs * 1000.0).round() as i64))
+}
+
+/// A member's value as a message shows it: a JSON string, or `missing`.
+pub(crate) fn shown(value: Option<&str>) -> String {
+    value.map_or_else(
+        || "missing".to_owned(),
+        |v| serde_json::Value::from(v).to_string(),
+    )
 }

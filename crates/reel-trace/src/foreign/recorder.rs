@@ -325,7 +325,8 @@ impl Conversion {
             }
             other => {
                 return Err(problem(format!(
-                    "`type` is {other:?}, not jsonrpc_request, notification or lifecycle"
+                    "`type` is {}, not jsonrpc_request, notification or lifecycle",
+                    super::shown(other)
                 )));
             }
         }

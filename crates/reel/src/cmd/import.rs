@@ -72,10 +72,13 @@ pub struct Args {
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
-    Format::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-        format!("`{s}` is not a format reel imports ({})", names.join(", "))
-    })
+    Format::from_name(s)
+        .ok_or_else(|| format!("`{s}` is not a format reel imports ({})", format_names()))
+}
+
+fn format_names() -> String {
+    let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+    names.join(", ")
 }
 
 /// Runs `reel import`.
@@ -94,14 +97,46 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
     let mut told = Vec::new();
     let mut imported = 0usize;
     let mut failed = 0usize;
+    let several = args.sources.len() > 1;
     for src in &args.sources {
-        let found = discover(src, args.from)
-            .map_err(|e| coded(exit::NO_INPUT, format!("{}: {e}", src.display())))?;
+        // With several sources, one that cannot be read is said and the rest imported.
+        let fail = |failed: &mut usize, message: String| -> anyhow::Result<()> {
+            if several {
+                say!("reel: error: {message}");
+                *failed += 1;
+                Ok(())
+            } else {
+                Err(coded(exit::NO_INPUT, message))
+            }
+        };
+        let discovery = match discover(src, args.from) {
+            Ok(d) => d,
+            Err(e) => {
+                fail(&mut failed, format!("{}: {e}", src.display()))?;
+                continue;
+            }
+        };
+        for (path, e) in &discovery.unreadable {
+            say!("reel: error: {}: {e}", path.display());
+            failed += 1;
+        }
+        let found = discovery.found;
         if found.is_empty() {
-            return Err(coded(
-                exit::NO_INPUT,
-                ImportError::Unknown { path: src.clone() }.to_string(),
-            ));
+            let message = if src.is_dir() {
+                format!(
+                    "{}: no recording of a format reel reads in it (formats: {})",
+                    src.display(),
+                    format_names()
+                )
+            } else if args.from.is_some() || !src.is_file() {
+                format!("{}: not a regular file", src.display())
+            } else {
+                ImportError::Unknown { path: src.clone() }.to_string()
+            };
+            if discovery.unreadable.is_empty() {
+                fail(&mut failed, message)?;
+            }
+            continue;
         }
         if found.len() > 1 && (args.output.is_some() || args.name.is_some()) {
             return Err(coded(
@@ -113,6 +148,7 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
                 ),
             ));
         }
+        let many = found.len() > 1 || several;
         for f in &found {
             let label = args.name.clone().unwrap_or_else(|| f.label.clone());
             let output = match (&args.output, &dir) {
@@ -125,9 +161,9 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
                 Err(e @ (ImportError::Target(_) | ImportError::Write { .. })) => {
                     return Err(coded(exit::CANT_CREATE, e.to_string()));
                 }
-                // One recording of a directory that cannot be read: said, and the
-                // others imported all the same.
-                Err(e) if found.len() > 1 => {
+                // One recording of several that cannot be read: said, and the others
+                // imported all the same.
+                Err(e) if many => {
                     say!("reel: error: {e}");
                     failed += 1;
                     continue;

@@ -162,7 +162,7 @@ fn an_mcporter_recording_imports_checks_counts_and_replays_to_mcporter() {
     let (code, out, err) = run(c);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        err.contains("is a mcporter recording, read through a conversion"),
+        err.contains("is another tool's recording (mcporter), read through a redacted conversion"),
         "{err}"
     );
     let direct: Value = serde_json::from_str(&out).unwrap();
@@ -272,4 +272,153 @@ fn a_reel_recording_exported_to_mcporter_is_served_by_mcporter_replay() {
     c.arg("diff").arg(&trace).arg(&back);
     let (code, out, err) = run(c);
     assert_eq!(code, Some(0), "{out}{err}");
+}
+
+/// An mcporter recording of one `tools/call` whose argument carries `secret`.
+fn recording_with(secret: &str) -> String {
+    [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"SECRET"}},"_meta":{"dir":"send","server":"demo","ts":"2026-11-30T06:34:05.590Z"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"SECRET"}]},"_meta":{"dir":"recv","server":"demo","ts":"2026-11-30T06:34:05.593Z"}}"#,
+    ]
+    .map(|l| l.replace("SECRET", secret) + "\n")
+    .concat()
+}
+
+#[test]
+fn exports_of_a_file_read_directly_are_redacted_and_leave_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    // A name no other test's conversion has: the check below looks for it.
+    let src = tmp.join("export-redaction-check.ndjson");
+    std::fs::write(&src, recording_with(secret)).unwrap();
+    // A conversion a killed reel left behind (its process is gone) is swept.
+    let stale = std::env::temp_dir().join("reel-read-4194303-00000000deadbeef");
+    std::fs::create_dir_all(&stale).unwrap();
+    for format in ["cassette", "vcr", "mcporter"] {
+        let out = tmp.join(format!("out.{format}"));
+        let mut c = reel();
+        c.args(["export", format]).arg(&src).arg("-o").arg(&out);
+        let (code, _, err) = run(c);
+        assert_eq!(code, Some(0), "{format}: {err}");
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            !text.contains(secret),
+            "{format}: the conversion is redacted"
+        );
+        assert!(text.contains("echo"), "{format}: {text}");
+        assert!(err.contains("redacted conversion"), "{err}");
+    }
+    assert!(!stale.exists(), "the stale conversion was swept");
+    let mine: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("reel-read-"))
+        .filter(|e| e.path().join("export-redaction-check.jsonl").exists())
+        .collect();
+    assert!(mine.is_empty(), "no conversion outlives its command");
+
+    // An export that fails leaves no file; one that would overwrite is refused.
+    let llm = tmp.join("llm.jsonl");
+    std::fs::write(
+        &llm,
+        "{\"v\":1,\"type\":\"meta\",\"startedAt\":\"2026-11-30T06:34:05.590Z\",\"kind\":\"llm\"}\n\
+         {\"t\":\"2026-11-30T06:34:05.590Z\",\"type\":\"turn\",\"role\":\"user\",\"blocks\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n",
+    )
+    .unwrap();
+    for format in ["cassette", "vcr", "mcporter"] {
+        let out = tmp.join(format!("none.{format}"));
+        let mut c = reel();
+        c.args(["export", format]).arg(&llm).arg("-o").arg(&out);
+        let (code, _, err) = run(c);
+        assert_eq!(code, Some(66), "{format}: nothing to export: {err}");
+        assert!(!out.exists(), "{format}: no file left behind");
+        assert!(
+            std::fs::read_dir(tmp)
+                .unwrap()
+                .flatten()
+                .all(|e| !e.file_name().to_string_lossy().ends_with(".partial")),
+            "no partial file left behind"
+        );
+    }
+    let mut c = reel();
+    c.args(["export", "cassette"])
+        .arg(&src)
+        .arg("-o")
+        .arg(tmp.join("out.cassette"));
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(73), "an existing -o is not overwritten: {err}");
+}
+
+#[test]
+fn an_mcptape_export_names_its_run_from_the_label_and_never_leaves_its_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tmp.path().join("work");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let src = tmp.path().join("raw.ndjson");
+    std::fs::write(&src, recording_with("x")).unwrap();
+    let trace = tmp.path().join("evil.jsonl");
+    let mut c = reel();
+    c.args(["import", "--name", "../../escape/run"])
+        .arg("-o")
+        .arg(&trace)
+        .arg(&src);
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(0), "{err}");
+    let mut c = reel();
+    c.args(["export", "mcptape"]).arg(&trace).current_dir(&cwd);
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!tmp.path().join("escape").exists(), "{err}");
+    let runs: Vec<String> = std::fs::read_dir(cwd.join(".mcptape/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(runs, ["------escape-run"], "one safe name: {err}");
+}
+
+#[test]
+fn several_sources_import_past_one_that_is_not_a_recording() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let a = tmp.join("a.ndjson");
+    std::fs::write(&a, recording_with("x")).unwrap();
+    // With a byte order mark, as some editors save it.
+    let b = tmp.join("b.ndjson");
+    std::fs::write(&b, format!("\u{feff}{}", recording_with("y"))).unwrap();
+    let junk = tmp.join("notes.txt");
+    std::fs::write(&junk, "just some notes\n").unwrap();
+    // Looks like a cassette (recorded_at, messages) but holds no JSON-RPC message.
+    let chat = tmp.join("chat.json");
+    std::fs::write(
+        &chat,
+        r#"{"format_version": 3, "recorded_at": "2026-11-30T06:34:05Z", "messages": []}"#,
+    )
+    .unwrap();
+    let out = tmp.join("out");
+    let mut c = reel();
+    c.arg("import")
+        .arg("--dir")
+        .arg(&out)
+        .args([&a, &junk, &chat, &b]);
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(66), "{err}");
+    assert!(err.contains("notes.txt"), "{err}");
+    assert!(err.contains("2 traces imported"), "{err}");
+    let written: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        written.len(),
+        2,
+        "a and b, not the empty look-alike: {written:?}"
+    );
+    assert!(
+        written
+            .iter()
+            .all(|n| n.ends_with("-a.jsonl") || n.ends_with("-b.jsonl"))
+    );
 }
