@@ -145,11 +145,13 @@ impl Servers {
 pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
     let mut servers = Servers::default();
     let mut started = None;
+    let mut times = Times::default();
     {
         let mut lines = read_lines(path)?;
         let mut probe = Converter::new(&servers);
         while let Some((number, bytes)) = lines.next_line()? {
             servers.line(bytes);
+            times.line(number, bytes);
             if started.is_none() {
                 started = probe.line(number, bytes).ok().flatten().map(|i| i.t());
             }
@@ -166,12 +168,73 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
             "servers".to_owned(),
             serde_json::Value::from(servers.0.clone()),
         )]),
-        warnings: Vec::new(),
+        warnings: times.warnings(),
         items: Box::new(Stream {
             lines: read_lines(path)?,
             conv,
         }),
     })
+}
+
+/// What is wrong with a recording's times, found in the first pass: lines whose
+/// `_meta.ts` is missing or not a time (they take the time of the line before), and
+/// lines timed before the line above.
+#[derive(Debug, Default)]
+struct Times {
+    last: Option<Timestamp>,
+    untimed: Vec<u64>,
+    backwards: Vec<u64>,
+}
+
+impl Times {
+    fn line(&mut self, number: u64, bytes: &[u8]) {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match quick_ts(bytes).and_then(Timestamp::parse) {
+            Some(t) => {
+                if self.last.is_some_and(|last| t < last) {
+                    self.backwards.push(number);
+                }
+                self.last = Some(t);
+            }
+            None => self.untimed.push(number),
+        }
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let lines = |v: &[u64]| {
+            let shown: Vec<String> = v.iter().take(5).map(u64::to_string).collect();
+            let more = if v.len() > 5 { ", …" } else { "" };
+            format!("{} line(s) ({}{more})", v.len(), shown.join(", "))
+        };
+        let mut out = Vec::new();
+        if !self.untimed.is_empty() {
+            out.push(format!(
+                "{} have no `_meta.ts` reel can read: each takes the time of the line before",
+                lines(&self.untimed)
+            ));
+        }
+        if !self.backwards.is_empty() {
+            out.push(format!(
+                "{} are timed before the line above (kept as recorded)",
+                lines(&self.backwards)
+            ));
+        }
+        out
+    }
+}
+
+/// The text of `"ts":"…"` in the line's last `_meta`, when it has no escapes.
+fn quick_ts(line: &[u8]) -> Option<&str> {
+    let meta = memchr::memmem::rfind(line, b"\"_meta\"")?;
+    let tail = &line[meta..];
+    let key = memchr::memmem::find(tail, b"\"ts\":\"")? + b"\"ts\":\"".len();
+    let len = memchr::memchr2(b'"', b'\\', &tail[key..])?;
+    if tail[key + len] != b'"' {
+        return None;
+    }
+    std::str::from_utf8(&tail[key..key + len]).ok()
 }
 
 struct Stream {
@@ -436,6 +499,26 @@ mod tests {
 #[cfg(test)]
 mod tail {
     use super::*;
+
+    #[test]
+    fn untimed_and_backwards_lines_are_warned_about() {
+        let mut t = Times::default();
+        let line = |ts: &str| {
+            format!(r#"{{"id":1,"result":{{}},"_meta":{{"dir":"recv","server":"s","ts":"{ts}"}}}}"#)
+        };
+        t.line(1, line("2026-11-30T06:34:05.590Z").as_bytes());
+        t.line(2, line("not a time").as_bytes());
+        t.line(3, line("2020-01-01T00:00:00.000Z").as_bytes());
+        t.line(4, b"  ");
+        t.line(5, line("2026-11-30T06:34:06.000Z").as_bytes());
+        let w = t.warnings();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].starts_with("1 line(s) (2) have no `_meta.ts`"),
+            "{w:?}"
+        );
+        assert!(w[1].starts_with("1 line(s) (3) are timed before"), "{w:?}");
+    }
 
     #[test]
     fn a_last_meta_is_cut_out_and_the_message_keeps_its_bytes() {
