@@ -14,7 +14,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    ConvertError, Converted, Fault, Item, Lines, Problem, first_line, from_epoch_secs, read_lines,
+    ConvertError, Converted, Fault, Item, Problem, first_line, from_epoch_secs, line_items,
+    read_lines,
 };
 use crate::line::Dir;
 use crate::time::Timestamp;
@@ -83,33 +84,11 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
         started,
         facts: serde_json::Map::new(),
         warnings,
-        items: Box::new(Stream {
-            lines: read_lines(path)?,
-        }),
+        items: Box::new(line_items(read_lines(path)?, |n, bytes| {
+            line(n, bytes)
+                .map_err(|(p, kept)| Fault::Bad(p, kept.unwrap_or_else(|| bytes.to_vec())))
+        })),
     })
-}
-
-struct Stream {
-    lines: Lines,
-}
-
-impl Iterator for Stream {
-    type Item = Result<Item, Fault>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let (number, bytes) = match self.lines.next_line() {
-                Ok(Some(l)) => l,
-                Ok(None) => return None,
-                Err(e) => return Some(Err(Fault::Io(e))),
-            };
-            match line(number, bytes) {
-                Ok(None) => continue,
-                Ok(Some(item)) => return Some(Ok(item)),
-                Err((p, kept)) => return Some(Err(Fault::Bad(p, kept.unwrap_or(bytes.to_vec())))),
-            }
-        }
-    }
 }
 
 /// Converts line `number`; blank lines give nothing. A failure gives the problem and,

@@ -16,8 +16,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{
-    ConvertError, Converted, ExportError, Fault, Item, Left, Lines, Problem, after_ms, first_line,
-    parse_time, read_document, read_lines,
+    ConvertError, Converted, ExportError, Fault, Item, Left, Problem, after_ms, first_line,
+    line_items, parse_time, read_document, read_lines,
 };
 use crate::line::Dir;
 use crate::time::Timestamp;
@@ -350,56 +350,35 @@ fn convert_ndjson(path: &Path) -> Result<Converted, ConvertError> {
         started,
         facts,
         warnings,
-        items: Box::new(Stream {
-            lines: read_lines(path)?,
-            started,
-        }),
+        items: Box::new(line_items(read_lines(path)?, move |n, bytes| {
+            nd_line(started, n, bytes)
+        })),
     })
 }
 
-struct Stream {
-    lines: Lines,
-    started: Timestamp,
-}
-
-impl Iterator for Stream {
-    type Item = Result<Item, Fault>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let (number, bytes) = match self.lines.next_line() {
-                Ok(Some(l)) => l,
-                Ok(None) => return None,
-                Err(e) => return Some(Err(Fault::Io(e))),
-            };
-            if bytes.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let bad = |reason: String| {
-                Some(Err(Fault::Bad(
-                    Problem {
-                        line: number,
-                        reason,
-                    },
-                    bytes.to_vec(),
-                )))
-            };
-            let v: Value = match serde_json::from_slice(bytes) {
-                Ok(v) => v,
-                Err(e) => return bad(format!("not JSON: {e}")),
-            };
-            if v.get("_type").and_then(Value::as_str) == Some("meta") {
-                continue;
-            }
-            let m = match serde_json::from_value::<Message>(v) {
-                Ok(m) => m,
-                Err(e) => return bad(format!("not an mcp-vcr message: {e}")),
-            };
-            return Some(
-                message(self.started, number, m).map_err(|p| Fault::Bad(p, bytes.to_vec())),
-            );
-        }
+/// One NDJSON line: nothing for a blank line or the meta line, else its message.
+fn nd_line(started: Timestamp, number: u64, bytes: &[u8]) -> Result<Option<Item>, Fault> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
     }
+    let bad = |reason: String| {
+        Fault::Bad(
+            Problem {
+                line: number,
+                reason,
+            },
+            bytes.to_vec(),
+        )
+    };
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| bad(format!("not JSON: {e}")))?;
+    if v.get("_type").and_then(Value::as_str) == Some("meta") {
+        return Ok(None);
+    }
+    let m = serde_json::from_value::<Message>(v)
+        .map_err(|e| bad(format!("not an mcp-vcr message: {e}")))?;
+    message(started, number, m)
+        .map(Some)
+        .map_err(|p| Fault::Bad(p, bytes.to_vec()))
 }
 
 /// Writes `trace` as an mcp-vcr YAML transcript to `out`: its JSON-RPC messages with

@@ -14,7 +14,9 @@
 
 use std::path::Path;
 
-use super::{ConvertError, Converted, ExportError, Fault, Item, Left, Lines, Problem, read_lines};
+use super::{
+    ConvertError, Converted, ExportError, Fault, Item, Left, Problem, line_items, read_lines,
+};
 use crate::line::Dir;
 use crate::time::Timestamp;
 use serde::Deserialize;
@@ -158,7 +160,7 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
         }
     }
     let started = started.ok_or(ConvertError::Empty)?;
-    let conv = Converter::new(&servers);
+    let mut conv = Converter::new(&servers);
     let transport = None;
     Ok(Converted {
         kind: "mcp",
@@ -169,10 +171,10 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
             serde_json::Value::from(servers.0.clone()),
         )]),
         warnings: times.warnings(),
-        items: Box::new(Stream {
-            lines: read_lines(path)?,
-            conv,
-        }),
+        items: Box::new(line_items(read_lines(path)?, move |n, bytes| {
+            conv.line(n, bytes)
+                .map_err(|p| Fault::Bad(p, bytes.to_vec()))
+        })),
     })
 }
 
@@ -235,30 +237,6 @@ fn quick_ts(line: &[u8]) -> Option<&str> {
         return None;
     }
     std::str::from_utf8(&tail[key..key + len]).ok()
-}
-
-struct Stream {
-    lines: Lines,
-    conv: Converter,
-}
-
-impl Iterator for Stream {
-    type Item = Result<Item, Fault>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let (number, bytes) = match self.lines.next_line() {
-                Ok(Some(l)) => l,
-                Ok(None) => return None,
-                Err(e) => return Some(Err(Fault::Io(e))),
-            };
-            match self.conv.line(number, bytes) {
-                Ok(None) => continue,
-                Ok(Some(item)) => return Some(Ok(item)),
-                Err(p) => return Some(Err(Fault::Bad(p, bytes.to_vec()))),
-            }
-        }
-    }
 }
 
 /// Converts a recording line by line.

@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{
-    ConvertError, Converted, ExportError, Fault, Item, Left, Lines, Problem, after_ms, first_line,
-    read_lines,
+    ConvertError, Converted, ExportError, Fault, Item, Left, Problem, after_ms, first_line,
+    line_items, read_lines,
 };
 use crate::line::Dir;
 use crate::time::Timestamp;
@@ -114,10 +114,13 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
         started,
         facts,
         warnings,
-        items: Box::new(Stream {
-            lines: read_lines(&trace)?,
-            conv: Converter::new(started),
-        }),
+        items: Box::new(line_items(read_lines(&trace)?, {
+            let mut conv = Converter::new(started);
+            move |n, bytes| {
+                conv.line(n, bytes)
+                    .map_err(|p| Fault::Bad(p, bytes.to_vec()))
+            }
+        })),
     })
 }
 
@@ -161,30 +164,6 @@ fn start_of(meta: &Map<String, Value>, dir: Option<&Path>) -> Option<Timestamp> 
         &name[13..15]
     );
     Timestamp::parse(&iso)
-}
-
-struct Stream {
-    lines: Lines,
-    conv: Converter,
-}
-
-impl Iterator for Stream {
-    type Item = Result<Item, Fault>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let (number, bytes) = match self.lines.next_line() {
-                Ok(Some(l)) => l,
-                Ok(None) => return None,
-                Err(e) => return Some(Err(Fault::Io(e))),
-            };
-            match self.conv.line(number, bytes) {
-                Ok(None) => continue,
-                Ok(Some(item)) => return Some(Ok(item)),
-                Err(p) => return Some(Err(Fault::Bad(p, bytes.to_vec()))),
-            }
-        }
-    }
 }
 
 /// Converts a `trace.jsonl` line by line.

@@ -535,6 +535,44 @@ pub enum ExportError {
     Write(io::Error),
 }
 
+/// The items of a line format: each line of `lines` through `convert`, which gives
+/// nothing for a line without an item (blank, a header), the item, or the fault (for a
+/// line it cannot convert, with the bytes to keep); a read error ends the stream.
+pub fn line_items<F>(lines: Lines, convert: F) -> LineItems<F>
+where
+    F: FnMut(u64, &[u8]) -> Result<Option<Item>, Fault>,
+{
+    LineItems { lines, convert }
+}
+
+/// See [`line_items`].
+pub struct LineItems<F> {
+    lines: Lines,
+    convert: F,
+}
+
+impl<F> Iterator for LineItems<F>
+where
+    F: FnMut(u64, &[u8]) -> Result<Option<Item>, Fault>,
+{
+    type Item = Result<Item, Fault>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (number, bytes) = match self.lines.next_line() {
+                Ok(Some(l)) => l,
+                Ok(None) => return None,
+                Err(e) => return Some(Err(Fault::Io(e))),
+            };
+            match (self.convert)(number, bytes) {
+                Ok(None) => continue,
+                Ok(Some(item)) => return Some(Ok(item)),
+                Err(fault) => return Some(Err(fault)),
+            }
+        }
+    }
+}
+
 /// Milliseconds (fractional allowed) after `start`.
 pub fn after_ms(start: Timestamp, ms: f64) -> Timestamp {
     if ms.is_finite() {
