@@ -31,6 +31,15 @@ pub enum TargetError {
         /// Why.
         source: io::Error,
     },
+    /// The file a caller named (`-o FILE`) cannot be created; an existing one is never
+    /// overwritten.
+    #[error("cannot create {}: {source} (an existing file is not overwritten)", path.display())]
+    CreateNamed {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
     /// The seal beside the trace cannot be created.
     #[error("cannot create the seal {}: {source}", path.display())]
     CreateSeal {
@@ -107,7 +116,6 @@ impl TraceTarget {
     /// A new file at `path` (mode 0600; an existing file is not overwritten) for a
     /// session that started at `started`.
     pub fn create_file(path: &Path, started: Timestamp) -> Result<TraceTarget, TargetError> {
-        let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
         let mut opts = std::fs::OpenOptions::new();
         opts.write(true).create_new(true);
         #[cfg(unix)]
@@ -118,7 +126,10 @@ impl TraceTarget {
         let file = opts
             .open(path)
             .and_then(WholeLinesFile::new)
-            .map_err(|source| TargetError::CreateTrace { dir, source })?;
+            .map_err(|source| TargetError::CreateNamed {
+                path: path.to_owned(),
+                source,
+            })?;
         Ok(TraceTarget {
             sink: Box::new(file),
             path: Some(path.to_owned()),

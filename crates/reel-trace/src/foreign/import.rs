@@ -142,7 +142,9 @@ pub fn import(
         trace: name.clone(),
         source,
     };
-    let mut meta = reel_meta(label, &[], kind, "stdio", redactor);
+    // The server command, where the source names it (redacted as a recording's is).
+    let command = server_command(&facts);
+    let mut meta = reel_meta(label, &command, kind, "stdio", redactor);
     meta.started_at = Some(started.to_iso().as_str().to_owned());
     meta.source = Some(format.name().to_owned());
     meta.transport = transport.clone();
@@ -265,5 +267,29 @@ impl HttpSessions {
             self.open = Some(self.id.clone().unwrap_or_else(|| "imported".to_owned()));
         }
         self.open.as_deref().unwrap_or("reel:conn-1")
+    }
+}
+
+/// The server command a source names: `server_command` as a list of words, or as one
+/// word with its `server_args` (agent-vcr); nothing otherwise.
+fn server_command(facts: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
+    use serde_json::Value;
+    let words = |v: &Value| -> Option<Vec<String>> {
+        v.as_array()?
+            .iter()
+            .map(|w| w.as_str().map(str::to_owned))
+            .collect()
+    };
+    match facts.get("server_command") {
+        Some(Value::Array(_)) => facts
+            .get("server_command")
+            .and_then(words)
+            .unwrap_or_default(),
+        Some(Value::String(program)) => {
+            let mut command = vec![program.clone()];
+            command.extend(facts.get("server_args").and_then(words).unwrap_or_default());
+            command
+        }
+        _ => Vec::new(),
     }
 }
