@@ -23,11 +23,12 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::Exported;
 use super::{
     ConvertError, Converted, ExportError, Fault, Item, Left, Problem, after_ms, parse_time,
     read_document,
 };
-use crate::line::{Dir, Line};
+use crate::line::Dir;
 use crate::time::Timestamp;
 
 /// What the format cannot hold.
@@ -444,74 +445,38 @@ fn shape(raw: &RawValue) -> Shape {
 /// cannot hold: batches, lines that are not JSON-RPC messages (stderr, events, turns),
 /// and other HTTP sessions.
 pub fn export(trace: &Path, out: &mut dyn std::io::Write) -> Result<Left, ExportError> {
-    let mut reader = crate::reader::TraceReader::open(trace)?;
     let mut left = Left::default();
-    let other = "other lines (stderr, non-JSON output, events, turns)";
     let mut started: Option<Timestamp> = None;
     let mut transport = "stdio";
     let mut server_url = Value::Null;
-    let mut session: Option<Option<String>> = None;
     let mut kept: Vec<Kept> = Vec::new();
-    while let Some(line) = reader.next_line() {
-        let line = line?;
-        let Ok(parsed) = line.parse() else {
-            left.add(other);
-            continue;
-        };
-        let view = match parsed {
-            Line::Meta(m) => {
+    super::export_messages(trace, super::Sessions::First, &mut left, |e, _| {
+        let msg = match e {
+            Exported::Meta(m) => {
                 started = m.started_at.as_deref().and_then(Timestamp::parse);
                 if m.transport.as_deref() == Some("http") {
                     transport = "http";
                     server_url = m.upstream.clone().map_or(Value::Null, Value::from);
                 }
-                continue;
+                return Ok(());
             }
-            Line::End(_) => continue,
-            Line::Message(v) => v,
-            _ => {
-                left.add(other);
-                continue;
-            }
+            Exported::Message(msg) => msg,
         };
-        let (Some(dir), Some(raw)) = (view.dir(), view.raw_str()) else {
-            left.add(other);
-            continue;
-        };
-        let raw = raw.trim();
-        if raw.starts_with('[') {
-            left.add("batches");
-            continue;
-        }
-        if !raw.starts_with('{') {
-            left.add(other);
-            continue;
-        }
-        let this = view.session.as_deref().map(str::to_owned);
-        match &session {
-            None => session = Some(this),
-            Some(s) if *s != this => {
-                left.add("messages of other sessions");
-                continue;
-            }
-            Some(_) => {}
-        }
-        let t = view
+        let t = msg
             .t
-            .as_deref()
-            .and_then(Timestamp::parse)
             .or(kept.last().map(|k| k.t))
             .or(started)
             .unwrap_or(Timestamp(0));
-        let raw = RawValue::from_string(raw.to_owned())
+        let raw = RawValue::from_string(msg.raw.to_owned())
             .map_err(|e| ExportError::Unfit(format!("a message that is not JSON: {e}")))?;
         kept.push(Kept {
             t,
-            dir,
-            req: view.http_req(),
+            dir: msg.dir,
+            req: msg.http_req,
             raw,
         });
-    }
+        Ok(())
+    })?;
     if kept.is_empty() {
         return Err(ExportError::Unfit(
             "the trace holds no JSON-RPC message a cassette can hold".into(),

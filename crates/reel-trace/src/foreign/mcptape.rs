@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{
-    ConvertError, Converted, ExportError, Fault, Item, Left, Problem, after_ms, first_line,
-    line_items, read_lines,
+    ConvertError, Converted, ExportError, Exported, Fault, Item, Left, Problem, after_ms,
+    first_line, line_items, read_lines,
 };
 use crate::line::Dir;
 use crate::time::Timestamp;
@@ -313,7 +313,6 @@ fn rebuild(
 /// (an mcptape run is one stdio session); a server's requests to the client are written
 /// as mcptape records them, though `mcptape play` refuses such runs.
 pub fn export(trace: &Path, dir: &Path) -> Result<Left, ExportError> {
-    use crate::line::Line;
     if dir.exists() {
         return Err(ExportError::Write(std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
@@ -323,7 +322,8 @@ pub fn export(trace: &Path, dir: &Path) -> Result<Left, ExportError> {
             ),
         )));
     }
-    let mut reader = crate::reader::TraceReader::open(trace)?;
+    // Read before anything is created: a trace that cannot be read leaves no directory.
+    drop(crate::reader::TraceReader::open(trace)?);
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(ExportError::Write)?;
     }
@@ -332,60 +332,34 @@ pub fn export(trace: &Path, dir: &Path) -> Result<Left, ExportError> {
     let mut out = std::io::BufWriter::new(file);
     let mut left = Left::default();
     let mut w = RunWriter::default();
-    let other = "other lines (stderr, non-JSON output, turns, events)";
-    while let Some(line) = reader.next_line() {
-        let line = line?;
-        let Ok(parsed) = line.parse() else {
-            left.add(other);
-            continue;
-        };
-        let view = match parsed {
-            Line::Meta(m) => {
-                if w.command.is_none() {
-                    w.command = m.command.clone();
-                    w.label = m.label.clone();
+    super::export_messages(
+        trace,
+        super::Sessions::FirstAndNone,
+        &mut left,
+        |e, left| {
+            let msg = match e {
+                Exported::Meta(m) => {
+                    if w.command.is_none() {
+                        w.command = m.command.clone();
+                        w.label = m.label.clone();
+                    }
+                    return Ok(());
                 }
-                continue;
+                Exported::Message(msg) => msg,
+            };
+            if msg.http {
+                left.add("HTTP facts");
             }
-            Line::End(_) => continue,
-            Line::Message(v) => v,
-            _ => {
-                left.add(other);
-                continue;
+            match serde_json::from_str::<Value>(msg.raw) {
+                Ok(Value::Object(m)) => match w.line(msg.dir, msg.t, m) {
+                    Some(l) => writeln!(out, "{l}").map_err(ExportError::Write)?,
+                    None => left.add("messages that are not JSON-RPC"),
+                },
+                _ => left.add("messages that are not JSON-RPC"),
             }
-        };
-        // The first session's messages, and those of no session (an HTTP recording's
-        // probe before its session began).
-        if let Some(session) = view.session.as_deref() {
-            match &w.session {
-                None => w.session = Some(session.to_owned()),
-                Some(s) if s != session => {
-                    left.add("messages of other sessions");
-                    continue;
-                }
-                Some(_) => {}
-            }
-        }
-        if view.http.is_some() {
-            left.add("HTTP facts");
-        }
-        let t = view.t.as_deref().and_then(Timestamp::parse);
-        let (Some(dir), Some(raw)) = (view.dir(), view.raw_str()) else {
-            left.add(other);
-            continue;
-        };
-        match serde_json::from_str::<Value>(raw) {
-            Ok(Value::Object(msg)) => {
-                if let Some(l) = w.line(dir, t, msg) {
-                    writeln!(out, "{l}").map_err(ExportError::Write)?;
-                } else {
-                    left.add("messages that are not JSON-RPC");
-                }
-            }
-            Ok(Value::Array(_)) => left.add("batches"),
-            _ => left.add("messages that are not JSON-RPC"),
-        }
-    }
+            Ok(())
+        },
+    )?;
     out.flush().map_err(ExportError::Write)?;
     drop(out);
     if w.i == 0 {
@@ -404,7 +378,6 @@ pub fn export(trace: &Path, dir: &Path) -> Result<Left, ExportError> {
 #[derive(Default)]
 struct RunWriter {
     i: u64,
-    session: Option<String>,
     command: Option<Value>,
     label: Option<String>,
     protocol: Option<String>,

@@ -573,6 +573,115 @@ where
     }
 }
 
+/// Which sessions of a trace an export to a one-session format takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sessions {
+    /// The first session's messages (no session counts as one).
+    First,
+    /// The first session's messages and those of no session (an HTTP recording's probe
+    /// before its session began).
+    FirstAndNone,
+}
+
+/// One JSON-RPC message of a trace being exported: a JSON object.
+#[derive(Debug, Clone, Copy)]
+pub struct Outgoing<'a> {
+    /// When, if the line says.
+    pub t: Option<Timestamp>,
+    /// Client to server (`In`) or back (`Out`); never another direction.
+    pub dir: Dir,
+    /// The message, without surrounding white space.
+    pub raw: &'a str,
+    /// The HTTP exchange that carried it (0: none).
+    pub http_req: u64,
+    /// The line had HTTP facts.
+    pub http: bool,
+}
+
+/// What [`export_messages`] hands an export, in the trace's order.
+#[derive(Debug, Clone, Copy)]
+pub enum Exported<'a> {
+    /// The meta line.
+    Meta(&'a crate::line::Meta),
+    /// A message the format can hold.
+    Message(Outgoing<'a>),
+}
+
+/// The trace walk every MCP export shares: calls `on` (with `left`, for what the export
+/// itself passes over) with the meta line and each message the format can hold (one JSON object, of the sessions `sessions` takes), in
+/// order, and counts in `left` what it passed over: batches, messages of other
+/// sessions, messages that are not JSON objects, turns, and other lines (stderr,
+/// non-JSON output, events).
+pub fn export_messages(
+    trace: &Path,
+    sessions: Sessions,
+    left: &mut Left,
+    mut on: impl FnMut(Exported<'_>, &mut Left) -> Result<(), ExportError>,
+) -> Result<(), ExportError> {
+    use crate::line::Line;
+    let other = "other lines (stderr, non-JSON output, events)";
+    let mut reader = crate::reader::TraceReader::open(trace)?;
+    let mut first: Option<Option<String>> = None;
+    while let Some(line) = reader.next_line() {
+        let line = line?;
+        let view = match line.parse() {
+            Ok(Line::Meta(m)) => {
+                on(Exported::Meta(&m), left)?;
+                continue;
+            }
+            Ok(Line::End(_)) => continue,
+            Ok(Line::Message(v)) => v,
+            Ok(Line::Turn(_)) => {
+                left.add("turns");
+                continue;
+            }
+            _ => {
+                left.add(other);
+                continue;
+            }
+        };
+        let (Some(dir @ (Dir::In | Dir::Out)), Some(raw)) =
+            (view.dir(), view.raw_str().map(str::trim))
+        else {
+            left.add(other);
+            continue;
+        };
+        let session = view.session.as_deref();
+        let taken = match (sessions, session) {
+            (Sessions::FirstAndNone, None) => true,
+            _ => {
+                first
+                    .get_or_insert_with(|| session.map(str::to_owned))
+                    .as_deref()
+                    == session
+            }
+        };
+        if !taken {
+            left.add("messages of other sessions");
+            continue;
+        }
+        if raw.starts_with('[') {
+            left.add("batches");
+            continue;
+        }
+        if !raw.starts_with('{') {
+            left.add("messages that are not JSON objects");
+            continue;
+        }
+        on(
+            Exported::Message(Outgoing {
+                t: view.t.as_deref().and_then(Timestamp::parse),
+                dir,
+                raw,
+                http_req: view.http_req(),
+                http: view.http.is_some(),
+            }),
+            left,
+        )?;
+    }
+    Ok(())
+}
+
 /// Milliseconds (fractional allowed) after `start`.
 pub fn after_ms(start: Timestamp, ms: f64) -> Timestamp {
     if ms.is_finite() {

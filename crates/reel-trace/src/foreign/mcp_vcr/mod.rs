@@ -16,8 +16,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{
-    ConvertError, Converted, ExportError, Fault, Item, Left, Problem, after_ms, first_line,
-    line_items, parse_time, read_document, read_lines,
+    ConvertError, Converted, ExportError, Exported, Fault, Item, Left, Problem, after_ms,
+    first_line, line_items, parse_time, read_document, read_lines,
 };
 use crate::line::Dir;
 use crate::time::Timestamp;
@@ -387,27 +387,18 @@ fn nd_line(started: Timestamp, number: u64, bytes: &[u8]) -> Result<Option<Item>
 /// protocol version and client name from its handshake. What the format cannot hold
 /// (batches, events, turns, messages of a second session) is left out and counted.
 pub fn export(trace: &Path, out: &mut dyn Write) -> Result<Left, ExportError> {
-    use crate::line::Line;
-    let mut reader = crate::reader::TraceReader::open(trace)?;
     let mut left = Left::default();
-    let other = "other lines (stderr, non-JSON output, HTTP facts)";
     let mut started: Option<Timestamp> = None;
     let mut command: Vec<Value> = Vec::new();
     let mut session_id: Option<String> = None;
     let mut label = String::new();
-    let mut first_session: Option<Option<String>> = None;
     let mut messages = Vec::new();
     let mut last_ms = 0i64;
     let mut protocol: Option<String> = None;
     let mut client: Option<String> = None;
-    while let Some(line) = reader.next_line() {
-        let line = line?;
-        let Ok(parsed) = line.parse() else {
-            left.add(other);
-            continue;
-        };
-        let view = match &parsed {
-            Line::Meta(m) => {
+    super::export_messages(trace, super::Sessions::First, &mut left, |e, _| {
+        let msg = match e {
+            Exported::Meta(m) => {
                 started = m.started_at.as_deref().and_then(Timestamp::parse);
                 label = m.label.clone().unwrap_or_default();
                 command = match &m.command {
@@ -422,47 +413,13 @@ pub fn export(trace: &Path, out: &mut dyn Write) -> Result<Left, ExportError> {
                     .and_then(Value::as_str)
                     .filter(|s| is_session_id(s))
                     .map(str::to_owned);
-                continue;
+                return Ok(());
             }
-            Line::Message(v) => v,
-            Line::End(_) => continue,
-            Line::Turn(_) => {
-                left.add("turns");
-                continue;
-            }
-            _ => {
-                left.add(other);
-                continue;
-            }
+            Exported::Message(msg) => msg,
         };
-        let dir = match view.dir() {
-            Some(Dir::In) => "c2s",
-            Some(Dir::Out) => "s2c",
-            _ => {
-                left.add(other);
-                continue;
-            }
-        };
-        let session = view.session.as_deref().map(str::to_owned);
-        if first_session.get_or_insert_with(|| session.clone()) != &session {
-            left.add("messages of other sessions");
-            continue;
-        }
-        let Some(payload) = view
-            .raw_str()
-            .and_then(|r| serde_json::from_str::<Value>(r).ok())
-        else {
-            left.add(other);
-            continue;
-        };
-        if payload.is_array() {
-            left.add("batches");
-            continue;
-        }
-        if !payload.is_object() {
-            left.add(other);
-            continue;
-        }
+        let payload: Value = serde_json::from_str(msg.raw)
+            .map_err(|e| ExportError::Unfit(format!("a message that is not JSON: {e}")))?;
+        let dir = if msg.dir == Dir::In { "c2s" } else { "s2c" };
         if dir == "c2s" && payload.get("method").and_then(Value::as_str) == Some("initialize") {
             client = payload
                 .pointer("/params/clientInfo/name")
@@ -475,16 +432,16 @@ pub fn export(trace: &Path, out: &mut dyn Write) -> Result<Left, ExportError> {
                 .and_then(Value::as_str)
                 .map(str::to_owned);
         }
-        let t = view.t.as_deref().and_then(Timestamp::parse);
-        let start = *started.get_or_insert(t.unwrap_or(Timestamp(0)));
-        let ms = t.map_or(last_ms, |t| (t.0 - start.0).max(last_ms));
+        let start = *started.get_or_insert(msg.t.unwrap_or(Timestamp(0)));
+        let ms = msg.t.map_or(last_ms, |t| (t.0 - start.0).max(last_ms));
         last_ms = ms;
         let mut m = Map::new();
         m.insert("dir".into(), dir.into());
         m.insert("payload".into(), payload);
         m.insert("t".into(), ms.into());
         messages.push(Value::Object(m));
-    }
+        Ok(())
+    })?;
     if messages.is_empty() {
         return Err(ExportError::Unfit(
             "the trace holds no JSON-RPC message for an mcp-vcr transcript".into(),
