@@ -624,6 +624,15 @@ fn turn_tag() -> String {
 }
 
 impl Turn {
+    /// A turn of `role` with `blocks`, nothing else set.
+    pub fn new(role: &str, blocks: Vec<Block>) -> Turn {
+        Turn {
+            role: Some(role.to_owned()),
+            blocks: Some(blocks),
+            ..Turn::default()
+        }
+    }
+
     /// True for `echoed: true` turns, which describe no generation.
     pub fn is_echoed(&self) -> bool {
         self.echoed == Some(true)
@@ -1014,8 +1023,25 @@ impl Default for Turn {
     /// An empty line of this kind, with its `type` tag set (an empty tag would make it
     /// another kind of line).
     fn default() -> Self {
-        serde_json::from_value(serde_json::json!({ "type": "turn" }))
-            .unwrap_or_else(|_| unreachable!("an object with only a type tag always parses"))
+        Turn {
+            t: None,
+            ty: turn_tag(),
+            role: None,
+            blocks: None,
+            model: None,
+            usage: None,
+            timing: None,
+            source: None,
+            endpoint: None,
+            stream: None,
+            echoed: None,
+            truncated: None,
+            stop_reason: None,
+            corr_id: None,
+            ai: None,
+            attest: None,
+            extra: Map::new(),
+        }
     }
 }
 

@@ -282,23 +282,9 @@ pub(super) fn tags(m: &Map<String, Value>) -> Map<String, Value> {
 
 pub(super) fn new_turn(role: &str, blocks: Vec<Block>, extra: Map<String, Value>) -> Turn {
     Turn {
-        t: None,
-        ty: "turn".into(),
-        role: Some(role.into()),
-        blocks: Some(blocks),
-        model: None,
-        usage: None,
-        timing: None,
         source: Some(SOURCE.into()),
-        endpoint: None,
-        stream: None,
-        echoed: None,
-        truncated: None,
-        stop_reason: None,
-        corr_id: None,
-        ai: None,
-        attest: None,
         extra,
+        ..Turn::new(role, blocks)
     }
 }
 

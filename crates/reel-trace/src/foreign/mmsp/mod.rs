@@ -226,7 +226,7 @@ impl HistoryReader {
         }
         let created = created_at(m);
         let t = created.unwrap_or(self.fallback);
-        let mut turn = new_turn(role, blocks);
+        let mut turn = Turn::new(role, blocks);
         turn.source = Some("mmsp".into());
         if role == "assistant" {
             turn.model = self.model.clone();
@@ -422,29 +422,6 @@ fn url_source(url: &str) -> Value {
         }
     }
     json!({"type": "url", "url": url})
-}
-
-/// A turn of `role` with `blocks`, nothing else set.
-pub(crate) fn new_turn(role: &str, blocks: Vec<Block>) -> Turn {
-    Turn {
-        t: None,
-        ty: "turn".into(),
-        role: Some(role.into()),
-        blocks: Some(blocks),
-        model: None,
-        usage: None,
-        timing: None,
-        source: None,
-        endpoint: None,
-        stream: None,
-        echoed: None,
-        truncated: None,
-        stop_reason: None,
-        corr_id: None,
-        ai: None,
-        attest: None,
-        extra: Map::new(),
-    }
 }
 
 /// MMSP's `usage_metadata` as reel's usage (research: mmsp.md §1.5): `prompt_tokens`
