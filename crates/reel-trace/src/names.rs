@@ -263,6 +263,35 @@ pub fn default_trace_dir() -> Option<PathBuf> {
     Some(Path::new(&home).join(".local/share/reel/traces"))
 }
 
+/// A new directory only this user can enter, `<temp dir>/<prefix><pid>-<unique>`:
+/// always created afresh (an existing one, say a killed process's whose pid came back,
+/// is passed by), never one another process chose.
+pub fn private_temp_dir(prefix: &str) -> io::Result<PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut b = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut last = None;
+    for _ in 0..64 {
+        let unique = nanos ^ NEXT.fetch_add(1, Ordering::Relaxed).rotate_left(40);
+        let dir =
+            std::env::temp_dir().join(format!("{prefix}{}-{unique:016x}", std::process::id()));
+        match b.create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
+}
+
 /// Creates `dir` and its missing parents with mode 0700. An existing directory is left
 /// as it is; an existing file is an error.
 pub fn ensure_dir(dir: &Path) -> io::Result<()> {
@@ -288,6 +317,21 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn private_temp_dirs_are_new_and_private_each_time() {
+        let a = super::private_temp_dir("reel-names-test-").unwrap();
+        let b = super::private_temp_dir("reel-names-test-").unwrap();
+        assert_ne!(a, b);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&a).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700);
+        }
+        std::fs::remove_dir(a).unwrap();
+        std::fs::remove_dir(b).unwrap();
+    }
+
     use super::*;
 
     fn label(args: &[&str]) -> String {

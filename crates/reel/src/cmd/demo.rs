@@ -75,15 +75,12 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
 /// A new private directory under the system's temporary directory; kept afterwards so
 /// the printed commands can be run again on it.
 fn fresh_temp_dir() -> anyhow::Result<PathBuf> {
-    let base = std::env::temp_dir();
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let dir = base.join(format!("reel-demo-{}-{stamp:x}", std::process::id()));
-    reel_trace::names::ensure_dir(&dir)
-        .map_err(|e| coded(exit::CANT_CREATE, format!("{}: {e}", dir.display())))?;
-    Ok(dir)
+    reel_trace::names::private_temp_dir("reel-demo-").map_err(|e| {
+        coded(
+            exit::CANT_CREATE,
+            format!("{}: {e}", std::env::temp_dir().display()),
+        )
+    })
 }
 
 /// `reel` when that is what PATH finds for this binary, else its full path.

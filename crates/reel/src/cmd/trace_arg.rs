@@ -66,7 +66,16 @@ fn converted(path: &std::path::Path) -> anyhow::Result<PathBuf> {
     let format = found.format;
     sweep_stale_conversions();
     let mut list = CONVERTED.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = private_dir()?;
+    let tmp = std::env::temp_dir();
+    let dir = reel_trace::names::private_temp_dir(CONVERSION_PREFIX).map_err(|e| {
+        coded(
+            crate::exit::CANT_CREATE,
+            format!(
+                "cannot create a private directory under {}: {e}",
+                tmp.display()
+            ),
+        )
+    })?;
     list.push(dir.clone());
     let label = found.label.clone();
     let out = dir.join(format!(
@@ -86,63 +95,6 @@ fn converted(path: &std::path::Path) -> anyhow::Result<PathBuf> {
         say!("reel: warning: {}: {w}", path.display());
     }
     Ok(out)
-}
-
-/// A new directory only this user can enter, under the temporary directory, with a name
-/// no other process chose (a leftover of a killed reel with a reused pid is passed by).
-fn private_dir() -> anyhow::Result<PathBuf> {
-    let mut builder = std::fs::DirBuilder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    let mut last = None;
-    for _ in 0..16 {
-        let mut random = [0u8; 8];
-        getrandom(&mut random);
-        let dir = std::env::temp_dir().join(format!(
-            "{CONVERSION_PREFIX}{}-{:016x}",
-            std::process::id(),
-            u64::from_le_bytes(random)
-        ));
-        match builder.create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => {
-                return Err(coded(
-                    crate::exit::CANT_CREATE,
-                    format!("{}: {e}", dir.display()),
-                ));
-            }
-        }
-    }
-    Err(coded(
-        crate::exit::CANT_CREATE,
-        format!(
-            "cannot create a private directory under {}: {}",
-            std::env::temp_dir().display(),
-            last.map_or_else(String::new, |e| e.to_string())
-        ),
-    ))
-}
-
-/// Random bytes from the system (the conversion directory's name).
-fn getrandom(buf: &mut [u8]) {
-    use std::io::Read;
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(buf))
-        .is_err()
-    {
-        // No /dev/urandom: the time and the address of `buf`, distinct enough for a name.
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()) as u64
-            ^ (buf.as_ptr() as u64);
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b = (seed >> ((i % 8) * 8)) as u8;
-        }
-    }
 }
 
 /// Removes conversion directories of this user that a killed reel left behind (their
