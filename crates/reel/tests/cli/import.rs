@@ -422,3 +422,43 @@ fn several_sources_import_past_one_that_is_not_a_recording() {
             .all(|n| n.ends_with("-a.jsonl") || n.ends_with("-b.jsonl"))
     );
 }
+
+#[test]
+fn reel_diff_compares_a_cassette_with_a_transcript_directly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let export = |src: &Path, format: &str, out: &Path| {
+        let mut c = reel();
+        c.args(["export", format]).arg(src).arg("-o").arg(out);
+        let (code, _, err) = run(c);
+        assert_eq!(code, Some(0), "{format}: {err}");
+    };
+    let same = tmp.join("same.ndjson");
+    std::fs::write(&same, recording_with("hello")).unwrap();
+    let other = tmp.join("other.ndjson");
+    std::fs::write(&other, recording_with("goodbye")).unwrap();
+    let cassette = tmp.join("a.mcp.json");
+    export(&same, "cassette", &cassette);
+    let yaml = tmp.join("b.yaml");
+    export(&same, "vcr", &yaml);
+    let drifted = tmp.join("c.yaml");
+    export(&other, "vcr", &drifted);
+    let diff = |a: &Path, b: &Path| {
+        let mut c = reel();
+        c.arg("diff").arg(a).arg(b);
+        run(c)
+    };
+    let (code, out, err) = diff(&cassette, &yaml);
+    assert_eq!(code, Some(0), "the same session in two formats: {out}{err}");
+    assert!(
+        err.contains("(mcp-cassette)") && err.contains("(mcp-vcr)"),
+        "{err}"
+    );
+    let (code, out, err) = diff(&cassette, &drifted);
+    assert_ne!(
+        code,
+        Some(0),
+        "another argument and result drift: {out}{err}"
+    );
+    assert!(out.contains("tools/call"), "{out}");
+}
