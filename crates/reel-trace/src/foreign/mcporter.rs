@@ -81,14 +81,18 @@ fn split_tail(line: &[u8]) -> Option<(String, Meta)> {
     Some((String::from_utf8(message).ok()?, meta))
 }
 
-/// The bytes of `"server":"NAME"` in the line's last `_meta`, when NAME has no escapes;
-/// only ever compared with a name parsed before (see [`Servers::line`]).
-fn quick_server(line: &[u8]) -> Option<&[u8]> {
-    let meta = memchr::memmem::rfind(line, b"\"_meta\"")?;
-    let tail = &line[meta..];
-    let key = memchr::memmem::find(tail, b"\"server\":\"")? + b"\"server\":\"".len();
-    let len = memchr::memchr2(b'"', b'\\', &tail[key..])?;
-    (tail[key + len] == b'"').then(|| &tail[key..key + len])
+/// The line from its last `"_meta"` on: where mcporter puts its member (found once per
+/// line in the first pass, see [`convert`]).
+fn meta_tail(line: &[u8]) -> Option<&[u8]> {
+    memchr::memmem::rfind(line, b"\"_meta\"").map(|at| &line[at..])
+}
+
+/// The bytes of the string `"KEY":"…"` (`key` is `"KEY":"`) in a `_meta` tail, when it
+/// has no escapes; only compared with values parsed before, or parsed itself.
+fn tail_string<'a>(tail: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+    let at = memchr::memmem::find(tail, key)? + key.len();
+    let len = memchr::memchr2(b'"', b'\\', &tail[at..])?;
+    (tail[at + len] == b'"').then(|| &tail[at..at + len])
 }
 
 /// True when the file starting with `head` is an mcporter recording.
@@ -116,10 +120,10 @@ pub fn is_line(line: &[u8]) -> bool {
 pub struct Servers(pub Vec<String>);
 
 impl Servers {
-    /// Notes the server of one line.
-    pub fn line(&mut self, bytes: &[u8]) {
+    /// Notes the server of one line (`tail`: its [`meta_tail`]).
+    fn line(&mut self, bytes: &[u8], tail: Option<&[u8]>) {
         // The common case, without parsing: the line names a server already seen.
-        if let Some(name) = quick_server(bytes) {
+        if let Some(name) = tail.and_then(|t| tail_string(t, b"\"server\":\"")) {
             if self.0.iter().any(|s| s.as_bytes() == name) {
                 return;
             }
@@ -152,8 +156,9 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
         let mut lines = read_lines(path)?;
         let mut probe = Converter::new(&servers);
         while let Some((number, bytes)) = lines.next_line()? {
-            servers.line(bytes);
-            times.line(number, bytes);
+            let tail = meta_tail(bytes);
+            servers.line(bytes, tail);
+            times.line(number, bytes, tail);
             if started.is_none() {
                 started = probe.line(number, bytes).ok().flatten().map(|i| i.t());
             }
@@ -189,11 +194,14 @@ struct Times {
 }
 
 impl Times {
-    fn line(&mut self, number: u64, bytes: &[u8]) {
+    fn line(&mut self, number: u64, bytes: &[u8], tail: Option<&[u8]>) {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return;
         }
-        match quick_ts(bytes).and_then(Timestamp::parse) {
+        let ts = tail
+            .and_then(|t| tail_string(t, b"\"ts\":\""))
+            .and_then(|b| std::str::from_utf8(b).ok());
+        match ts.and_then(Timestamp::parse) {
             Some(t) => {
                 if self.last.is_some_and(|last| t < last) {
                     self.backwards.push(number);
@@ -225,18 +233,6 @@ impl Times {
         }
         out
     }
-}
-
-/// The text of `"ts":"…"` in the line's last `_meta`, when it has no escapes.
-fn quick_ts(line: &[u8]) -> Option<&str> {
-    let meta = memchr::memmem::rfind(line, b"\"_meta\"")?;
-    let tail = &line[meta..];
-    let key = memchr::memmem::find(tail, b"\"ts\":\"")? + b"\"ts\":\"".len();
-    let len = memchr::memchr2(b'"', b'\\', &tail[key..])?;
-    if tail[key + len] != b'"' {
-        return None;
-    }
-    std::str::from_utf8(&tail[key..key + len]).ok()
 }
 
 /// Converts a recording line by line.
@@ -436,7 +432,7 @@ mod tests {
         assert!(!looks_like(b"{\n  \"format_version\": 3,"));
         let mut servers = Servers::default();
         for l in LINES {
-            servers.line(l.as_bytes());
+            servers.line(l.as_bytes(), meta_tail(l.as_bytes()));
         }
         assert_eq!(servers.0, ["demo"]);
         let mut c = Converter::new(&servers);
@@ -484,11 +480,15 @@ mod tail {
         let line = |ts: &str| {
             format!(r#"{{"id":1,"result":{{}},"_meta":{{"dir":"recv","server":"s","ts":"{ts}"}}}}"#)
         };
-        t.line(1, line("2026-11-30T06:34:05.590Z").as_bytes());
-        t.line(2, line("not a time").as_bytes());
-        t.line(3, line("2020-01-01T00:00:00.000Z").as_bytes());
-        t.line(4, b"  ");
-        t.line(5, line("2026-11-30T06:34:06.000Z").as_bytes());
+        let l = line("2026-11-30T06:34:05.590Z");
+        t.line(1, l.as_bytes(), meta_tail(l.as_bytes()));
+        let l = line("not a time");
+        t.line(2, l.as_bytes(), meta_tail(l.as_bytes()));
+        let l = line("2020-01-01T00:00:00.000Z");
+        t.line(3, l.as_bytes(), meta_tail(l.as_bytes()));
+        t.line(4, b"  ", None);
+        let l = line("2026-11-30T06:34:06.000Z");
+        t.line(5, l.as_bytes(), meta_tail(l.as_bytes()));
         let w = t.warnings();
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(
