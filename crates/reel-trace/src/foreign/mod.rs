@@ -34,6 +34,7 @@ pub mod mcp_vcr;
 pub mod mcporter;
 pub mod mcptape;
 pub mod mmsp;
+pub mod readable;
 pub mod recorder;
 
 /// The largest one-document file (JSON or YAML) reel reads: such files are parsed whole.
