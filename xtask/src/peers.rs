@@ -27,6 +27,11 @@
 //!   x64/arm64 only; elsewhere it is skipped with a note (and the conformance tests say so);
 //! - `.peers/venv/bin/python` with the Python packages, and `.peers/<venv>/bin/python` for
 //!   each of [`PYPI_OWN_VENV`].
+//!
+//! The viewer's browser tests drive a real Chromium over WebDriver: the one peer neither
+//! pinned nor kept in `.peers/`. It is Debian's `chromium` and `chromium-driver` packages
+//! ([`BROWSER`]), installed with apt-get (as root) when `/usr/bin/chromium` or
+//! `/usr/bin/chromedriver` is missing.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -214,6 +219,13 @@ fn venvs() -> Vec<(&'static str, Python, Vec<Pkg>)> {
     all
 }
 
+/// The Debian packages of the browser the viewer's tests drive, and the file each puts
+/// in place. Debian ships one Chromium per release, so the version is the distribution's.
+pub const BROWSER: &[(&str, &str)] = &[
+    ("chromium", "/usr/bin/chromium"),
+    ("chromium-driver", "/usr/bin/chromedriver"),
+];
+
 const STAMP: &str = "stamp.json";
 /// Bumped when the install steps change in a way an old `.peers/` would not reflect.
 const LAYOUT_VERSION: u64 = 4;
@@ -235,6 +247,7 @@ pub fn dir(root: &Path) -> PathBuf {
 /// Installs what is missing and returns the (absolute) peers directory.
 pub fn ensure(root: &Path) -> anyhow::Result<PathBuf> {
     let dir = dir(root);
+    install_browser()?;
     let wanted = wanted_stamp()?;
     let stamp_path = dir.join(STAMP);
     let current: Option<Value> = fs::read(&stamp_path)
@@ -306,6 +319,42 @@ fn wanted_stamp() -> anyhow::Result<Value> {
             })
             .collect::<Vec<_>>(),
     }))
+}
+
+/// `apt-get install` of [`BROWSER`] when one of its files is missing; nothing otherwise.
+/// It lives outside `.peers/` and the stamp, so it is checked on every run (two `stat`s).
+fn install_browser() -> anyhow::Result<()> {
+    if BROWSER.iter().all(|(_, file)| Path::new(file).exists()) {
+        return Ok(());
+    }
+    let packages: Vec<&str> = BROWSER.iter().map(|(package, _)| *package).collect();
+    let packages = packages.join(" ");
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        let files: Vec<&str> = BROWSER.iter().map(|(_, file)| *file).collect();
+        bail!(
+            "the viewer's browser tests need {} and this is not root, so apt-get cannot \
+             install them: run `sudo apt-get install -y {packages}` \
+             (Debian), then `cargo xtask peers` again",
+            files.join(" and ")
+        );
+    }
+    run(Command::new("apt-get")
+        .arg("update")
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+    .context("apt-get update failed (are the Debian mirrors reachable?)")?;
+    run(Command::new("apt-get")
+        // With the recommended packages: fonts, so screenshots show text.
+        .args(["install", "-y"])
+        .args(BROWSER.iter().map(|(package, _)| *package))
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+    .with_context(|| format!("apt-get install of {packages} failed"))?;
+    for (package, file) in BROWSER {
+        if !Path::new(file).exists() {
+            bail!("apt-get installed {package}, but {file} is still missing");
+        }
+    }
+    Ok(())
 }
 
 fn install_npm(dir: &Path) -> anyhow::Result<()> {
@@ -481,6 +530,9 @@ fn print_where(dir: &Path, root: &Path) {
             pypi.join(", "),
             short(&python, root)
         );
+    }
+    for (package, file) in BROWSER {
+        println!("  {package} (Debian)  {file}");
     }
     println!(
         "  to run single tests without xtask: export REEL_PEERS={}",

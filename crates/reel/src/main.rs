@@ -62,6 +62,10 @@ enum Command {
     Verify(cmd::verify::Args),
     /// Where two runs drifted apart: content-aligned, value-aware.
     Diff(cmd::diff::Args),
+    /// Show runs in the browser: timeline, calls, tools, turns, events, raw, diffs,
+    /// merges, live tails, MMSP cache directories (a local web viewer on loopback).
+    #[cfg(feature = "http")]
+    View(cmd::view::Args),
     /// The whole loop on a built-in example server: record, replay, drift, diff, stats.
     Demo(cmd::demo::Args),
     /// reel's example MCP server and client, to try the other commands on (`reel demo`
@@ -91,6 +95,8 @@ fn main() -> ExitCode {
         Command::Play(args) => cmd::play::run(args, &out),
         Command::Verify(args) => cmd::verify::run(args, &out),
         Command::Diff(args) => cmd::diff::run(args, &out),
+        #[cfg(feature = "http")]
+        Command::View(args) => cmd::view::run(args, &out),
         Command::Demo(args) => cmd::demo::run(args, &out),
         Command::Example(args) => cmd::demo::run_example(args, &out),
     };

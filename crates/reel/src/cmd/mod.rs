@@ -20,3 +20,5 @@ pub mod seal;
 pub mod stats;
 pub mod trace_arg;
 pub mod verify;
+#[cfg(feature = "http")]
+pub mod view;

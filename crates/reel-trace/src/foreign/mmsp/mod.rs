@@ -278,6 +278,21 @@ impl HistoryReader {
     }
 }
 
+/// The current (0.5.x) name of an item type, as MMSP-RFC-0009 §7 converts a trace written
+/// before 0.5.0: a legacy type (`text`, `tool_call`, …) gains `.done`, a
+/// `partial_tool_call` (a streaming fragment) is dropped (`None`), and any other type,
+/// current or unknown, is kept as it is.
+pub fn current_item_type(ty: &str) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    if ty == "partial_tool_call" {
+        None
+    } else if is_legacy(ty) {
+        Some(Cow::Owned(format!("{ty}.done")))
+    } else {
+        Some(Cow::Borrowed(ty))
+    }
+}
+
 /// The item types written before 0.5.0 (MMSP-RFC-0009 §7).
 fn is_legacy(ty: &str) -> bool {
     matches!(
@@ -471,3 +486,28 @@ pub fn finish_reason_of(stop: &str) -> &'static str {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod current_item_type_tests {
+    use super::current_item_type;
+
+    #[test]
+    fn legacy_types_gain_done_and_partial_tool_calls_are_dropped() {
+        assert_eq!(current_item_type("text").as_deref(), Some("text.done"));
+        assert_eq!(
+            current_item_type("tool_result").as_deref(),
+            Some("tool_result.done")
+        );
+        assert_eq!(
+            current_item_type("embedding").as_deref(),
+            Some("embedding.done")
+        );
+        assert_eq!(current_item_type("partial_tool_call"), None);
+        assert_eq!(current_item_type("text.done").as_deref(), Some("text.done"));
+        assert_eq!(
+            current_item_type("text.delta").as_deref(),
+            Some("text.delta")
+        );
+        assert_eq!(current_item_type("custom").as_deref(), Some("custom"));
+    }
+}

@@ -1,0 +1,140 @@
+//! `reel view [PATH|RUN…] [--listen IP:PORT] [--open]`: the local web viewer.
+//!
+//! Wiring only: the paths (run names resolved as for every command) → [`reel_view::View`],
+//! the URL on stderr, optionally the system browser, then serving until Ctrl-C.
+
+use std::path::PathBuf;
+
+use reel_mcp::serve::Stop;
+use reel_view::{Config, View, ViewError};
+
+use crate::cmd::trace_arg::RunDir;
+use crate::exit::{self, coded};
+use crate::output::Output;
+
+const LONG_HELP: &str = "\
+What is shown: no PATH, the runs of the trace directory (as `reel ls` lists them); a
+directory, its runs (a directory holding MMSP *.json traces is shown as an MMSP cache,
+at MMSP-RFC-0010's viewer routes; --mmsp forces it); one trace, that trace; two, their
+diff (as `reel diff` computes it); more, merged by time. Every format reel reads is
+shown: other tools' recordings through a redacted conversion. A trace still being
+written is followed: new lines show within a second.
+
+Views of a trace, each a URL to share on this machine: #trace=KEY&view=timeline, calls,
+tools, turns, events or raw, plus &line=N. Search takes a method or tool name and a
+pattern (case-insensitive text, or /regex/).
+
+Safety: the viewer listens on loopback unless --listen says otherwise, answers only
+requests whose Host and Origin are loopback names (DNS rebinding), sends no CORS
+headers, checks every path by components (nothing outside the directory is served),
+inserts trace content as text only, and serves a Content-Security-Policy that allows
+nothing but its own scripts and styles.
+
+Limits: a page holds at most 1000 lines; a line's detail shows its first 4 MiB; search
+stops at 500 hits per page; the index keeps about 32 bytes per line and one record per
+call in memory.
+
+Exit codes: 0 stopped with Ctrl-C; 64 bad flags; 66 a PATH cannot be read; 73 the
+address cannot be bound.";
+
+/// Arguments of `reel view`.
+#[derive(clap::Args)]
+#[command(after_long_help = LONG_HELP)]
+pub struct Args {
+    /// What to show: a directory of runs, or trace files / run names (two: their diff,
+    /// more: merged by time) [default: the trace directory]
+    #[arg(value_name = "PATH|RUN")]
+    pub paths: Vec<String>,
+
+    #[command(flatten)]
+    pub runs: RunDir,
+
+    /// Where to listen (port 0: a free one).
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:0")]
+    pub listen: String,
+
+    /// Open the page in the system browser.
+    #[arg(long)]
+    pub open: bool,
+
+    /// Show the directory as an MMSP cache directory (RFC-0010's listing and pages).
+    #[arg(long)]
+    pub mmsp: bool,
+}
+
+/// Runs `reel view`.
+pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
+    let default_dir = match &args.runs.dir {
+        Some(d) => d.clone(),
+        None => reel_trace::names::default_trace_dir().ok_or_else(|| {
+            coded(
+                exit::NO_INPUT,
+                "cannot tell where traces are: HOME is not set; give PATH or set REEL_DIR",
+            )
+        })?,
+    };
+    let mut paths = Vec::new();
+    for p in &args.paths {
+        let as_path = PathBuf::from(p);
+        if as_path.is_dir() {
+            paths.push(as_path);
+        } else {
+            paths.push(args.runs.resolve(p)?);
+        }
+    }
+    if paths.is_empty() && !default_dir.exists() {
+        return Err(coded(
+            exit::NO_INPUT,
+            format!(
+                "no runs yet: {} does not exist (`reel rec` creates it); give PATH to show another",
+                default_dir.display()
+            ),
+        ));
+    }
+    let config = Config {
+        paths,
+        default_dir,
+        listen: args.listen,
+        mmsp: args.mmsp,
+    };
+    let view = start(&config)?;
+    if args.open {
+        open_browser(&view.url());
+    }
+    view.run(Stop::new(), true)
+        .map_err(|e| coded(exit::INTERNAL, e.to_string()))?;
+    Ok(exit::OK)
+}
+
+/// Binds the viewer and says where it is; the error's exit code says whose fault.
+pub fn start(config: &Config) -> anyhow::Result<View> {
+    let view = View::bind(config).map_err(|e| {
+        let code = match e {
+            ViewError::Input(_) => exit::NO_INPUT,
+            ViewError::Listen { .. } => exit::CANT_CREATE,
+            ViewError::Setup(_) => exit::INTERNAL,
+        };
+        coded(code, e.to_string())
+    })?;
+    say!("reel: viewing at {}", view.url());
+    Ok(view)
+}
+
+/// Starts the system browser on `url` (xdg-open, or open on macOS); a failure is said,
+/// not fatal: the URL is printed already.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let started = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = started {
+        say!("reel: cannot start a browser ({opener}: {e}); open {url} yourself");
+    }
+}
