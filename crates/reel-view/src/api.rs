@@ -216,7 +216,7 @@ fn shell_word(s: &str) -> String {
 }
 
 fn read(e: &Entry) -> std::sync::RwLockReadGuard<'_, TraceIndex> {
-    e.index.read().unwrap_or_else(|p| p.into_inner())
+    e.read()
 }
 
 /// Which lines a page of `lines` holds.

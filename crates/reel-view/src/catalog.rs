@@ -9,7 +9,8 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, Weak};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -21,7 +22,10 @@ use crate::paths::{self, Resolved};
 pub const FOLLOW_EVERY: Duration = Duration::from_millis(200);
 
 /// Bytes indexed between two looks at the lock (readers wait at most for one).
-const INDEX_STEP: usize = 8 << 20;
+const INDEX_STEP: usize = 1 << 20;
+
+/// How long the indexer waits, at most, for the requests waiting to read.
+const HANDOFF: Duration = Duration::from_millis(50);
 
 /// Bytes indexed before a trace's first page is answered.
 const FIRST_STEP: usize = 1 << 20;
@@ -85,11 +89,31 @@ pub struct Entry {
     pub progress: watch::Sender<Progress>,
     /// Why indexing stopped early.
     pub failure: Mutex<Option<String>>,
+    /// Requests waiting to read the index: the indexer lets them in between its steps.
+    waiting: AtomicUsize,
 }
 
 impl Entry {
     /// Indexes the trace and follows it while it has no `end`, until the last
     /// reference to the entry is gone.
+    /// The index to read, as far as it goes: a request waits at most for the step in
+    /// progress, never for the whole trace.
+    pub fn read(&self) -> RwLockReadGuard<'_, TraceIndex> {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let guard = self.index.read().unwrap_or_else(|p| p.into_inner());
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        guard
+    }
+
+    /// Lets waiting requests take the index before the next step (a lock released and
+    /// taken again at once may never let a reader in).
+    fn let_readers_in(&self) {
+        let deadline = std::time::Instant::now() + HANDOFF;
+        while self.waiting.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+
     fn follow(entry: Weak<Entry>) {
         loop {
             let Some(e) = entry.upgrade() else { return };
@@ -99,7 +123,7 @@ impl Entry {
                     drop(e);
                     std::thread::sleep(FOLLOW_EVERY);
                 }
-                Some(_) => {}
+                Some(_) => e.let_readers_in(),
             }
         }
     }
@@ -270,6 +294,7 @@ impl Catalog {
             index: RwLock::new(TraceIndex::new(files)),
             progress: watch::channel(Progress::default()).0,
             failure: Mutex::new(None),
+            waiting: AtomicUsize::new(0),
         });
         // The first screen's worth now, so the first page has lines to show.
         entry.step(FIRST_STEP);
