@@ -166,6 +166,9 @@ pub struct Args {
     #[arg(long, hide = true, value_name = "N", default_value_t = 0)]
     http_threads: usize,
 
+    #[command(flatten)]
+    view: crate::cmd::view::ViewFlag,
+
     /// The agent command and its arguments (after `--`).
     #[arg(
         trailing_var_arg = true,
@@ -316,6 +319,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     let trace = seal.apply(trace)?;
     if let Some(p) = trace.path() {
         say!("reel: recording LLM calls to {}", p.display());
+        args.view.start_beside(p)?;
     }
     if let Some(cache) = &args.mmsp {
         let run = trace

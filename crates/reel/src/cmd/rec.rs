@@ -158,6 +158,10 @@ pub struct Args {
     #[command(flatten)]
     key: KeyFile,
 
+    #[cfg(feature = "http")]
+    #[command(flatten)]
+    view: crate::cmd::view::ViewFlag,
+
     /// Bytes the trace queue holds before backpressure (testing knob).
     #[arg(long, hide = true, value_name = "BYTES")]
     queue_bytes: Option<usize>,
@@ -223,6 +227,8 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     let trace = seal.apply(trace)?;
     if let Some(p) = trace.path() {
         say!("reel: recording `{}` to {}", recorder.label(), p.display());
+        #[cfg(feature = "http")]
+        args.view.start_beside(p)?;
     }
     seal.say(&trace);
     let notices = redactor.clone();
@@ -360,6 +366,7 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::R
     let trace = seal.apply(trace)?;
     if let Some(p) = trace.path() {
         say!("reel: recording {} to {}", recorder.upstream(), p.display());
+        args.view.start_beside(p)?;
     }
     seal.say(&trace);
     // The line a script waits for: nothing follows the URL. Its path and query are

@@ -138,3 +138,45 @@ fn open_browser(url: &str) {
         say!("reel: cannot start a browser ({opener}: {e}); open {url} yourself");
     }
 }
+
+/// `--view[=IP:PORT]` of the recording commands (`rec`, `llm`): a viewer on the trace
+/// being written, beside the recording.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ViewFlag {
+    /// Show the trace in the web viewer while it is recorded (the URL is printed on
+    /// stderr; new lines show within a second). Listens on loopback, a free port unless
+    /// IP:PORT is given; it stops with the recording.
+    #[arg(
+        long,
+        value_name = "IP:PORT",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "127.0.0.1:0"
+    )]
+    pub view: Option<String>,
+}
+
+impl ViewFlag {
+    /// Starts the viewer on `trace` in a thread of its own when the flag was given.
+    pub fn start_beside(&self, trace: &std::path::Path) -> anyhow::Result<()> {
+        let Some(listen) = &self.view else {
+            return Ok(());
+        };
+        let config = Config {
+            paths: vec![trace.to_owned()],
+            default_dir: PathBuf::new(),
+            listen: listen.clone(),
+            mmsp: false,
+        };
+        let view = start(&config)?;
+        std::thread::Builder::new()
+            .name("reel-view".into())
+            .spawn(move || {
+                if let Err(e) = view.run(Stop::new(), false) {
+                    say!("reel: the viewer stopped: {e}");
+                }
+            })
+            .map_err(|e| coded(exit::INTERNAL, format!("cannot start the viewer: {e}")))?;
+        Ok(())
+    }
+}
