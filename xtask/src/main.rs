@@ -36,8 +36,8 @@ USAGE:
 `test`:  --no-lint skips `cargo fmt --check` and clippy. ARGS go to `cargo test`; the ones
          after `--` also go to the shared-fixtures run. Tests get REEL_PEERS=<abs .peers>.
 `bench`: --quick runs small inputs on a debug build, to prove the benches run (figures are
-         not meaningful; results go to target/bench/quick/). Benches: reader, rec, rec-http,
-         play, play-http, diff.
+         not meaningful; results go to target/bench/quick/). Benches: reader, import, rec,
+         rec-http, play, play-http, diff, llm, view.
 `fuzz`:  needs the nightly toolchain; installs cargo-fuzz when missing. Each target runs
          N seconds (default 60) on one core, from fuzz/corpus and fuzz/regressions,
          growing fuzz/work/TARGET; prints executions per target and in total, and the

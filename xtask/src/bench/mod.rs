@@ -22,6 +22,7 @@ pub mod rec;
 pub mod rec_http;
 mod sse;
 mod synth;
+pub mod view;
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
@@ -162,6 +163,7 @@ const BENCHES: &[(&str, BenchFn)] = &[
     ("play-http", play_http::run),
     ("diff", diff::run),
     ("llm", llm::run),
+    ("view", view::run),
 ];
 
 /// `cargo xtask bench`.
