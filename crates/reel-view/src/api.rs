@@ -119,6 +119,11 @@ pub fn home(cat: &Catalog) -> Result<Value, ApiError> {
             listing
                 .runs
                 .iter()
+                // A run reached through a symlink out of the directory is not shown.
+                .filter(|r| {
+                    cat.key_in_dir(&r.path)
+                        .is_some_and(|k| cat.path_of(&k).is_ok())
+                })
                 .map(|r| {
                     let mut row = serde_json::to_value(r).unwrap_or_default();
                     if let Some(o) = row.as_object_mut() {
@@ -631,6 +636,17 @@ fn call_row(ix: &TraceIndex, i: usize) -> Value {
 /// writes, from the same code.
 pub fn stats(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
     let e = cat.open(q.required("t")?)?;
+    // Computed once per state of the trace: a finished trace is read for it once.
+    let size = {
+        let p = e.progress.borrow();
+        (p.bytes, p.size)
+    };
+    let mut cached = e.stats.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((at, v)) = cached.as_ref() {
+        if *at == size {
+            return Ok(v.clone());
+        }
+    }
     let s = reel_trace::stats::stats_for_paths(std::slice::from_ref(&e.trace)).map_err(|err| {
         ApiError {
             status: 422,
@@ -670,6 +686,7 @@ pub fn stats(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
             }
         }
     }
+    *cached = Some((size, v.clone()));
     Ok(v)
 }
 

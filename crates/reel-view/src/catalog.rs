@@ -91,6 +91,8 @@ pub struct Entry {
     pub failure: Mutex<Option<String>>,
     /// Requests waiting to read the index: the indexer lets them in between its steps.
     waiting: AtomicUsize,
+    /// `reel stats` of the trace, and the bytes indexed and the size it had then.
+    pub stats: Mutex<Option<((u64, u64), serde_json::Value)>>,
 }
 
 impl Entry {
@@ -295,6 +297,7 @@ impl Catalog {
             progress: watch::channel(Progress::default()).0,
             failure: Mutex::new(None),
             waiting: AtomicUsize::new(0),
+            stats: Mutex::new(None),
         });
         // The first screen's worth now, so the first page has lines to show.
         entry.step(FIRST_STEP);
