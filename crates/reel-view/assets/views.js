@@ -313,19 +313,22 @@ async function toolsView(el, { key, live }) {
     h("h2", {}, "Tools"),
     (s.tools || []).length ? toolTable(s, live.info()) : h("p", { class: "muted" }, "No tool calls."),
     m ? modelsTable(m) : null,
-    (s.errors || []).length ? [h("h2", {}, "Errors"), h("ul", { class: "errors" }, s.errors.map((e) => h("li", {}, h("a", { href: link({ trace: key, view: "timeline", line: e.line }) }, `line ${e.line}`), ` ${e.tool || e.method || ""}: ${e.message || ""}`)))] : null,
+    (s.errors || []).length ? [h("h2", {}, "Errors"), h("ul", { class: "errors" }, s.errors.map((e) => h("li", {}, h("span", { class: "muted" }, e.t || ""), ` ${e.name || ""}: ${e.message || ""}`)))] : null,
     h("p", { class: "muted" }, "The numbers of `reel stats` (mean from the calls view's latencies)."));
 }
 
 function modelsTable(m) {
-  const rows = m.rows || m.models || [];
+  const rows = m.perModel || [];
+  const cost = m.cost || {};
   return [h("h2", {}, "Models"), h("table", { class: "models" },
-    h("thead", {}, h("tr", {}, h("th", {}, "model"), h("th", {}, "turns"), h("th", {}, "input"), h("th", {}, "cache read"), h("th", {}, "cache write"), h("th", {}, "output"), h("th", {}, "cost"))),
+    h("thead", {}, h("tr", {}, h("th", {}, "model"), h("th", {}, "calls"), h("th", {}, "input"), h("th", {}, "cache read"), h("th", {}, "cache write"), h("th", {}, "output"), h("th", {}, "thinking"), h("th", {}, "cost (est.)"))),
     h("tbody", {}, rows.map((r) => h("tr", { dataset: { model: r.model } },
-      h("td", {}, r.model), h("td", { class: "num" }, num(r.turns)),
+      h("td", {}, r.model), h("td", { class: "num" }, num(r.calls)),
       h("td", { class: "num" }, num(r.inputTokens)), h("td", { class: "num" }, num(r.cacheReadTokens)),
-      h("td", { class: "num" }, num(r.cacheWriteTokens)), h("td", { class: "num" }, num(r.outputTokens)),
-      h("td", { class: "num" }, r.costUsd !== undefined && r.costUsd !== null ? `$${Number(r.costUsd).toFixed(4)}` : "")))))];
+      h("td", { class: "num" }, num(r.cacheCreationTokens)), h("td", { class: "num" }, num(r.outputTokens)),
+      h("td", { class: "num" }, num(r.thinkingTokens) + (r.thinkingEstimated ? " (est.)" : "")),
+      h("td", { class: "num" }, r.estCostUsd !== undefined && r.estCostUsd !== null ? `$${Number(r.estCostUsd).toFixed(4)}` : r.priced === false ? "unpriced" : "")))),
+    cost.totalUsd !== undefined && cost.totalUsd !== null ? h("caption", { class: "muted" }, `estimated total $${Number(cost.totalUsd).toFixed(4)}${cost.partial ? " (some models unpriced: a lower bound)" : ""}${cost.asOf ? `, list prices of ${cost.asOf}` : ""}`) : null)];
 }
 
 function turnsView(el, { key, live }) {

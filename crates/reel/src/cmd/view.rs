@@ -35,7 +35,7 @@ stops at 500 hits per page; the index keeps about 32 bytes per line and one reco
 call in memory.
 
 Exit codes: 0 stopped with Ctrl-C; 64 bad flags; 66 a PATH cannot be read; 73 the
-address cannot be bound.";
+address cannot be bound (or the trace directory created).";
 
 /// Arguments of `reel view`.
 #[derive(clap::Args)]
@@ -83,13 +83,14 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         }
     }
     if paths.is_empty() && !default_dir.exists() {
-        return Err(coded(
-            exit::NO_INPUT,
-            format!(
-                "no runs yet: {} does not exist (`reel rec` creates it); give PATH to show another",
-                default_dir.display()
-            ),
-        ));
+        // Nothing recorded yet: the directory `reel rec` would create, shown empty and
+        // listing runs as they come.
+        reel_trace::names::ensure_dir(&default_dir).map_err(|e| {
+            coded(
+                exit::CANT_CREATE,
+                format!("cannot create {}: {e}", default_dir.display()),
+            )
+        })?;
     }
     let config = Config {
         paths,
