@@ -85,6 +85,30 @@ pub enum LineClass {
     Other,
 }
 
+impl LineClass {
+    /// Every class, in the order above.
+    pub const ALL: [LineClass; 6] = [
+        LineClass::Meta,
+        LineClass::Message,
+        LineClass::Event,
+        LineClass::Turn,
+        LineClass::End,
+        LineClass::Other,
+    ];
+
+    /// Its name, as it serialises.
+    pub fn name(self) -> &'static str {
+        match self {
+            LineClass::Meta => "meta",
+            LineClass::Message => "message",
+            LineClass::Event => "event",
+            LineClass::Turn => "turn",
+            LineClass::End => "end",
+            LineClass::Other => "other",
+        }
+    }
+}
+
 /// A parsed line.
 #[derive(Debug)]
 pub enum Line<'a> {

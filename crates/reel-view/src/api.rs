@@ -10,6 +10,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{Catalog, Entry, KeyError};
+use reel_trace::LineClass;
+
 use crate::index::{Class, LineRec, NO_TIME, TraceIndex, read_line};
 use crate::pretty::pretty;
 
@@ -200,23 +202,11 @@ pub fn trace(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
 
 /// The command that serves the run again from the tape.
 fn play_command(path: &Path, kind: &str, transport: Option<&str>) -> String {
-    let p = shell_word(&path.display().to_string());
+    let p = reel_trace::names::shell_words(&[path.display().to_string()]);
     match (kind, transport) {
         ("llm", _) => format!("reel llm --play {p}"),
         (_, Some("http")) => format!("reel play --listen 127.0.0.1:8080 {p}"),
         _ => format!("reel play {p}"),
-    }
-}
-
-/// `s` as one POSIX shell word.
-fn shell_word(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%,=".contains(&b));
-    if plain {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
     }
 }
 
@@ -387,8 +377,8 @@ fn summary(class: Class, line: Option<&Value>, text: &str) -> String {
         return clip(text);
     };
     let s = match class {
-        Class::Message => message_summary(v.get("raw")),
-        Class::Event | Class::Other => {
+        Class::Line(LineClass::Message) => message_summary(v.get("raw")),
+        Class::Line(LineClass::Event) | Class::Line(LineClass::Other) => {
             let kind = v
                 .get("kind")
                 .or(v.get("type"))
@@ -408,7 +398,7 @@ fn summary(class: Class, line: Option<&Value>, text: &str) -> String {
                 });
             format!("{kind} {body}")
         }
-        Class::Turn => {
+        Class::Line(LineClass::Turn) => {
             let role = v.get("role").and_then(Value::as_str).unwrap_or("turn");
             let model = v
                 .get("model")
@@ -424,7 +414,7 @@ fn summary(class: Class, line: Option<&Value>, text: &str) -> String {
                 .unwrap_or_default();
             format!("{role}{model}: {first}")
         }
-        Class::Meta => {
+        Class::Line(LineClass::Meta) => {
             let pick = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
             [
                 pick("label"),
@@ -437,7 +427,7 @@ fn summary(class: Class, line: Option<&Value>, text: &str) -> String {
             .collect::<Vec<_>>()
             .join(" · ")
         }
-        Class::End => {
+        Class::Line(LineClass::End) => {
             let mut parts = Vec::new();
             if let Some(c) = v.get("exitCode") {
                 parts.push(format!("exit {c}"));

@@ -25,64 +25,32 @@ use reel_trace::{Dir, Line, LineClass, Timestamp};
 /// How much of a file one read takes.
 const CHUNK: usize = 4 << 20;
 
-/// What kind of line a record is (the [`LineClass`]es, and lines that are not JSON).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+/// What kind of line a record is: one of the format's classes, or not a JSON object
+/// (shown as the text it is).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Class {
-    /// `type: "meta"`.
-    Meta,
-    /// A JSON-RPC message.
-    Message,
-    /// An extension line (`event`, `command`, `telemetry`).
-    Event,
-    /// An LLM turn.
-    Turn,
-    /// `type: "end"`.
-    End,
-    /// A line of a type this version does not know.
-    Other,
-    /// Not a JSON object: shown as the text it is.
+    /// A line of the format (an unknown `type` or `dir` is [`LineClass::Other`]).
+    Line(LineClass),
+    /// Not a JSON object.
     Bad,
 }
 
 impl Class {
-    fn of(c: LineClass) -> Class {
-        match c {
-            LineClass::Meta => Class::Meta,
-            LineClass::Message => Class::Message,
-            LineClass::Event => Class::Event,
-            LineClass::Turn => Class::Turn,
-            LineClass::End => Class::End,
-            LineClass::Other => Class::Other,
-        }
-    }
-
-    /// The name the API uses.
+    /// The name the API uses: the format's class names, and `bad`.
     pub fn name(self) -> &'static str {
         match self {
-            Class::Meta => "meta",
-            Class::Message => "message",
-            Class::Event => "event",
-            Class::Turn => "turn",
-            Class::End => "end",
-            Class::Other => "other",
+            Class::Line(c) => c.name(),
             Class::Bad => "bad",
         }
     }
 
     /// The class named `name`.
     pub fn parse(name: &str) -> Option<Class> {
-        [
-            Class::Meta,
-            Class::Message,
-            Class::Event,
-            Class::Turn,
-            Class::End,
-            Class::Other,
-            Class::Bad,
-        ]
-        .into_iter()
-        .find(|c| c.name() == name)
+        LineClass::ALL
+            .into_iter()
+            .map(Class::Line)
+            .chain([Class::Bad])
+            .find(|c| c.name() == name)
     }
 }
 
@@ -350,7 +318,7 @@ impl TraceIndex {
             dir: None,
         };
         if let Ok(line) = reel_trace::line::parse_line(bytes) {
-            rec.class = Class::of(line.class());
+            rec.class = Class::Line(line.class());
             rec.t = line.t().and_then(Timestamp::parse).map_or(NO_TIME, |t| t.0);
             match &line {
                 Line::Meta(_) => {
