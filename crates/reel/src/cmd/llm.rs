@@ -275,6 +275,12 @@ impl Agent {
 /// Runs `reel llm`.
 pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     if args.play.is_some() {
+        if args.view.view.is_some() {
+            return Err(coded(
+                exit::USAGE,
+                "--view shows a recording as it is written; to look at the trace --play serves, run `reel view TRACE`",
+            ));
+        }
         return play(args);
     }
     args.key.requires(args.seal, "--seal")?;
