@@ -62,6 +62,10 @@ async function homeView() {
     case "merge":
       location.replace(link({ merge: home.keys }));
       return;
+    case "mmsp":
+      // The cache's own listing, round-by-round pages and all, is at the root.
+      location.replace("/");
+      return;
     default:
       return runsView();
   }
@@ -91,9 +95,8 @@ async function runsView() {
       h("a", { class: "button" + (keys.length >= 2 ? "" : " disabled"), href: keys.length >= 2 ? link({ merge: keys }) : undefined }, `merge the ${keys.length || ""} selected`));
   }
   put(main,
-    h("h1", {}, home.mode === "mmsp" ? "MMSP cache" : "Runs"),
+    h("h1", {}, "Runs"),
     home.dir ? h("p", { class: "muted" }, home.dir) : null,
-    home.mode === "mmsp" ? h("p", {}, h("a", { href: "/" }, "the cache directory, round by round")) : null,
     actions, table);
   update();
   await refresh();

@@ -29,3 +29,4 @@ mod stats;
 mod trycmd;
 mod verify;
 mod verify_http;
+mod view;

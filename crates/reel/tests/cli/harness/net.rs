@@ -70,9 +70,14 @@ pub struct Listening {
 /// Starts `cmd` with stderr piped and waits for its listening line, failing with what
 /// it said after [`NET_LIMIT`].
 pub fn spawn_listening(mut cmd: Command) -> Listening {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    cmd.stdin(Stdio::null());
+    spawn_announcing(cmd, "reel: listening on ")
+}
+
+/// Starts `cmd` (its stdin as the caller set it; stdout discarded, stderr piped) and
+/// waits for the stderr line that starts with `prefix`: the rest of it is the URL.
+pub fn spawn_announcing(mut cmd: Command, prefix: &'static str) -> Listening {
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("start reel");
     let stderr = child.stderr.take().expect("piped stderr");
     let text = Arc::new(Mutex::new(String::new()));
@@ -83,7 +88,7 @@ pub fn spawn_listening(mut cmd: Command) -> Listening {
             let mut tx = Some(tx);
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                if let Some(url) = line.strip_prefix("reel: listening on ") {
+                if let Some(url) = line.strip_prefix(prefix) {
                     if let Some(tx) = tx.take() {
                         let _ = tx.send(url.to_owned());
                     }
@@ -98,7 +103,7 @@ pub fn spawn_listening(mut cmd: Command) -> Listening {
         let _ = child.kill();
         let _ = child.wait();
         panic!(
-            "reel printed no listening line; stderr: {}",
+            "reel printed no `{prefix}` line; stderr: {}",
             text.lock().unwrap()
         )
     });

@@ -1,0 +1,148 @@
+//! A trace still being written: the timeline shows each new line within seconds,
+//! without a reload, and the header's line count follows — for a file a test appends
+//! to under `reel view FILE`, and for `reel rec --view` recording reel's example server
+//! while the test talks to it.
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::browser::{load, settle};
+use super::support::{Viewer, lines_of};
+use super::webdriver::Browser;
+use crate::harness::reel;
+use crate::harness::trace::{at, meta, msg_at, rpc};
+
+/// How soon a line appended to a followed trace must show.
+const FOLLOWED: Duration = Duration::from_secs(5);
+
+fn append(path: &std::path::Path, lines: &[Value]) {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("open the trace");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    f.write_all(text.as_bytes()).expect("append");
+    f.flush().expect("flush");
+}
+
+/// Waits until the page shows line `n` and counts `n` lines in its header.
+fn shows(b: &Browser, n: usize) {
+    b.wait(&format!("tr.line[data-n=\"{n}\"]"), FOLLOWED);
+    b.wait(&format!(".count-lines[data-n=\"{n}\"]"), FOLLOWED);
+}
+
+#[test]
+fn lines_appended_to_a_followed_trace_show_without_a_reload() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("growing.jsonl");
+    crate::harness::trace::write_lines(
+        &path,
+        &[
+            meta("growing", "mcp"),
+            msg_at(1, "in", rpc::call(json!(1), "echo", json!({"text": "one"}))),
+            msg_at(2, "out", rpc::result(json!(1), rpc::text("one"))),
+        ],
+    );
+    let v = Viewer::start(&[&path]);
+    let b = Browser::start();
+    load(
+        &b,
+        &v.page("trace=growing.jsonl&view=timeline"),
+        "tr.line[data-n=\"3\"]",
+    );
+    b.exec("window.__samePage = 'yes'", &[]);
+    assert!(b.find_all("tr.line[data-n=\"4\"]").is_empty());
+    b.wait(".badge.live", Duration::from_secs(5));
+
+    append(
+        &path,
+        &[msg_at(
+            3,
+            "in",
+            rpc::call(json!(2), "echo", json!({"text": "two"})),
+        )],
+    );
+    shows(&b, 4);
+    append(
+        &path,
+        &[
+            msg_at(4, "out", rpc::result(json!(2), rpc::text("two"))),
+            json!({"t": at(5), "dir": "event", "kind": "reel.stderr", "text": "late"}),
+        ],
+    );
+    shows(&b, 6);
+    // The answer pairs with its request as it arrives.
+    let latency = b.wait("tr.line[data-n=\"5\"] td.latency", FOLLOWED).text();
+    assert_eq!(latency, "1 ms");
+    append(
+        &path,
+        &[json!({"t": at(6), "type": "end", "exitCode": 0, "durationMs": 6})],
+    );
+    shows(&b, 7);
+    b.wait_until(
+        "return !document.querySelector('.badge.live') && document.querySelector('.facts').textContent.includes('ended')",
+        FOLLOWED,
+    );
+    assert_eq!(
+        b.exec("return window.__samePage", &[]),
+        "yes",
+        "the page was reloaded"
+    );
+    assert_eq!(b.find_all("tr.line[data-n]").len(), 7);
+    settle(&b, "live-file");
+}
+
+#[test]
+fn rec_view_follows_the_recording_as_the_session_goes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("traces");
+    let mut c = reel();
+    c.arg("rec")
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--name", "live", "--view", "--"])
+        .arg(env!("CARGO_BIN_EXE_reel"))
+        .args(["example", "server"]);
+    let (v, mut stdin) = Viewer::spawn_feeding(c);
+    let b = Browser::start();
+    let send = |stdin: &mut std::process::ChildStdin, m: Value| {
+        stdin
+            .write_all(format!("{m}\n").as_bytes())
+            .and_then(|()| stdin.flush())
+            .expect("write to the server");
+    };
+    send(
+        &mut stdin,
+        rpc::request(
+            json!(1),
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "view-test", "version": "1"}}),
+        ),
+    );
+    // The meta line, the request and its answer.
+    load(&b, &v.page(""), "tr.line[data-n=\"3\"]");
+    b.exec("window.__samePage = 'yes'", &[]);
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    send(&mut stdin, rpc::request(json!(2), "tools/list", json!({})));
+    shows(&b, 6);
+    let label = b.wait("tr.line[data-n=\"5\"] td.label", FOLLOWED).text();
+    assert!(label.starts_with("tools/list"), "{label}");
+    assert_eq!(b.exec("return window.__samePage", &[]), "yes");
+    settle(&b, "live-rec");
+    drop(stdin);
+    // What the page showed is what reel wrote.
+    let trace = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("the trace");
+    let lines = lines_of(&trace);
+    assert_eq!(lines[4]["raw"]["method"], "tools/list", "{lines:?}");
+}
