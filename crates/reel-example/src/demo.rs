@@ -32,6 +32,8 @@ pub struct DemoOptions {
     pub shown_reel: String,
     /// Where the traces go.
     pub dir: PathBuf,
+    /// The reel run has `reel view` (the closing lines suggest it).
+    pub viewer: bool,
 }
 
 /// How the demo went.
@@ -343,6 +345,14 @@ pub fn run_demo(opts: &DemoOptions, out: &mut dyn Write) -> io::Result<DemoOutco
             opts.shown_reel,
             shell_word(&opts.dir.to_string_lossy())
         )?;
+        if opts.viewer {
+            writeln!(
+                d.out,
+                "or see the drift in the browser:\n   {} view --dir {} {FIRST} {CHANGED}",
+                opts.shown_reel,
+                shell_word(&opts.dir.to_string_lossy())
+            )?;
+        }
     } else {
         writeln!(
             d.out,

@@ -55,6 +55,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         shown_reel: shown(&reel),
         reel,
         dir,
+        viewer: cfg!(feature = "http"),
     };
     let mut stdout = out.human_stdout();
     let outcome = run_demo(&opts, &mut stdout)?;

@@ -35,6 +35,7 @@ fn help_lists_every_command_the_demo_prints() {
     let text = String::from_utf8(out.stdout).unwrap();
     for command in [
         "rec", "play", "verify", "diff", "check", "stats", "ls", "redact", "demo", "example",
+        "view",
     ] {
         assert!(
             text.lines()
