@@ -10,9 +10,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{Catalog, Entry, KeyError};
-use reel_trace::LineClass;
+use reel_trace::{Dir, LineClass};
 
-use crate::index::{Class, LineRec, NO_TIME, TraceIndex, read_line};
+use crate::index::{Call, Class, LineRec, NO_TIME, TraceIndex, read_line};
 use crate::pretty::pretty;
 
 /// Lines one page holds at most.
@@ -193,6 +193,7 @@ pub fn trace(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
         "startedMs": started,
         "lines": ix.lines.len(),
         "calls": ix.call_count(),
+        "indexBytes": ix.bytes(),
         "labels": labels,
         "progress": progress,
         "failure": failure,
@@ -269,7 +270,12 @@ pub fn lines(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
     let mut picked = Vec::new();
     let mut next = None;
     let start = (from - 1) as usize;
-    for (i, r) in ix.lines.iter().enumerate().skip(start) {
+    for (i, r) in ix
+        .lines
+        .iter_from(start)
+        .enumerate()
+        .map(|(k, r)| (k + start, r))
+    {
         if !filter.admits(r) {
             continue;
         }
@@ -282,7 +288,7 @@ pub fn lines(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
     let matched = if filter.classes.is_empty() && filter.label.is_none() && !filter.none {
         ix.lines.len() as u64
     } else {
-        ix.lines.iter().filter(|r| filter.admits(r)).count() as u64
+        ix.lines.iter_from(0).filter(|r| filter.admits(r)).count() as u64
     };
     let rows: Vec<Value> = picked.iter().map(|&(n, r)| row(&ix, n, &r, full)).collect();
     Ok(json!({
@@ -333,14 +339,16 @@ fn row(ix: &TraceIndex, n: u64, r: &LineRec, full: bool) -> Value {
         let i = (r.call - 1) as usize;
         o.insert("call".into(), i.into());
         if let Some(x) = ix.call(i) {
-            let partner = if x.request.line == n {
-                x.response.map(|m| m.line)
+            let partner = if x.request == n {
+                (x.response > 0).then_some(x.response)
+            } else if x.response == n {
+                Some(x.request)
             } else {
-                Some(x.request.line)
+                None
             };
             o.insert("pair".into(), partner.into());
-            if x.response.map(|m| m.line) == Some(n) {
-                o.insert("latencyMs".into(), latency(ix, x.request.line, n).into());
+            if x.response == n {
+                o.insert("latencyMs".into(), latency(ix, x.request, n).into());
             }
         }
     }
@@ -533,13 +541,14 @@ pub fn raw(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
     let from = q.number("from", 1)?.max(1);
     let count = (q.number("count", 200)? as usize).min(MAX_PAGE);
     let ix = read(&e);
+    let start = (from - 1) as usize;
     let rows: Vec<Value> = ix
         .lines
-        .iter()
+        .iter_from(start)
         .enumerate()
-        .skip((from - 1) as usize)
         .take(count)
-        .map(|(i, r)| {
+        .map(|(k, r)| {
+            let i = start + k;
             let (bytes, cut) = read_line(ix.file_of(r), r, SUMMARY_READ).unwrap_or_default();
             json!({"n": i + 1, "text": String::from_utf8_lossy(&bytes), "cut": cut, "bytes": r.len})
         })
@@ -565,7 +574,7 @@ pub fn calls(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
     for i in from..ix.call_count() {
         let Some(x) = ix.call(i) else { break };
         if let Some(n) = name {
-            if x.method != n && ix.subject(i) != Some(n) {
+            if ix.name(x.method) != Some(n) && ix.name(x.subject) != Some(n) {
                 continue;
             }
         }
@@ -584,42 +593,67 @@ pub fn calls(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
 }
 
 fn call_row(ix: &TraceIndex, i: usize) -> Value {
-    let Some(x) = ix.call(i) else {
+    let Some(x) = ix.call(i).copied() else {
         return Value::Null;
     };
-    let (outcome, code) = match x.outcome {
-        reel_mcp::exchange::Outcome::Pending => ("pending", None),
-        reel_mcp::exchange::Outcome::Result => ("result", None),
-        reel_mcp::exchange::Outcome::Error(c) => ("error", c),
+    let response = (x.response > 0).then_some(x.response);
+    let read = |n: u64| -> Option<Value> {
+        let rec = ix.line(n)?;
+        let (b, _) = read_line(ix.file_of(rec), rec, SUMMARY_READ).ok()?;
+        serde_json::from_slice(&b).ok()
     };
-    let is_error_result = x.response.is_some_and(|r| {
-        ix.line(r.line).is_some_and(|rec| {
-            read_line(ix.file_of(rec), rec, SUMMARY_READ)
-                .ok()
-                .and_then(|(b, _)| serde_json::from_slice::<Value>(&b).ok())
-                .is_some_and(|v| v.pointer("/raw/result/isError") == Some(&Value::Bool(true)))
-        })
-    });
+    let id = read(x.request).and_then(|v| v.pointer("/raw/id").map(Value::to_string));
+    let outcome = match response.and_then(read) {
+        None => "pending",
+        Some(_) if x.error => "error",
+        Some(v) if v.pointer("/raw/result/isError") == Some(&Value::Bool(true)) => "tool error",
+        Some(_) => "result",
+    };
     json!({
         "i": i,
-        "method": x.method,
-        "subject": ix.subject(i),
-        "session": x.session,
-        "id": x.id.to_json(),
-        "dir": x.request_dir.as_str(),
-        "request": x.request.line,
-        "response": x.response.map(|r| r.line),
-        "outcome": if is_error_result { "tool error" } else { outcome },
-        "errorCode": code,
-        "latencyMs": x.response.and_then(|r| latency(ix, x.request.line, r.line)),
+        "method": ix.name(x.method),
+        "subject": ix.name(x.subject),
+        "session": ix.name(x.session),
+        "id": id,
+        "dir": x.dir.as_str(),
+        "request": x.request,
+        "response": response,
+        "outcome": outcome,
+        "errorCode": x.error_code,
+        "latencyMs": response.and_then(|r| latency(ix, x.request, r)),
         "cancelled": x.cancelled,
-        "attached": x.attached.iter().map(|a| json!({
-            "line": a.at.line,
-            "dir": a.dir.as_str(),
-            "method": a.method,
-            "isRequest": a.is_request,
-        })).collect::<Vec<_>>(),
+        "attached": attached(ix, i, &x),
     })
+}
+
+/// What came while call `i` was open: the other side's lines that belong to it, and the
+/// requests sent in it (calls of their own).
+fn attached(ix: &TraceIndex, i: usize, x: &Call) -> Vec<Value> {
+    let me = i as u32 + 1;
+    let last = if x.response > 0 {
+        x.response
+    } else {
+        ix.lines.len() as u64
+    };
+    let mut out = Vec::new();
+    for n in x.request + 1..last {
+        let Some(r) = ix.line(n) else { break };
+        if r.call == 0 {
+            continue;
+        }
+        let nested = ix
+            .call((r.call - 1) as usize)
+            .filter(|c| c.parent == me && c.request == n);
+        if r.call == me || nested.is_some() {
+            out.push(json!({
+                "line": n,
+                "dir": r.dir.map(Dir::as_str),
+                "method": ix.name(r.label),
+                "isRequest": nested.is_some(),
+            }));
+        }
+    }
+    out
 }
 
 /// `GET /_reel/api/stats?t=KEY`: the `mcp-tape.stats/1` document `reel stats --json`
@@ -649,19 +683,16 @@ pub fn stats(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
     let ix = read(&e);
     let mut sums: std::collections::HashMap<&str, (f64, u64)> = std::collections::HashMap::new();
     for i in 0..ix.call_count() {
-        let (Some(x), Some(tool)) = (ix.call(i), ix.subject(i)) else {
+        let Some(x) = ix.call(i) else { continue };
+        let (Some("tools/call"), Some(tool)) = (ix.name(x.method), ix.name(x.subject)) else {
             continue;
         };
-        if x.method != "tools/call" {
-            continue;
-        }
-        if let Some(l) = x
-            .response
-            .and_then(|r| latency(&ix, x.request.line, r.line))
-        {
-            let s = sums.entry(tool).or_default();
-            s.0 += l as f64;
-            s.1 += 1;
+        if x.response > 0 {
+            if let Some(l) = latency(&ix, x.request, x.response) {
+                let s = sums.entry(tool).or_default();
+                s.0 += l as f64;
+                s.1 += 1;
+            }
         }
     }
     if let Some(tools) = v.get_mut("tools").and_then(Value::as_array_mut) {
@@ -704,12 +735,18 @@ pub fn search(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
     let name_id = (!name.is_empty()).then(|| ix.strings.find(name));
     let mut hits = Vec::new();
     let mut next = None;
-    for (i, r) in ix.lines.iter().enumerate().skip((from - 1) as usize) {
+    let start = (from - 1) as usize;
+    for (i, r) in ix
+        .lines
+        .iter_from(start)
+        .enumerate()
+        .map(|(k, r)| (k + start, r))
+    {
         if let Some(want) = name_id {
             let Some(want) = want else { break };
             let by_subject = r.call > 0 && {
                 let c = (r.call - 1) as usize;
-                ix.subject_id(c) == want
+                ix.call(c).is_some_and(|x| x.subject == want)
             };
             if r.label != want && !by_subject {
                 continue;
@@ -793,7 +830,9 @@ pub fn merge(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
         at[s] += 1;
         last[s] = t;
         if seen >= from {
-            let r = guards[s].lines[i];
+            let Some(&r) = guards[s].lines.get(i) else {
+                break;
+            };
             let mut row = row(&guards[s], i as u64 + 1, &r, false);
             if let Some(o) = row.as_object_mut() {
                 o.insert("src".into(), s.into());

@@ -8,15 +8,22 @@
 //! again for the page that shows them.
 //!
 //! Calls are the exchanges of [`reel_mcp::exchange`] (one pairing for every reel
-//! command: by session, direction and id, correct under concurrency), one builder per
-//! `meta` segment so ids never pair across sessions appended to one file.
+//! command: by session, direction and id, correct under concurrency), kept as a
+//! fixed-size [`Call`] each. Like `reel diff`, the index starts a fresh builder whenever
+//! no exchange is open and [`RESET_AFTER`] have formed, and at each `meta` line (ids
+//! never pair across sessions appended to one file), so the builder's own records do
+//! not pile up. Limit: a trace that never has a moment without an open exchange keeps
+//! its builder (about 250 bytes per exchange) for the whole read.
+//!
+//! Lines and calls are stored in chunks ([`Chunked`]), so a growing index never copies
+//! itself into a buffer twice its size.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use reel_mcp::exchange::{Exchange, ExchangeBuilder, Facts, Pushed};
+use reel_mcp::exchange::{ExchangeBuilder, Facts, Outcome, Pushed};
 use reel_mcp::jsonrpc::{
     Envelope, RpcKind, cancelled_request_id, notification_progress_token, request_progress_token,
 };
@@ -24,6 +31,77 @@ use reel_trace::{Dir, Line, LineClass, Timestamp};
 
 /// How much of a file one read takes.
 const CHUNK: usize = 4 << 20;
+
+/// A fresh exchange builder is started when none is open and this many have formed.
+pub const RESET_AFTER: usize = 256;
+
+/// Items per chunk of a [`Chunked`] store.
+const CHUNK_ITEMS: usize = 1 << 16;
+
+/// A vector that grows by whole chunks: no reallocation copies what it holds, so its
+/// peak size is its size.
+#[derive(Debug)]
+pub struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> Chunked<T> {
+    /// Appends `v`.
+    pub fn push(&mut self, v: T) {
+        if self.len % CHUNK_ITEMS == 0 {
+            self.chunks.push(Vec::with_capacity(CHUNK_ITEMS));
+        }
+        if let Some(last) = self.chunks.last_mut() {
+            last.push(v);
+        }
+        self.len += 1;
+    }
+
+    /// Item `i`.
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.chunks.get(i / CHUNK_ITEMS)?.get(i % CHUNK_ITEMS)
+    }
+
+    fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        self.chunks
+            .get_mut(i / CHUNK_ITEMS)?
+            .get_mut(i % CHUNK_ITEMS)
+    }
+
+    /// How many it holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The items from `start` on, in order.
+    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = &T> {
+        self.chunks
+            .iter()
+            .skip(start / CHUNK_ITEMS)
+            .flatten()
+            .skip(start % CHUNK_ITEMS)
+    }
+
+    /// Bytes it takes.
+    pub fn bytes(&self) -> usize {
+        self.chunks.len() * CHUNK_ITEMS * std::mem::size_of::<T>()
+    }
+}
 
 /// What kind of line a record is: one of the format's classes, or not a JSON object
 /// (shown as the text it is).
@@ -78,6 +156,33 @@ pub struct LineRec {
 /// [`LineRec::t`] of a line without a time.
 pub const NO_TIME: i64 = i64::MIN;
 
+/// One request and how it ended, 40 bytes; what came in between is found through the
+/// lines ([`LineRec::call`]) and the calls ([`Call::parent`]) that point at it.
+#[derive(Clone, Copy, Debug)]
+pub struct Call {
+    /// The request's line.
+    pub request: u64,
+    /// The response's line; 0: none (yet).
+    pub response: u64,
+    /// `error.code` of an error response.
+    pub error_code: Option<i32>,
+    /// The method, interned.
+    pub method: u32,
+    /// The tool, resource or prompt it names, interned; 0: none.
+    pub subject: u32,
+    /// The session, interned; 0: none.
+    pub session: u32,
+    /// 1 + the call this one was sent in (a server→client request during a client's
+    /// call); 0: none.
+    pub parent: u32,
+    /// Direction of the request.
+    pub dir: Dir,
+    /// It ended in a JSON-RPC error.
+    pub error: bool,
+    /// A `notifications/cancelled` named it.
+    pub cancelled: bool,
+}
+
 /// Strings many lines share (methods, kinds, tools, sessions), stored once.
 #[derive(Default, Debug)]
 pub struct Interner {
@@ -109,18 +214,19 @@ impl Interner {
 }
 
 /// The index of one trace, as far as it has been read.
-#[derive(Debug)]
 pub struct TraceIndex {
     files: Vec<PathBuf>,
     /// The lines, in order.
-    pub lines: Vec<LineRec>,
-    /// The interned labels and tool names.
+    pub lines: Chunked<LineRec>,
+    /// The interned labels, tool names and sessions.
     pub strings: Interner,
-    /// Exchanges of finished segments.
-    done: Vec<Exchange>,
-    /// The tool (`tools/call`), resource or prompt each call names, interned, by call.
-    subjects: Vec<u32>,
-    segment: Segment,
+    /// The calls, in the order of their requests.
+    pub calls: Chunked<Call>,
+    /// The exchanges forming now; its exchange `i` is call `base + i`.
+    builder: ExchangeBuilder,
+    base: usize,
+    /// Calls of the builder still open.
+    open: usize,
     /// Lines per (class, label): the counts the events and tools filters show.
     pub counts: HashMap<(Class, u32), u64>,
     /// The first `meta` line, parsed.
@@ -139,17 +245,13 @@ pub struct TraceIndex {
     unterminated: bool,
 }
 
-#[derive(Default)]
-struct Segment {
-    builder: ExchangeBuilder,
-    /// Messages offered to this segment so far.
-    messages: u64,
-}
-
-impl std::fmt::Debug for Segment {
+impl std::fmt::Debug for TraceIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Segment")
-            .field("exchanges", &self.builder.exchanges().len())
+        f.debug_struct("TraceIndex")
+            .field("files", &self.files)
+            .field("lines", &self.lines.len())
+            .field("calls", &self.calls.len())
+            .field("ended", &self.ended)
             .finish()
     }
 }
@@ -159,11 +261,12 @@ impl TraceIndex {
     pub fn new(files: Vec<PathBuf>) -> TraceIndex {
         TraceIndex {
             files,
-            lines: Vec::new(),
+            lines: Chunked::default(),
             strings: Interner::default(),
-            done: Vec::new(),
-            subjects: Vec::new(),
-            segment: Segment::default(),
+            calls: Chunked::default(),
+            builder: ExchangeBuilder::new(),
+            base: 0,
+            open: 0,
             counts: HashMap::new(),
             meta: None,
             ended: false,
@@ -186,27 +289,31 @@ impl TraceIndex {
         &self.files[usize::from(rec.file)]
     }
 
-    /// Every call so far, in the order of their requests.
+    /// Calls so far.
     pub fn call_count(&self) -> usize {
-        self.done.len() + self.segment.builder.exchanges().len()
+        self.calls.len()
     }
 
     /// Call `i`.
-    pub fn call(&self, i: usize) -> Option<&Exchange> {
-        match i.checked_sub(self.done.len()) {
-            None => self.done.get(i),
-            Some(j) => self.segment.builder.exchanges().get(j),
-        }
+    pub fn call(&self, i: usize) -> Option<&Call> {
+        self.calls.get(i)
     }
 
-    /// The tool, resource or prompt call `i` names.
-    pub fn subject(&self, i: usize) -> Option<&str> {
-        self.subjects.get(i).and_then(|&s| self.strings.get(s))
+    /// The string `id` names (0: `None`).
+    pub fn name(&self, id: u32) -> Option<&str> {
+        self.strings.get(id)
     }
 
-    /// The interned id of [`TraceIndex::subject`] (0: none).
-    pub fn subject_id(&self, i: usize) -> u32 {
-        self.subjects.get(i).copied().unwrap_or(0)
+    /// Bytes the index takes in memory, about: lines, calls, the strings, and the
+    /// exchanges still forming.
+    pub fn bytes(&self) -> usize {
+        let strings: usize = self.strings.names.iter().map(|n| 2 * n.len() + 64).sum();
+        self.lines.bytes()
+            + self.calls.bytes()
+            + strings
+            + self.builder.exchanges().len() * 250
+            + self.counts.len() * 32
+            + self.pending.capacity()
     }
 
     /// The record of 1-based line `n`.
@@ -322,10 +429,8 @@ impl TraceIndex {
             rec.t = line.t().and_then(Timestamp::parse).map_or(NO_TIME, |t| t.0);
             match &line {
                 Line::Meta(_) => {
-                    if self.segment.messages > 0 {
-                        let old = std::mem::take(&mut self.segment);
-                        self.done.extend(old.builder.finish().0);
-                    }
+                    // A new session: nothing of the one before pairs with it.
+                    self.fresh_builder();
                     if self.meta.is_none() {
                         self.meta = serde_json::from_slice(bytes).ok();
                     }
@@ -357,54 +462,81 @@ impl TraceIndex {
         self.lines.push(rec);
     }
 
+    fn fresh_builder(&mut self) {
+        self.builder = ExchangeBuilder::new();
+        self.base = self.calls.len();
+        self.open = 0;
+    }
+
     fn message(&mut self, rec: &mut LineRec, session: Option<&str>, dir: Dir, raw: &str, n: u64) {
-        let calls_before = self.call_count();
-        self.segment.messages += 1;
-        let pushed: Pushed = match Envelope::parse(raw) {
-            None => self
-                .segment
-                .builder
-                .push_facts(session, dir, Err(Envelope::kind_of(raw)), n),
-            Some(env) => {
-                if let Some(m) = env.method.as_deref() {
-                    rec.label = self.strings.intern(m);
-                } else if env.kind() == RpcKind::Error {
-                    rec.label = self.strings.intern("error");
-                } else if env.kind() == RpcKind::Response {
-                    rec.label = self.strings.intern("result");
-                }
-                let subject = match (env.kind(), env.method.as_deref(), env.params) {
-                    (RpcKind::Request, Some(m), Some(p)) => serde_json::from_str(p.get())
-                        .ok()
-                        .and_then(|p: serde_json::Value| {
-                            reel_mcp::http::mcp_name(m, &p).map(|s| self.strings.intern(s))
-                        })
-                        .unwrap_or(0),
-                    _ => 0,
-                };
-                let facts = Facts {
-                    request_progress_token: request_progress_token(&env),
-                    notification_progress_token: notification_progress_token(&env),
-                    cancelled_request: cancelled_request_id(&env),
-                    env,
-                };
-                let pushed = self.segment.builder.push_facts(session, dir, Ok(&facts), n);
-                if pushed.opened.is_some() {
-                    self.subjects.push(subject);
-                }
-                pushed
-            }
+        let Some(env) = Envelope::parse(raw) else {
+            self.builder
+                .push_facts(session, dir, Err(Envelope::kind_of(raw)), n);
+            return;
         };
-        let base = self.done.len();
-        let call = pushed
-            .opened
-            .or(pushed.closed)
-            .or(pushed.attached_to)
-            .map(|i| base + i);
-        if let Some(c) = call {
-            rec.call = u32::try_from(c + 1).unwrap_or(0);
+        let kind = env.kind();
+        if let Some(m) = env.method.as_deref() {
+            rec.label = self.strings.intern(m);
+        } else if kind == RpcKind::Error {
+            rec.label = self.strings.intern("error");
+        } else if kind == RpcKind::Response {
+            rec.label = self.strings.intern("result");
         }
-        debug_assert!(self.call_count() >= calls_before);
+        let subject = match (kind, env.method.as_deref(), env.params) {
+            (RpcKind::Request, Some(m), Some(p)) => serde_json::from_str(p.get())
+                .ok()
+                .and_then(|p: serde_json::Value| {
+                    reel_mcp::http::mcp_name(m, &p).map(|s| self.strings.intern(s))
+                })
+                .unwrap_or(0),
+            _ => 0,
+        };
+        let facts = Facts {
+            request_progress_token: request_progress_token(&env),
+            notification_progress_token: notification_progress_token(&env),
+            cancelled_request: cancelled_request_id(&env),
+            env,
+        };
+        let pushed: Pushed = self.builder.push_facts(session, dir, Ok(&facts), n);
+        let base = self.base;
+        let call_of = |i: usize| u32::try_from(base + i + 1).unwrap_or(0);
+        if let Some(i) = pushed.opened {
+            self.open += 1;
+            let session = session.map_or(0, |s| self.strings.intern(s));
+            self.calls.push(Call {
+                request: n,
+                response: 0,
+                error_code: None,
+                method: rec.label,
+                subject,
+                session,
+                parent: pushed.attached_to.map_or(0, call_of),
+                dir,
+                error: false,
+                cancelled: false,
+            });
+            rec.call = call_of(i);
+        } else if let Some(i) = pushed.closed {
+            self.open = self.open.saturating_sub(1);
+            let outcome = self.builder.exchanges().get(i).map(|x| x.outcome.clone());
+            if let Some(c) = self.calls.get_mut(base + i) {
+                c.response = n;
+                if let Some(Outcome::Error(code)) = outcome {
+                    c.error = true;
+                    c.error_code = code.and_then(|c| i32::try_from(c).ok());
+                }
+            }
+            rec.call = call_of(i);
+        } else if let Some(i) = pushed.attached_to {
+            let cancelled = self.builder.exchanges().get(i).is_some_and(|x| x.cancelled);
+            if let Some(c) = self.calls.get_mut(base + i) {
+                c.cancelled |= cancelled;
+            }
+            rec.call = call_of(i);
+        }
+        if self.open == 0 && self.builder.exchanges().len() >= RESET_AFTER {
+            self.fresh_builder();
+        }
     }
 }
 
@@ -467,11 +599,13 @@ mod tests {
         assert_eq!(ix.lines.len(), 5);
         assert_eq!(ix.call_count(), 2);
         let slow = ix.call(0).unwrap();
-        assert_eq!(slow.request.line, 2);
-        assert_eq!(slow.response.map(|r| r.line), Some(5));
-        assert_eq!(ix.subject(0), Some("slow"));
+        assert_eq!((slow.request, slow.response), (2, 5));
+        assert!(slow.error);
+        assert_eq!(slow.error_code, Some(-1));
+        assert_eq!(ix.name(slow.subject), Some("slow"));
         let fast = ix.call(1).unwrap();
-        assert_eq!(fast.response.map(|r| r.line), Some(4));
+        assert_eq!((fast.request, fast.response), (3, 4));
+        assert!(!fast.error);
         assert_eq!(ix.line(4).unwrap().call, 2);
         assert_eq!(
             ix.line(2).unwrap().t,
@@ -545,6 +679,63 @@ mod tests {
     }
 
     #[test]
+    fn calls_keep_pairing_across_fresh_builders_and_know_their_nested_requests() {
+        let mut lines = vec![META.to_owned()];
+        // More sequential calls than one builder keeps, then a call during which the
+        // server asks the client something.
+        for id in 1..=(RESET_AFTER as u64 + 10) {
+            lines.push(line(
+                "01.000",
+                "in",
+                &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
+            ));
+            lines.push(line(
+                "01.001",
+                "out",
+                &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
+            ));
+        }
+        let first = lines.len() as u64 + 1;
+        lines.push(line(
+            "02.000",
+            "in",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roots"}}"#,
+        ));
+        lines.push(line(
+            "02.001",
+            "out",
+            r#"{"jsonrpc":"2.0","id":1,"method":"roots/list"}"#,
+        ));
+        lines.push(line(
+            "02.002",
+            "in",
+            r#"{"jsonrpc":"2.0","id":1,"result":{"roots":[]}}"#,
+        ));
+        lines.push(line(
+            "02.003",
+            "out",
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        ));
+        let ix = index_of(&(lines.join("\n") + "\n"));
+        let n = RESET_AFTER + 10;
+        assert_eq!(ix.call_count(), n + 2);
+        for i in 0..n {
+            let c = ix.call(i).unwrap();
+            assert_eq!(
+                (c.request, c.response),
+                (2 + 2 * i as u64, 3 + 2 * i as u64),
+                "call {i}"
+            );
+        }
+        let outer = *ix.call(n).unwrap();
+        let inner = *ix.call(n + 1).unwrap();
+        assert_eq!((outer.request, outer.response), (first, first + 3));
+        assert_eq!((inner.request, inner.response), (first + 1, first + 2));
+        assert_eq!(inner.dir, Dir::Out);
+        assert_eq!(inner.parent as usize, n + 1, "sent during the tools/call");
+    }
+
+    #[test]
     fn ids_do_not_pair_across_appended_sessions() {
         let text = [
             META.to_owned(),
@@ -559,6 +750,6 @@ mod tests {
         .join("\n");
         let ix = index_of(&text);
         assert_eq!(ix.call_count(), 1);
-        assert_eq!(ix.call(0).unwrap().response, None);
+        assert_eq!(ix.call(0).unwrap().response, 0);
     }
 }

@@ -10,9 +10,9 @@
 //! - a page deep in the trace (lines from the middle, once indexing is done): what a
 //!   scroll or a `&line=` jump costs;
 //! - the time until the whole trace is indexed;
-//! - the server's peak RSS (`VmHWM`) once indexed, and that less the index's estimated
-//!   size (32 bytes a line plus one call record per exchange): the target is 100 MiB
-//!   besides the index.
+//! - the server's peak RSS (`VmHWM`) once indexed, and that less the index's size as
+//!   the server reports it (`indexBytes`: lines, calls, strings): the target is 100 MiB
+//!   beside the index.
 //!
 //! Live: a trace is appended one line at a time (20 lines, 300 ms apart) while the
 //! viewer's feed (`/_reel/api/follow`) is read; the figure is the median and the worst
@@ -38,11 +38,6 @@ const FIRST_SCREEN_S: f64 = 2.0;
 const RSS_BESIDE_INDEX_MIB: f64 = 100.0;
 const LIVE_S: f64 = 1.0;
 
-/// Bytes of the index per line, and per call (the exchange record, its key and the
-/// pairing maps), as estimated from the types.
-const INDEX_PER_LINE: f64 = 32.0;
-const INDEX_PER_CALL: f64 = 200.0;
-
 /// The requests the first page of a trace makes, in order.
 fn first_screen(key: &str) -> Vec<String> {
     let t = encode(key);
@@ -67,8 +62,14 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         .and_then(|n| n.to_str())
         .context("trace name")?
         .to_owned();
-    let (mut first, mut calls, mut deep, mut indexed, mut rss) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut first, mut calls, mut deep, mut indexed, mut rss, mut index) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     for round in 1..=ROUNDS {
         let started = Instant::now();
         let (viewer, addr) = start_view(ctx, &trace)?;
@@ -81,7 +82,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             &format!("/_reel/api/calls?t={}&from=0&count=200", encode(&key)),
         )?;
         calls.push(started.elapsed().as_secs_f64());
-        let done = wait_indexed(&addr, &key, Duration::from_secs(600))?;
+        let (done, index_bytes) = wait_indexed(&addr, &key, Duration::from_secs(600))?;
+        index.push(index_bytes as f64 / 1048576.0);
         indexed.push(started.elapsed().as_secs_f64());
         let mid = done / 2;
         let t = Instant::now();
@@ -100,8 +102,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         );
         drop(viewer);
     }
-    let exchanges = facts.inbound as f64;
-    let index_mib = (facts.lines as f64 * INDEX_PER_LINE + exchanges * INDEX_PER_CALL) / 1048576.0;
+    let index_mib = median(&index).unwrap_or(f64::NAN);
     let peak = median(&rss).unwrap_or(f64::NAN);
     let gb = facts.bytes as f64 / 1e9;
     let on = format!("{:.2} GB, {} lines; median of {ROUNDS}", gb, facts.lines);
@@ -119,11 +120,12 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
                 facts.bytes as f64 / 1e6 / median(&indexed).unwrap_or(f64::NAN)
             )),
         Figure::new("reel view: peak RSS", peak, "MiB").note(format!(
-            "VmHWM once indexed; the index is ~{index_mib:.0} MiB ({INDEX_PER_LINE} B a line, {INDEX_PER_CALL} B a call)"
+            "VmHWM once indexed; the index is {index_mib:.0} MiB ({:.1} B a line, calls and strings included)",
+            index_mib * 1048576.0 / facts.lines as f64
         )),
         Figure::new("reel view: RSS beside the index", peak - index_mib, "MiB")
             .target(Target::AtMost(RSS_BESIDE_INDEX_MIB))
-            .note("peak RSS less the index's estimated size"),
+            .note("peak RSS less the index's size, as the server reports it"),
     ];
     figures.extend(live(ctx)?);
     Ok(figures)
@@ -160,15 +162,16 @@ fn start_view(ctx: &Ctx, trace: &Path) -> anyhow::Result<(Running, String)> {
     Ok((running, addr))
 }
 
-/// Waits until the trace is indexed to its end; its line count.
-fn wait_indexed(addr: &str, key: &str, limit: Duration) -> anyhow::Result<u64> {
+/// Waits until the trace is indexed to its end; its line count and the index's size.
+fn wait_indexed(addr: &str, key: &str, limit: Duration) -> anyhow::Result<(u64, u64)> {
     let deadline = Instant::now() + limit;
     loop {
         let body = get(addr, &format!("/_reel/api/trace?t={}", encode(key)))?;
         let v: serde_json::Value = serde_json::from_slice(&body)?;
         let p = &v["progress"];
         if p["ended"].as_bool() == Some(true) && p["bytes"] == p["size"] {
-            return v["lines"].as_u64().context("no line count");
+            let lines = v["lines"].as_u64().context("no line count")?;
+            return Ok((lines, v["indexBytes"].as_u64().context("no indexBytes")?));
         }
         if Instant::now() > deadline {
             bail!("not indexed within {limit:?}: {p}");
