@@ -31,8 +31,8 @@ inserts trace content as text only, and serves a Content-Security-Policy that al
 nothing but its own scripts and styles.
 
 Limits: a page holds at most 1000 lines; a line's detail shows its first 4 MiB; search
-stops at 500 hits per page; the index keeps about 32 bytes per line and one record per
-call in memory.
+stops at 500 hits per page; the index keeps about 47 bytes a line in memory, calls
+included (a trace never free of open calls keeps about 250 bytes more per call).
 
 Exit codes: 0 stopped with Ctrl-C; 64 bad flags; 66 a PATH cannot be read; 73 the
 address cannot be bound (or the trace directory created).";
