@@ -294,13 +294,26 @@ impl LoopbackGuard {
     }
 }
 
-/// The host of `host[:port]` / `[v6][:port]`, without brackets.
+/// The host of `host[:port]` / `[v6][:port]`, without brackets. What follows the last
+/// `:` is a port only when it is digits: `localhost:1@evil.example` is no loopback name.
 fn host_of_authority(authority: &str) -> &str {
     let a = authority.trim();
     if let Some(rest) = a.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or("");
+        return match rest.split_once(']') {
+            Some((host, "")) => host,
+            Some((host, port)) if is_port(port.strip_prefix(':').unwrap_or("x")) => host,
+            _ => a,
+        };
     }
-    a.rsplit_once(':').map_or(a, |(h, _)| h)
+    match a.rsplit_once(':') {
+        Some((h, port)) if is_port(port) => h,
+        _ => a,
+    }
+}
+
+/// `digits`, as a port is written (empty allowed: `host:` is the default port).
+fn is_port(digits: &str) -> bool {
+    digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `localhost`, `*.localhost`, `127.0.0.0/8` or `::1`.
@@ -317,6 +330,34 @@ pub fn is_loopback_name(host: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_port_is_digits_so_a_userinfo_trick_is_no_loopback_name() {
+        let g = LoopbackGuard::new([]);
+        for ok in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:1",
+            "[::1]:9",
+            "[::1]",
+            "localhost:",
+        ] {
+            assert!(g.check(Some(ok.as_bytes()), None).is_ok(), "{ok}");
+        }
+        for bad in [
+            "localhost:1@evil.example",
+            "127.0.0.1:x",
+            "[::1]evil",
+            "[::1]:8@x",
+            "evil.example:80",
+        ] {
+            assert!(g.check(Some(bad.as_bytes()), None).is_err(), "{bad}");
+        }
+        assert!(
+            g.check(None, Some(b"http://localhost:1@evil.example"))
+                .is_err()
+        );
+    }
 
     #[test]
     fn mcp_name_is_sent_for_the_three_methods_the_transport_names() {
