@@ -33,14 +33,16 @@ async function route() {
   const f = fragment();
   try {
     if (!home) home = await api("home");
+    // The runs list is there only when a directory is shown.
+    const runs = () => home.mode === "runs" ? [h("a", { href: "#" }, "runs"), " / "] : home.mode === "mmsp" ? [h("a", { href: "/" }, "cache"), " / "] : [];
     if (f.get("trace")) {
-      crumbs.replaceChildren(h("a", { href: "#" }, "runs"), " / ", h("span", {}, f.get("trace")));
+      crumbs.replaceChildren(...runs(), h("span", {}, f.get("trace")));
       await traceView(main, f, { onStop: (fn) => teardown.push(fn), say });
     } else if (f.get("diff")) {
-      crumbs.replaceChildren(h("a", { href: "#" }, "runs"), " / diff");
+      crumbs.replaceChildren(...runs(), "diff");
       await diffView(main, f.get("diff"), f.get("with"), f, { onStop: (fn) => teardown.push(fn), say });
     } else if (f.getAll("merge").length) {
-      crumbs.replaceChildren(h("a", { href: "#" }, "runs"), " / merge");
+      crumbs.replaceChildren(...runs(), "merge");
       await mergeView(main, f.getAll("merge"), f, { onStop: (fn) => teardown.push(fn), say });
     } else {
       crumbs.replaceChildren();
@@ -75,6 +77,7 @@ async function runsView() {
   const selected = new Set();
   const table = h("table", { class: "runs" });
   const actions = h("div", { class: "actions" });
+  const skipped = h("div", { class: "skipped" });
   const refresh = async () => {
     const fresh = await api("home");
     put(table, h("thead", {}, h("tr", {},
@@ -82,6 +85,7 @@ async function runsView() {
       h("th", {}, "duration"), h("th", {}, "in"), h("th", {}, "out"), h("th", {}, "events"),
       h("th", {}, "turns"), h("th", {}, "errors"), h("th", {}, "size"), h("th", {}, "state"))),
       h("tbody", {}, fresh.runs.map((r) => runRow(r, selected, update))));
+    put(skipped, (fresh.skipped || []).length ? [h("h2", {}, "Not shown"), h("ul", { class: "warnings" }, fresh.skipped.map((k) => h("li", {}, `${k.path}: ${k.reason}`)))] : null);
     if (!fresh.runs.length) {
       table.append(h("tbody", {}, h("tr", {}, h("td", { colspan: 12, class: "muted" },
         "No runs here yet. `reel rec` and `reel llm` write them here."))));
@@ -97,11 +101,21 @@ async function runsView() {
   put(main,
     h("h1", {}, "Runs"),
     home.dir ? h("p", { class: "muted" }, home.dir) : null,
-    actions, table);
+    actions, table, skipped);
   update();
   await refresh();
   const timer = setInterval(() => refresh().catch(() => {}), 2000);
   teardown.push(() => clearInterval(timer));
+}
+
+/** Bytes as `reel ls` shows them. */
+function size(n) {
+  if (n === null || n === undefined) return "";
+  if (n < 1024) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let v = n / 1024, u = 0;
+  while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
+  return `${v.toFixed(1)} ${units[u]}`;
 }
 
 function runRow(r, selected, update) {
@@ -121,7 +135,7 @@ function runRow(r, selected, update) {
     h("td", { class: "num" }, num(c.in)), h("td", { class: "num" }, num(c.out)),
     h("td", { class: "num" }, num(c.events)), h("td", { class: "num" }, num(c.turns)),
     h("td", { class: "num" }, num(c.errors)),
-    h("td", { class: "num" }, num(r.bytes)),
+    h("td", { class: "num", title: `${num(r.bytes)} bytes` }, size(r.bytes), r.rotated ? h("div", { class: "muted small" }, `+${r.rotated} rotated`) : null),
     h("td", {}, r.interrupted ? h("span", { class: "badge live" }, "no end (live or stopped)") : (r.exitCode !== null && r.exitCode !== undefined ? `exit ${r.exitCode}` : r.reason || "")));
 }
 

@@ -165,7 +165,8 @@ function pagedTable(el, { head, fetch, row, live, from = 1, earlier }) {
     try {
       const page = await fetch(next);
       add(page.rows);
-      if (page.rows.length) last = page.last(page.rows[page.rows.length - 1]);
+      if (page.resume !== undefined) last = page.resume - 1;
+      else if (page.rows.length) last = page.last(page.rows[page.rows.length - 1]);
       next = page.next;
       note.textContent = next === null ? (page.rows.length || tbody.children.length ? "" : "nothing here") : "";
     } catch (e) {
@@ -369,11 +370,25 @@ function turnCard(r, key, uses) {
       h("a", { class: "ln", href: link({ trace: key, view: "timeline", line: r.n }) }, `line ${r.n}`),
       t.stop_reason ? h("span", { class: "muted" }, ` stop: ${t.stop_reason}`) : null,
       u.input_tokens !== undefined || u.output_tokens !== undefined ? h("span", { class: "usage" }, ` in ${num(u.input_tokens)} · out ${num(u.output_tokens)}${u.cache_read_input_tokens ? ` · cache ${num(u.cache_read_input_tokens)}` : ""}`) : null),
-    (t.blocks || []).map((b) => block(b, r.n, uses)));
+    (t.blocks || []).map((b) => block(b, r.n, uses, Boolean(t.echoed))));
   return card;
 }
 
-function block(b, n, uses) {
+/** A link that scrolls to `target` on this page: the fragment, which names the view,
+ * stays as it is. */
+function jump(target, text) {
+  return h("a", { href: location.hash, class: "pair-link", on: { click: (ev) => {
+    ev.preventDefault();
+    target.scrollIntoView({ block: "center" });
+    target.classList.add("flash");
+    setTimeout(() => target.classList.remove("flash"), 1200);
+  } } }, text);
+}
+
+/** A turn's block; `uses` maps tool_use ids to their blocks so a tool_result links to
+ * its tool_use. An echoed turn (history re-sent) never takes a pairing over from the
+ * turn that happened. */
+function block(b, n, uses, echoed) {
   const ty = b && b.type;
   switch (ty) {
     case "text":
@@ -385,17 +400,18 @@ function block(b, n, uses) {
       const el = h("div", { class: "block tool-use", dataset: { id: b.id || "" } },
         h("div", { class: "block-head" }, "tool_use ", h("strong", {}, b.name || "?"), h("span", { class: "mono muted" }, ` ${b.id || ""}`), h("span", { class: "paired" })),
         h("pre", {}, JSON.stringify(b.input ?? {}, null, 2)));
-      if (b.id) uses.set(b.id, { el, n });
+      if (b.id && (!echoed || !uses.has(b.id))) uses.set(b.id, { el, n, paired: false });
       return el;
     }
     case "tool_result": {
       const use = uses.get(b.tool_use_id);
       const el = h("div", { class: "block tool-result" + (b.is_error ? " is-error" : ""), dataset: { for: b.tool_use_id || "" } },
         h("div", { class: "block-head" }, b.is_error ? "tool_result (error) " : "tool_result ",
-          use ? h("a", { href: `#turn-${use.n}`, class: "pair-link" }, `for ${use.el.querySelector("strong").textContent} (${b.tool_use_id})`) : h("span", { class: "muted" }, `for ${b.tool_use_id || "?"} (its tool_use is not in this trace)`)),
+          use ? jump(use.el, `for ${use.el.querySelector("strong").textContent} (${b.tool_use_id})`) : h("span", { class: "muted" }, `for ${b.tool_use_id || "?"} (its tool_use is not in this trace)`)),
         h("pre", {}, typeof b.content === "string" ? b.content : JSON.stringify(b.content ?? null, null, 2)));
-      if (use) {
-        put(use.el.querySelector(".paired"), " → ", h("a", { href: `#turn-${n}`, class: "pair-link" }, "its result"));
+      if (use && (!echoed || !use.paired)) {
+        put(use.el.querySelector(".paired"), " → ", jump(el, "its result"));
+        use.paired = !echoed;
       }
       return el;
     }
@@ -445,11 +461,16 @@ function searchView(el, { key, f, live }) {
   const wrap = h("div", {});
   put(el, h("p", { class: "muted" }, name || q ? `lines ${name ? `of ${name}` : ""}${q ? ` holding “${q}”` : ""}` : "Give a method or tool name, a pattern, or both."), wrap);
   if (!name && !q) return;
+  const state = h("p", { class: "muted search-state" });
+  wrap.after(state);
   return pagedTable(wrap, {
     head: h("tr", {}, h("th", {}, "line"), h("th", {}, "time"), h("th", {}, ""), h("th", {}, "what"), h("th", {}, "summary"), h("th", {}, "latency")),
+    live,
     fetch: async (n) => {
       const p = await api("search", { t: key, name, q, from: n });
-      return { rows: p.lines, next: p.next, last: (r) => r.n };
+      // Lines not indexed yet are searched when they are (the live feed says so).
+      state.textContent = p.complete ? "" : `searched the ${num(p.scanned)} lines indexed so far; more are searched as they come`;
+      return { rows: p.lines, next: p.next, resume: p.next === null ? p.scanned + 1 : undefined, last: (r) => r.n };
     },
     row: (r) => lineRow(r, { key, live }, live.info().startedMs),
   }).ready;
@@ -491,14 +512,17 @@ export async function diffView(main, a, b, f, ctx) {
     const [la, lb] = await Promise.all([lineA ? api("line", { t: a, n: lineA }) : null, lineB ? api("line", { t: b, n: lineB }) : null]);
     const ta = la ? la.pretty ?? la.text : "", tb = lb ? lb.pretty ?? lb.text : "";
     const [da, db] = changedLines(ta, tb);
-    const side = (name, key, line, text, changed) => h("div", { class: "side" },
-      h("h3", {}, h("span", { class: `badge side-${name.toLowerCase()}` }, name), line ? h("a", { href: link({ trace: key, view: "timeline", line }) }, ` line ${line}`) : " (absent)"),
+    const side = (name, key, place, line, text, changed) => h("div", { class: "side" },
+      h("h3", {}, h("span", { class: `badge side-${name.toLowerCase()}` }, name),
+        place ? [" ", h("a", { href: link({ trace: key, view: "timeline", line: place.line }) }, `line ${place.line}`),
+          place.responseLine ? [", answered at ", h("a", { href: link({ trace: key, view: "timeline", line: place.responseLine }) }, `line ${place.responseLine}`)] : null,
+          line ? ` (shown: line ${line})` : null] : " (absent)"),
       h("pre", { class: "payload diffed" }, text.split("\n").map((l, k) => h("span", { class: changed.has(k) ? "chg" : "same" }, l))));
     put(panel,
       h("h2", {}, `${dr.subject || dr.kind}: ${dr.summary || ""}`),
       (dr.differences || []).length ? h("table", { class: "pointers" }, h("thead", {}, h("tr", {}, h("th", {}, "JSON pointer"), h("th", {}, "A"), h("th", {}, "B"))),
         h("tbody", {}, dr.differences.map((x) => h("tr", {}, h("td", { class: "mono" }, x.pointer), h("td", { class: "mono" }, fmtVal(x.a)), h("td", { class: "mono" }, fmtVal(x.b)))))) : null,
-      h("div", { class: "sides" }, side("A", a, lineA, ta, da), side("B", b, lineB, tb, db)));
+      h("div", { class: "sides" }, side("A", a, dr.a, lineA, ta, da), side("B", b, dr.b, lineB, tb, db)));
   }
   if (items.length) focus(0);
 }

@@ -112,12 +112,22 @@ impl Query {
 /// `GET /_reel/api/home`: what the first page shows, and the runs of the directory.
 pub fn home(cat: &Catalog) -> Result<Value, ApiError> {
     let mut v = serde_json::to_value(&cat.home).unwrap_or_default();
+    let mut skipped = Vec::new();
     let runs: Vec<Value> = match &cat.dir {
         Some(dir) => {
             let listing = reel_trace::runs::list_runs(dir).map_err(|e| ApiError {
                 status: 500,
                 message: e.to_string(),
             })?;
+            // What `reel ls` says it skipped, said here too (names inside the directory).
+            skipped = listing
+                .skipped
+                .iter()
+                .filter_map(|k| {
+                    let key = cat.key_in_dir(&k.path)?;
+                    Some(json!({ "path": key, "reason": k.reason }))
+                })
+                .collect();
             listing
                 .runs
                 .iter()
@@ -130,6 +140,7 @@ pub fn home(cat: &Catalog) -> Result<Value, ApiError> {
                     let mut row = serde_json::to_value(r).unwrap_or_default();
                     if let Some(o) = row.as_object_mut() {
                         o.insert("key".into(), cat.key_in_dir(&r.path).into());
+                        o.insert("rotated".into(), r.files.len().saturating_sub(1).into());
                         o.remove("files");
                         o.insert("path".into(), r.path.display().to_string().into());
                     }
@@ -141,6 +152,7 @@ pub fn home(cat: &Catalog) -> Result<Value, ApiError> {
     };
     if let Some(o) = v.as_object_mut() {
         o.insert("runs".into(), runs.into());
+        o.insert("skipped".into(), skipped.into());
         o.insert(
             "dir".into(),
             cat.dir.as_ref().map(|d| d.display().to_string()).into(),
@@ -732,31 +744,51 @@ pub fn search(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
             .map_err(|err| ApiError::bad(err.to_string()))?
     };
     let ix = read(&e);
-    let name_id = (!name.is_empty()).then(|| ix.strings.find(name));
+    let name_id = ix.strings.find(name).filter(|_| !name.is_empty());
+    // A tool of an llm trace is a `tool_use` block of a turn, found by its name member.
+    let tool_use = serde_json::to_string(name)
+        .map(|quoted| format!("\"name\":{quoted}"))
+        .unwrap_or_default();
     let mut hits = Vec::new();
     let mut next = None;
     let start = (from - 1) as usize;
+    let mut scanned = start;
     for (i, r) in ix
         .lines
         .iter_from(start)
         .enumerate()
         .map(|(k, r)| (k + start, r))
     {
-        if let Some(want) = name_id {
-            let Some(want) = want else { break };
-            let by_subject = r.call > 0 && {
-                let c = (r.call - 1) as usize;
-                ix.call(c).is_some_and(|x| x.subject == want)
+        scanned = i + 1;
+        let mut text = None;
+        if !name.is_empty() {
+            let by_call = name_id.is_some_and(|want| {
+                r.label == want
+                    || r.call
+                        .checked_sub(1)
+                        .and_then(|c| ix.call(c as usize))
+                        .is_some_and(|x| x.subject == want || x.method == want)
+            });
+            let in_turn = !by_call && r.class == Class::Line(LineClass::Turn) && {
+                text = read_line(ix.file_of(r), r, MAX_LINE_SHOWN)
+                    .ok()
+                    .map(|(b, _)| b);
+                text.as_ref()
+                    .is_some_and(|b| memchr::memmem::find(b, tool_use.as_bytes()).is_some())
             };
-            if r.label != want && !by_subject {
+            if !by_call && !in_turn {
                 continue;
             }
         } else if pattern.is_empty() {
-            continue;
+            break;
         }
         if !pattern.is_empty() {
-            let Ok((bytes, _)) = read_line(ix.file_of(r), r, MAX_LINE_SHOWN) else {
-                continue;
+            let bytes = match text {
+                Some(b) => b,
+                None => match read_line(ix.file_of(r), r, MAX_LINE_SHOWN) {
+                    Ok((b, _)) => b,
+                    Err(_) => continue,
+                },
             };
             if !re.is_match(&String::from_utf8_lossy(&bytes)) {
                 continue;
@@ -764,11 +796,19 @@ pub fn search(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
         }
         if hits.len() == MAX_HITS {
             next = Some(i as u64 + 1);
+            scanned = i;
             break;
         }
         hits.push(row(&ix, i as u64 + 1, r, false));
     }
-    Ok(json!({"lines": hits, "next": next, "total": ix.lines.len()}))
+    // Lines not indexed yet are not searched: `scanned` says where to go on from.
+    Ok(json!({
+        "lines": hits,
+        "next": next,
+        "scanned": scanned,
+        "total": ix.lines.len(),
+        "complete": ix.ended && next.is_none() && scanned == ix.lines.len(),
+    }))
 }
 
 /// `GET /_reel/api/diff?a=KEY&b=KEY`: `reel diff --json` of the two, from reel-diff.

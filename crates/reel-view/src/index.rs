@@ -97,9 +97,10 @@ impl<T> Chunked<T> {
             .skip(start % CHUNK_ITEMS)
     }
 
-    /// Bytes it takes.
+    /// Bytes its items take (a chunk's room not yet written is not counted: the
+    /// system maps its pages when they are first written).
     pub fn bytes(&self) -> usize {
-        self.chunks.len() * CHUNK_ITEMS * std::mem::size_of::<T>()
+        self.len * std::mem::size_of::<T>()
     }
 }
 

@@ -45,6 +45,8 @@ pub struct Config {
     pub listen: String,
     /// Show a directory as an MMSP cache even when none of its files looks like one.
     pub mmsp: bool,
+    /// Host names besides the loopback ones that requests may name in `Host`/`Origin`.
+    pub allow_hosts: Vec<String>,
 }
 
 /// Why the viewer cannot start.
@@ -78,13 +80,34 @@ impl View {
     pub fn bind(config: &Config) -> Result<View, ViewError> {
         let catalog = Catalog::new(&config.paths, &config.default_dir, config.mmsp)
             .map_err(ViewError::Input)?;
+        // The traces named are opened now (their indexing starts), and one that is no
+        // trace is said now, not as an empty page.
+        let keys: Vec<String> = catalog.named_keys().map(str::to_owned).collect();
+        for key in keys {
+            let entry = catalog
+                .open(&key)
+                .map_err(|e| ViewError::Input(e.to_string()))?;
+            let ix = entry.read();
+            if ix
+                .lines
+                .get(0)
+                .is_some_and(|r| r.class == index::Class::Bad)
+            {
+                return Err(ViewError::Input(format!(
+                    "{}:1: not a trace: the first line is not a JSON object",
+                    entry.source.display()
+                )));
+            }
+        }
         let (listener, addr) =
             serve::bind(&config.listen).map_err(|problem| ViewError::Listen {
                 listen: config.listen.clone(),
                 problem,
             })?;
         // A listener on a non-loopback address answers to that address too.
-        let allowed = (!addr.ip().is_loopback()).then(|| addr.ip().to_string());
+        let own = (!addr.ip().is_loopback() && !addr.ip().is_unspecified())
+            .then(|| addr.ip().to_string());
+        let allowed = config.allow_hosts.iter().cloned().chain(own);
         let app = Arc::new(server::App {
             catalog,
             guard: LoopbackGuard::new(allowed),
@@ -101,9 +124,18 @@ impl View {
         self.addr
     }
 
-    /// The URL of its first page.
+    /// The URL of its first page (on this machine: a listener on every address is
+    /// reached through loopback).
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        let mut addr = self.addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(if addr.is_ipv4() {
+                std::net::Ipv4Addr::LOCALHOST.into()
+            } else {
+                std::net::Ipv6Addr::LOCALHOST.into()
+            });
+        }
+        format!("http://{addr}/")
     }
 
     /// What the first page shows.

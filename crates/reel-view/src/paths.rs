@@ -25,16 +25,16 @@ const MAX_LINKS: usize = 40;
 #[non_exhaustive]
 pub enum BadPath {
     /// A `%` not followed by two hex digits.
-    #[error("bad percent escape at byte {at} of the request path")]
+    #[error("bad percent escape at byte {at}")]
     BadEscape {
         /// Byte offset of the `%` in the raw path.
         at: usize,
     },
     /// A NUL byte, raw or as `%00`.
-    #[error("the request path holds a NUL byte")]
+    #[error("holds a NUL byte")]
     Nul,
     /// The decoded bytes are not UTF-8.
-    #[error("the decoded request path is not UTF-8")]
+    #[error("not UTF-8 once decoded")]
     NotUtf8,
 }
 

@@ -24,11 +24,13 @@ Views of a trace, each a URL to share on this machine: #trace=KEY&view=timeline,
 tools, turns, events or raw, plus &line=N. Search takes a method or tool name and a
 pattern (case-insensitive text, or /regex/).
 
-Safety: the viewer listens on loopback unless --listen says otherwise, answers only
-requests whose Host and Origin are loopback names (DNS rebinding), sends no CORS
-headers, checks every path by components (nothing outside the directory is served),
-inserts trace content as text only, and serves a Content-Security-Policy that allows
-nothing but its own scripts and styles.
+Safety: the viewer listens on loopback unless --listen says otherwise (then it warns:
+whoever reaches the address can read what is shown), answers only requests whose Host
+and Origin are loopback names, the --listen address or an --allow-host name (DNS
+rebinding), refuses cross-site fetches, sends no CORS headers, checks every path by
+components (nothing outside the directory is served), inserts trace content as text
+only, and serves a Content-Security-Policy that allows nothing but its own scripts and
+styles.
 
 Limits: a page holds at most 1000 lines; a line's detail shows its first 4 MiB; search
 stops at 500 hits per page; the index keeps about 47 bytes a line in memory, calls
@@ -52,6 +54,12 @@ pub struct Args {
     /// Where to listen (port 0: a free one).
     #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:0")]
     pub listen: String,
+
+    /// Also accept requests whose Host or Origin names HOST (repeatable), for a
+    /// --listen address other machines reach; loopback names are always accepted,
+    /// every other name gets 403.
+    #[arg(long, value_name = "HOST")]
+    pub allow_host: Vec<String>,
 
     /// Open the page in the system browser.
     #[arg(long)]
@@ -97,6 +105,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         default_dir,
         listen: args.listen,
         mmsp: args.mmsp,
+        allow_hosts: args.allow_host,
     };
     let view = start(&config)?;
     if args.open {
@@ -117,6 +126,12 @@ pub fn start(config: &Config) -> anyhow::Result<View> {
         };
         coded(code, e.to_string())
     })?;
+    let addr = view.local_addr();
+    if !addr.ip().is_loopback() {
+        say!(
+            "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it can read the traces shown (the Host check keeps browsers from being turned against the viewer; it is no password)"
+        );
+    }
     say!("reel: viewing at {}", view.url());
     Ok(view)
 }
@@ -168,6 +183,7 @@ impl ViewFlag {
             default_dir: PathBuf::new(),
             listen: listen.clone(),
             mmsp: false,
+            allow_hosts: Vec::new(),
         };
         let view = start(&config)?;
         std::thread::Builder::new()

@@ -332,6 +332,34 @@ fn every_view_of_an_llm_trace_shows_its_turns_and_events() {
     let v = Viewer::start(&[trace]);
     let b = Browser::start();
     tour(&b, &v, &key(trace), &lines, "llm");
+    // A tool_use links to its tool_result and back, on the same view.
+    let turns = v.page(&format!("trace={}&view=turns", key(trace)));
+    load(&b, &turns, "article.turn");
+    let link = b.wait(
+        "article.turn:not(.echoed) .block.tool-result .pair-link",
+        SHOWN,
+    );
+    let hash = js(&b, "return location.hash");
+    link.click();
+    b.wait_until(
+        "return document.querySelector('.block.tool-use.flash') !== null",
+        SHOWN,
+    );
+    assert_eq!(
+        js(&b, "return location.hash"),
+        hash,
+        "the view stays the turns view"
+    );
+    b.wait(
+        "article.turn:not(.echoed) .block.tool-use .pair-link",
+        SHOWN,
+    )
+    .click();
+    b.wait_until(
+        "return document.querySelector('.block.tool-result.flash') !== null",
+        SHOWN,
+    );
+    assert!(b.console_errors().is_empty());
     // The models table holds the turns `reel stats` counts.
     let stats = reel_json("stats", &[trace], &[0]);
     let v_stats = v.api(&format!("stats?t={}", key(trace)));

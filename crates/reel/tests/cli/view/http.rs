@@ -439,3 +439,97 @@ fn the_api_counts_and_pairs_a_stdio_session_as_the_file_holds_it() {
 fn the_api_counts_and_pairs_a_streamable_http_session_as_the_file_holds_it() {
     assert_numbers_match(http_trace());
 }
+
+/// Search by name finds a call's answer whatever its direction (a server→client
+/// request's answer too) and the turns that used a tool of that name; it says whether
+/// the whole trace was searched.
+#[test]
+fn search_by_name_finds_answers_both_ways_and_tool_uses_in_turns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("s.jsonl");
+    TraceBuilder::new("search")
+        .lines([
+            msg("in", rpc::call(json!(1), "roots", json!({}))),
+            msg("out", rpc::request(json!(7), "sampling/createMessage", json!({"maxTokens": 5}))),
+            msg("in", rpc::result(json!(7), json!({"role": "assistant"}))),
+            msg("out", rpc::result(json!(1), rpc::text("done"))),
+            json!({"type": "turn", "t": "2026-01-01T00:00:01.000Z", "role": "assistant",
+                   "blocks": [{"type": "tool_use", "id": "tu1", "name": "get_weather", "input": {}}]}),
+        ])
+        .write(&path);
+    let v = Viewer::start(&[&path]);
+    let lines = |query: &str| -> Vec<u64> {
+        let r = v.api(&format!("search?t=s.jsonl&{query}"));
+        assert_eq!(r["complete"], true, "{query}: {r}");
+        r["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["n"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(
+        lines("name=sampling/createMessage"),
+        [3, 4],
+        "the request and its answer"
+    );
+    assert_eq!(lines("name=roots"), [2, 5]);
+    assert_eq!(
+        lines("name=get_weather"),
+        [6],
+        "the turn that used the tool"
+    );
+    assert_eq!(lines("name=roots&q=done"), [5]);
+    assert_eq!(lines("name=nothing-by-this-name"), Vec::<u64>::new());
+}
+
+/// A trace named on the command line that is no trace is refused at once (66), and a
+/// directory's files that are not traces are said on its first page, as `reel ls`
+/// says them.
+#[test]
+fn what_is_not_a_trace_is_said_not_shown_empty() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("notes.jsonl");
+    std::fs::write(&bad, "just some notes\n").unwrap();
+    small_trace(&tmp.path().join("ok.jsonl"), "ok");
+    let mut c = crate::harness::reel();
+    c.arg("view").arg(&bad).args(["--listen", "127.0.0.1:0"]);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(66));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("notes.jsonl:1: not a trace"), "{err}");
+    let v = Viewer::start(&[tmp.path()]);
+    let home = v.api("home");
+    let skipped = home["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{home}");
+    assert_eq!(skipped[0]["path"], "notes.jsonl");
+    assert!(!skipped[0]["reason"].as_str().unwrap().is_empty());
+    assert_eq!(home["runs"].as_array().unwrap().len(), 1);
+}
+
+/// A listener on every address warns that the traces are readable by whoever reaches
+/// it, prints a URL that works here, and answers an `--allow-host` name; the Host
+/// check still refuses other names.
+#[test]
+fn a_listener_beyond_loopback_warns_and_answers_allowed_names_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    small_trace(&tmp.path().join("ok.jsonl"), "ok");
+    let mut c = crate::harness::reel();
+    c.arg("view")
+        .arg(tmp.path())
+        .args(["--listen", "0.0.0.0:0", "--allow-host", "mybox.lan"]);
+    let v = Viewer::spawn(c);
+    assert!(v.url.starts_with("http://127.0.0.1:"), "{}", v.url);
+    assert!(
+        v.stderr_text().contains("WARNING: listening on 0.0.0.0:"),
+        "{}",
+        v.stderr_text()
+    );
+    let port = v.addr.rsplit(':').next().unwrap().to_owned();
+    let allowed = v.get_with("/_reel/api/home", &[("Host", &format!("mybox.lan:{port}"))]);
+    assert_eq!(allowed.status, 200, "{}", allowed.body);
+    let other = v.get_with("/_reel/api/home", &[("Host", &format!("other.lan:{port}"))]);
+    assert_eq!(other.status, 403);
+    let trick = v.get_with("/_reel/api/home", &[("Host", "localhost:1@evil.example")]);
+    assert_eq!(trick.status, 403, "a port is digits");
+}
