@@ -181,6 +181,10 @@ pub struct Catalog {
     /// What the first page shows.
     pub home: Home,
     opened: Mutex<HashMap<PathBuf, Arc<Entry>>>,
+    /// Diffs computed, by the two keys, with the two sizes they were computed at. Held
+    /// while one is computed: diffs run one at a time, and a page asked again (a
+    /// reload, a second tab) is answered from here rather than diffed again.
+    pub diffs: Mutex<HashMap<(String, String), ((u64, u64), serde_json::Value)>>,
 }
 
 impl Catalog {
@@ -229,6 +233,7 @@ impl Catalog {
                     named,
                     home,
                     opened: Mutex::new(HashMap::new()),
+                    diffs: Mutex::new(HashMap::new()),
                 })
             }
         }
@@ -245,6 +250,7 @@ impl Catalog {
             named: Vec::new(),
             home,
             opened: Mutex::new(HashMap::new()),
+            diffs: Mutex::new(HashMap::new()),
         }
     }
 
