@@ -171,6 +171,9 @@ pub enum KeyError {
     Unreadable(String),
 }
 
+/// Diffs kept: by the keys of A and B, the sizes they had then and `reel diff --json`.
+pub type Diffs = HashMap<(String, String), ((u64, u64), serde_json::Value)>;
+
 /// The traces the viewer may show.
 #[derive(Debug)]
 pub struct Catalog {
@@ -184,7 +187,7 @@ pub struct Catalog {
     /// Diffs computed, by the two keys, with the two sizes they were computed at. Held
     /// while one is computed: diffs run one at a time, and a page asked again (a
     /// reload, a second tab) is answered from here rather than diffed again.
-    pub diffs: Mutex<HashMap<(String, String), ((u64, u64), serde_json::Value)>>,
+    pub diffs: Mutex<Diffs>,
 }
 
 impl Catalog {
