@@ -49,7 +49,7 @@ use reel_mcp::normalize::KeyHasher as Fingerprint;
 
 /// A fresh exchange builder is started when none is open and this many have formed
 /// (small, so its storage is reused from the heap rather than mapped afresh).
-pub const RESET_AFTER: usize = 256;
+pub const RESET_AFTER: usize = reel_mcp::exchange::SETTLE_AFTER;
 /// Lines per batch sent to the aligner (both sides advance by the same line count).
 pub const BATCH_LINES: usize = 4096;
 /// Distinct method/tool labels interned per side; past this each label is its own copy.

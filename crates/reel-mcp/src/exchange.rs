@@ -122,7 +122,17 @@ pub struct Pushed {
     pub unsolicited: bool,
 }
 
+/// Exchanges a builder holds before a reader that keeps its own record of each may
+/// start a fresh one ([`ExchangeBuilder::settled`]): small, so the storage is reused
+/// from the heap rather than mapped afresh.
+pub const SETTLE_AFTER: usize = 256;
+
 /// Builds exchanges from messages offered in trace order.
+///
+/// It keeps every exchange it formed. A reader of a long trace that keeps what it needs
+/// of each exchange itself starts a fresh builder whenever [`ExchangeBuilder::settled`]
+/// says no pairing can be lost by it; a trace that never has a moment without an open
+/// exchange keeps its builder for the whole read.
 #[derive(Default)]
 pub struct ExchangeBuilder {
     pairer: Pairer<usize>,
@@ -196,6 +206,17 @@ impl ExchangeBuilder {
         }
         pushed.unsolicited = self.unsolicited.len() > unsolicited;
         pushed
+    }
+
+    /// True when no exchange is open: every request has had its response.
+    pub fn is_idle(&self) -> bool {
+        self.open.values().all(Vec::is_empty)
+    }
+
+    /// True when none is open and [`SETTLE_AFTER`] exchanges have formed: a fresh
+    /// builder loses no pairing now, and the old one's storage is let go.
+    pub fn settled(&self) -> bool {
+        self.exchanges.len() >= SETTLE_AFTER && self.is_idle()
     }
 
     /// The exchanges formed so far, in order of their requests.
@@ -443,6 +464,36 @@ mod tests {
             un[0].method.as_deref(),
             Some("notifications/tools/list_changed")
         );
+    }
+
+    #[test]
+    fn a_builder_is_settled_once_enough_formed_and_none_is_open() {
+        let mut b = ExchangeBuilder::new();
+        let mut line = 0;
+        let mut push = |b: &mut ExchangeBuilder, dir: Dir, raw: String| {
+            line += 1;
+            b.push(None, dir, &raw, line);
+        };
+        for id in 0..SETTLE_AFTER {
+            push(
+                &mut b,
+                Dir::In,
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
+            );
+            assert!(!b.settled(), "{id}: too few, or one open");
+            push(
+                &mut b,
+                Dir::Out,
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
+            );
+        }
+        assert!(b.is_idle() && b.settled());
+        push(
+            &mut b,
+            Dir::In,
+            r#"{"jsonrpc":"2.0","id":"x","method":"tools/call"}"#.into(),
+        );
+        assert!(!b.is_idle() && !b.settled(), "one is open");
     }
 
     #[test]

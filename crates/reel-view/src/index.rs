@@ -10,7 +10,7 @@
 //! Calls are the exchanges of [`reel_mcp::exchange`] (one pairing for every reel
 //! command: by session, direction and id, correct under concurrency), kept as a
 //! fixed-size [`Call`] each. Like `reel diff`, the index starts a fresh builder whenever
-//! no exchange is open and [`RESET_AFTER`] have formed, and at each `meta` line (ids
+//! the builder is settled ([`ExchangeBuilder::settled`]) and at each `meta` line (ids
 //! never pair across sessions appended to one file), so the builder's own records do
 //! not pile up. Limit: a trace that never has a moment without an open exchange keeps
 //! its builder (about 250 bytes per exchange) for the whole read.
@@ -31,9 +31,6 @@ use reel_trace::{Dir, Line, LineClass, Timestamp};
 
 /// How much of a file one read takes.
 const CHUNK: usize = 4 << 20;
-
-/// A fresh exchange builder is started when none is open and this many have formed.
-pub const RESET_AFTER: usize = 256;
 
 /// Items per chunk of a [`Chunked`] store.
 const CHUNK_ITEMS: usize = 1 << 16;
@@ -226,8 +223,6 @@ pub struct TraceIndex {
     /// The exchanges forming now; its exchange `i` is call `base + i`.
     builder: ExchangeBuilder,
     base: usize,
-    /// Calls of the builder still open.
-    open: usize,
     /// Lines per (class, label): the counts the events and tools filters show.
     pub counts: HashMap<(Class, u32), u64>,
     /// The first `meta` line, parsed.
@@ -267,7 +262,6 @@ impl TraceIndex {
             calls: Chunked::default(),
             builder: ExchangeBuilder::new(),
             base: 0,
-            open: 0,
             counts: HashMap::new(),
             meta: None,
             ended: false,
@@ -466,7 +460,6 @@ impl TraceIndex {
     fn fresh_builder(&mut self) {
         self.builder = ExchangeBuilder::new();
         self.base = self.calls.len();
-        self.open = 0;
     }
 
     fn message(&mut self, rec: &mut LineRec, session: Option<&str>, dir: Dir, raw: &str, n: u64) {
@@ -502,7 +495,6 @@ impl TraceIndex {
         let base = self.base;
         let call_of = |i: usize| u32::try_from(base + i + 1).unwrap_or(0);
         if let Some(i) = pushed.opened {
-            self.open += 1;
             let session = session.map_or(0, |s| self.strings.intern(s));
             self.calls.push(Call {
                 request: n,
@@ -518,7 +510,6 @@ impl TraceIndex {
             });
             rec.call = call_of(i);
         } else if let Some(i) = pushed.closed {
-            self.open = self.open.saturating_sub(1);
             let outcome = self.builder.exchanges().get(i).map(|x| x.outcome.clone());
             if let Some(c) = self.calls.get_mut(base + i) {
                 c.response = n;
@@ -535,7 +526,7 @@ impl TraceIndex {
             }
             rec.call = call_of(i);
         }
-        if self.open == 0 && self.builder.exchanges().len() >= RESET_AFTER {
+        if self.builder.settled() {
             self.fresh_builder();
         }
     }
@@ -555,6 +546,7 @@ pub fn read_line(path: &Path, rec: &LineRec, max: usize) -> io::Result<(Vec<u8>,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reel_mcp::exchange::SETTLE_AFTER;
     use std::io::Write;
 
     const META: &str =
@@ -684,7 +676,7 @@ mod tests {
         let mut lines = vec![META.to_owned()];
         // More sequential calls than one builder keeps, then a call during which the
         // server asks the client something.
-        for id in 1..=(RESET_AFTER as u64 + 10) {
+        for id in 1..=(SETTLE_AFTER as u64 + 10) {
             lines.push(line(
                 "01.000",
                 "in",
@@ -718,7 +710,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
         ));
         let ix = index_of(&(lines.join("\n") + "\n"));
-        let n = RESET_AFTER + 10;
+        let n = SETTLE_AFTER + 10;
         assert_eq!(ix.call_count(), n + 2);
         for i in 0..n {
             let c = ix.call(i).unwrap();
