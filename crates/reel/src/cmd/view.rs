@@ -33,7 +33,7 @@ only, and serves a Content-Security-Policy that allows nothing but its own scrip
 styles.
 
 Limits: a page holds at most 1000 lines; a line's detail shows its first 4 MiB; search
-stops at 500 hits per page; the index keeps about 47 bytes a line in memory, calls
+stops at 500 hits per page; the index keeps about 45 bytes a line in memory, calls
 included (a trace never free of open calls keeps about 250 bytes more per call).
 
 Exit codes: 0 stopped with Ctrl-C; 64 bad flags; 66 a PATH cannot be read; 73 the
