@@ -176,6 +176,21 @@ impl ExchangeBuilder {
         facts: Result<&Facts<'_>, RpcKind>,
         line: u64,
     ) -> Pushed {
+        self.push_facts_via(session, dir, facts, line, 0)
+    }
+
+    /// [`ExchangeBuilder::push_facts`] for a message that came on HTTP request `req`
+    /// (`http.req` of reel's HTTP traces; 0 when none is recorded): an id-less refusal
+    /// then closes the client request that HTTP request carried, by the rule of
+    /// [`reel_trace::jsonrpc::HttpCarried`].
+    pub fn push_facts_via(
+        &mut self,
+        session: Option<&str>,
+        dir: Dir,
+        facts: Result<&Facts<'_>, RpcKind>,
+        line: u64,
+        req: u64,
+    ) -> Pushed {
         let at = MessageRef {
             index: self.offered,
             line,
@@ -189,10 +204,10 @@ impl ExchangeBuilder {
                 let kind = f.env.kind();
                 match kind {
                     RpcKind::Request => {
-                        pushed.attached_to = self.open_exchange(at, session, dir, f);
+                        pushed.attached_to = self.open_exchange(at, session, dir, f, req);
                     }
                     RpcKind::Response | RpcKind::Error => {
-                        pushed.closed = self.close_exchange(at, session, dir, &f.env);
+                        pushed.closed = self.close_exchange(at, session, dir, &f.env, req);
                     }
                     RpcKind::Notification => {
                         pushed.attached_to = self.notification(at, session, dir, f);
@@ -235,13 +250,14 @@ impl ExchangeBuilder {
         session: Option<&str>,
         dir: Dir,
         facts: &Facts<'_>,
+        req: u64,
     ) -> Option<usize> {
         let env = &facts.env;
         let idx = self.exchanges.len();
         let method = env.method.as_deref().unwrap_or_default().to_owned();
         // A server request while a client request is open is part of that exchange.
         let parent = self.attach_to_open(session, dir, at, Some(&method), true);
-        match self.pairer.offer(session, dir, env, || idx) {
+        match self.pairer.offer_via(session, dir, env, req, || idx) {
             Paired::Opened | Paired::DuplicatePending(_) => {}
             _ => return parent,
         }
@@ -276,8 +292,9 @@ impl ExchangeBuilder {
         session: Option<&str>,
         dir: Dir,
         env: &Envelope<'_>,
+        req: u64,
     ) -> Option<usize> {
-        match self.pairer.offer(session, dir, env, || 0) {
+        match self.pairer.offer_via(session, dir, env, req, || 0) {
             Paired::Closed(idx) => {
                 let ex = &mut self.exchanges[idx];
                 ex.response = Some(at);
@@ -494,6 +511,30 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":"x","method":"tools/call"}"#.into(),
         );
         assert!(!b.is_idle() && !b.settled(), "one is open");
+    }
+
+    #[test]
+    fn an_id_less_http_refusal_closes_the_request_its_http_request_carried() {
+        let mut b = ExchangeBuilder::new();
+        let probe = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#;
+        let refusal =
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request"}}"#;
+        let facts = |raw: &'static str| {
+            let env = Envelope::parse(raw).unwrap();
+            Facts {
+                request_progress_token: None,
+                notification_progress_token: None,
+                cancelled_request: None,
+                env,
+            }
+        };
+        let s = Some("reel:conn-1");
+        let opened = b.push_facts_via(s, Dir::In, Ok(&facts(probe)), 2, 1);
+        assert_eq!(opened.opened, Some(0));
+        let closed = b.push_facts_via(s, Dir::Out, Ok(&facts(refusal)), 3, 1);
+        assert_eq!(closed.closed, Some(0));
+        assert_eq!(b.exchanges()[0].outcome, Outcome::Error(Some(-32000)));
+        assert!(b.is_idle());
     }
 
     #[test]

@@ -434,7 +434,8 @@ impl TraceIndex {
                 Line::Message(v) => {
                     rec.dir = v.dir();
                     if let (Some(raw), Some(dir)) = (v.raw_str(), v.dir()) {
-                        self.message(&mut rec, v.session.as_deref(), dir, raw, n);
+                        let req = v.http_req();
+                        self.message(&mut rec, v.session.as_deref(), dir, raw, n, req);
                     }
                 }
                 Line::Event(v) | Line::Other(v) => {
@@ -462,7 +463,16 @@ impl TraceIndex {
         self.base = self.calls.len();
     }
 
-    fn message(&mut self, rec: &mut LineRec, session: Option<&str>, dir: Dir, raw: &str, n: u64) {
+    /// Offers message line `n` (`req`: the HTTP request it came on, 0 when none).
+    fn message(
+        &mut self,
+        rec: &mut LineRec,
+        session: Option<&str>,
+        dir: Dir,
+        raw: &str,
+        n: u64,
+        req: u64,
+    ) {
         let Some(env) = Envelope::parse(raw) else {
             self.builder
                 .push_facts(session, dir, Err(Envelope::kind_of(raw)), n);
@@ -491,7 +501,9 @@ impl TraceIndex {
             cancelled_request: cancelled_request_id(&env),
             env,
         };
-        let pushed: Pushed = self.builder.push_facts(session, dir, Ok(&facts), n);
+        let pushed: Pushed = self
+            .builder
+            .push_facts_via(session, dir, Ok(&facts), n, req);
         let base = self.base;
         let call_of = |i: usize| u32::try_from(base + i + 1).unwrap_or(0);
         if let Some(i) = pushed.opened {
@@ -726,6 +738,23 @@ mod tests {
         assert_eq!((inner.request, inner.response), (first + 1, first + 2));
         assert_eq!(inner.dir, Dir::Out);
         assert_eq!(inner.parent as usize, n + 1, "sent during the tools/call");
+    }
+
+    #[test]
+    fn an_http_refusal_without_an_id_answers_the_probe_its_http_request_carried() {
+        let text = [
+            META.to_owned(),
+            r#"{"t":"2026-01-01T00:00:01.000Z","dir":"in","session":"reel:conn-1","http":{"req":1},"raw":{"jsonrpc":"2.0","id":1,"method":"server/discover"}}"#.to_owned(),
+            r#"{"t":"2026-01-01T00:00:01.004Z","dir":"out","session":"reel:conn-1","http":{"req":1,"status":400},"raw":{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request"}}}"#.to_owned(),
+        ]
+        .join("\n")
+            + "\n";
+        let ix = index_of(&text);
+        let c = ix.call(0).unwrap();
+        assert_eq!((c.request, c.response), (2, 3));
+        assert!(c.error);
+        assert_eq!(c.error_code, Some(-32000));
+        assert_eq!(ix.line(3).unwrap().call, 1);
     }
 
     #[test]

@@ -319,6 +319,10 @@ pub fn files_under(dir: &Path) -> Vec<String> {
 pub fn pair_by_hand(lines: &[Value]) -> (usize, HashMap<u64, Option<u64>>) {
     let mut open: HashMap<(String, String, String), u64> = HashMap::new();
     let mut pairs: HashMap<u64, Option<u64>> = HashMap::new();
+    // The client request each HTTP request carried, for an answer without an id: an
+    // HTTP refusal (a 400 to a discover probe) answers the request its HTTP request
+    // carried.
+    let mut carried: HashMap<u64, u64> = HashMap::new();
     let mut requests = 0;
     for (i, l) in lines.iter().enumerate() {
         let n = i as u64 + 1;
@@ -326,18 +330,30 @@ pub fn pair_by_hand(lines: &[Value]) -> (usize, HashMap<u64, Option<u64>>) {
             continue;
         };
         let session = l["session"].as_str().unwrap_or("").to_owned();
+        let http_req = l.pointer("/http/req").and_then(Value::as_u64).unwrap_or(0);
         let messages: Vec<&Value> = match raw {
             Value::Array(batch) => batch.iter().collect(),
             one => vec![one],
         };
         for m in messages {
+            let answer = m.get("result").is_some() || m.get("error").is_some();
             let Some(id) = m.get("id").filter(|id| !id.is_null()) else {
+                if answer && dir == "out" && http_req != 0 {
+                    if let Some(req) = carried.remove(&http_req) {
+                        if pairs.get(&req) == Some(&None) {
+                            pairs.insert(req, Some(n));
+                        }
+                    }
+                }
                 continue;
             };
             if m.get("method").is_some() {
                 requests += 1;
                 open.insert((session.clone(), id.to_string(), dir.to_owned()), n);
                 pairs.insert(n, None);
+                if dir == "in" && http_req != 0 {
+                    carried.insert(http_req, n);
+                }
             } else {
                 let from = if dir == "in" { "out" } else { "in" };
                 if let Some(req) = open.remove(&(session.clone(), id.to_string(), from.to_owned()))
