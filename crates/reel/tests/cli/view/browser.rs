@@ -519,3 +519,55 @@ fn a_merge_of_three_badges_each_line_and_keeps_pairs_within_their_trace() {
     );
     settle(&b, "merge");
 }
+
+/// Lines that share a `corr_id` are one group on the timeline: the first heads it and
+/// counts the rest, which follow it marked as members; a line after the group is not.
+#[test]
+fn lines_sharing_a_corr_id_are_grouped_on_the_timeline() {
+    use crate::harness::trace::{TraceBuilder, msg, rpc};
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("corr.jsonl");
+    let with_corr = |v: Value, corr: &str| {
+        let mut v = v;
+        v["corr_id"] = json!(corr);
+        v
+    };
+    TraceBuilder::new("corr")
+        .lines([
+            with_corr(
+                msg("in", rpc::call(json!(1), "plan", json!({}))),
+                "decision-1",
+            ),
+            with_corr(
+                msg("out", rpc::result(json!(1), rpc::text("ok"))),
+                "decision-1",
+            ),
+            with_corr(
+                json!({"dir": "event", "kind": "rcan.decision", "text": "chose plan"}),
+                "decision-1",
+            ),
+            msg("in", rpc::call(json!(2), "other", json!({}))),
+        ])
+        .write(&path);
+    let v = Viewer::start(&[&path]);
+    let b = Browser::start();
+    load(
+        &b,
+        &v.page("trace=corr.jsonl&view=timeline"),
+        "tr.line[data-n=\"5\"]",
+    );
+    let head = b.wait("tr.line.corr-head", SHOWN);
+    assert_eq!(head.attr("data-n").as_deref(), Some("2"));
+    assert_eq!(head.attr("data-members").as_deref(), Some("2"));
+    let members: Vec<String> = b
+        .find_all("tr.line.corr-member")
+        .iter()
+        .filter_map(|e| e.attr("data-n"))
+        .collect();
+    assert_eq!(members, ["3", "4"]);
+    assert!(
+        head.text().contains("decision-1"),
+        "the group names its corr_id"
+    );
+    settle(&b, "timeline-corr");
+}

@@ -146,3 +146,77 @@ fn rec_view_follows_the_recording_as_the_session_goes() {
     let lines = lines_of(&trace);
     assert_eq!(lines[4]["raw"]["method"], "tools/list", "{lines:?}");
 }
+
+/// `reel llm --view` shows the model calls as the agent makes them: a turn recorded
+/// through the real Anthropic SDK appears in the viewer's turns without a restart.
+#[test]
+fn llm_view_follows_the_model_calls_as_they_are_recorded() {
+    use crate::llm::support::{Case, Llm, Upstream, assert_ok, python_batch};
+    let tmp = tempfile::tempdir().unwrap();
+    let up = Upstream::scripted(tmp.path(), "up");
+    let llm = Llm::record(
+        &tmp.path().join("traces"),
+        &up.url,
+        &["--name", "live", "--view"],
+    );
+    let said = llm.stderr_text();
+    let url = said
+        .lines()
+        .find_map(|l| l.strip_prefix("reel: viewing at "))
+        .unwrap_or_else(|| panic!("no viewing line: {said}"))
+        .to_owned();
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let api = |what: &str| -> Value {
+        let r = super::support::get(&addr, &format!("/_reel/api/{what}"), &[("Host", &addr)]);
+        assert_eq!(r.status, 200, "{what}: {}", r.body);
+        serde_json::from_str(&r.body).unwrap()
+    };
+    let home = api("home");
+    assert_eq!(home["mode"], "trace", "{home}");
+    let key = home["key"].as_str().unwrap().to_owned();
+    let turns = |v: &Value| -> u64 {
+        v["labels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["class"] == "turn")
+            .map(|l| l["lines"].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(
+        turns(&api(&format!("trace?t={key}"))),
+        0,
+        "no call made yet"
+    );
+    let case = Case::new("anthropic", "plain", "text");
+    let out = python_batch(
+        tmp.path(),
+        "v",
+        &llm.bases(),
+        &[],
+        std::slice::from_ref(&case),
+    );
+    assert_ok(&case, &out[0]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let t = api(&format!("trace?t={key}"));
+        if turns(&t) >= 2 {
+            assert_eq!(t["kind"], "llm");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the turns never showed: {t}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let trace = llm.finish();
+    let recorded = lines_of(&trace)
+        .iter()
+        .filter(|l| l["type"] == "turn")
+        .count();
+    assert!(recorded >= 2, "the trace holds the turns the viewer showed");
+}
