@@ -411,47 +411,20 @@ pub fn json(r: &Report, exit_code: u8) -> Value {
     })
 }
 
-/// Escapes a GitHub workflow-command value (`%`, CR, LF; plus `:` and `,` in
-/// properties).
-fn escape(s: &str, property: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '%' => out.push_str("%25"),
-            '\r' => out.push_str("%0D"),
-            '\n' => out.push_str("%0A"),
-            ':' if property => out.push_str("%3A"),
-            ',' if property => out.push_str("%2C"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Writes GitHub annotation lines, then the verdict with `exit_code`.
 pub fn github(r: &Report, exit_code: u8, w: &mut dyn Write) -> io::Result<()> {
+    use reel_mcp::drift::github::{annotation, level};
     for d in &r.drifts {
-        let level = match d.class {
-            Class::Structural => "error",
-            Class::Output => "warning",
-        };
         let place = d.b.as_ref().or(d.a.as_ref());
-        let loc = place.map_or_else(String::new, |p| {
-            format!(
-                "file={},line={},",
-                escape(&p.file.display().to_string(), true),
-                p.line
-            )
-        });
-        let title = escape(
-            &format!("reel diff: {} drift ({})", d.class.name(), d.kind.name()),
-            true,
+        let file = place.map(|p| (p.file.display().to_string(), p.line));
+        let title = format!("reel diff: {} drift ({})", d.class.name(), d.kind.name());
+        let line = annotation(
+            level(d.class),
+            file.as_ref().map(|(f, l)| (f.as_str(), *l)),
+            &title,
+            &format!("{}: {}", d.subject, d.summary),
         );
-        writeln!(
-            w,
-            "::{level} {loc}title={title}::{}",
-            escape(&format!("{}: {}", d.subject, d.summary), false)
-        )?;
+        writeln!(w, "{line}")?;
     }
     writeln!(
         w,

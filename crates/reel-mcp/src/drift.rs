@@ -8,6 +8,7 @@
 //! command's JSON output, the same name for the same change whichever command saw it.
 //! Turning a class into an exit code is the CLI's business.
 
+pub mod github;
 pub mod lists;
 
 use serde::Serialize;

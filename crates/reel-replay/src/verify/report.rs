@@ -245,6 +245,34 @@ impl Report {
         for n in &self.notes {
             let _ = writeln!(s, "note: {n}");
         }
+        s.push_str(&self.summary_text());
+        s
+    }
+
+    /// GitHub Actions annotations, one per drift on the recorded line of its request,
+    /// then the summary of [`Report::to_text`] (`reel verify --format github`).
+    pub fn to_github(&self) -> String {
+        use reel_mcp::drift::github::{annotation, level};
+        let mut s = String::new();
+        let trace = self.trace.display().to_string();
+        for d in &self.drift {
+            let title = format!("reel verify: {} drift ({})", d.class.name(), d.kind.name());
+            let place = d.line.map(|l| (trace.as_str(), l));
+            let line = annotation(
+                level(d.class),
+                place,
+                &title,
+                &format!("{}: {}", d.call_name(), d.message),
+            );
+            let _ = writeln!(s, "{line}");
+        }
+        s.push_str(&self.summary_text());
+        s
+    }
+
+    /// The closing lines: the verdict and the counts.
+    fn summary_text(&self) -> String {
+        let mut s = String::new();
         let c = &self.summary;
         let _ = write!(
             s,

@@ -19,14 +19,15 @@ use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, NO_INPUT, USAGE, coded};
 use crate::output::{Bar, Output};
 
-/// `--format`.
+/// `--format` of the commands that report drift (`diff`, `verify`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// For people: the first drift in full, then one line per drift.
     Text,
-    /// One JSON document (schema reel.diff/1).
+    /// One JSON document (the command's schema: see --help).
     Json,
-    /// GitHub Actions annotation lines (::error / ::warning).
+    /// GitHub Actions annotation lines (::error for structural drift, ::warning for
+    /// output drift) on the trace line of each drift, then the summary.
     Github,
 }
 

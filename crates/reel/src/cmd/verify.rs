@@ -10,6 +10,7 @@ use reel_mcp::normalize;
 use reel_replay::verify::{self, Class, ScriptError, VerifyError, VerifyOptions};
 use reel_trace::names;
 
+use crate::cmd::diff::Format;
 use crate::cmd::ignore::IgnoreArgs;
 use crate::cmd::notifications::NotificationsFlag;
 use crate::cmd::trace_arg::RunDir;
@@ -64,7 +65,9 @@ Drift:
                     request no longer asked or never recorded (exit 2)
   Kinds are named as `reel diff` names them (result-changed, became-error, …).
 The report (stdout) shows the first drift with the exchanges before it, then every drift
-on one line, then a summary. --json prints one document instead (schema reel.verify/2):
+on one line, then a summary. --format github prints one GitHub Actions annotation per
+drift (::error for structural, ::warning for output drift, on the recorded line of its
+request) and the summary. --json prints one document instead (schema reel.verify/2):
   {schema, trace, session, command, timeoutMs, result: same|output-drift|structural-drift,
    exitCode, summary: {requests, same, outputDrift, structuralDrift, notCompared, notSent},
    serverRequests: {asked, answeredFromTape, unknown, notAsked},
@@ -130,8 +133,12 @@ pub struct Args {
     #[arg(long, visible_alias = "label", value_name = "NAME")]
     name: Option<String>,
 
-    /// Print the report as one JSON document (schema reel.verify/2, see --help).
-    #[arg(long)]
+    /// Output format (json: schema reel.verify/2, see --help).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
     json: bool,
 
     /// Play against the server at this URL over HTTP (http://HOST:PORT/PATH) instead
@@ -195,13 +202,17 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         coded(code, e.to_string())
     })?;
     report.exit_code = exit::of_drift(report.verdict());
-    exit::keep_verdict(if args.json {
+    let format = if args.json { Format::Json } else { args.format };
+    exit::keep_verdict(if format == Format::Json {
         out.json_compared(&report)
     } else {
-        let text = report.to_text(&|class, s| match class {
-            Class::Output => out.paint("33", s),
-            Class::Structural => out.paint("31;1", s),
-        });
+        let text = match format {
+            Format::Github => report.to_github(),
+            _ => report.to_text(&|class, s| match class {
+                Class::Output => out.paint("33", s),
+                Class::Structural => out.paint("31;1", s),
+            }),
+        };
         use std::io::Write as _;
         let mut stdout = out.human_stdout();
         stdout

@@ -494,6 +494,26 @@ fn an_altered_result_is_output_drift_naming_exactly_that_call() {
         t.contains("reel verify: output-drift: 6 requests: 5 same, 1 output drift"),
         "{t}"
     );
+
+    // For GitHub Actions: the drift as a warning on the recorded request's line.
+    let out = rec.verify(
+        &["--no-record", "--format", "github"],
+        &peers.own_server(&["--alter", "add"]),
+    );
+    assert_eq!(out.code(), Some(1));
+    let t = out.all();
+    let line = d["line"].as_u64().unwrap();
+    let trace = report["trace"].as_str().unwrap();
+    let want = format!(
+        "::warning file={},line={line},title=reel verify%3A output drift (result-changed)::tools/call add: ",
+        trace.replace(':', "%3A").replace(',', "%2C")
+    );
+    assert!(t.lines().any(|l| l.starts_with(&want)), "{want}\n{t}");
+    assert_eq!(t.lines().filter(|l| l.starts_with("::")).count(), 1, "{t}");
+    assert!(
+        t.contains("reel verify: output-drift: 6 requests: 5 same, 1 output drift"),
+        "{t}"
+    );
 }
 
 #[test]
