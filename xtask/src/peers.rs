@@ -98,12 +98,13 @@ fn own_prefix_packages() -> Vec<(&'static str, &'static str, &'static str)> {
     all
 }
 
-/// PyPI packages for `.peers/venv`, exact versions: the MCP SDK, then the official model
-/// SDKs for `reel llm`.
+/// PyPI packages for `.peers/venv`, exact versions: the MCP SDK, the official model
+/// SDKs for `reel llm`, and a JUnit consumer for `--format junit`.
 pub const PYPI: &[(&str, &str)] = &[
     ("mcp", "2.3.0"),
     ("anthropic", "2.15.0"),
     ("openai", "3.57.0"),
+    ("junitparser", "5.0.3"),
 ];
 
 /// A venv of its own under `.peers/`: for a package whose dependencies clash with the

@@ -9,6 +9,7 @@
 //! Turning a class into an exit code is the CLI's business.
 
 pub mod github;
+pub mod junit;
 pub mod lists;
 
 use serde::Serialize;

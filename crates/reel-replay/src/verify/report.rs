@@ -200,6 +200,10 @@ pub struct Report {
     pub record: Option<PathBuf>,
     /// The live server's exit status (128+N for signal N), when known.
     pub server_exit: Option<i64>,
+    /// Every client exchange compared, in order, with its verdict (`--format junit`;
+    /// not in the JSON document, whose drift entries carry their context).
+    #[serde(skip)]
+    pub exchanges: Vec<ContextEntry>,
 }
 
 impl Report {
@@ -268,6 +272,62 @@ impl Report {
         }
         s.push_str(&self.summary_text());
         s
+    }
+
+    /// JUnit XML (`reel verify --format junit`): one test case per client exchange
+    /// compared, named by its recorded line, method and tool; a drift is its failure.
+    /// Drift on no client exchange (a server request, a notification count) is a case
+    /// of its own.
+    pub fn to_junit(&self) -> String {
+        use reel_mcp::drift::junit::{Case, Failure, document};
+        let stem = self
+            .trace
+            .file_stem()
+            .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+        let classname = format!("reel.verify.{stem}");
+        let failure = |d: &Drift| Failure {
+            kind: format!("{} drift ({})", d.class.name(), d.kind.name()),
+            message: d.message.clone(),
+            text: d
+                .differences
+                .iter()
+                .map(|p| p.pointer.clone())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        };
+        let mut used = vec![false; self.drift.len()];
+        let mut cases = Vec::with_capacity(self.exchanges.len());
+        for e in &self.exchanges {
+            let name = match &e.tool {
+                Some(t) => format!("line {}: {} {t}", e.line, e.method),
+                None => format!("line {}: {}", e.line, e.method),
+            };
+            let drift = self
+                .drift
+                .iter()
+                .enumerate()
+                .find(|(i, d)| !used[*i] && d.line == Some(e.line) && d.method == e.method);
+            let failure = drift.map(|(i, d)| {
+                used[i] = true;
+                failure(d)
+            });
+            cases.push(Case {
+                name,
+                classname: classname.clone(),
+                failure,
+            });
+        }
+        for (d, _) in self.drift.iter().zip(&used).filter(|(_, u)| !**u) {
+            cases.push(Case {
+                name: match d.line {
+                    Some(l) => format!("line {l}: {}", d.call_name()),
+                    None => d.call_name(),
+                },
+                classname: classname.clone(),
+                failure: Some(failure(d)),
+            });
+        }
+        document(&format!("reel verify {}", self.trace.display()), &cases)
     }
 
     /// The closing lines: the verdict and the counts.
@@ -392,6 +452,7 @@ mod tests {
             notes: vec![],
             record: None,
             server_exit: None,
+            exchanges: Vec::new(),
         };
         r.settle();
         r

@@ -179,6 +179,7 @@ impl<'s> Run<'s> {
             notes,
             record: record.as_ref().map(|r| r.path().to_owned()),
             server_exit: None,
+            exchanges: Vec::new(),
         };
         Ok(Run {
             script,
@@ -517,6 +518,7 @@ impl<'s> Run<'s> {
             }
         }
         self.report.settle();
+        self.report.exchanges = std::mem::take(&mut self.history);
         self.report
     }
 

@@ -29,6 +29,9 @@ pub enum Format {
     /// GitHub Actions annotation lines (::error for structural drift, ::warning for
     /// output drift) on the trace line of each drift, then the summary.
     Github,
+    /// JUnit XML: one test case per exchange compared, a drift as its failure (verify
+    /// only, for now: diff's report keeps the drifts, not every exchange).
+    Junit,
 }
 
 /// Arguments of `reel diff`.
@@ -140,6 +143,12 @@ Exit codes:
 
 /// Runs `reel diff`.
 pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
+    if args.format == Format::Junit {
+        return Err(coded(
+            USAGE,
+            "--format junit is verify's for now: diff's report keeps the drifts, not every exchange; use --format github or json",
+        ));
+    }
     let ignore = args.ignore.pointers()?;
     let a = args.runs.resolve_readable(&args.a)?;
     let b = args.runs.resolve_readable(&args.b)?;
@@ -187,6 +196,7 @@ fn write_report(
         )?,
         Format::Json => out.json_compared(&render::json(report, exit_code))?,
         Format::Github => render::github(report, exit_code, &mut human)?,
+        Format::Junit => anyhow::bail!("--format junit is verify's for now"),
     }
     human.flush()?;
     Ok(())

@@ -67,7 +67,9 @@ Drift:
 The report (stdout) shows the first drift with the exchanges before it, then every drift
 on one line, then a summary. --format github prints one GitHub Actions annotation per
 drift (::error for structural, ::warning for output drift, on the recorded line of its
-request) and the summary. --json prints one document instead (schema reel.verify/2):
+request) and the summary. --format junit prints JUnit XML: one test case per client
+exchange compared (named by its recorded line, method and tool), a drift as its
+failure. --json prints one document instead (schema reel.verify/2):
   {schema, trace, session, command, timeoutMs, result: same|output-drift|structural-drift,
    exitCode, summary: {requests, same, outputDrift, structuralDrift, notCompared, notSent},
    serverRequests: {asked, answeredFromTape, unknown, notAsked},
@@ -208,6 +210,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     } else {
         let text = match format {
             Format::Github => report.to_github(),
+            Format::Junit => report.to_junit(),
             _ => report.to_text(&|class, s| match class {
                 Class::Output => out.paint("33", s),
                 Class::Structural => out.paint("31;1", s),

@@ -769,6 +769,20 @@ fn github_format_annotates_b_with_error_and_warning_lines() {
             .unwrap()
             .starts_with("reel diff: structural drift (exit 2)")
     );
+    // JUnit is verify's for now, and said so rather than half done.
+    let r = reel(&[
+        "diff",
+        "--format",
+        "junit",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 64, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--format junit is verify's"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

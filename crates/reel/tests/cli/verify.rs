@@ -510,6 +510,42 @@ fn an_altered_result_is_output_drift_naming_exactly_that_call() {
     );
     assert!(t.lines().any(|l| l.starts_with(&want)), "{want}\n{t}");
     assert_eq!(t.lines().filter(|l| l.starts_with("::")).count(), 1, "{t}");
+
+    // For every other CI: JUnit XML, read by a real JUnit consumer (junitparser).
+    let out = rec.verify(
+        &["--no-record", "--format", "junit"],
+        &peers.own_server(&["--alter", "add"]),
+    );
+    assert_eq!(out.code(), Some(1));
+    let xml = rec.tmp.path().join("verify.xml");
+    std::fs::write(&xml, &out.0.stdout).unwrap();
+    let read = std::process::Command::new(crate::llm::support::python())
+        .arg("-c")
+        .arg(
+            [
+                "import json, sys, junitparser",
+                "x = junitparser.JUnitXml.fromfile(sys.argv[1])",
+                "cases = [(c.name, [(r.type, r.message) for r in c.result]) for s in x for c in s]",
+                "print(json.dumps({'tests': x.tests, 'failures': x.failures, 'cases': cases}))",
+            ]
+            .join("\n"),
+        )
+        .arg(&xml)
+        .output()
+        .unwrap();
+    assert!(read.status.success(), "junitparser: {}", text(&read.stderr));
+    let junit: Value = serde_json::from_slice(&read.stdout).unwrap();
+    assert_eq!(junit["tests"], 6, "one case per request: {junit:#}");
+    assert_eq!(junit["failures"], 1, "{junit:#}");
+    let failed: Vec<&Value> = junit["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c[1].as_array().unwrap().is_empty())
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0][0], format!("line {line}: tools/call add"));
+    assert_eq!(failed[0][1][0][0], "output drift (result-changed)");
     assert!(
         t.contains("reel verify: output-drift: 6 requests: 5 same, 1 output drift"),
         "{t}"
