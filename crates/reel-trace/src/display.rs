@@ -342,6 +342,44 @@ pub fn size(bytes: u64) -> String {
     format!("{v:.1} {}", UNITS[unit])
 }
 
+/// Trace content as HTML or XML text (`attribute`: also a quoted attribute value):
+/// `& < >` escaped, and `" '` too in an attribute; the C0 controls XML 1.0 cannot hold
+/// (all but tab, LF and CR) shown as `\u{…}`. The one markup escape of the viewer's
+/// pages and the JUnit report.
+pub fn markup(text: &str, attribute: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' if attribute => out.push_str("&quot;"),
+            '\'' if attribute => out.push_str("&#39;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod markup_tests {
+    use super::markup;
+
+    #[test]
+    fn markup_escapes_text_and_attributes_and_shows_what_xml_cannot_hold() {
+        let s = "a<b>&\"c\" 'd'\n\u{1b}[31m";
+        assert_eq!(markup(s, false), "a&lt;b&gt;&amp;\"c\" 'd'\n\\u{1b}[31m");
+        assert_eq!(
+            markup(s, true),
+            "a&lt;b&gt;&amp;&quot;c&quot; &#39;d&#39;\n\\u{1b}[31m"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::borrow::Cow;

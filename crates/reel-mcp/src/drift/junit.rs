@@ -1,6 +1,17 @@
 //! JUnit XML, the test report every CI system reads: one `<testcase>` per exchange
 //! compared, a drift as its `<failure>`. The one writer of `--format junit`.
 
+use reel_trace::display::markup;
+
+/// An attribute value: XML reads a raw line break or tab there as a space, so they go
+/// as character references.
+fn attr(s: &str) -> String {
+    markup(s, true)
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
+        .replace('\t', "&#9;")
+}
+
 /// One test case.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Case {
@@ -31,51 +42,28 @@ pub fn document(suite: &str, cases: &[Case]) -> String {
         "tests=\"{}\" failures=\"{failures}\" errors=\"0\"",
         cases.len()
     );
-    out.push_str(&format!("<testsuites name=\"{}\" {counts}>\n", xml(suite)));
+    out.push_str(&format!("<testsuites name=\"{}\" {counts}>\n", attr(suite)));
     out.push_str(&format!(
         "  <testsuite name=\"{}\" {counts} skipped=\"0\">\n",
-        xml(suite)
+        attr(suite)
     ));
     for c in cases {
         let head = format!(
             "    <testcase classname=\"{}\" name=\"{}\"",
-            xml(&c.classname),
-            xml(&c.name)
+            attr(&c.classname),
+            attr(&c.name)
         );
         match &c.failure {
             None => out.push_str(&format!("{head}/>\n")),
             Some(f) => out.push_str(&format!(
                 "{head}>\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                xml(&f.kind),
-                xml(&f.message),
-                xml(&f.text)
+                attr(&f.kind),
+                attr(&f.message),
+                markup(&f.text, false)
             )),
         }
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
-    out
-}
-
-/// `s` as XML 1.0 text or attribute value: markup escaped, and the characters XML 1.0
-/// cannot hold at all (C0 controls but tab, LF and CR) shown as `\u{…}`.
-fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            '\t' => out.push_str("&#9;"),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
     out
 }
 

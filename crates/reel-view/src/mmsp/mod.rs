@@ -199,36 +199,17 @@ fn percent_encode(s: &str) -> String {
     out
 }
 
-/// HTML-escapes `s` for text and for quoted attribute values alike: `& < > " '`.
+/// HTML-escapes `s` for text and for quoted attribute values alike
+/// ([`reel_trace::display::markup`]).
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    reel_trace::display::markup(s, true)
 }
 
 /// HTML-escapes `s` for element content only: `& < >`. Quotes are inert between tags, and
 /// a tool call reads `get_weather(city="Paris")` as MMSP's viewer shows it; never use this
 /// for an attribute value.
 fn escape_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c => out.push(c),
-        }
-    }
-    out
+    reel_trace::display::markup(s, false)
 }
 
 /// The page around `main`: head, stylesheet, breadcrumb.
