@@ -169,13 +169,19 @@ pub fn worker_threads(configured: usize) -> usize {
     }
 }
 
+/// True for the methods whose params name what they act on (`tools/call`,
+/// `resources/read`, `prompts/get`): the ones [`mcp_name`] answers for.
+pub fn names_subject(method: &str) -> bool {
+    use crate::jsonrpc::methods::TOOLS_CALL;
+    matches!(method, TOOLS_CALL | "resources/read" | "prompts/get")
+}
+
 /// The value of the `Mcp-Name` header (2026-07-28) for a request: `params.name` or
 /// `params.uri` of the three methods the Streamable HTTP transport names
 /// (`tools/call`, `resources/read`, `prompts/get`), read by
 /// [`crate::jsonrpc::call_subject`]; `None` for every other method.
 pub fn mcp_name<'v>(method: &str, params: &'v serde_json::Value) -> Option<&'v str> {
-    use crate::jsonrpc::methods::TOOLS_CALL;
-    if !matches!(method, TOOLS_CALL | "resources/read" | "prompts/get") {
+    if !names_subject(method) {
         return None;
     }
     crate::jsonrpc::call_subject(method, params)

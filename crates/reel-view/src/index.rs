@@ -369,10 +369,8 @@ impl TraceIndex {
             // The break of the tail indexed without one.
             at = 1;
         }
-        for nl in memchr::memchr_iter(b'\n', &bytes[at..])
-            .map(|i| i + at)
-            .collect::<Vec<_>>()
-        {
+        let first = at;
+        for nl in memchr::memchr_iter(b'\n', &bytes[first..]).map(|i| i + first) {
             let piece = &bytes[at..nl];
             if self.pending.is_empty() {
                 self.index_line(piece, base + at as u64);
@@ -487,12 +485,15 @@ impl TraceIndex {
             rec.label = self.strings.intern("result");
         }
         let subject = match (kind, env.method.as_deref(), env.params) {
-            (RpcKind::Request, Some(m), Some(p)) => serde_json::from_str(p.get())
-                .ok()
-                .and_then(|p: serde_json::Value| {
-                    reel_mcp::http::mcp_name(m, &p).map(|s| self.strings.intern(s))
-                })
-                .unwrap_or(0),
+            // Only a method that names a tool, resource or prompt has its params read.
+            (RpcKind::Request, Some(m), Some(p)) if reel_mcp::http::names_subject(m) => {
+                serde_json::from_str(p.get())
+                    .ok()
+                    .and_then(|p: serde_json::Value| {
+                        reel_mcp::http::mcp_name(m, &p).map(|s| self.strings.intern(s))
+                    })
+                    .unwrap_or(0)
+            }
             _ => 0,
         };
         let facts = Facts {

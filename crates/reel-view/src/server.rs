@@ -156,11 +156,9 @@ impl App {
         }
         match (&self.catalog.home, &self.catalog.dir) {
             (Home::Mmsp, Some(dir)) => {
-                let app = Arc::clone(self);
                 let dir = dir.clone();
                 let rel = path.trim_start_matches('/').to_owned();
                 let page = tokio::task::spawn_blocking(move || {
-                    let _ = &app;
                     crate::mmsp::respond(&dir, &rel, query.as_deref())
                 })
                 .await;
