@@ -13,7 +13,7 @@ use crate::catalog::{Catalog, Entry, KeyError};
 use reel_trace::{Dir, LineClass};
 
 use crate::index::{Call, Class, LineRec, NO_TIME, TraceIndex, read_line};
-use crate::pretty::pretty;
+use reel_trace::json_text::pretty;
 
 /// Lines one page holds at most.
 pub const MAX_PAGE: usize = 1000;

@@ -18,7 +18,6 @@ pub mod catalog;
 pub mod index;
 pub mod mmsp;
 pub mod paths;
-pub mod pretty;
 pub mod server;
 
 use std::net::SocketAddr;

@@ -95,31 +95,6 @@ pub(crate) fn member_value<'a>(text: &'a str, name: &str) -> Option<&'a str> {
     Some(rest.strip_prefix(':')?.trim_start())
 }
 
-/// `raw` (valid JSON) without insignificant whitespace, its members in their order.
-pub(crate) fn compact_json(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in raw.chars() {
-        if in_string {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if !c.is_ascii_whitespace() {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// The 1-based line of `part` (a slice of `doc`) in `doc`, counting from `from`
 /// (a byte offset whose line is `line`); returns the line and `part`'s offset.
 pub(crate) fn line_of(doc: &[u8], part: &str, from: (usize, u64)) -> (usize, u64) {
@@ -383,7 +358,7 @@ fn message(
     Ok(Item::Message {
         t,
         dir,
-        raw: compact_json(payload),
+        raw: crate::json_text::compact(payload),
         session: None,
     })
 }
@@ -830,14 +805,6 @@ mod tests {
         assert!(reasons[3].contains("not a JSON-RPC message object"));
         assert!(reasons[4].contains("unknown `kind`"));
         assert!(matches!(&items[6], Ok(Item::Message { raw, .. }) if raw == r#"{"x":1}"#));
-    }
-
-    #[test]
-    fn compacting_keeps_strings_and_order() {
-        assert_eq!(
-            compact_json("{ \"b\" : \"a \\\" b\\\\\" ,\n \"a\": [1, 2] }"),
-            r#"{"b":"a \" b\\","a":[1,2]}"#
-        );
     }
 
     fn trace(dir: &Path, lines: &[(Dir, &str)]) -> std::path::PathBuf {

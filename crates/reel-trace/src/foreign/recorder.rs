@@ -24,9 +24,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::cassette::{
-    Probe as Shape, compact_json, line_of, member_value, trim_to_char, whole_first_line,
-};
+use super::cassette::{Probe as Shape, line_of, member_value, trim_to_char, whole_first_line};
 use super::{ConvertError, Converted, Fault, Item, Problem, after_ms, parse_time, read_document};
 use crate::line::Dir;
 use crate::time::Timestamp;
@@ -338,7 +336,7 @@ impl Conversion {
         self.items.push(Ok(Item::Message {
             t,
             dir,
-            raw: compact_json(raw),
+            raw: crate::json_text::compact(raw),
             session: None,
         }));
     }
