@@ -533,3 +533,29 @@ fn a_listener_beyond_loopback_warns_and_answers_allowed_names_only() {
     let trick = v.get_with("/_reel/api/home", &[("Host", "localhost:1@evil.example")]);
     assert_eq!(trick.status, 403, "a port is digits");
 }
+
+/// `--mmsp` shows a directory as an MMSP cache even before it holds a trace: the RFC's
+/// listing at the root (empty-directory text, both sort links), not a runs page.
+#[test]
+fn mmsp_forces_a_cache_directory_with_no_trace_yet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let plain = Viewer::start(&[&cache]);
+    assert_eq!(
+        plain.api("home")["mode"],
+        "runs",
+        "nothing says it is a cache"
+    );
+    drop(plain);
+    let mut c = crate::harness::reel();
+    c.arg("view")
+        .arg(&cache)
+        .args(["--mmsp", "--listen", "127.0.0.1:0"]);
+    let v = Viewer::spawn(c);
+    assert_eq!(v.api("home")["mode"], "mmsp");
+    let root = v.get("/");
+    assert_eq!(root.status, 200, "{}", root.body);
+    assert!(root.body.contains("No traces here yet"), "{}", root.body);
+    assert!(root.body.contains("?sort=name") && root.body.contains("?sort=mtime"));
+}

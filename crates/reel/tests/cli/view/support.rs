@@ -292,28 +292,6 @@ pub fn write_mmsp_cache(cache: &Path) {
     assert_eq!(code, Some(0), "mmsp_trace.py write: {out}{err}");
 }
 
-/// The files under `dir`, relative, `/`-separated, sorted.
-pub fn files_under(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_owned()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if let Ok(rel) = p.strip_prefix(dir) {
-                let parts: Vec<String> = rel
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect();
-                out.push(parts.join("/"));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Requests and responses of a trace paired by hand: (request line, response line),
 /// by (session, id) and opposite directions, 1-based line numbers.
 pub fn pair_by_hand(lines: &[Value]) -> (usize, HashMap<u64, Option<u64>>) {
