@@ -125,14 +125,18 @@ pub fn finish(result: anyhow::Result<u8>) -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::from(OK);
             }
-            let code = e
-                .chain()
-                .find_map(|c| c.downcast_ref::<Coded>())
-                .map_or(INTERNAL, |c| c.code);
+            let code = code_of(&e);
             say!("reel: {e:#}");
             ExitCode::from(code)
         }
     }
+}
+
+/// The exit code an error ends a command with: its [`Coded`] code, else 70.
+pub fn code_of(e: &anyhow::Error) -> u8 {
+    e.chain()
+        .find_map(|c| c.downcast_ref::<Coded>())
+        .map_or(INTERNAL, |c| c.code)
 }
 
 /// A report written to a reader that went away (`reel diff A B | head -1`) is not an

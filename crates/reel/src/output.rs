@@ -40,6 +40,7 @@ pub enum ColorChoice {
 }
 
 /// Where and how a command writes.
+#[derive(Clone, Copy)]
 pub struct Output {
     color_stdout: bool,
     color_stderr: bool,

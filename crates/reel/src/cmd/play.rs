@@ -5,7 +5,9 @@
 //! [`reel_replay::play_stdio`] or a listener → [`reel_replay::play::http::HttpPlay`], the
 //! summary → the exit code.
 
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use reel_mcp::normalize::rules_help;
 #[cfg(feature = "http")]
@@ -17,6 +19,7 @@ use crate::cmd::listen_limits::ListenLimits;
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, CANT_CREATE, INTERNAL, NO_INPUT, UNAVAILABLE, USAGE, coded};
 use crate::output::Output;
+use reel_trace::display::TerminalSafe;
 
 /// Arguments of `reel play`.
 #[derive(clap::Args)]
@@ -82,6 +85,13 @@ pub struct Args {
     /// fast) or `0.5x`. Default: answer at once.
     #[arg(long, value_name = "recorded|Nx")]
     pace: Option<Pace>,
+
+    /// When reel play ends, write FILE: a JSON document with the exit code, the verdict,
+    /// the summary and everything reel printed on stderr (the misses with their nearest
+    /// recorded requests), for a test runner that started reel only as a client's server
+    /// command. Written whole (a temporary file renamed), also when play fails.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
 
     /// The live server for --subset.
     #[arg(last = true, value_name = "CMD")]
@@ -159,8 +169,137 @@ Exit codes:
     )
 }
 
-/// Runs `reel play`.
+/// Runs `reel play`, and writes `--report` when it ends.
 pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
+    let Some(path) = args.report.clone() else {
+        return serve(args, Captured::none(out)).map(|(code, _)| code);
+    };
+    let diag = Captured::new(out);
+    let result = serve(args, diag.clone());
+    let report = match &result {
+        Ok((code, summary)) => Report::new(*code, summary.as_ref(), None, diag.text()),
+        Err(e) => Report::new(exit::code_of(e), None, Some(format!("{e:#}")), diag.text()),
+    };
+    report
+        .write(&path)
+        .map_err(|e| coded(CANT_CREATE, format!("--report {}: {e}", path.display())))?;
+    result.map(|(code, _)| code)
+}
+
+/// What `--report` writes: `reel-play-report/1`.
+#[derive(serde::Serialize)]
+struct Report<'a> {
+    /// The format and its version.
+    format: &'static str,
+    /// The exit code reel play ends with.
+    exit: u8,
+    /// `clean`, `misses`, `client-drift`, `usage` or `error` (what the exit code says).
+    verdict: &'static str,
+    /// The replay's counts, when it ran.
+    summary: Option<&'a reel_replay::Summary>,
+    /// Why play could not run, as printed after `reel: `.
+    error: Option<String>,
+    /// Everything play printed on stderr: the misses, client drift and the summary.
+    stderr: String,
+}
+
+impl<'a> Report<'a> {
+    fn new(
+        exit: u8,
+        summary: Option<&'a reel_replay::Summary>,
+        error: Option<String>,
+        stderr: String,
+    ) -> Self {
+        let verdict = match exit {
+            exit::OK => "clean",
+            exit::MISSES => "misses",
+            exit::CLIENT_DRIFT => "client-drift",
+            USAGE => "usage",
+            _ => "error",
+        };
+        Report {
+            format: "reel-play-report/1",
+            exit,
+            verdict,
+            summary,
+            error,
+            stderr,
+        }
+    }
+
+    fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let mut text = serde_json::to_vec_pretty(self)?;
+        text.push(b'\n');
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(&tmp, path)
+    }
+}
+
+/// Play's stderr, and with `--report` a copy of it for the report.
+#[derive(Clone)]
+struct Captured {
+    out: Output,
+    copy: Option<Arc<Mutex<Vec<u8>>>>,
+}
+
+impl Captured {
+    fn none(out: &Output) -> Self {
+        Captured {
+            out: *out,
+            copy: None,
+        }
+    }
+
+    fn new(out: &Output) -> Self {
+        Captured {
+            out: *out,
+            copy: Some(Arc::default()),
+        }
+    }
+
+    /// A writer for play's diagnostics: the terminal, and the copy.
+    fn writer(&self) -> Tee {
+        Tee {
+            terminal: self.out.human_stderr(),
+            copy: self.copy.clone(),
+        }
+    }
+
+    fn text(&self) -> String {
+        let copy = self.copy.as_ref().map(|c| match c.lock() {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(poisoned) => String::from_utf8_lossy(&poisoned.into_inner()).into_owned(),
+        });
+        copy.unwrap_or_default()
+    }
+}
+
+/// Writes to stderr and to the report's copy.
+struct Tee {
+    terminal: TerminalSafe<std::io::Stderr>,
+    copy: Option<Arc<Mutex<Vec<u8>>>>,
+}
+
+impl Write for Tee {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.terminal.write(buf)?;
+        if let Some(copy) = &self.copy {
+            copy.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend_from_slice(&buf[..n]);
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.terminal.flush()
+    }
+}
+
+/// `reel play` itself: the exit code and, when it served, the summary.
+fn serve(args: Args, diag: Captured) -> anyhow::Result<(u8, Option<reel_replay::Summary>)> {
     if args.listen.is_none() && args.limits.given() {
         return Err(coded(
             USAGE,
@@ -198,7 +337,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     };
     let result = match &args.listen {
         #[cfg(feature = "http")]
-        Some(listen) => serve_http(opts, listen, args.allow_host, &args.limits, out),
+        Some(listen) => serve_http(opts, listen, args.allow_host, &args.limits, &diag),
         #[cfg(not(feature = "http"))]
         Some(_) => {
             return Err(coded(
@@ -206,10 +345,10 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
                 "--listen: this reel was built without HTTP (the `http` feature); rebuild it with default features",
             ));
         }
-        None => reel_replay::play_stdio(opts, &mut out.human_stderr()),
+        None => reel_replay::play_stdio(opts, &mut diag.writer()),
     };
     match result {
-        Ok(summary) => Ok(exit::of_play(summary.verdict(args.lenient))),
+        Ok(summary) => Ok((exit::of_play(summary.verdict(args.lenient)), Some(summary))),
         Err(e @ PlayError::Listen { .. }) => Err(coded(USAGE, e.to_string())),
         Err(e @ PlayError::Trace(_)) => Err(coded(NO_INPUT, e.to_string())),
         Err(e @ PlayError::Record { .. }) => Err(coded(CANT_CREATE, e.to_string())),
@@ -225,13 +364,13 @@ fn serve_http(
     listen: &str,
     allow_hosts: Vec<String>,
     limits: &ListenLimits,
-    out: &Output,
+    diag: &Captured,
 ) -> Result<reel_replay::Summary, PlayError> {
     let mut l = ListenOptions::new(listen);
     l.allow_hosts = allow_hosts;
     l.limits = limits.apply(l.limits);
     l.handle_signals = true;
-    let play = HttpPlay::bind(opts, l, Box::new(out.human_stderr()))?;
+    let play = HttpPlay::bind(opts, l, Box::new(diag.writer()))?;
     let addr = play.local_addr();
     // The loopback guard stops browsers (DNS rebinding), not other machines: any of
     // them that can reach the address gets the recording's answers. `rec` says so too.

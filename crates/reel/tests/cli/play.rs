@@ -319,6 +319,62 @@ fn a_miss_names_the_request_and_the_nearest_candidate_and_exits_3() {
 }
 
 #[test]
+fn report_holds_the_exit_the_verdict_the_counts_and_the_miss_report() {
+    let sb = Sandbox::new();
+    let mut t = sb.tape("t.jsonl");
+    handshake(&mut t);
+    t.c(&call(json!(1), "echo", json!({"message":"hello"})))
+        .s(&text_result(json!(1), "Echo: hello"));
+    let tape = t.end();
+    let report = sb.path("report.json");
+    let mut p = sb.play(&[tape.to_str().unwrap(), "--report", report.to_str().unwrap()]);
+    start(&mut p);
+    p.send(&call(json!(7), "echo", json!({"message":"goodbye"})));
+    p.until_response(&json!(7));
+    let out = p.finish();
+    assert_eq!(out.code, Some(3), "{}", out.stderr);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(doc["format"], "reel-play-report/1");
+    assert_eq!(doc["exit"], 3);
+    assert_eq!(doc["verdict"], "misses");
+    assert_eq!(doc["summary"]["missed"], 1, "{doc}");
+    assert_eq!(doc["summary"]["answered"], 1, "initialize: {doc}");
+    assert_eq!(doc["error"], Value::Null);
+    // The report holds what play printed, and play still printed it.
+    let text = doc["stderr"].as_str().unwrap();
+    assert!(text.contains("miss: tools/call (id 7)"), "{text}");
+    assert!(
+        text.contains(r#"/params/arguments/message: "hello" -> "goodbye""#),
+        "{text}"
+    );
+    assert_eq!(text, out.stderr);
+    assert!(!sb.path("report.json.tmp").exists());
+
+    // A play that cannot start still writes its report: the code and why.
+    let missing = sb.path("gone.jsonl");
+    let out = play_all(
+        &sb,
+        &[
+            missing.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, Some(66), "{}", out.stderr);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(
+        (doc["exit"].as_u64(), doc["verdict"].as_str()),
+        (Some(66), Some("error"))
+    );
+    assert!(
+        doc["error"].as_str().unwrap().contains("no such file"),
+        "{doc}"
+    );
+    assert_eq!(doc["summary"], Value::Null);
+}
+
+#[test]
 fn strict_requires_the_recorded_order() {
     let sb = Sandbox::new();
     let mut t = sb.tape("t.jsonl");
