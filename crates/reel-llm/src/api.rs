@@ -1,95 +1,8 @@
-//! The provider APIs reel knows: which endpoint a path is, which provider speaks it, and
-//! each provider's error shape (reel's own answers — a bad upstream, a replay miss —
+//! The provider APIs reel knows: which endpoint a path is and which provider speaks it
+//! (defined with the trace format, in `reel_trace::llm`), and each provider's error shape (reel's own answers — a bad upstream, a replay miss —
 //! must parse as the provider's errors in the client's SDK).
 
-/// The provider whose wire format an endpoint speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Provider {
-    /// Anthropic Messages.
-    Anthropic,
-    /// OpenAI (and OpenAI-compatible servers: vLLM, Ollama's `/v1`, OpenRouter).
-    OpenAi,
-    /// Ollama's own API (`/api/chat`, NDJSON streams).
-    Ollama,
-}
-
-impl Provider {
-    /// The name used in traces and messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Provider::Anthropic => "anthropic",
-            Provider::OpenAi => "openai",
-            Provider::Ollama => "ollama",
-        }
-    }
-}
-
-/// What an endpoint is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
-    /// `POST /v1/messages` (Anthropic).
-    Messages,
-    /// `POST /v1/chat/completions` (OpenAI).
-    ChatCompletions,
-    /// `POST /v1/responses` (OpenAI).
-    Responses,
-    /// `POST /api/chat` (Ollama).
-    OllamaChat,
-    /// A recognised endpoint that generates nothing reel assembles into turns
-    /// (`count_tokens`, `models`, `embeddings`, legacy `completions`): a compact
-    /// `llm.exchange`.
-    NonGeneration,
-    /// Anything else: a tolerant `llm.exchange` with the response body.
-    Other,
-}
-
-/// Paths reel recognises, with their endpoint and provider.
-const KNOWN: &[(&str, Endpoint, Provider)] = &[
-    ("/v1/messages", Endpoint::Messages, Provider::Anthropic),
-    (
-        "/v1/messages/count_tokens",
-        Endpoint::NonGeneration,
-        Provider::Anthropic,
-    ),
-    (
-        "/v1/chat/completions",
-        Endpoint::ChatCompletions,
-        Provider::OpenAi,
-    ),
-    ("/v1/responses", Endpoint::Responses, Provider::OpenAi),
-    ("/v1/completions", Endpoint::NonGeneration, Provider::OpenAi),
-    ("/v1/embeddings", Endpoint::NonGeneration, Provider::OpenAi),
-    ("/v1/models", Endpoint::NonGeneration, Provider::OpenAi),
-    ("/api/chat", Endpoint::OllamaChat, Provider::Ollama),
-];
-
-impl Endpoint {
-    /// The endpoint of `path` (no query, map prefix stripped) and the provider whose
-    /// format it speaks. A request carrying `anthropic-version` is Anthropic's whatever
-    /// its path (both providers serve `/v1/models`); other unknown paths are OpenAI's.
-    pub fn of(path: &str, anthropic_header: bool) -> (Endpoint, Provider) {
-        let path = path.trim_end_matches('/');
-        let known = KNOWN.iter().find(|(p, _, _)| *p == path);
-        let endpoint = known.map_or(Endpoint::Other, |k| k.1);
-        let provider = if anthropic_header {
-            Provider::Anthropic
-        } else {
-            known.map_or(Provider::OpenAi, |k| k.2)
-        };
-        (endpoint, provider)
-    }
-
-    /// True for the endpoints whose exchanges become turn records.
-    pub fn generates(self) -> bool {
-        matches!(
-            self,
-            Endpoint::Messages
-                | Endpoint::ChatCompletions
-                | Endpoint::Responses
-                | Endpoint::OllamaChat
-        )
-    }
-}
+pub use reel_trace::llm::{Endpoint, Provider};
 
 /// The kind of an error reel answers with itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,26 +89,6 @@ pub fn error_response(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_are_classified_and_the_anthropic_header_wins() {
-        assert_eq!(
-            Endpoint::of("/v1/messages", false),
-            (Endpoint::Messages, Provider::Anthropic)
-        );
-        assert_eq!(
-            Endpoint::of("/v1/models", true),
-            (Endpoint::NonGeneration, Provider::Anthropic)
-        );
-        assert_eq!(
-            Endpoint::of("/v1/models", false),
-            (Endpoint::NonGeneration, Provider::OpenAi)
-        );
-        assert_eq!(
-            Endpoint::of("/v1/files", false),
-            (Endpoint::Other, Provider::OpenAi)
-        );
-    }
 
     #[test]
     fn error_bodies_have_the_provider_shape() {

@@ -27,6 +27,7 @@ pub mod hash;
 pub mod json_text;
 pub mod jsonrpc;
 pub mod line;
+pub mod llm;
 pub mod names;
 mod progress;
 pub mod reader;
