@@ -568,9 +568,17 @@ impl Body for RecordedBody {
 impl Drop for RecordedBody {
     fn drop(&mut self) {
         if !self.finished {
-            // hyper let go of the body before its end: the client went away.
+            // hyper let go of the body before its end was polled. A client may close as
+            // soon as it has the last byte the `Content-Length` promised (the SDKs do,
+            // closing their client): that body was whole. Otherwise the client went
+            // away.
             self.finished = true;
-            self.rec.finish(End::ClientAbort);
+            let end = match self.ended.take() {
+                Some((end, _)) => end,
+                None if self.upstream.is_end_stream() => End::Complete,
+                None => End::ClientAbort,
+            };
+            self.rec.finish(end);
         }
     }
 }

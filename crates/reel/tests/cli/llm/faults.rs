@@ -195,6 +195,33 @@ fn a_client_that_leaves_mid_stream_is_recorded_as_client_abort() {
 }
 
 #[test]
+fn a_client_that_closes_once_it_has_a_whole_plain_body_left_nothing_cut_short() {
+    // The SDKs close their connection as soon as the `Content-Length` is read, which
+    // may be before reel has polled the body's end: that answer was whole, and an error
+    // answer too.
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let up = Upstream::scripted(tmp, "up");
+    let llm = Llm::record(&tmp.join("traces"), &up.url, &[]);
+    let cases = [
+        Case::new("anthropic", "plain", "text"),
+        Case::new("chat", "plain", "text"),
+        Case::new("anthropic", "plain", "text").model("reel-text-500"),
+    ];
+    python_batch(tmp, "sdk", &llm.bases(), &[], &cases);
+    let trace = llm.finish();
+    let tape = Tape::read(&trace);
+    assert!(tape.events("llm.truncated").is_empty(), "{}", tape.text());
+    assert_eq!(tape.events("llm.error").len(), 1, "{}", tape.text());
+    for n in [1, 2] {
+        let answer = answer_of(&tape, n);
+        assert_eq!(answer["truncated"], Value::Null, "{answer}");
+        assert_ne!(answer["stop_reason"], "truncated", "{answer}");
+    }
+    assert_check_clean(&trace);
+}
+
+#[test]
 fn an_unreachable_upstream_is_a_502_in_the_providers_shape_and_an_llm_error() {
     let tmp = tempfile::tempdir().unwrap();
     let tmp = tmp.path();
