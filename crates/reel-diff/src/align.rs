@@ -80,10 +80,13 @@ pub(crate) struct Aligner {
 }
 
 impl Aligner {
-    pub(crate) fn new(payloads: [Payloads; 2], strict: Strictness) -> Aligner {
+    pub(crate) fn new(payloads: [Payloads; 2], strict: Strictness, keep_passed: bool) -> Aligner {
         Aligner {
             payloads,
-            findings: Findings::default(),
+            findings: Findings {
+                passed: keep_passed.then(Vec::new),
+                ..Findings::default()
+            },
             strict,
             unmatched: Default::default(),
             partner: Default::default(),
@@ -274,6 +277,7 @@ mod tests {
                 usage: false,
                 notifications: Default::default(),
             },
+            false,
         );
         let feed: Vec<(usize, Event)> = match order {
             Order::AFirst => (a.events.into_iter().map(|e| (0, e)))

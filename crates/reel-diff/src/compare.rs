@@ -14,7 +14,7 @@ use reel_mcp::notifications::{CountVerdict, NotificationCheck, TIMING_NOTE};
 use serde_json::{Value, json};
 
 use crate::DiffError;
-use crate::drift::{Class, ContextLine, Drift, Kind, MAX_POINTERS, Note, Place, Refs};
+use crate::drift::{Class, ContextLine, Drift, Kind, MAX_POINTERS, Note, Passed, Place, Refs};
 use crate::payload::{Payloads, progress_value, turn_value, usage_value};
 use crate::side::{Answer, ExRec, Loc, LooseRec, TurnRec};
 
@@ -35,6 +35,8 @@ pub(crate) struct Findings {
     pub removed: u64,
     pub turns_paired: u64,
     pub notes: BTreeMap<(String, String), Note>,
+    /// What paired without drift, when asked for.
+    pub passed: Option<Vec<Passed>>,
 }
 
 impl Findings {
@@ -272,6 +274,13 @@ pub(crate) fn exchanges(
     }
     if out.output + out.structural == before {
         out.identical += 1;
+        if let Some(passed) = &mut out.passed {
+            passed.push(Passed {
+                subject: a.label.to_string(),
+                a: place(&pl[0], a.request, a.response),
+                b: place(&pl[1], b.request, b.response),
+            });
+        }
     }
     Ok(())
 }
@@ -385,6 +394,27 @@ pub(crate) fn turns(
     out: &mut Findings,
 ) -> Result<(), DiffError> {
     out.turns_paired += 1;
+    let before = out.output + out.structural;
+    let result = turn_drifts(a, b, pl, strict, out);
+    if result.is_ok() && out.output + out.structural == before {
+        if let Some(passed) = &mut out.passed {
+            passed.push(Passed {
+                subject: a.label.to_string(),
+                a: place(&pl[0], a.loc, None),
+                b: place(&pl[1], b.loc, None),
+            });
+        }
+    }
+    result
+}
+
+fn turn_drifts(
+    a: &TurnRec,
+    b: &TurnRec,
+    pl: &mut [Payloads; 2],
+    strict: Strictness,
+    out: &mut Findings,
+) -> Result<(), DiffError> {
     let pa = Some(place(&pl[0], a.loc, None));
     let pb = Some(place(&pl[1], b.loc, None));
     let mk = |class, kind, summary, diffs: &[Difference], usage, pl: &[Payloads; 2]| Drift {

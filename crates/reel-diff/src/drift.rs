@@ -21,6 +21,18 @@ use crate::side::Loc;
 /// verify and play name a change alike.
 pub use reel_mcp::drift::{Class, Kind};
 
+/// An exchange or turn paired across the traces that did not drift (kept with
+/// [`crate::DiffOptions::keep_passed`], for a report of every exchange: JUnit).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Passed {
+    /// What it is (`tools/call add`, `turn assistant`), as drifts name theirs.
+    pub subject: String,
+    /// Where it is in A.
+    pub a: Place,
+    /// Where it is in B.
+    pub b: Place,
+}
+
 /// A place in one trace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

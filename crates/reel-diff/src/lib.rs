@@ -40,8 +40,8 @@ use serde_json::{Value, json};
 
 pub use compare::MAX_KEPT_DRIFTS;
 pub use drift::{
-    Change, ChangeEntry, Changelog, Class, ContextLine, Drift, HonestRule, Kind, Note, Place,
-    honest_rules, honest_rules_help,
+    Change, ChangeEntry, Changelog, Class, ContextLine, Drift, HonestRule, Kind, Note, Passed,
+    Place, honest_rules, honest_rules_help,
 };
 pub use side::{BATCH_LINES, CONTEXT, RESET_AFTER};
 
@@ -68,6 +68,10 @@ pub struct DiffOptions {
     pub notifications: NotificationCheck,
     /// Count a turn's usage and timing differences as output drift.
     pub strict_usage: bool,
+    /// Keep every exchange and turn that paired without drift in
+    /// [`Report::passed`] (a report of every exchange: `--format junit`). Off, only
+    /// drifts are kept, so memory does not grow with the traces.
+    pub keep_passed: bool,
 }
 
 /// How far the diff has read: bytes of both traces together.
@@ -189,6 +193,9 @@ pub struct Report {
     pub drifts: Vec<Drift>,
     /// Drifts counted but not kept.
     pub omitted_drifts: u64,
+    /// What paired without drift, in the order compared (with
+    /// [`DiffOptions::keep_passed`]; empty otherwise).
+    pub passed: Vec<Passed>,
     /// Differences that are not drift.
     pub notes: Vec<Note>,
     /// Things the user should know (skipped lines, redaction rules that could not be
@@ -402,6 +409,7 @@ pub fn diff(
             usage: opts.strict_usage,
             notifications: opts.notifications,
         },
+        opts.keep_passed,
     );
 
     let (res_a, res_b, aligned) = std::thread::scope(|scope| {
@@ -465,6 +473,7 @@ pub fn diff(
         },
         drifts,
         omitted_drifts: f.omitted,
+        passed: f.passed.unwrap_or_default(),
         notes: f.notes.into_values().collect(),
         warnings,
         ignored: opts.ignore.iter().map(|p| p.as_str().to_owned()).collect(),

@@ -411,6 +411,103 @@ pub fn json(r: &Report, exit_code: u8) -> Value {
     })
 }
 
+/// JUnit XML: a test case per exchange and turn compared (the report must have been
+/// made with [`crate::DiffOptions::keep_passed`] for the ones that did not drift), named
+/// by its line in A (in B for what only B has) and its subject; a drift is its case's
+/// failure, the drifts of one exchange (its answer, its progress) in one case.
+pub fn junit(r: &Report) -> String {
+    use reel_mcp::drift::junit::{Case, Failure, document};
+    let stem =
+        r.a.path
+            .file_stem()
+            .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+    let classname = format!("reel.diff.{stem}");
+    let name = |subject: &str, a: Option<&Place>, b: Option<&Place>| match (a, b) {
+        (Some(p), _) => format!("line {}: {subject}", p.line),
+        (None, Some(p)) => format!("line {} of B: {subject}", p.line),
+        (None, None) => subject.to_owned(),
+    };
+    // (order, case): cases in A's order, what only B has after.
+    let mut cases: Vec<((u8, u64), Case)> = r
+        .passed
+        .iter()
+        .map(|p| {
+            (
+                (0, p.a.line),
+                Case {
+                    name: name(&p.subject, Some(&p.a), Some(&p.b)),
+                    classname: classname.clone(),
+                    failure: None,
+                },
+            )
+        })
+        .collect();
+    let mut by_exchange: Vec<(Option<&Place>, Option<&Place>, Vec<&Drift>)> = Vec::new();
+    for d in &r.drifts {
+        match by_exchange.iter_mut().find(|(a, b, _)| {
+            *a == d.a.as_ref() && *b == d.b.as_ref() && (a.is_some() || b.is_some())
+        }) {
+            Some((_, _, ds)) => ds.push(d),
+            None => by_exchange.push((d.a.as_ref(), d.b.as_ref(), vec![d])),
+        }
+    }
+    for (a, b, ds) in by_exchange {
+        let first = ds[0];
+        let text: Vec<String> = ds
+            .iter()
+            .map(|d| {
+                let mut t = format!(
+                    "{} drift ({}): {}",
+                    d.class.name(),
+                    d.kind.name(),
+                    d.summary
+                );
+                for p in &d.pointers {
+                    t.push_str(&format!("\n  {p}"));
+                }
+                t
+            })
+            .collect();
+        let order = match (a, b) {
+            (Some(p), _) => (0, p.line),
+            (None, Some(p)) => (1, p.line),
+            (None, None) => (2, 0),
+        };
+        cases.push((
+            order,
+            Case {
+                name: name(&first.subject, a, b),
+                classname: classname.clone(),
+                failure: Some(Failure {
+                    kind: format!("{} drift ({})", first.class.name(), first.kind.name()),
+                    message: first.summary.clone(),
+                    text: text.join("\n"),
+                }),
+            },
+        ));
+    }
+    cases.sort_by_key(|(order, _)| *order);
+    let mut cases: Vec<Case> = cases.into_iter().map(|(_, c)| c).collect();
+    if r.omitted_drifts > 0 {
+        cases.push(Case {
+            name: format!("{} more drifts (not kept)", r.omitted_drifts),
+            classname: classname.clone(),
+            failure: Some(Failure {
+                kind: "drift".into(),
+                message: format!(
+                    "{} more drifts were counted but not kept; run reel diff for them",
+                    r.omitted_drifts
+                ),
+                text: String::new(),
+            }),
+        });
+    }
+    document(
+        &format!("reel diff {} {}", r.a.path.display(), r.b.path.display()),
+        &cases,
+    )
+}
+
 /// Writes GitHub annotation lines, then the verdict with `exit_code`.
 pub fn github(r: &Report, exit_code: u8, w: &mut dyn Write) -> io::Result<()> {
     use reel_mcp::drift::github::{annotation, level};

@@ -29,8 +29,8 @@ pub enum Format {
     /// GitHub Actions annotation lines (::error for structural drift, ::warning for
     /// output drift) on the trace line of each drift, then the summary.
     Github,
-    /// JUnit XML: one test case per exchange compared, a drift as its failure (verify
-    /// only, for now: diff's report keeps the drifts, not every exchange).
+    /// JUnit XML: one test case per exchange compared (per turn too, in diff), a drift
+    /// as its failure.
     Junit,
 }
 
@@ -143,12 +143,6 @@ Exit codes:
 
 /// Runs `reel diff`.
 pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
-    if args.format == Format::Junit {
-        return Err(coded(
-            USAGE,
-            "--format junit is verify's for now: diff's report keeps the drifts, not every exchange; use --format github or json",
-        ));
-    }
     let ignore = args.ignore.pointers()?;
     let a = args.runs.resolve_readable(&args.a)?;
     let b = args.runs.resolve_readable(&args.b)?;
@@ -158,6 +152,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         strict_notifications: args.strict_notifications,
         notifications: args.notifications.check(),
         strict_usage: args.strict_usage,
+        keep_passed: args.format == Format::Junit && !args.json,
     };
     let mut bar = Bar::new("reel diff");
     let report = reel_diff::diff(&a, &b, &opts, &mut |p| bar.show(p));
@@ -196,7 +191,7 @@ fn write_report(
         )?,
         Format::Json => out.json_compared(&render::json(report, exit_code))?,
         Format::Github => render::github(report, exit_code, &mut human)?,
-        Format::Junit => anyhow::bail!("--format junit is verify's for now"),
+        Format::Junit => human.write_all(render::junit(report).as_bytes())?,
     }
     human.flush()?;
     Ok(())

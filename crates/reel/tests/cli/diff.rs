@@ -769,7 +769,7 @@ fn github_format_annotates_b_with_error_and_warning_lines() {
             .unwrap()
             .starts_with("reel diff: structural drift (exit 2)")
     );
-    // JUnit is verify's for now, and said so rather than half done.
+    // JUnit for every other CI: a case per exchange compared, read by junitparser.
     let r = reel(&[
         "diff",
         "--format",
@@ -777,12 +777,48 @@ fn github_format_annotates_b_with_error_and_warning_lines() {
         a.to_str().unwrap(),
         b.to_str().unwrap(),
     ]);
-    assert_eq!(r.code, 64, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("--format junit is verify's"),
-        "{}",
-        r.stderr
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let junit = crate::harness::junit(r.stdout.as_bytes());
+    let (_, v) = diff_json(&a, &b, &[]);
+    let c = &v["counts"];
+    let exchanges = c["paired"].as_u64().unwrap()
+        + c["added"].as_u64().unwrap()
+        + c["removed"].as_u64().unwrap();
+    assert_eq!(
+        junit["tests"], exchanges,
+        "one case per exchange: {junit:#}"
     );
+    assert_eq!(junit["failures"], 2, "{junit:#}");
+    let failed: Vec<(String, String)> = junit["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| {
+            let r = c[1].as_array().unwrap().first()?;
+            Some((c[0].as_str()?.to_owned(), r[0].as_str()?.to_owned()))
+        })
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            (
+                "line 10: tools/call weather".to_owned(),
+                "output drift (result-changed)".to_owned()
+            ),
+            (
+                "line 12 of B: tools/call echo".to_owned(),
+                "structural drift (added)".to_owned()
+            ),
+        ]
+    );
+    let passed: Vec<&str> = junit["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c[1].as_array().unwrap().is_empty())
+        .filter_map(|c| c[0].as_str())
+        .collect();
+    assert!(passed.contains(&"line 2: initialize"), "{passed:?}");
 }
 
 #[test]

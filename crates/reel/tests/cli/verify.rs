@@ -517,24 +517,7 @@ fn an_altered_result_is_output_drift_naming_exactly_that_call() {
         &peers.own_server(&["--alter", "add"]),
     );
     assert_eq!(out.code(), Some(1));
-    let xml = rec.tmp.path().join("verify.xml");
-    std::fs::write(&xml, &out.0.stdout).unwrap();
-    let read = std::process::Command::new(crate::llm::support::python())
-        .arg("-c")
-        .arg(
-            [
-                "import json, sys, junitparser",
-                "x = junitparser.JUnitXml.fromfile(sys.argv[1])",
-                "cases = [(c.name, [(r.type, r.message) for r in c.result]) for s in x for c in s]",
-                "print(json.dumps({'tests': x.tests, 'failures': x.failures, 'cases': cases}))",
-            ]
-            .join("\n"),
-        )
-        .arg(&xml)
-        .output()
-        .unwrap();
-    assert!(read.status.success(), "junitparser: {}", text(&read.stderr));
-    let junit: Value = serde_json::from_slice(&read.stdout).unwrap();
+    let junit = crate::harness::junit(&out.0.stdout);
     assert_eq!(junit["tests"], 6, "one case per request: {junit:#}");
     assert_eq!(junit["failures"], 1, "{junit:#}");
     let failed: Vec<&Value> = junit["cases"]

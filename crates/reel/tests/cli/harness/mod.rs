@@ -16,6 +16,34 @@ pub fn reel() -> Command {
     Command::new(env!("CARGO_BIN_EXE_reel"))
 }
 
+/// A JUnit XML report read by a real JUnit consumer (PyPI `junitparser`, in the peers'
+/// venv): `{"tests", "failures", "cases": [[name, [[type, message]…]]…]}`.
+pub fn junit(xml: &[u8]) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("report.xml");
+    std::fs::write(&file, xml).expect("write the report");
+    let read = Command::new(play_support::Peers::get().python)
+        .arg("-c")
+        .arg(
+            [
+                "import json, sys, junitparser",
+                "x = junitparser.JUnitXml.fromfile(sys.argv[1])",
+                "cases = [(c.name, [(r.type, r.message) for r in c.result]) for s in x for c in s]",
+                "print(json.dumps({'tests': x.tests, 'failures': x.failures, 'cases': cases}))",
+            ]
+            .join("\n"),
+        )
+        .arg(&file)
+        .output()
+        .expect("run junitparser");
+    assert!(
+        read.status.success(),
+        "junitparser refused the report: {}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    serde_json::from_slice(&read.stdout).expect("junitparser's summary")
+}
+
 pub mod net;
 pub mod peer_runs;
 pub mod play_http_support;
