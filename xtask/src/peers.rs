@@ -21,9 +21,11 @@
 //! Layout tests rely on (they find it through `REEL_PEERS`):
 //! - `.peers/node_modules/<package>/…` for each npm package (run with the machine's `node`);
 //! - `.peers/<prefix>/node_modules/<package>/…` for each package in [`NPM_OWN_PREFIX`]: the
-//!   MCP conformance suites (two versions of one package cannot share a `node_modules`) and
-//!   a Node 24 binary from npm (`.peers/node24/node_modules/.bin/node`), because the suites
-//!   need Node ≥ 22 and the machine's `node` may be older. That binary exists for Linux
+//!   MCP conformance suites (two versions of one package cannot share a `node_modules`),
+//!   vitest for the suite of the npm package in `js/`
+//!   (`.peers/vitest-4.1.12/node_modules/vitest/vitest.mjs`), and a Node 24 binary from npm
+//!   (`.peers/node24/node_modules/.bin/node`), because the conformance suites need
+//!   Node ≥ 22 and the machine's `node` may be older. That binary exists for Linux
 //!   x64/arm64 only; elsewhere it is skipped with a note (and the conformance tests say so);
 //! - `.peers/venv/bin/python` with the Python packages, and `.peers/<venv>/bin/python` for
 //!   each of [`PYPI_OWN_VENV`].
@@ -73,6 +75,10 @@ pub const NPM_OWN_PREFIX: &[(&str, &str, &str)] = &[
     // The first mcporter with `record` and `replay` (`reel import` reads its files); the
     // MCP interop tests keep 0.9.0.
     ("mcporter-0.12.3", "mcporter", "0.12.3"),
+    // The test runner of the npm package in `js/` (its suite runs under it). vitest 5
+    // needs Node >= 22; 4.1 runs on the machine's Node 20. Its own prefix keeps vite's
+    // dependency tree out of the shared `node_modules`.
+    ("vitest-4.1.12", "vitest", "4.1.12"),
 ];
 
 /// The Node 24 binary the conformance suites run on (they need Node ≥ 22): its prefix and
@@ -99,12 +105,16 @@ fn own_prefix_packages() -> Vec<(&'static str, &'static str, &'static str)> {
 }
 
 /// PyPI packages for `.peers/venv`, exact versions: the MCP SDK, the official model
-/// SDKs for `reel llm`, and a JUnit consumer for `--format junit`.
+/// SDKs for `reel llm`, a JUnit consumer for `--format junit`, and the OTLP protos for
+/// the OpenTelemetry export.
 pub const PYPI: &[(&str, &str)] = &[
     ("mcp", "2.3.0"),
     ("anthropic", "2.15.0"),
     ("openai", "3.57.0"),
     ("junitparser", "5.0.3"),
+    // The official OTLP protobuf classes: the test receiver decodes `reel export otlp`
+    // and `--otlp` with them.
+    ("opentelemetry-proto", "1.45.2"),
 ];
 
 /// A venv of its own under `.peers/`: for a package whose dependencies clash with the
@@ -229,7 +239,7 @@ pub const BROWSER: &[(&str, &str)] = &[
 
 const STAMP: &str = "stamp.json";
 /// Bumped when the install steps change in a way an old `.peers/` would not reflect.
-const LAYOUT_VERSION: u64 = 4;
+const LAYOUT_VERSION: u64 = 6;
 
 /// `cargo xtask peers`.
 pub fn cmd(args: &[String]) -> anyhow::Result<()> {

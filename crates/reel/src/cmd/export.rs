@@ -1,6 +1,6 @@
 //! `reel export FMT TRACE [-o OUT]`: a trace written in another tool's format, for the
-//! tools people keep using (`reel_trace::foreign`). What the format cannot hold is said
-//! on stderr.
+//! tools people keep using (`reel_trace::foreign`), or as OpenTelemetry spans (`otlp`,
+//! in `cmd::otlp`). What the format cannot hold is said on stderr.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,26 +25,43 @@ Formats, for the tools that read them:
   mmsp       MMSP tracer files (RFC-0010): <id>.json and <id>.txt in the cache directory
              --cache DIR [default: $MMSP_CACHE_DIR, else cache], the id --id ID [default:
              the run's name]; one conversation per id.
+  otlp       OpenTelemetry spans, of one or more traces: sent to a collector with
+             --endpoint URL (OTLP/HTTP, protobuf; retried on 429/502/503/504 and
+             connection errors), or written as OTLP/JSON (one ExportTraceServiceRequest
+             a line, at most 512 spans each) to -o FILE or stdout. A span per recorded
+             session (the parent of the rest), per MCP request/response and
+             notification (`tools/call add`: mcp.method.name, mcp.session.id,
+             mcp.protocol.version, jsonrpc.request.id, gen_ai.tool.name,
+             gen_ai.prompt.name, mcp.resource.uri, error.type, rpc.response.status_code)
+             and per model call (`chat MODEL`: gen_ai.operation.name,
+             gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model,
+             gen_ai.usage.input_tokens (cached tokens included, as the conventions
+             define it), gen_ai.usage.output_tokens, gen_ai.usage.cache_read.input_tokens,
+             gen_ai.usage.cache_creation.input_tokens, gen_ai.response.finish_reasons);
+             a request that carried a W3C traceparent in params._meta joins that trace.
+             Ids derive from the trace, so exporting it again gives the same spans. No
+             arguments, results or message text are put in spans; error messages are.
 What a format has no place for (batches, stderr, non-JSON output, HTTP facts, turns in
 an MCP format, messages in MMSP) is counted on stderr.
 
 Exit status: 0 written; 64 bad flags, or a trace id MMSP refuses; 66 the trace cannot be
-read or holds nothing the format can hold; 73 the output cannot be written.";
+read or holds nothing the format can hold; 69 the collector did not take the spans; 73
+the output cannot be written.";
 
 /// The formats `reel export` writes.
-const FORMATS: [&str; 5] = ["mcporter", "mcptape", "cassette", "vcr", "mmsp"];
+const FORMATS: [&str; 6] = ["mcporter", "mcptape", "cassette", "vcr", "mmsp", "otlp"];
 
 /// Arguments of `reel export`.
 #[derive(clap::Args)]
 #[command(after_long_help = AFTER_HELP)]
 pub struct Args {
-    /// The format to write: mcporter, mcptape, cassette, vcr or mmsp.
+    /// The format to write: mcporter, mcptape, cassette, vcr, mmsp or otlp.
     #[arg(value_name = "FORMAT", value_parser = FORMATS)]
     format: String,
 
-    /// The trace (a path or a run name).
-    #[arg(value_name = "TRACE")]
-    trace: String,
+    /// The trace (a path or a run name); otlp takes several.
+    #[arg(value_name = "TRACE", required = true)]
+    traces: Vec<String>,
 
     /// Write here instead of stdout (an existing file is not overwritten); mcptape: the
     /// run directory to create.
@@ -65,13 +82,29 @@ pub struct Args {
     #[arg(long, value_name = "ID")]
     id: Option<String>,
 
+    #[cfg(feature = "http")]
+    #[command(flatten)]
+    otlp: crate::cmd::otlp::ExportFlags,
+
     #[command(flatten)]
     runs: RunDir,
 }
 
 /// Runs `reel export`.
 pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
-    let path = args.runs.resolve_readable(&args.trace)?;
+    if args.format == "otlp" {
+        return otlp(&args);
+    }
+    let [trace] = args.traces.as_slice() else {
+        return Err(coded(
+            exit::USAGE,
+            format!(
+                "{} writes one trace at a time (otlp takes several)",
+                args.format
+            ),
+        ));
+    };
+    let path = args.runs.resolve_readable(trace)?;
     let label = label_of(&path).unwrap_or_else(|| "run".into());
     let refused = |e: ExportError| match e {
         ExportError::Write(_) => coded(exit::CANT_CREATE, e.to_string()),
@@ -141,17 +174,35 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
+#[cfg(feature = "http")]
+fn otlp(args: &Args) -> anyhow::Result<u8> {
+    let traces = args
+        .traces
+        .iter()
+        .map(|t| args.runs.resolve_readable(t))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    crate::cmd::otlp::export(&traces, &args.otlp, args.output.as_deref(), Sink::open)
+}
+
+#[cfg(not(feature = "http"))]
+fn otlp(_: &Args) -> anyhow::Result<u8> {
+    Err(coded(
+        exit::USAGE,
+        "otlp: this reel was built without HTTP (the `http` feature); rebuild it with default features",
+    ))
+}
+
 /// Where a one-file export goes: stdout, or a private temporary file beside `-o` that
 /// becomes it only when the export succeeded ([`Sink::commit`]), so a failed export
 /// leaves nothing behind and an existing file is never overwritten.
-struct Sink {
-    out: Box<dyn Write>,
+pub(crate) struct Sink {
+    pub out: Box<dyn Write>,
     /// `(temporary, final)` for `-o`.
     file: Option<(PathBuf, PathBuf)>,
 }
 
 impl Sink {
-    fn open(output: Option<&std::path::Path>) -> anyhow::Result<Sink> {
+    pub fn open(output: Option<&std::path::Path>) -> anyhow::Result<Sink> {
         let Some(p) = output else {
             return Ok(Sink {
                 out: Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
@@ -182,10 +233,15 @@ impl Sink {
     }
 
     /// Flushes, and puts the file in place (refused if `-o` appeared meanwhile).
-    fn commit(mut self) -> anyhow::Result<()> {
-        self.out
-            .flush()
-            .map_err(|e| coded(exit::CANT_CREATE, format!("cannot write the export: {e}")))?;
+    pub fn commit(mut self) -> anyhow::Result<()> {
+        self.out.flush().map_err(|e| {
+            // A reader that went away (`| head`) is not an error: keep the I/O error.
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                anyhow::Error::from(e)
+            } else {
+                coded(exit::CANT_CREATE, format!("cannot write the export: {e}"))
+            }
+        })?;
         if let Some((tmp, dest)) = self.file.take() {
             let linked = std::fs::hard_link(&tmp, &dest);
             let _ = std::fs::remove_file(&tmp);

@@ -169,6 +169,9 @@ pub struct Args {
     #[command(flatten)]
     view: crate::cmd::view::ViewFlag,
 
+    #[command(flatten)]
+    otlp: crate::cmd::otlp::OtlpFlag,
+
     /// The agent command and its arguments (after `--`).
     #[arg(
         trailing_var_arg = true,
@@ -281,8 +284,15 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
                 "--view shows a recording as it is written; to look at the trace --play serves, run `reel view TRACE`",
             ));
         }
+        if args.otlp.otlp.is_some() {
+            return Err(coded(
+                exit::USAGE,
+                "--otlp sends a recording's spans as it is written; to send the trace --play serves, run `reel export otlp TRACE --endpoint URL`",
+            ));
+        }
         return play(args);
     }
+    let collector = args.otlp.check()?;
     args.key.requires(args.seal, "--seal")?;
     let seal = Seal {
         on: args.seal,
@@ -323,9 +333,11 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     let trace =
         TraceTarget::create(&dir, &label).map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
     let trace = seal.apply(trace)?;
+    let mut live = None;
     if let Some(p) = trace.path() {
         say!("reel: recording LLM calls to {}", p.display());
         args.view.start_beside(p)?;
+        live = crate::cmd::otlp::OtlpFlag::start_beside(collector, p)?;
     }
     if let Some(cache) = &args.mmsp {
         let run = trace
@@ -378,7 +390,11 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         }
         None => (Ending::Reason("producer_shutdown".into()), exit::OK),
     };
-    if let Err(e) = finished.tape.finish(ending) {
+    let written = finished.tape.finish(ending);
+    if let Some(live) = live {
+        live.finish();
+    }
+    if let Err(e) = written {
         if let Some(p) = &finished.path {
             say!(
                 "reel: the trace {} is incomplete: {e}; it is readable up to its last complete line",

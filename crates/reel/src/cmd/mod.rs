@@ -12,6 +12,8 @@ pub mod listen_limits;
 pub mod llm;
 pub mod ls;
 pub mod notifications;
+#[cfg(feature = "http")]
+pub mod otlp;
 pub mod play;
 pub mod rec;
 pub mod redact;

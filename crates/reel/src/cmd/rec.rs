@@ -162,6 +162,10 @@ pub struct Args {
     #[command(flatten)]
     view: crate::cmd::view::ViewFlag,
 
+    #[cfg(feature = "http")]
+    #[command(flatten)]
+    otlp: crate::cmd::otlp::OtlpFlag,
+
     /// Bytes the trace queue holds before backpressure (testing knob).
     #[arg(long, hide = true, value_name = "BYTES")]
     queue_bytes: Option<usize>,
@@ -217,6 +221,8 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     if let Some(q) = args.queue_bytes {
         config.queue_bytes = q;
     }
+    #[cfg(feature = "http")]
+    let collector = args.otlp.check()?;
     let recorder = StdioRecorder::new(config);
     // Messages show what they quote as the trace has it: redacted, since MCP clients
     // keep server stderr in their logs.
@@ -225,10 +231,15 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         .create_trace(&dir)
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
     let trace = seal.apply(trace)?;
+    #[cfg(feature = "http")]
+    let mut live = None;
     if let Some(p) = trace.path() {
         say!("reel: recording `{}` to {}", recorder.label(), p.display());
         #[cfg(feature = "http")]
-        args.view.start_beside(p)?;
+        {
+            args.view.start_beside(p)?;
+            live = crate::cmd::otlp::OtlpFlag::start_beside(collector, p)?;
+        }
     }
     seal.say(&trace);
     let notices = redactor.clone();
@@ -246,6 +257,10 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         })?;
     if let ChildEnd::NotStarted(e) = &outcome.child {
         say!("reel: cannot start `{shown}`: {e}");
+    }
+    #[cfg(feature = "http")]
+    if let Some(live) = live {
+        live.finish();
     }
     say_trace_losses(
         outcome.path.as_deref(),
@@ -350,6 +365,7 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::R
         config.threads = t;
     }
     // A refused --url quotes the URL, credentials and all: redacted as the trace is.
+    let collector = args.otlp.check()?;
     let recorder = HttpRecorder::new(config).map_err(|e| {
         let message = redactor.redact_text(&e.to_string()).into_owned();
         coded(exit::of_http_record(&e), message)
@@ -364,9 +380,11 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::R
         .create_trace(dir)
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
     let trace = seal.apply(trace)?;
+    let mut live = None;
     if let Some(p) = trace.path() {
         say!("reel: recording {} to {}", recorder.upstream(), p.display());
         args.view.start_beside(p)?;
+        live = crate::cmd::otlp::OtlpFlag::start_beside(collector, p)?;
     }
     seal.say(&trace);
     // The line a script waits for: nothing follows the URL. Its path and query are
@@ -382,6 +400,9 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::R
             let message = redactor.redact_text(&e.to_string()).into_owned();
             coded(exit::of_http_record(&e), message)
         })?;
+    if let Some(live) = live {
+        live.finish();
+    }
     say_trace_losses(
         outcome.path.as_deref(),
         outcome.trace_error.as_ref(),
