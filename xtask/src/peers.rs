@@ -27,8 +27,9 @@
 //!   (`.peers/node24/node_modules/.bin/node`), because the conformance suites need
 //!   Node ≥ 22 and the machine's `node` may be older. That binary exists for Linux
 //!   x64/arm64 only; elsewhere it is skipped with a note (and the conformance tests say so);
-//! - `.peers/venv/bin/python` with the Python packages, and `.peers/<venv>/bin/python` for
-//!   each of [`PYPI_OWN_VENV`].
+//! - `.peers/venv/bin/python` with the Python packages and reel's pytest plugin from the
+//!   checkout's `python/` (installed editable, so the tests run the checkout's code), and
+//!   `.peers/<venv>/bin/python` for each of [`PYPI_OWN_VENV`].
 //!
 //! The viewer's browser tests drive a real Chromium over WebDriver: the one peer neither
 //! pinned nor kept in `.peers/`. It is Debian's `chromium` and `chromium-driver` packages
@@ -105,8 +106,9 @@ fn own_prefix_packages() -> Vec<(&'static str, &'static str, &'static str)> {
 }
 
 /// PyPI packages for `.peers/venv`, exact versions: the MCP SDK, the official model
-/// SDKs for `reel llm`, a JUnit consumer for `--format junit`, and the OTLP protos for
-/// the OpenTelemetry export.
+/// SDKs for `reel llm`, a JUnit consumer for `--format junit`, the OTLP protos for the
+/// OpenTelemetry export, and pytest for the
+/// pytest plugin in `python/` ([`PLUGIN`]).
 pub const PYPI: &[(&str, &str)] = &[
     ("mcp", "2.3.0"),
     ("anthropic", "2.15.0"),
@@ -115,7 +117,12 @@ pub const PYPI: &[(&str, &str)] = &[
     // The official OTLP protobuf classes: the test receiver decodes `reel export otlp`
     // and `--otlp` with them.
     ("opentelemetry-proto", "1.45.2"),
+    ("pytest", "9.2.0"),
 ];
+
+/// reel's pytest plugin: its directory in the checkout and its distribution name, installed
+/// editable into `.peers/venv` after [`PYPI`].
+const PLUGIN: (&str, &str) = ("python", "pytest_reel");
 
 /// A venv of its own under `.peers/`: for a package whose dependencies clash with the
 /// shared venv's, or that needs a newer Python.
@@ -284,6 +291,7 @@ pub fn ensure(root: &Path) -> anyhow::Result<PathBuf> {
         .is_some_and(|p| Some(p) != wanted.get("python"));
     install_npm(&dir)?;
     install_python(&dir, python_changed)?;
+    install_plugin(&dir, root)?;
 
     let still_missing = missing(&dir);
     if !still_missing.is_empty() {
@@ -468,6 +476,28 @@ fn install_python(dir: &Path, recreate: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `pip install -e python/` into `.peers/venv`: the plugin's dependency (pytest) is pinned
+/// in [`PYPI`] and already there; editable, so a change to the plugin needs no reinstall.
+fn install_plugin(dir: &Path, root: &Path) -> anyhow::Result<()> {
+    let source = root.join(PLUGIN.0);
+    let mut pip = Command::new(dir.join("venv/bin/python"));
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "-e",
+    ])
+    .arg(&source);
+    run(&mut pip).with_context(|| {
+        format!(
+            "pip install -e {} into .peers/venv failed (is PyPI reachable for its build backend?)",
+            source.display()
+        )
+    })
+}
+
 /// What is not installed at the pinned version, as `name@version` strings.
 fn missing(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
@@ -495,6 +525,9 @@ fn missing(dir: &Path) -> Vec<String> {
     if has_dist_info(&dir.join("venv"), "llmock", "0.2.2") {
         out.push("venv without llmock".to_owned());
     }
+    if !has_any_dist_info(&dir.join("venv"), PLUGIN.1) {
+        out.push(format!("venv: {} (from {}/)", PLUGIN.1, PLUGIN.0));
+    }
     out
 }
 
@@ -512,6 +545,22 @@ fn has_dist_info(venv: &Path, name: &str, version: &str) -> bool {
     };
     libs.flatten()
         .any(|lib| lib.path().join("site-packages").join(&want).is_dir())
+}
+
+/// Any version of `name` in the venv's site-packages.
+fn has_any_dist_info(venv: &Path, name: &str) -> bool {
+    let prefix = format!("{}-", name.replace('-', "_")).to_lowercase();
+    let Ok(libs) = fs::read_dir(venv.join("lib")) else {
+        return false;
+    };
+    libs.flatten().any(|lib| {
+        fs::read_dir(lib.path().join("site-packages")).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                let n = e.file_name().to_string_lossy().to_lowercase();
+                n.starts_with(&prefix) && n.ends_with(".dist-info")
+            })
+        })
+    })
 }
 
 fn print_where(dir: &Path, root: &Path) {
