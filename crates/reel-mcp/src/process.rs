@@ -47,9 +47,27 @@ pub fn file_size_limit_is_an_error() {
 /// to the group (a client's `killpg` escalating to SIGKILL) no longer reaches the server,
 /// so on Linux the server is also killed when reel dies: a server that ignores both
 /// SIGTERM and the end of its stdin is not left behind.
-pub fn spawn(command: &[OsString], pipe_stderr: bool, own_group: bool) -> io::Result<Child> {
-    prepare(command, own_group)?
-        .stdin(Stdio::piped())
+///
+/// `path_first`: directories put before the inherited `PATH` (clients start servers
+/// with a reduced one: a `#!/usr/bin/env node` script needs node's directory there).
+pub fn spawn(
+    command: &[OsString],
+    pipe_stderr: bool,
+    own_group: bool,
+    path_first: &[std::path::PathBuf],
+) -> io::Result<Child> {
+    let mut cmd = prepare(command, own_group)?;
+    if !path_first.is_empty() {
+        let inherited = std::env::var_os("PATH").unwrap_or_default();
+        let all = path_first
+            .iter()
+            .cloned()
+            .chain(std::env::split_paths(&inherited));
+        let path = std::env::join_paths(all)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        cmd.env("PATH", path);
+    }
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(if pipe_stderr {
             Stdio::piped()

@@ -68,6 +68,8 @@ pub struct StdioConfig {
     pub forward_signals: bool,
     /// How long to wait for the server's output to close after it exited.
     pub drain_limit: Duration,
+    /// Directories put before the inherited `PATH` of the server (`--path-first`).
+    pub path_first: Vec<std::path::PathBuf>,
 }
 
 impl StdioConfig {
@@ -82,6 +84,7 @@ impl StdioConfig {
             queue_bytes: DEFAULT_QUEUE_BYTES,
             forward_signals: false,
             drain_limit: DRAIN_LIMIT,
+            path_first: Vec::new(),
         }
     }
 }
@@ -233,6 +236,7 @@ impl StdioRecorder {
             &self.config.command,
             self.config.record_stderr,
             self.config.forward_signals,
+            &self.config.path_first,
         );
         let mut child = match spawned {
             Ok(c) => c,

@@ -24,7 +24,7 @@ const STDERR_LINGER: Duration = Duration::from_secs(1);
 #[cfg(unix)]
 fn spawn(command: &[String]) -> io::Result<Child> {
     let command: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
-    reel_mcp::process::spawn(&command, true, false)
+    reel_mcp::process::spawn(&command, true, false, &[])
 }
 
 #[cfg(not(unix))]

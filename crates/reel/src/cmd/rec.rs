@@ -166,6 +166,12 @@ pub struct Args {
     #[command(flatten)]
     otlp: crate::cmd::otlp::OtlpFlag,
 
+    /// A directory put before the inherited PATH of the server (repeatable): clients
+    /// start servers with a reduced PATH, and a `#!/usr/bin/env node` server needs
+    /// node's directory on it (`reel install` bakes the ones it needs in).
+    #[arg(long = "path-first", value_name = "DIR")]
+    path_first: Vec<PathBuf>,
+
     /// Bytes the trace queue holds before backpressure (testing knob).
     #[arg(long, hide = true, value_name = "BYTES")]
     queue_bytes: Option<usize>,
@@ -197,6 +203,12 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
             "--listen, --allow-host, --upstream-ca, --header-timeout and --max-connections are for the HTTP proxy: give --url URL (and no command)",
         ));
     }
+    if args.url.is_some() && !args.path_first.is_empty() {
+        return Err(coded(
+            exit::USAGE,
+            "--path-first sets the PATH of a server reel starts: it is for `reel rec -- CMD`, not --url",
+        ));
+    }
     args.key.requires(args.seal, "--seal")?;
     let seal = Seal {
         on: args.seal,
@@ -212,6 +224,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     }
     let mut config = StdioConfig::new(args.command);
     config.name = args.name;
+    config.path_first = args.path_first;
     config.redactor = redactor.clone();
     config.record_stderr = !args.no_stderr;
     config.forward_signals = true;
