@@ -47,7 +47,8 @@ enum Command {
     Stats(cmd::stats::Args),
     /// List recorded runs, newest first.
     Ls(cmd::ls::Args),
-    /// Write a trace in another tool's format (mcporter, mcptape, cassette, vcr, mmsp).
+    /// Write a trace in another tool's format (mcporter, mcptape, cassette, vcr, mmsp),
+    /// or as OpenTelemetry spans (otlp).
     Export(cmd::export::Args),
     /// Convert other tools' recordings (mcporter, mcp-vcr, cassettes, MMSP, Claude Code, …) into traces.
     Import(cmd::import::Args),
@@ -66,6 +67,11 @@ enum Command {
     /// merges, live tails, MMSP cache directories (a local web viewer on loopback).
     #[cfg(feature = "http")]
     View(cmd::view::Args),
+    /// Record the MCP servers your clients already run (Claude Code, Claude Desktop,
+    /// Cursor, VS Code, Windsurf, Gemini CLI): their entries wrapped in `reel rec`.
+    Install(cmd::install::InstallArgs),
+    /// Put back the entries `reel install` wrapped, byte for byte.
+    Uninstall(cmd::install::Args),
     /// The whole loop on a built-in example server: record, replay, drift, diff, stats.
     Demo(cmd::demo::Args),
     /// reel's example MCP server and client, to try the other commands on (`reel demo`
@@ -97,6 +103,8 @@ fn main() -> ExitCode {
         Command::Diff(args) => cmd::diff::run(args, &out),
         #[cfg(feature = "http")]
         Command::View(args) => cmd::view::run(args, &out),
+        Command::Install(args) => cmd::install::install(args, &out),
+        Command::Uninstall(args) => cmd::install::uninstall(args, &out),
         Command::Demo(args) => cmd::demo::run(args, &out),
         Command::Example(args) => cmd::demo::run_example(args, &out),
     };

@@ -7,6 +7,7 @@ pub mod diff;
 pub mod export;
 pub mod ignore;
 pub mod import;
+pub mod install;
 pub mod listen_limits;
 #[cfg(feature = "http")]
 pub mod llm;

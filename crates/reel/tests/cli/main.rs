@@ -12,6 +12,7 @@ mod diff;
 mod diff_peers;
 mod foreign;
 mod import;
+mod install;
 mod limits;
 mod llm;
 mod ls;
