@@ -12,6 +12,9 @@
 //!   and can record itself; over stdio ([`play_stdio`]), and over Streamable HTTP in
 //!   `play::http` (`reel play --listen`, the `http` feature).
 //! - [`verify`]: the recorded client played against a live server (`reel verify`).
+//! - `in_process` (Unix): the tape server on a thread of the caller's process, for
+//!   `cargo test` with any Rust MCP client (rmcp): the client's end of a socket pair,
+//!   and the verdict with `reel play`'s report when the client is done.
 //! - `tape` (the crate's own): the index of a trace, built lazily while the server
 //!   already answers (positions and keys, never a copy of the messages), and the
 //!   matcher that says which recorded exchange answers a live request (content, not
@@ -28,6 +31,8 @@
 // HTTP half of it goes unused, and only that build is excused from the lints for it.
 #![cfg_attr(not(feature = "http"), allow(dead_code, unused_imports))]
 
+#[cfg(unix)]
+pub mod in_process;
 pub(crate) mod live;
 pub mod play;
 pub(crate) mod splice;
