@@ -66,6 +66,8 @@ pub struct Counts {
     pub unresolved: u64,
     /// Entries put back (uninstall).
     pub restored: u64,
+    /// Of those, entries whose other keys were changed since install: kept so.
+    pub kept_changes: u64,
 }
 
 /// An entry left as it was, and why.
@@ -86,6 +88,8 @@ pub struct Edited {
     pub counts: Counts,
     /// Entries left alone, with the reason.
     pub skipped: Vec<Skipped>,
+    /// The names of the entries considered (for `--server` names that match nothing).
+    pub named: Vec<String>,
 }
 
 /// A file that cannot be edited.
@@ -105,6 +109,8 @@ struct Entry {
     name: String,
     span: Range<usize>,
     members: Vec<Member>,
+    /// The project directory of a table under `projects.<dir>` (Claude Code).
+    project: Option<PathBuf>,
 }
 
 impl Entry {
@@ -113,42 +119,56 @@ impl Entry {
     }
 }
 
-/// The server entries of `file`'s text, in file order.
-fn entries(text: &str, file: &ConfigFile) -> Result<Vec<Entry>, EditError> {
+/// The server entries of `file`'s text, in file order, and the names of those that are
+/// not objects (left as they are).
+fn entries(text: &str, file: &ConfigFile) -> Result<(Vec<Entry>, Vec<Skipped>), EditError> {
     let doc = jsonc::document(text)?;
     if text.as_bytes().get(doc.start) != Some(&b'{') {
         return Err(EditError::NotAnObject);
     }
+    let is_object = |r: &Range<usize>| text.as_bytes().get(r.start) == Some(&b'{');
     let mut out = Vec::new();
+    let mut odd = Vec::new();
     for table in file.tables() {
-        let mut spans = vec![doc.clone()];
+        // (span, the key a `*` matched)
+        let mut spans: Vec<(Range<usize>, Option<String>)> = vec![(doc.clone(), None)];
         for key in table {
             let mut next = Vec::new();
-            for span in spans {
+            for (span, star) in spans {
                 for m in jsonc::members(text, span)? {
-                    let is_object = text.as_bytes().get(m.value.start) == Some(&b'{');
-                    if is_object && (key == "*" || m.key == key) {
-                        next.push(m.value);
+                    if !is_object(&m.value) {
+                        continue;
+                    }
+                    if key == "*" {
+                        next.push((m.value, Some(m.key)));
+                    } else if m.key == key {
+                        next.push((m.value, star.clone()));
                     }
                 }
             }
             spans = next;
         }
-        for table in spans {
+        for (table, star) in spans {
             for m in jsonc::members(text, table)? {
-                if text.as_bytes().get(m.value.start) == Some(&b'{') {
+                if is_object(&m.value) {
                     let members = jsonc::members(text, m.value.clone())?;
                     out.push(Entry {
                         name: m.key,
                         span: m.value,
                         members,
+                        project: star.clone().map(PathBuf::from),
+                    });
+                } else {
+                    odd.push(Skipped {
+                        name: m.key,
+                        why: "it is not an object".into(),
                     });
                 }
             }
         }
     }
     out.sort_by_key(|e| e.span.start);
-    Ok(out)
+    Ok((out, odd))
 }
 
 fn quote(s: &str) -> String {
@@ -164,7 +184,11 @@ fn is_executable(p: &Path) -> bool {
 /// else the first executable of that name on `path`.
 pub fn resolve(command: &str, base: &Path, path: &OsString) -> Option<PathBuf> {
     if command.contains('/') {
-        let p = base.join(command);
+        let p: PathBuf = base
+            .join(command)
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect();
         return is_executable(&p).then_some(p);
     }
     std::env::split_paths(path)
@@ -207,29 +231,27 @@ fn path_first(command: &Path, path: &OsString) -> Vec<PathBuf> {
 /// `text`), or why it cannot be.
 fn wrapped(
     text: &str,
-    name: &str,
+    e: &Entry,
     original: &[Member],
     file: &ConfigFile,
     w: &Wrapper,
 ) -> Result<(String, String), Skip> {
     let get = |k: &str| original.iter().find(|m| m.key == k);
+    let string = |k: &str| get(k).and_then(|m| jsonc::string(text, m.value.clone()));
     let remote = ["url", "serverUrl", "httpUrl"]
         .iter()
         .any(|k| get(k).is_some())
-        || get("type")
-            .and_then(|m| jsonc::string(text, m.value.clone()))
-            .is_some_and(|t| {
-                matches!(
-                    t.as_str(),
-                    "http" | "sse" | "streamable-http" | "streamableHttp"
-                )
-            });
-    let Some(command) = get("command") else {
-        return Err(if remote {
-            Skip::Remote
-        } else {
-            Skip::Other("it has no command".into())
+        || string("type").is_some_and(|t| {
+            matches!(
+                t.as_str(),
+                "http" | "sse" | "streamable-http" | "streamableHttp"
+            )
         });
+    if remote {
+        return Err(Skip::Remote);
+    }
+    let Some(command) = get("command") else {
+        return Err(Skip::Other("it has no command".into()));
     };
     let Some(command) = jsonc::string(text, command.value.clone()) else {
         return Err(Skip::Other("its command is not a string".into()));
@@ -249,9 +271,25 @@ fn wrapped(
             els.into_iter().map(|e| &text[e]).collect()
         }
     };
-    let base = match file.scope {
-        Scope::Project => w.project.clone(),
-        Scope::User => std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from),
+    let runs_reel = Path::new(&command).file_name().is_some_and(|n| n == "reel")
+        && args
+            .first()
+            .and_then(|a| serde_json::from_str::<String>(a).ok())
+            .as_deref()
+            == Some("rec");
+    if runs_reel {
+        return Err(Skip::Other("it already runs reel rec".into()));
+    }
+    // A relative command is relative to where the client starts the server: the
+    // entry's `cwd`, else its project (a project file's, or Claude Code's
+    // `projects.<dir>`), else the home directory.
+    let base = match (string("cwd"), &e.project, file.scope) {
+        (Some(cwd), _, _) => PathBuf::from(cwd),
+        (None, Some(project), _) => project.clone(),
+        (None, None, Scope::Project) => w.project.clone(),
+        (None, None, Scope::User) => {
+            std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
+        }
     };
     let Some(resolved) = resolve(&command, &base, &w.path) else {
         return Err(Skip::Unresolved(command));
@@ -260,8 +298,8 @@ fn wrapped(
         quote("rec"),
         quote("--dir"),
         quote(&w.dir.to_string_lossy()),
-        quote("--name"),
-        quote(name),
+        // `=`: a name that starts with `-` is still the name.
+        quote(&format!("--name={}", e.name)),
     ];
     for d in path_first(&resolved, &w.path) {
         words.push(quote("--path-first"));
@@ -282,8 +320,8 @@ enum Skip {
     Other(String),
 }
 
-/// The text between members of an entry: a line break and the members' indentation, or
-/// a space for an entry on one line.
+/// The text between members of an entry: a line break (the file's own, `\r\n` kept)
+/// and the members' indentation, or a space for an entry on one line.
 fn separator(text: &str, e: &Entry) -> String {
     let Some(first) = e.members.first() else {
         return " ".into();
@@ -291,7 +329,12 @@ fn separator(text: &str, e: &Entry) -> String {
     let before = &text[e.span.start + 1..first.key_span.start];
     match before.rfind('\n') {
         Some(n) if before[n + 1..].chars().all(|c| c == ' ' || c == '\t') => {
-            format!("\n{}", &before[n + 1..])
+            let nl = if before[..n].ends_with('\r') {
+                "\r\n"
+            } else {
+                "\n"
+            };
+            format!("{nl}{}", &before[n + 1..])
         }
         _ => " ".into(),
     }
@@ -306,12 +349,13 @@ fn marker_value(text: &str, e: &Entry, sep: &str) -> String {
         "reel install wrapped this server in reel rec; reel uninstall puts back the original",
     );
     let original = &text[e.span.clone()];
-    let Some(member_indent) = sep
-        .strip_prefix('\n')
-        .filter(|i| i.chars().all(|c| c == ' '))
-    else {
-        return format!("{{\"note\": {note}, \"original\": {original}}}");
+    let (nl, member_indent) = match sep.strip_prefix("\r\n") {
+        Some(i) => ("\r\n", i),
+        None => ("\n", sep.strip_prefix('\n').unwrap_or(" ")),
     };
+    if sep == " " || !member_indent.chars().all(|c| c == ' ') {
+        return format!("{{\"note\": {note}, \"original\": {original}}}");
+    }
     let inner = format!("{member_indent}  ");
     let closing = original
         .rfind('\n')
@@ -326,12 +370,12 @@ fn marker_value(text: &str, e: &Entry, sep: &str) -> String {
         _ => (0, original.to_owned()),
     };
     let indent = if shift > 0 {
-        format!("\n{inner}\"indent\": {shift},")
+        format!("{nl}{inner}\"indent\": {shift},")
     } else {
         String::new()
     };
     format!(
-        "{{\n{inner}\"note\": {note},{indent}\n{inner}\"original\": {original}\n{member_indent}}}"
+        "{{{nl}{inner}\"note\": {note},{indent}{nl}{inner}\"original\": {original}{nl}{member_indent}}}"
     )
 }
 
@@ -349,14 +393,37 @@ fn unmarked(text: &str, marker: &Member, original: Range<usize>) -> Result<Strin
     Ok(kept.replace(&pad, "\n"))
 }
 
-/// Applies `edits` (non-overlapping spans and their new text) to `text`.
+/// Applies `edits` (non-overlapping spans and their new text) to `text`, in one pass.
 fn apply(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
-    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
-    let mut out = text.to_owned();
+    // Stable: two insertions at one place keep the order they were made in.
+    edits.sort_by_key(|(r, _)| (r.start, r.end));
+    let mut out =
+        String::with_capacity(text.len() + edits.iter().map(|(_, t)| t.len()).sum::<usize>());
+    let mut at = 0;
     for (r, new) in edits {
-        out.replace_range(r, &new);
+        out.push_str(&text[at..r.start]);
+        out.push_str(&new);
+        at = r.end;
     }
+    out.push_str(&text[at..]);
     out
+}
+
+/// The original entry a wrapped entry's marker keeps: its members (and its span), or
+/// why there is none.
+fn marked_original(text: &str, marker: &Member) -> Result<Option<Member>, EditError> {
+    if text.as_bytes().get(marker.value.start) != Some(&b'{') {
+        return Ok(None);
+    }
+    Ok(jsonc::member(text, marker.value.clone(), "original")?
+        .filter(|o| text.as_bytes().get(o.value.start) == Some(&b'{')))
+}
+
+fn no_original(name: &str) -> Skipped {
+    Skipped {
+        name: name.to_owned(),
+        why: format!("its {MARKER} member is not one reel install wrote (no original entry in it)"),
+    }
 }
 
 /// Wraps the stdio servers of `text` (the contents of `file`) in `reel rec`; `only`
@@ -369,26 +436,27 @@ pub fn install(
 ) -> Result<Edited, EditError> {
     let mut out = Edited::default();
     let mut edits = Vec::new();
-    for e in entries(text, file)? {
+    let (entries, odd) = entries(text, file)?;
+    out.skipped.extend(
+        odd.into_iter()
+            .filter(|s| only.is_empty() || only.contains(&s.name)),
+    );
+    for e in entries {
         if !only.is_empty() && !only.contains(&e.name) {
             continue;
         }
+        out.named.push(e.name.clone());
         let (original_members, marker) = match e.get(MARKER) {
-            Some(marker) => {
-                let Some(orig) = jsonc::member(text, marker.value.clone(), "original")?
-                    .filter(|o| text.as_bytes().get(o.value.start) == Some(&b'{'))
-                else {
-                    out.skipped.push(Skipped {
-                        name: e.name.clone(),
-                        why: format!("its {MARKER} member holds no original entry"),
-                    });
+            Some(marker) => match marked_original(text, marker)? {
+                Some(orig) => (jsonc::members(text, orig.value)?, true),
+                None => {
+                    out.skipped.push(no_original(&e.name));
                     continue;
-                };
-                (jsonc::members(text, orig.value)?, true)
-            }
+                }
+            },
             None => (e.members.clone(), false),
         };
-        let (command, args) = match wrapped(text, &e.name, &original_members, file, w) {
+        let (command, args) = match wrapped(text, &e, &original_members, file, w) {
             Ok(ca) => ca,
             Err(skip) => {
                 let why = match skip {
@@ -426,52 +494,102 @@ pub fn install(
         }
         let sep = separator(text, &e);
         edits.push((cur_command.value.clone(), command));
+        let mut at_command_end = String::new();
         match cur_args {
             Some(a) => edits.push((a.value.clone(), args)),
-            None => edits.push((
-                cur_command.value.end..cur_command.value.end,
-                format!(",{sep}\"args\": {args}"),
-            )),
+            None => at_command_end = format!(",{sep}\"args\": {args}"),
         }
         if !marker {
             let last = e.members.last().map_or(e.span.start + 1, |m| m.value.end);
             let marker_text = format!(",{sep}\"{MARKER}\": {}", marker_value(text, &e, &sep));
-            if cur_args.is_none() && last == cur_command.value.end {
-                // The new `args` goes at the same place: one edit, `args` then marker.
-                if let Some((r, args_edit)) = edits.pop() {
-                    edits.push((r, format!("{args_edit}{marker_text}")));
-                }
+            if last == cur_command.value.end {
+                at_command_end.push_str(&marker_text);
             } else {
                 edits.push((last..last, marker_text));
             }
+        }
+        if !at_command_end.is_empty() {
+            let end = cur_command.value.end;
+            edits.push((end..end, at_command_end));
         }
     }
     out.text = apply(text, edits);
     Ok(out)
 }
 
+/// The members of an entry that are neither `command`, `args` nor the marker, as
+/// (key, value text): what a user may have changed since install.
+fn own_members<'t>(text: &'t str, members: &[Member]) -> Vec<(&'t str, &'t str)> {
+    members
+        .iter()
+        .filter(|m| !matches!(m.key.as_str(), "command" | "args" | MARKER))
+        .map(|m| (&text[m.key_span.clone()], &text[m.value.clone()]))
+        .collect()
+}
+
+/// The bytes that take member `key` out of entry `e`: from the end of the member before
+/// it (its comma included), or up to the next member when it is the first.
+fn removal(e: &Entry, key: &str) -> Range<usize> {
+    let at = e.members.iter().position(|m| m.key == key).unwrap_or(0);
+    let m = &e.members[at];
+    if at == 0 {
+        m.key_span.start..e.members.get(1).map_or(m.value.end, |n| n.key_span.start)
+    } else {
+        e.members[at - 1].value.end..m.value.end
+    }
+}
+
 /// Puts back the original of every entry `reel install` wrapped (of `only`'s names,
-/// all when empty).
+/// all when empty). An entry whose other keys were changed since (a rotated key in
+/// `env`) keeps them: only its `command` and `args` are put back and the marker taken
+/// out, and it is counted as [`Counts::kept_changes`].
 pub fn uninstall(text: &str, file: &ConfigFile, only: &[String]) -> Result<Edited, EditError> {
     let mut out = Edited::default();
     let mut edits = Vec::new();
-    for e in entries(text, file)? {
+    let (entries, _) = entries(text, file)?;
+    for e in entries {
         if !only.is_empty() && !only.contains(&e.name) {
             continue;
         }
+        out.named.push(e.name.clone());
         let Some(marker) = e.get(MARKER) else {
             continue;
         };
-        match jsonc::member(text, marker.value.clone(), "original")? {
-            Some(orig) if text.as_bytes().get(orig.value.start) == Some(&b'{') => {
-                edits.push((e.span.clone(), unmarked(text, marker, orig.value)?));
-                out.counts.restored += 1;
-            }
-            _ => out.skipped.push(Skipped {
-                name: e.name.clone(),
-                why: format!("its {MARKER} member holds no original entry"),
-            }),
+        let Some(orig) = marked_original(text, marker)? else {
+            out.skipped.push(no_original(&e.name));
+            continue;
+        };
+        let original = unmarked(text, marker, orig.value.clone())?;
+        let orig_members = jsonc::members(text, orig.value.clone())?;
+        let untouched = own_members(text, &e.members)
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .eq(own_members(text, &orig_members)
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()).clone()));
+        if untouched {
+            edits.push((e.span.clone(), original));
+            out.counts.restored += 1;
+            continue;
         }
+        // Changed since: command and args back, the marker out, the rest as it is now.
+        let get = |ms: &[Member], k: &str| ms.iter().find(|m| m.key == k).cloned();
+        if let (Some(cur), Some(was)) = (get(&e.members, "command"), get(&orig_members, "command"))
+        {
+            edits.push((cur.value, text[was.value].to_owned()));
+        }
+        match (get(&e.members, "args"), get(&orig_members, "args")) {
+            (Some(cur), Some(was)) => edits.push((cur.value, text[was.value].to_owned())),
+            (Some(_), None) => edits.push((removal(&e, "args"), String::new())),
+            _ => {}
+        }
+        edits.push((removal(&e, MARKER), String::new()));
+        out.counts.restored += 1;
+        out.counts.kept_changes += 1;
+        out.skipped.push(Skipped {
+            name: e.name.clone(),
+            why: "changed since install: its command and args are put back, the rest kept as it is now".into(),
+        });
     }
     out.text = apply(text, edits);
     Ok(out)
@@ -518,8 +636,9 @@ mod tests {
             let e = &v["mcpServers"]["s"];
             assert_eq!(e["command"], "/opt/reel");
             assert_eq!(e["args"][0], "rec");
-            assert_eq!(e["args"][5], "--");
-            assert_eq!(e["args"][6], "/bin/sh");
+            assert_eq!(e["args"][3], "--name=s");
+            assert_eq!(e["args"][4], "--");
+            assert_eq!(e["args"][5], "/bin/sh");
             assert_eq!(e["_reel"]["original"]["command"], "sh");
             let back = uninstall(&w.text, &file(), &[]).unwrap();
             assert_eq!(back.counts.restored, 1);
@@ -563,5 +682,103 @@ mod tests {
             ]
         );
         assert_eq!(w.counts.unresolved, 1);
+    }
+}
+
+#[cfg(test)]
+mod review_tests {
+    use super::*;
+    use crate::targets::Target;
+
+    fn cursor() -> ConfigFile {
+        ConfigFile {
+            target: Target::Cursor,
+            path: PathBuf::from("/x/mcp.json"),
+            scope: Scope::User,
+        }
+    }
+
+    fn w() -> Wrapper {
+        Wrapper {
+            reel: PathBuf::from("/opt/reel"),
+            dir: PathBuf::from("/t"),
+            path: OsString::from("/bin:/usr/bin"),
+            project: PathBuf::from("/"),
+        }
+    }
+
+    #[test]
+    fn uninstall_keeps_what_was_changed_since_install() {
+        let text = "{\n  \"mcpServers\": {\n    \"s\": {\n      \"command\": \"cat\",\n      \"env\": {\"API_KEY\": \"old\"}\n    }\n  }\n}\n";
+        let wrapped = install(text, &cursor(), &w(), &[]).unwrap().text;
+        let rotated = wrapped.replacen("\"old\"", "\"new\"", 1);
+        let back = uninstall(&rotated, &cursor(), &[]).unwrap();
+        assert_eq!(back.counts.kept_changes, 1);
+        let v: serde_json::Value = serde_json::from_str(&back.text).unwrap();
+        assert_eq!(
+            v["mcpServers"]["s"],
+            serde_json::json!({"command": "cat", "env": {"API_KEY": "new"}}),
+            "{}",
+            back.text
+        );
+        // Untouched, it is byte for byte the original.
+        assert_eq!(uninstall(&wrapped, &cursor(), &[]).unwrap().text, text);
+    }
+
+    #[test]
+    fn remote_entries_with_a_command_reel_rec_entries_and_foreign_markers_are_left() {
+        let text = r#"{"mcpServers": {"h": {"httpUrl": "http://x", "command": "cat"}, "t": {"type": "sse", "command": "cat"}, "r": {"command": "/usr/local/bin/reel", "args": ["rec", "--", "cat"]}, "m": {"command": "cat", "_reel": "my note"}, "a": ["x"], "--help": {"command": "cat"}}}"#;
+        let e = install(text, &cursor(), &w(), &[]).unwrap();
+        assert_eq!(e.counts.remote, 2);
+        assert_eq!(e.counts.wrapped, 1, "{}", e.text);
+        let why: Vec<(&str, &str)> = e
+            .skipped
+            .iter()
+            .map(|s| (s.name.as_str(), s.why.as_str()))
+            .collect();
+        assert!(why.contains(&("r", "it already runs reel rec")), "{why:?}");
+        assert!(
+            why.iter()
+                .any(|(n, w)| *n == "m" && w.contains("not one reel install wrote")),
+            "{why:?}"
+        );
+        assert!(why.contains(&("a", "it is not an object")), "{why:?}");
+        let v: serde_json::Value = serde_json::from_str(&e.text).unwrap();
+        assert_eq!(v["mcpServers"]["--help"]["args"][3], "--name=--help");
+        assert_eq!(uninstall(&e.text, &cursor(), &[]).unwrap().text, text);
+    }
+
+    #[test]
+    fn a_claude_code_projects_relative_command_is_its_projects_and_crlf_stays_crlf() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let server = bin.join("server");
+        std::fs::write(&server, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let file = ConfigFile {
+            target: Target::ClaudeCode,
+            path: PathBuf::from("/h/.claude.json"),
+            scope: Scope::User,
+        };
+        let text = format!(
+            "{{\r\n  \"projects\": {{\r\n    {}: {{\r\n      \"mcpServers\": {{\r\n        \"s\": {{\r\n          \"command\": \"./bin/server\"\r\n        }}\r\n      }}\r\n    }}\r\n  }}\r\n}}\r\n",
+            serde_json::to_string(&dir.path().to_string_lossy()).unwrap()
+        );
+        let e = install(&text, &file, &w(), &[]).unwrap();
+        assert_eq!(e.counts.wrapped, 1, "{:?}", e.skipped);
+        assert!(
+            e.text
+                .contains(&serde_json::to_string(&server.to_string_lossy()).unwrap()),
+            "{}",
+            e.text
+        );
+        assert!(
+            !e.text.replace("\r\n", "").contains('\n'),
+            "only CRLF line breaks: {:?}",
+            e.text
+        );
+        assert_eq!(uninstall(&e.text, &file, &[]).unwrap().text, text);
     }
 }

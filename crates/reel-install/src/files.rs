@@ -70,6 +70,8 @@ pub struct Change {
     pub counts: Counts,
     /// Entries left alone.
     pub skipped: Vec<Skipped>,
+    /// The names of the entries considered.
+    pub named: Vec<String>,
 }
 
 impl Change {
@@ -132,6 +134,7 @@ fn change(
         after: edited.text,
         counts: edited.counts,
         skipped: edited.skipped,
+        named: edited.named,
     })
 }
 
@@ -167,6 +170,13 @@ pub fn write(c: &Change, make_backup: bool) -> Result<Option<Backup>, FileError>
         path: c.file.path.clone(),
         source,
     };
+    let meta = std::fs::metadata(&c.real).map_err(failed)?;
+    if meta.permissions().readonly() {
+        return Err(failed(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "the file is read-only (make it writable to let reel edit it)",
+        )));
+    }
     let backup = c.backup_path();
     let made = if backup.exists() || !make_backup {
         false
@@ -212,6 +222,9 @@ fn write_whole(path: &Path, bytes: &[u8], like: &Path) -> std::io::Result<()> {
             .open(&tmp)?;
         if let Ok(meta) = std::fs::metadata(like) {
             f.set_permissions(meta.permissions())?;
+            // Run as root (`sudo`), the file stays its owner's.
+            use std::os::unix::fs::MetadataExt;
+            let _ = std::os::unix::fs::fchown(&f, Some(meta.uid()), Some(meta.gid()));
         }
         f.write_all(bytes)?;
         f.sync_all()?;

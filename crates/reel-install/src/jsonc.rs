@@ -111,8 +111,11 @@ fn members_from(text: &str, open: usize) -> Result<(Vec<Member>, usize), SyntaxE
             Some(b'}') => return Ok((out, at + 1)),
             Some(b'"') => {
                 let key_end = string_end(text, at)?;
-                let key: String = serde_json::from_str(&text[at..key_end])
-                    .map_err(|e| error(text, at, format!("a bad key: {e}")))?;
+                // A key serde cannot decode (a lone surrogate `\ud800`, which JavaScript
+                // accepts) is kept as written: it matches no name reel looks for.
+                let raw = &text[at..key_end];
+                let key: String =
+                    serde_json::from_str(raw).unwrap_or_else(|_| raw[1..raw.len() - 1].to_owned());
                 let colon = skip_blank(text, key_end)?;
                 if b.get(colon) != Some(&b':') {
                     return Err(error(text, colon, "a ':' was expected after the key"));
@@ -173,7 +176,9 @@ pub fn elements(text: &str, span: Range<usize>) -> Result<Vec<Range<usize>>, Syn
 
 /// The span of the whole document's value, checking nothing but blanks follows.
 pub fn document(text: &str) -> Result<Range<usize>, SyntaxError> {
-    let start = skip_blank(text, 0)?;
+    // A byte-order mark (some Windows editors write one) is no part of the value.
+    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let start = skip_blank(text, bom)?;
     let end = value_end(text, start)?;
     let rest = skip_blank(text, end)?;
     if rest != text.len() {

@@ -40,13 +40,17 @@ left as they are too, and said.
 Before a file's first change it is copied to FILE.reel-backup; it is then rewritten
 whole (a temporary file renamed over it, permissions kept; a symbolic link is followed).
 Running install again changes nothing (an entry wrapped with another reel or --dir is
-brought up to date). `reel uninstall` puts back every wrapped entry's original bytes: a
-file nothing else changed is byte for byte what it was, and its backup is removed.
+brought up to date; an entry that already runs `reel rec` is left alone). `reel
+uninstall` puts back every wrapped entry's original bytes: a file nothing else changed
+is byte for byte what it was, and its backup is removed. An entry whose other keys were
+changed since install (a rotated key in env) keeps them: its command and args are put
+back and the _reel member taken out, and the backup stays. A read-only file is not
+touched; a file's owner and permissions are kept.
 --dry-run prints the diff it would make and writes nothing. Restart the client (or
 reload its MCP servers) for a change to take effect.
 
-Exit status: 0 done; 64 bad flags; 66 no client configuration found, or a file that is
-not JSON; 73 a file cannot be written (another program changed it meanwhile, or
+Exit status: 0 done; 64 bad flags; 66 no client configuration found, a file that is not
+JSON, or a --server name no file holds; 73 a file cannot be written (another program changed it meanwhile, or
 permissions).";
 
 /// Arguments of `reel install` and `reel uninstall`.
@@ -105,11 +109,17 @@ fn files_of(args: &Args) -> anyhow::Result<Vec<ConfigFile>> {
         None => std::env::current_dir()
             .map_err(|e| coded(exit::USAGE, format!("the current directory: {e}")))?,
     };
-    let targets = if args.target.is_empty() {
+    let mut targets = if args.target.is_empty() {
         Target::ALL.to_vec()
     } else {
         args.target.clone()
     };
+    let mut seen = Vec::new();
+    targets.retain(|t| {
+        let new = !seen.contains(t);
+        seen.push(*t);
+        new
+    });
     let candidates: Vec<ConfigFile> = targets
         .iter()
         .flat_map(|t| t.files(&home, &project))
@@ -140,8 +150,7 @@ pub fn install(args: InstallArgs, out: &Output) -> anyhow::Result<u8> {
     };
     let dir = std::path::absolute(&dir)
         .map_err(|e| coded(exit::USAGE, format!("--dir {}: {e}", dir.display())))?;
-    let reel = std::env::current_exe()
-        .map_err(|e| coded(exit::INTERNAL, format!("cannot tell where reel is: {e}")))?;
+    let reel = own_path()?;
     let project = match &args.common.project {
         Some(p) => std::path::absolute(p).unwrap_or_else(|_| p.clone()),
         None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
@@ -155,13 +164,28 @@ pub fn install(args: InstallArgs, out: &Output) -> anyhow::Result<u8> {
     let code = each(&files, &args.common, out, true, |f| {
         files::plan_install(f, &w, &args.common.servers)
     });
-    if code == exit::OK && !args.common.dry_run {
+    if code == exit::OK && !args.common.dry_run && args.common.servers.is_empty() {
         say!(
             "reel: the wrapped servers record into {}; restart the clients to start them; `reel uninstall` puts the originals back",
             dir.display()
         );
     }
     Ok(code)
+}
+
+/// The reel the entries run: the `reel` on PATH when it is this one (a package
+/// manager's link, say `/opt/homebrew/bin/reel`, outlives upgrades that move the file it
+/// points to), else this executable's own path.
+fn own_path() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()
+        .map_err(|e| coded(exit::INTERNAL, format!("cannot tell where reel is: {e}")))?;
+    let real = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let on_path = std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join("reel"))
+        .find(|p| std::fs::canonicalize(p).is_ok_and(|r| r == real));
+    Ok(on_path.unwrap_or(exe))
 }
 
 /// Runs `reel uninstall`.
@@ -181,6 +205,7 @@ fn each(
     plan: impl Fn(&ConfigFile) -> Result<Change, files::FileError>,
 ) -> u8 {
     let mut code = exit::OK;
+    let mut named: Vec<String> = Vec::new();
     for f in files {
         let change = match plan(f) {
             Ok(c) => c,
@@ -216,9 +241,17 @@ fn each(
             }
         }
         say!("reel: {}", summary(&change, install, args.dry_run));
+        let left = if install { "left as is: " } else { "" };
         for s in &change.skipped {
-            say!("reel:   left as is: {}: {}", s.name, s.why);
+            say!("reel:   {left}{}: {}", s.name, s.why);
         }
+        named.extend(change.named);
+    }
+    let unknown: Vec<&String> = args.servers.iter().filter(|s| !named.contains(s)).collect();
+    if !unknown.is_empty() {
+        let list: Vec<&str> = unknown.iter().map(|s| s.as_str()).collect();
+        say!("reel: no server named {} in these files", list.join(", "));
+        code = code.max(exit::NO_INPUT);
     }
     code
 }
@@ -244,6 +277,12 @@ fn summary(c: &Change, install: bool, dry_run: bool) -> String {
         }
     } else {
         parts.push(format!("{} {would}put back", n.restored));
+        if n.kept_changes > 0 {
+            parts.push(format!(
+                "{} of them with later changes kept",
+                n.kept_changes
+            ));
+        }
     }
     format!(
         "{} {}: {}",

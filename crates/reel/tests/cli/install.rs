@@ -301,8 +301,13 @@ fn install_wraps_every_clients_stdio_servers_and_uninstall_puts_back_every_byte(
             .map(|a| a.as_str().unwrap())
             .collect();
         assert_eq!(
-            args[..5],
-            ["rec", "--dir", h.traces.to_str().unwrap(), "--name", name]
+            args[..4],
+            [
+                "rec",
+                "--dir",
+                h.traces.to_str().unwrap(),
+                &format!("--name={name}")
+            ]
         );
         let dashes = args.iter().position(|a| *a == "--").unwrap();
         assert!(Path::new(args[dashes + 1]).is_absolute(), "{args:?}");
@@ -406,6 +411,11 @@ fn targets_servers_and_bad_files_are_honoured_and_said() {
         [false, false, true, false, false, false, false],
         "{err}"
     );
+
+    // A server no file holds: said, and exit 66.
+    let (code, _, err) = h.install(&["--server", "nope"]);
+    assert_eq!(code, Some(66), "{err}");
+    assert!(err.contains("no server named nope in these files"), "{err}");
 
     // A file that is not JSON: said with its place, the others still done, exit 66.
     std::fs::write(
