@@ -102,7 +102,23 @@ impl McpUrl {
         if host.is_empty() {
             return Err(invalid("it has no host"));
         }
-        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let port = match after_host.strip_prefix(':') {
+            None | Some("") => {
+                if https {
+                    443
+                } else {
+                    80
+                }
+            }
+            Some(digits) => match digits.parse::<u16>() {
+                Ok(p) if p > 0 => p,
+                _ => {
+                    return Err(invalid(&format!(
+                        "its port {digits} is not one from 1 to 65535"
+                    )));
+                }
+            },
+        };
         if uri.path().is_empty() && uri.query().is_none() && url.ends_with('?') {
             return Err(invalid("it has an empty query"));
         }
@@ -471,6 +487,23 @@ mod tests {
         assert_eq!(g.check_all([local, evil], []).unwrap_err().header, "host");
         let origins: [&[u8]; 2] = [b"http://localhost:1", b"http://evil.example"];
         assert_eq!(g.check_all([local], origins).unwrap_err().header, "origin");
+    }
+
+    #[test]
+    fn a_port_beyond_65535_or_zero_is_refused_not_turned_into_80() {
+        for url in [
+            "http://127.0.0.1:99999/mcp",
+            "http://127.0.0.1:0/mcp",
+            "https://h:65536/",
+        ] {
+            let e = McpUrl::parse(url).unwrap_err();
+            assert!(
+                e.reason.contains("is not one from 1 to 65535"),
+                "{url}: {e}"
+            );
+        }
+        assert_eq!(McpUrl::parse("http://h:65535/").unwrap().port, 65535);
+        assert_eq!(McpUrl::parse("https://h/").unwrap().port, 443);
     }
 
     #[test]
