@@ -82,14 +82,33 @@ pub mod names {
     pub const REEL_TTFT_MS: &str = "reel.llm.ttft_ms";
 }
 
+/// The longest string attribute value, in bytes: a tool's name or an error message is
+/// short; one that is not is cut (a collector refuses requests past a few MiB, and the
+/// whole batch with it).
+pub const MAX_VALUE: usize = 1024;
+
+/// `s` cut to at most `max` bytes on a character boundary, `…` marking the cut.
+pub fn capped(s: impl Into<String>, max: usize) -> String {
+    let mut s = s.into();
+    if s.len() > max {
+        let mut end = max.saturating_sub('…'.len_utf8());
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
+    s
+}
+
 /// A span's attributes, in the order added.
 #[derive(Clone, Debug, Default)]
 pub struct Attrs(pub Vec<KeyValue>);
 
 impl Attrs {
-    /// Adds a string attribute.
+    /// Adds a string attribute (cut at [`MAX_VALUE`] bytes).
     pub fn str(&mut self, key: &str, value: impl Into<String>) -> &mut Self {
-        self.put(key, Value::StringValue(value.into()))
+        self.put(key, Value::StringValue(capped(value, MAX_VALUE)))
     }
 
     /// Adds a string attribute when there is a value.

@@ -12,9 +12,13 @@ use sha2::{Digest, Sha256};
 pub struct Seed([u8; 32]);
 
 impl Seed {
-    /// The seed of the session whose `meta` line is `meta_line` (its bytes as recorded).
-    pub fn of_meta(meta_line: &[u8]) -> Seed {
-        Seed(Sha256::digest(meta_line).into())
+    /// The seed of the session whose `meta` line is `meta_line` (its bytes as
+    /// recorded), line `at` of the file (the same session appended twice is two).
+    pub fn of_meta(meta_line: &[u8], at: u64) -> Seed {
+        let mut h = Sha256::new();
+        h.update(meta_line);
+        h.update(at.to_be_bytes());
+        Seed(h.finalize().into())
     }
 
     /// The session's trace id (16 bytes, never all zero).
@@ -27,9 +31,10 @@ impl Seed {
         self.derive(b"session", 0, 8)
     }
 
-    /// The id of the span opened by line `line` of the file.
-    pub fn span_id(&self, line: u64) -> Vec<u8> {
-        self.derive(b"line", line, 8)
+    /// The id of the span opened by line `line` of file `file` (0 for the first of a
+    /// trace's files: rotated companions restart their line numbers).
+    pub fn span_id(&self, file: u64, line: u64) -> Vec<u8> {
+        self.derive(b"line", (file << 40) | line, 8)
     }
 
     fn derive(&self, what: &[u8], n: u64, len: usize) -> Vec<u8> {
@@ -96,14 +101,26 @@ mod tests {
 
     #[test]
     fn ids_are_stable_distinct_and_sized() {
-        let a = Seed::of_meta(br#"{"type":"meta","startedAt":"2026-01-01T00:00:00.000Z"}"#);
-        let b = Seed::of_meta(br#"{"type":"meta","startedAt":"2026-01-01T00:00:00.001Z"}"#);
+        let a = Seed::of_meta(
+            br#"{"type":"meta","startedAt":"2026-01-01T00:00:00.000Z"}"#,
+            1,
+        );
+        let b = Seed::of_meta(
+            br#"{"type":"meta","startedAt":"2026-01-01T00:00:00.001Z"}"#,
+            1,
+        );
+        let again = Seed::of_meta(
+            br#"{"type":"meta","startedAt":"2026-01-01T00:00:00.000Z"}"#,
+            9,
+        );
+        assert_ne!(a.trace_id(), again.trace_id());
         assert_eq!(a.trace_id(), a.trace_id());
         assert_ne!(a.trace_id(), b.trace_id());
         assert_eq!(a.trace_id().len(), 16);
-        assert_eq!(a.span_id(3).len(), 8);
-        assert_ne!(a.span_id(3), a.span_id(4));
-        assert_ne!(a.span_id(0), a.session_span_id());
+        assert_eq!(a.span_id(0, 3).len(), 8);
+        assert_ne!(a.span_id(0, 3), a.span_id(0, 4));
+        assert_ne!(a.span_id(0, 3), a.span_id(1, 3));
+        assert_ne!(a.span_id(0, 0), a.session_span_id());
     }
 
     #[test]

@@ -126,18 +126,19 @@ fn send_loop(mut client: Client, rx: Receiver<Span>, shared: &Shared) -> Report 
         if batch.is_empty() {
             continue;
         }
-        let deadline = shared
-            .deadline
-            .lock()
-            .ok()
-            .and_then(|d| *d)
-            .unwrap_or_else(|| Instant::now() + RETRY_WINDOW);
+        // A batch is retried for RETRY_WINDOW, and no longer than the end of the
+        // recording's grace, however far it got.
+        let window = Instant::now() + RETRY_WINDOW;
+        let deadline = || {
+            let finish = shared.deadline.lock().ok().and_then(|d| *d);
+            finish.map_or(window, |f| f.min(window))
+        };
         let n = batch.len() as u64;
-        if shared.closing.load(Ordering::Relaxed) && Instant::now() >= deadline {
+        if shared.closing.load(Ordering::Relaxed) && Instant::now() >= deadline() {
             report.dropped += n;
             continue;
         }
-        match client.send(&to_protobuf(&request(batch)), deadline) {
+        match client.send(&to_protobuf(&request(batch)), &deadline) {
             Ok(accepted) => {
                 report.sent += n.saturating_sub(accepted.rejected);
                 report.rejected += accepted.rejected;

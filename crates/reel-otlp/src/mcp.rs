@@ -2,7 +2,8 @@
 //! for MCP: named `{mcp.method.name} {target}` (the tool or prompt), kind CLIENT, with
 //! the method, JSON-RPC id, session, protocol version, tool, prompt or resource, and
 //! errors (`error.type` the JSON-RPC code, or `tool_error` for a tool result with
-//! `isError`; status ERROR with the error's message).
+//! `isError`; status ERROR with the JSON-RPC error's message, a tool result's text being
+//! its output and left out).
 
 use opentelemetry_proto::tonic::trace::v1::{Span, Status};
 use reel_mcp::jsonrpc::{Envelope, RpcId, call_subject, methods};
@@ -223,13 +224,10 @@ fn outcome(method: &str, env: &Envelope<'_>, attrs: &mut Attrs) -> Option<Status
     if result.get("isError").and_then(Value::as_bool) != Some(true) {
         return None;
     }
+    // The result's text is the tool's output (what it read, what it was given): a
+    // payload, so not in the span.
     attrs.str(names::ERROR_TYPE, "tool_error");
-    let text = result
-        .get("content")
-        .and_then(Value::as_array)
-        .and_then(|c| c.iter().find_map(|part| part.get("text")?.as_str()))
-        .unwrap_or("tool error");
-    error_status(text)
+    error_status("the tool reported an error (isError)")
 }
 
 /// The span of a notification (it has no answer: it starts and ends when it was sent).

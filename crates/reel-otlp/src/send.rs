@@ -23,6 +23,9 @@ pub const ATTEMPTS: u32 = 6;
 /// How long one try may take, connecting included.
 pub const TRY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How often a try and a wait look at the deadline.
+const POLL: Duration = Duration::from_millis(50);
+
 /// A collector `--otlp` / `--endpoint` named that cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -37,8 +40,11 @@ pub enum CollectorError {
         /// What is wrong.
         reason: String,
     },
-    /// A header that is not `NAME=VALUE` with a valid name and value.
-    #[error("header {0:?}: give NAME=VALUE (e.g. authorization=Bearer …)")]
+    /// A header that is not `NAME=VALUE` with a valid name and value (its name only:
+    /// the value is a credential).
+    #[error(
+        "header {0:?}: give NAME=VALUE with a valid header name and value (e.g. authorization=Bearer …)"
+    )]
     Header(String),
     /// The TLS set-up failed.
     #[error("TLS: {0}")]
@@ -55,9 +61,9 @@ pub struct Collector {
 
 impl std::fmt::Debug for Collector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Header values are credentials: never printed.
+        // Header values and a URL's query are credentials: never printed.
         f.debug_struct("Collector")
-            .field("url", &self.url.url)
+            .field("url", &shown(&self.url.url))
             .field("headers", &self.headers.len())
             .finish()
     }
@@ -68,7 +74,7 @@ impl Collector {
     /// as `OTEL_EXPORTER_OTLP_HEADERS` lists them) with every request.
     pub fn new(url: &str, headers: &[String]) -> Result<Collector, CollectorError> {
         let url = McpUrl::parse(url).map_err(|e| CollectorError::Url {
-            url: e.url,
+            url: shown(&e.url),
             reason: e.reason,
         })?;
         let headers = headers
@@ -76,11 +82,10 @@ impl Collector {
             .map(|h| {
                 let (name, value) = h
                     .split_once('=')
-                    .ok_or_else(|| CollectorError::Header(h.clone()))?;
-                let name = http::HeaderName::try_from(name.trim())
-                    .map_err(|_| CollectorError::Header(h.clone()))?;
-                let value = http::HeaderValue::try_from(value.trim())
-                    .map_err(|_| CollectorError::Header(h.clone()))?;
+                    .ok_or_else(|| CollectorError::Header(shown_header(h)))?;
+                let bad = || CollectorError::Header(name.trim().to_owned());
+                let name = http::HeaderName::try_from(name.trim()).map_err(|_| bad())?;
+                let value = http::HeaderValue::try_from(value.trim()).map_err(|_| bad())?;
                 Ok((name, value))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -92,10 +97,37 @@ impl Collector {
         Ok(Collector { url, headers, tls })
     }
 
-    /// The URL as given.
-    pub fn url(&self) -> &str {
-        &self.url.url
+    /// The URL for messages: without its query (where a secret may be) or user info.
+    pub fn url(&self) -> String {
+        shown(&self.url.url)
     }
+}
+
+/// `url` without user info and query, for messages.
+pub fn shown(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, path) = match rest.find(['/', '?', '#']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let query = if rest.contains('?') { "?…" } else { "" };
+    if scheme.is_empty() {
+        format!("{authority}{path}{query}")
+    } else {
+        format!("{scheme}://{authority}{path}{query}")
+    }
+}
+
+/// A header argument without `=`: its first word, never what may be a credential.
+fn shown_header(h: &str) -> String {
+    h.split([':', ' '])
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(40)
+        .collect()
 }
 
 /// Why a request was not taken.
@@ -171,31 +203,45 @@ impl Client {
     }
 
     /// Sends `body` (an encoded export request), retrying what may be retried, until it
-    /// is taken, refused for good, [`ATTEMPTS`] tries have failed, or `deadline` passes.
-    pub fn send(&mut self, body: &[u8], deadline: Instant) -> Result<Accepted, SendError> {
+    /// is taken, refused for good, [`ATTEMPTS`] tries have failed, or the time
+    /// `deadline` says passes. `deadline` is asked again while a try is under way, so a
+    /// caller can bring it forward (the end of a recording).
+    pub fn send(
+        &mut self,
+        body: &[u8],
+        deadline: &dyn Fn() -> Instant,
+    ) -> Result<Accepted, SendError> {
         let body = Bytes::copy_from_slice(body);
         let mut wait = self.backoff.first;
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let left = deadline.saturating_duration_since(Instant::now());
-            let result = self.try_once(body.clone(), left.min(TRY_TIMEOUT));
+            let result = self.try_once(body.clone(), deadline);
             match result {
                 Ok(rejected) => return Ok(Accepted { rejected, attempts }),
                 Err(e) if !e.retryable || attempts >= ATTEMPTS => return Err(e),
                 Err(e) => {
                     let pause = e.retry_after.unwrap_or(wait).min(self.backoff.max);
-                    if Instant::now() + pause >= deadline {
+                    let until = Instant::now() + pause;
+                    if until >= deadline() {
                         return Err(e);
                     }
-                    std::thread::sleep(pause);
+                    while Instant::now() < until {
+                        if Instant::now() >= deadline() {
+                            return Err(e);
+                        }
+                        std::thread::sleep(
+                            POLL.min(until.saturating_duration_since(Instant::now())),
+                        );
+                    }
                     wait = (wait * 2).min(self.backoff.max);
                 }
             }
         }
     }
 
-    fn try_once(&mut self, body: Bytes, limit: Duration) -> Result<u64, SendError> {
+    fn try_once(&mut self, body: Bytes, deadline: &dyn Fn() -> Instant) -> Result<u64, SendError> {
+        let started = Instant::now();
         let c = &self.collector;
         let mut request = http::Request::post(c.url.path.as_str())
             .header(http::header::HOST, c.url.authority.as_str())
@@ -215,7 +261,17 @@ impl Client {
         let conn = self.conn.take();
         let (host, port, tls) = (c.url.host.clone(), c.url.port, c.tls.clone());
         let outcome = self.runtime.block_on(async move {
-            tokio::time::timeout(limit, async move {
+            // Ends the try at TRY_TIMEOUT, or as soon as the deadline passes.
+            let expired = async {
+                loop {
+                    let now = Instant::now();
+                    if now >= deadline() || now >= started + TRY_TIMEOUT {
+                        break;
+                    }
+                    tokio::time::sleep(POLL).await;
+                }
+            };
+            let exchange = async move {
                 let mut sender = match conn {
                     Some(s) if !s.is_closed() => s,
                     _ => upstream::open(&host, port, tls.as_ref())
@@ -234,13 +290,16 @@ impl Client {
                     .map_err(|e| (e.to_string(), true))?
                     .to_bytes();
                 Ok::<_, (String, bool)>((sender, parts, body))
-            })
-            .await
+            };
+            tokio::select! {
+                done = exchange => Ok(done),
+                () = expired => Err(()),
+            }
         });
         let (sender, parts, body) = match outcome {
-            Err(_) => {
+            Err(()) => {
                 return Err(SendError {
-                    message: format!("no answer within {} s", limit.as_secs_f64()),
+                    message: format!("no answer within {:.1} s", started.elapsed().as_secs_f64()),
                     retryable: true,
                     retry_after: None,
                 });
@@ -287,5 +346,34 @@ impl Client {
             retryable: matches!(status, 429 | 502 | 503 | 504),
             retry_after,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_headers_are_shown_without_their_secrets() {
+        assert_eq!(
+            shown("https://u:pw@collector.example:4318/v1/traces?api_key=SECRET"),
+            "https://collector.example:4318/v1/traces?…"
+        );
+        assert_eq!(
+            shown("http://127.0.0.1:4318/v1/traces"),
+            "http://127.0.0.1:4318/v1/traces"
+        );
+        let e = Collector::new("http://u:pw@h/v1/traces", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("pw"), "{e}");
+        let e = Collector::new("http://h/v1/traces", &["Bearer sk-123".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("NAME=VALUE") && !e.contains("sk-123"), "{e}");
+        let e = Collector::new("http://h/v1/traces", &["x-key=a\nb".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x-key") && !e.contains("a\nb"), "{e}");
     }
 }

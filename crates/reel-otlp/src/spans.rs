@@ -51,6 +51,7 @@ pub struct SpanBuilder {
     done: Vec<Span>,
     last_ns: u64,
     sessions: u64,
+    file_index: u64,
 }
 
 /// How the recorded server was reached.
@@ -101,6 +102,8 @@ impl Transport {
 #[derive(Debug)]
 pub(crate) struct Session {
     pub seed: Seed,
+    /// Which of the trace's files the lines come from now.
+    file: u64,
     start_ns: u64,
     name: String,
     attrs: Attrs,
@@ -113,7 +116,12 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    fn open(meta: Option<&Meta>, meta_line: &[u8], file: Option<&str>, at: u64) -> Session {
+    fn open(
+        meta: Option<&Meta>,
+        (meta_line, line, file_index): (&[u8], u64, u64),
+        file: Option<&str>,
+        at: u64,
+    ) -> Session {
         let label = meta
             .and_then(|m| m.label.clone())
             .unwrap_or_else(|| "run".into());
@@ -134,7 +142,8 @@ impl Session {
         }
         transport.describe(&mut attrs);
         Session {
-            seed: Seed::of_meta(meta_line),
+            seed: Seed::of_meta(meta_line, line),
+            file: file_index,
             start_ns,
             name: format!("reel {kind} session {label}"),
             attrs,
@@ -175,9 +184,9 @@ impl Session {
         };
         Span {
             trace_id,
-            span_id: self.seed.span_id(line),
+            span_id: self.seed.span_id(self.file, line),
             parent_span_id,
-            name,
+            name: crate::attrs::capped(name, MAX_NAME),
             kind: SpanKind::Client as i32,
             start_time_unix_nano: start,
             end_time_unix_nano: end.max(start),
@@ -336,18 +345,24 @@ impl SpanBuilder {
         let at = at.unwrap_or(self.last_ns);
         if let Line::Meta(meta) = &parsed {
             self.close_session();
-            let session = Session::open(Some(meta), bytes, self.file.as_deref(), at);
+            let session = Session::open(
+                Some(meta),
+                (bytes, line, self.file_index),
+                self.file.as_deref(),
+                at,
+            );
             self.last_ns = self.last_ns.max(session.start_ns);
             self.session = Some(session);
             self.sessions += 1;
             return;
         }
         let file = self.file.as_deref();
+        let index = self.file_index;
         let session = self.session.get_or_insert_with(|| {
             // A file that does not start with a meta line (a torn copy): its lines still
             // get a session, seeded by the file's name.
             let seed = file.unwrap_or("trace").as_bytes();
-            Session::open(None, seed, file, at)
+            Session::open(None, (seed, 0, index), file, at)
         });
         match parsed {
             Line::Message(m) => session.message(line, &m, at, &mut self.done),
@@ -358,6 +373,15 @@ impl SpanBuilder {
                 self.close_session();
             }
             Line::Meta(_) | Line::Other(_) => {}
+        }
+    }
+
+    /// The lines that follow come from the trace's next file (a rotated companion):
+    /// their line numbers start again.
+    pub fn next_file(&mut self) {
+        self.file_index += 1;
+        if let Some(s) = &mut self.session {
+            s.file = self.file_index;
         }
     }
 
@@ -390,10 +414,13 @@ impl SpanBuilder {
     }
 }
 
-/// A span status: ERROR with `message`.
+/// The longest span name and status message, in bytes.
+pub const MAX_NAME: usize = 256;
+
+/// A span status: ERROR with `message` (cut at [`MAX_NAME`] bytes).
 pub(crate) fn error_status(message: impl Into<String>) -> Option<Status> {
     Some(Status {
-        message: message.into(),
+        message: crate::attrs::capped(message, MAX_NAME),
         code: StatusCode::Error as i32,
     })
 }

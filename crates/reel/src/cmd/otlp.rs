@@ -30,20 +30,52 @@ pub fn endpoint_from_env() -> Option<String> {
     })
 }
 
-/// `--header` values, then those of `OTEL_EXPORTER_OTLP_TRACES_HEADERS` /
-/// `OTEL_EXPORTER_OTLP_HEADERS` (`k=v,k2=v2`).
+/// `--header` values, then those of `OTEL_EXPORTER_OTLP_HEADERS` and
+/// `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (`k=v,k2=v2`, values percent-decoded as the
+/// OpenTelemetry specification says; the traces one's come last, so they win).
 fn headers(given: &[String]) -> Vec<String> {
     let mut all = given.to_vec();
-    let env = std::env::var("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
-        .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_HEADERS"))
-        .unwrap_or_default();
-    all.extend(
-        env.split(',')
-            .map(str::trim)
-            .filter(|h| !h.is_empty())
-            .map(str::to_owned),
-    );
+    for var in [
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    ] {
+        let env = std::env::var(var).unwrap_or_default();
+        all.extend(
+            env.split(',')
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .map(|h| match h.split_once('=') {
+                    Some((k, v)) => format!("{}={}", k.trim(), percent_decoded(v.trim())),
+                    None => h.to_owned(),
+                }),
+        );
+    }
     all
+}
+
+/// `%XX` sequences decoded (others kept as they are).
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (
+            b[i],
+            b.get(i + 1).copied().and_then(hex),
+            b.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn collector(url: &str, given_headers: &[String]) -> anyhow::Result<Collector> {
@@ -109,7 +141,8 @@ pub fn export(
         let result = spans_of_file(trace, |batch| {
             let n = batch.len() as u64;
             let body = to_protobuf(&request(batch));
-            let accepted = client.send(&body, Instant::now() + EXPORT_DEADLINE)?;
+            let until = Instant::now() + EXPORT_DEADLINE;
+            let accepted = client.send(&body, &|| until)?;
             sent += n - accepted.rejected.min(n);
             rejected += accepted.rejected;
             Ok::<(), reel_otlp::send::SendError>(())
@@ -123,7 +156,8 @@ pub fn export(
                 return Err(coded(
                     exit::UNAVAILABLE,
                     format!(
-                        "the collector at {url} did not take the spans of {}: {} ({sent} spans sent before)",
+                        "the collector at {} did not take the spans of {}: {} ({sent} spans sent before)",
+                        reel_otlp::send::shown(&url),
                         trace.display(),
                         e.message
                     ),
@@ -137,9 +171,10 @@ pub fn export(
         String::new()
     };
     say!(
-        "reel: sent {sent} spans of {} trace{} to {url}{rejected}",
+        "reel: sent {sent} spans of {} trace{} to {}{rejected}",
         traces.len(),
-        if traces.len() == 1 { "" } else { "s" }
+        if traces.len() == 1 { "" } else { "s" },
+        reel_otlp::send::shown(&url)
     );
     Ok(exit::OK)
 }
@@ -183,7 +218,7 @@ impl OtlpFlag {
         let Some(collector) = collector else {
             return Ok(None);
         };
-        let url = collector.url().to_owned();
+        let url = collector.url();
         let export = LiveExport::start(trace.to_owned(), collector)
             .map_err(|e| coded(exit::INTERNAL, format!("cannot start the OTLP export: {e}")))?;
         Ok(Some(Live { export, url }))

@@ -232,7 +232,15 @@ impl<'a> Report<'a> {
         text.push(b'\n');
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(".tmp");
-        std::fs::write(&tmp, text)?;
+        // Private, as traces are: the report quotes the client's requests.
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        opts.open(&tmp)?.write_all(&text)?;
         std::fs::rename(&tmp, path)
     }
 }

@@ -529,6 +529,9 @@ fn a_traceparent_the_client_sent_puts_its_call_in_the_callers_trace() {
         json!({"t":"2026-05-01T10:00:01.000Z","dir":"in","raw":{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"name":"search","arguments":{},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}}),
         json!({"t":"2026-05-01T10:00:01.250Z","dir":"out","raw":{"jsonrpc":"2.0","id":"call-7","error":{"code":-32602,"message":"Unknown tool: search"}}}),
         json!({"t":"2026-05-01T10:00:02.000Z","dir":"in","raw":{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///etc/motd","_meta":{"traceparent":"00-00000000000000000000000000000000-00f067aa0ba902b7-01"}}}}),
+        json!({"t":"2026-05-01T10:00:02.100Z","dir":"in","raw":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"lookup","arguments":{"card":"4111-1111-1111-1111"}}}}),
+        json!({"t":"2026-05-01T10:00:02.200Z","dir":"out","raw":{"jsonrpc":"2.0","id":3,"result":{"isError":true,"content":[{"type":"text","text":"no account for card 4111-1111-1111-1111"}]}}}),
+        json!({"t":"2026-05-01T10:00:02.300Z","dir":"in","raw":{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x".repeat(5000),"arguments":{}}}}),
         json!({"t":"2026-05-01T10:00:03.000Z","type":"end","exitCode":0}),
     ];
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
@@ -567,6 +570,48 @@ fn a_traceparent_the_client_sent_puts_its_call_in_the_callers_trace() {
     assert_eq!(read["end"], root["end"]);
     assert_eq!(attr(root, "mcp.protocol.version"), "2025-11-25");
     assert_eq!(attr(root, "reel.session.command"), "srv");
+    // A tool's error text is its output: not in the span. Nor are arguments.
+    let lookup = spans
+        .iter()
+        .find(|s| s["name"] == "tools/call lookup")
+        .unwrap();
+    assert_eq!(attr(lookup, "error.type"), "tool_error");
+    assert_eq!(lookup["status"]["code"], 2);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("4111"), "no payload in the spans: {text}");
+    // A long name is cut.
+    let long = spans
+        .iter()
+        .find(|s| {
+            attr(s, "gen_ai.tool.name")
+                .as_str()
+                .is_some_and(|n| n.starts_with("xxx"))
+        })
+        .unwrap();
+    assert!(long["name"].as_str().unwrap().len() <= 256, "{long}");
+    assert!(attr(long, "gen_ai.tool.name").as_str().unwrap().len() <= 1024);
+}
+
+#[test]
+fn rotated_companions_give_spans_of_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let example = crate::harness::workspace().join("examples/everything-demo.jsonl");
+    let text = std::fs::read_to_string(example).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let trace = tmp.path().join("x.jsonl");
+    let older = tmp.path().join("x.jsonl.1");
+    std::fs::write(&older, format!("{}\n", lines[..9].join("\n"))).unwrap();
+    std::fs::write(&trace, format!("{}\n", lines[9..].join("\n"))).unwrap();
+    let file = tmp.path().join("spans.jsonl");
+    let (code, _, err) = export(&[trace.to_str().unwrap(), "-o", file.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let spans = spans_of(&decode_json(&file));
+    let ids: HashSet<(String, String)> = spans
+        .iter()
+        .map(|s| (s["trace_id"].to_string(), s["span_id"].to_string()))
+        .collect();
+    assert_eq!(ids.len(), spans.len(), "every span its own id: {spans:#?}");
+    assert!(spans.len() > 9);
 }
 
 #[test]
@@ -594,6 +639,19 @@ fn bad_flags_and_inputs_are_refused_with_their_codes() {
     let (code, _, err) = run(c);
     assert_eq!(code, Some(64), "{err}");
     assert!(err.contains("otlp takes several"), "{err}");
+    let (code, _, err) = export(&[example, "--endpoint", "http://127.0.0.1:99999/v1/traces"]);
+    assert_eq!(code, Some(64), "{err}");
+    assert!(
+        err.contains("port 99999 is not one from 1 to 65535"),
+        "{err}"
+    );
+    let (code, _, err) = export(&[
+        example,
+        "--endpoint",
+        "http://u:hunter2@127.0.0.1:1/v1/traces",
+    ]);
+    assert_eq!(code, Some(64), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
     let mut c = reel();
     c.args(["rec", "--otlp", "not a url", "--", "true"]);
     let (code, _, err) = run(c);
