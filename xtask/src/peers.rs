@@ -107,8 +107,7 @@ fn own_prefix_packages() -> Vec<(&'static str, &'static str, &'static str)> {
 
 /// PyPI packages for `.peers/venv`, exact versions: the MCP SDK, the official model
 /// SDKs for `reel llm`, a JUnit consumer for `--format junit`, the OTLP protos for the
-/// OpenTelemetry export, and pytest for the
-/// pytest plugin in `python/` ([`PLUGIN`]).
+/// OpenTelemetry export, and pytest for the pytest plugin in `python/` ([`PLUGIN`]).
 pub const PYPI: &[(&str, &str)] = &[
     ("mcp", "2.3.0"),
     ("anthropic", "2.15.0"),
@@ -457,15 +456,8 @@ fn install_python(dir: &Path, recreate: bool) -> anyhow::Result<()> {
                 "cannot create a Python venv (Debian's python3 needs the python3-venv package)",
             )?;
         }
-        let mut pip = Command::new(&python);
-        pip.args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args(packages.iter().map(|(n, v, extras)| match *extras {
+        let mut pip = pip_install(&python);
+        pip.args(packages.iter().map(|(n, v, extras)| match *extras {
             "" => format!("{n}=={v}"),
             extras => format!("{n}[{extras}]=={v}"),
         }));
@@ -476,20 +468,25 @@ fn install_python(dir: &Path, recreate: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `pip install -e python/` into `.peers/venv`: the plugin's dependency (pytest) is pinned
-/// in [`PYPI`] and already there; editable, so a change to the plugin needs no reinstall.
-fn install_plugin(dir: &Path, root: &Path) -> anyhow::Result<()> {
-    let source = root.join(PLUGIN.0);
-    let mut pip = Command::new(dir.join("venv/bin/python"));
+/// `PYTHON -m pip install`, quiet, without pip's own version check.
+fn pip_install(python: &Path) -> Command {
+    let mut pip = Command::new(python);
     pip.args([
         "-m",
         "pip",
         "install",
         "--quiet",
         "--disable-pip-version-check",
-        "-e",
-    ])
-    .arg(&source);
+    ]);
+    pip
+}
+
+/// `pip install -e python/` into `.peers/venv`: the plugin's dependency (pytest) is pinned
+/// in [`PYPI`] and already there; editable, so a change to the plugin needs no reinstall.
+fn install_plugin(dir: &Path, root: &Path) -> anyhow::Result<()> {
+    let source = root.join(PLUGIN.0);
+    let mut pip = pip_install(&dir.join("venv/bin/python"));
+    pip.arg("-e").arg(&source);
     run(&mut pip).with_context(|| {
         format!(
             "pip install -e {} into .peers/venv failed (is PyPI reachable for its build backend?)",
