@@ -4,13 +4,17 @@
 //! ASCII text, sequentially or with W in flight, and prints one JSON object:
 //!
 //! `{"calls","size","window","seconds","calls_per_s","p50_us","p99_us","mismatches",
-//!   "checksum","child_cpu_us","child_vmhwm_kb","server_cpu_us","exit"}`
+//!   "checksum","child_cpu_us","child_switches","child_vmhwm_kb","server_cpu_us",
+//!   "server_switches","exit"}`
 //!
 //! - `checksum`: FNV-1a over every response line, so a run through reel can be compared
 //!   with a direct run byte for byte;
 //! - `child_cpu_us`: the kernel's account of the child (`wait4`), which includes the
 //!   children the child reaped — through reel, that is reel plus the server; the server's
 //!   own share comes from `--server-rusage PATH` (written by `echo_server --rusage-out`);
+//! - `child_switches`: the context switches (voluntary and involuntary) of the child and
+//!   the children it reaped, from the same account; the server's own in
+//!   `server_switches`;
 //! - `child_vmhwm_kb`: the child's peak RSS (`VmHWM`, Linux), read after the last call
 //!   and before stdin is closed, so it is the child's own, not its children's.
 //!
@@ -197,12 +201,18 @@ fn run(o: &Opts) -> io::Result<()> {
         .map_err(|_| io::Error::other("writer thread panicked"))??;
     drop(to_server);
     drop(from_server);
-    let (status, cpu_us) = wait4(pid)?;
+    let (status, cpu_us, switches) = wait4(pid)?;
     drop(child);
-    let server_cpu_us = o.server_rusage.as_ref().and_then(|p| {
-        let v: Value = serde_json::from_slice(&std::fs::read(p).ok()?).ok()?;
-        v.get("cpu_us")?.as_u64()
-    });
+    let server_usage: Option<Value> = o
+        .server_rusage
+        .as_ref()
+        .and_then(|p| serde_json::from_slice(&std::fs::read(p).ok()?).ok());
+    let server_cpu_us = server_usage
+        .as_ref()
+        .and_then(|v| v.get("cpu_us")?.as_u64());
+    let server_switches = server_usage
+        .as_ref()
+        .and_then(|v| v.get("switches")?.as_u64());
 
     latencies.sort();
     let pct = |p: f64| -> f64 {
@@ -220,8 +230,10 @@ fn run(o: &Opts) -> io::Result<()> {
         "mismatches": mismatches,
         "checksum": format!("{checksum:016x}"),
         "child_cpu_us": cpu_us,
+        "child_switches": switches,
         "child_vmhwm_kb": vmhwm_kb,
         "server_cpu_us": server_cpu_us,
+        "server_switches": server_switches,
         "exit": status,
     });
     println!("{report}");
@@ -239,8 +251,8 @@ fn vmhwm_kb(pid: libc::pid_t) -> u64 {
         .unwrap_or(0)
 }
 
-/// Reaps `pid`: its exit code (128+N for signal N) and CPU time in µs.
-fn wait4(pid: libc::pid_t) -> io::Result<(i32, u64)> {
+/// Reaps `pid`: its exit code (128+N for signal N), CPU time in µs and context switches.
+fn wait4(pid: libc::pid_t) -> io::Result<(i32, u64, u64)> {
     let mut status = 0;
     // SAFETY: rusage is plain data.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -261,5 +273,6 @@ fn wait4(pid: libc::pid_t) -> io::Result<(i32, u64)> {
         128 + libc::WTERMSIG(status)
     };
     let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Ok((code, us(ru.ru_utime) + us(ru.ru_stime)))
+    let switches = (ru.ru_nvcsw + ru.ru_nivcsw) as u64;
+    Ok((code, us(ru.ru_utime) + us(ru.ru_stime), switches))
 }

@@ -4,7 +4,7 @@
 //! do. No SDK: the bench measures reel, not a framework.
 //!
 //! `--rusage-out PATH`: at stdin EOF, write this process's own CPU time and peak RSS
-//! (`{"cpu_us":…,"maxrss_kb":…}`) to PATH, so the bench can take the server's share out
+//! (`{"cpu_us":…,"maxrss_kb":…,"switches":…}`) to PATH, so the bench can take the server's share out
 //! of what the kernel accounts to reel (which reaps it).
 
 use std::io::{self, BufRead, BufReader, Write};
@@ -68,23 +68,28 @@ fn main() -> io::Result<()> {
         out.flush()?;
     }
     if let Some(path) = rusage_out {
-        let (cpu_us, maxrss_kb) = own_usage();
+        let (cpu_us, maxrss_kb, switches) = own_usage();
         std::fs::write(
             path,
-            format!("{{\"cpu_us\":{cpu_us},\"maxrss_kb\":{maxrss_kb}}}\n"),
+            format!("{{\"cpu_us\":{cpu_us},\"maxrss_kb\":{maxrss_kb},\"switches\":{switches}}}\n"),
         )?;
     }
     Ok(())
 }
 
-/// This process's user + system CPU time (µs) and peak RSS (KiB on Linux).
-fn own_usage() -> (u64, i64) {
+/// This process's user + system CPU time (µs), peak RSS (KiB on Linux) and context
+/// switches (voluntary and involuntary).
+fn own_usage() -> (u64, i64, i64) {
     // SAFETY: rusage is plain data; getrusage fills it.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: RUSAGE_SELF with a valid out-pointer.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return (0, 0);
+        return (0, 0, 0);
     }
     let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    (us(ru.ru_utime) + us(ru.ru_stime), ru.ru_maxrss as i64)
+    (
+        us(ru.ru_utime) + us(ru.ru_stime),
+        ru.ru_maxrss as i64,
+        (ru.ru_nvcsw + ru.ru_nivcsw) as i64,
+    )
 }

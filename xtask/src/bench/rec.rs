@@ -24,6 +24,9 @@
 //!   (N calls × 2 plus the 5 lines of the handshake). The relay's the same way;
 //! - throughput ratios: calls/s through reel ÷ calls/s direct, same round;
 //! - added latency: median round trip through reel − median direct, sequential 1 KiB;
+//! - context switches per forwarded message (issue 17: on two cores a wake-up costs as
+//!   much as the message): the same `wait4` account's voluntary and involuntary
+//!   switches, less the server's own;
 //! - reel's peak RSS: `VmHWM` of the reel process, read by the client after the last
 //!   call (reel's own, not its child's);
 //! - zero drops: every trace's `end.counts` must hold every message (N+3 in, N+2 out,
@@ -90,6 +93,9 @@ struct Report {
     cpu_us: f64,
     /// Peak RSS of the client's child (reel, or the server), KiB.
     vmhwm_kb: f64,
+    /// The proxy's own context switches, through the relay or reel; the server's,
+    /// direct.
+    switches: f64,
 }
 
 struct Tools {
@@ -179,6 +185,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let relay_ratio = |i: usize| med(i, &|r| r.relay.calls_per_s / r.direct.calls_per_s);
     let over_relay = |i: usize| med(i, &|r| r.rec.calls_per_s / r.relay.calls_per_s);
     let cpu = |i: usize| med(i, &|r| r.rec.cpu_us / messages(&loads[i]));
+    let switches = |i: usize| med(i, &|r| r.rec.switches / messages(&loads[i]));
+    let relay_switches = |i: usize| med(i, &|r| r.relay.switches / messages(&loads[i]));
     let relay_cpu = |i: usize| med(i, &|r| r.relay.cpu_us / messages(&loads[i]));
     let direct_rate = |i: usize| fmt_value(med(i, &|r| r.direct.calls_per_s));
     let added = med(0, &|r| r.rec.p50_us - r.direct.p50_us);
@@ -203,6 +211,14 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             .target(Target::AtMost(CPU_PER_MESSAGE_US))
             .note(&rounds_note),
         Figure::new("bare relay CPU per forwarded message, 1 KiB, W=16", relay_cpu(1), "µs")
+            .note(&relay_note),
+        Figure::new("reel context switches per forwarded message, 1 KiB sequential", switches(0), "switches")
+            .note(format!("wait4(reel) − the echo server's own (voluntary + involuntary); {rounds_note}")),
+        Figure::new("bare relay context switches per forwarded message, 1 KiB sequential", relay_switches(0), "switches")
+            .note(&relay_note),
+        Figure::new("reel context switches per forwarded message, 1 KiB, W=16", switches(1), "switches")
+            .note(&rounds_note),
+        Figure::new("bare relay context switches per forwarded message, 1 KiB, W=16", relay_switches(1), "switches")
             .note(&relay_note),
         Figure::new("throughput through reel ÷ direct, 1 KiB, W=16", ratio(1), "ratio")
             .target(Target::AtLeast(THROUGHPUT_RATIO))
@@ -312,6 +328,8 @@ fn session(ctx: &Ctx, tools: &Tools, w: &Workload, via: Via<'_>) -> anyhow::Resu
     }
     let child_cpu = num("child_cpu_us")?;
     let server_cpu = num("server_cpu_us")?;
+    let child_switches = num("child_switches")?;
+    let server_switches = num("server_switches")?;
     let report = Report {
         calls_per_s: num("calls_per_s")?,
         p50_us: num("p50_us")?,
@@ -321,6 +339,10 @@ fn session(ctx: &Ctx, tools: &Tools, w: &Workload, via: Via<'_>) -> anyhow::Resu
             Via::Relay | Via::Reel(_) => child_cpu - server_cpu,
         },
         vmhwm_kb: num("child_vmhwm_kb")?,
+        switches: match via {
+            Via::Direct => server_switches,
+            Via::Relay | Via::Reel(_) => child_switches - server_switches,
+        },
     };
     if let Some(dir) = traces {
         verify_trace(dir, w)?;
