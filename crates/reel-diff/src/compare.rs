@@ -40,6 +40,18 @@ pub(crate) struct Findings {
 }
 
 impl Findings {
+    /// Keeps `subject` as passed, at the places `at` gives, when passed ones are kept.
+    fn pass(&mut self, subject: &str, at: impl FnOnce() -> (Place, Place)) {
+        if let Some(passed) = &mut self.passed {
+            let (a, b) = at();
+            passed.push(Passed {
+                subject: subject.to_owned(),
+                a,
+                b,
+            });
+        }
+    }
+
     pub(crate) fn push(&mut self, d: Drift) {
         match d.class {
             Class::Output => self.output += 1,
@@ -274,13 +286,12 @@ pub(crate) fn exchanges(
     }
     if out.output + out.structural == before {
         out.identical += 1;
-        if let Some(passed) = &mut out.passed {
-            passed.push(Passed {
-                subject: a.label.to_string(),
-                a: place(&pl[0], a.request, a.response),
-                b: place(&pl[1], b.request, b.response),
-            });
-        }
+        out.pass(&a.label, || {
+            (
+                place(&pl[0], a.request, a.response),
+                place(&pl[1], b.request, b.response),
+            )
+        });
     }
     Ok(())
 }
@@ -397,13 +408,9 @@ pub(crate) fn turns(
     let before = out.output + out.structural;
     let result = turn_drifts(a, b, pl, strict, out);
     if result.is_ok() && out.output + out.structural == before {
-        if let Some(passed) = &mut out.passed {
-            passed.push(Passed {
-                subject: a.label.to_string(),
-                a: place(&pl[0], a.loc, None),
-                b: place(&pl[1], b.loc, None),
-            });
-        }
+        out.pass(&a.label, || {
+            (place(&pl[0], a.loc, None), place(&pl[1], b.loc, None))
+        });
     }
     result
 }
