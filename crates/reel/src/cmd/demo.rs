@@ -86,14 +86,7 @@ fn fresh_temp_dir() -> anyhow::Result<PathBuf> {
 
 /// `reel` when that is what PATH finds for this binary, else its full path.
 fn shown(exe: &Path) -> String {
-    let me = exe.canonicalize().ok();
-    let on_path = std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|p| {
-            let c = p.join("reel");
-            c.is_file() && c.canonicalize().ok() == me
-        })
-    });
-    if on_path {
+    if crate::cmd::reel_on_path(exe).is_some() {
         "reel".to_owned()
     } else {
         exe.display().to_string()

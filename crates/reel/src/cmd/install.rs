@@ -95,8 +95,9 @@ fn target(s: &str) -> Result<Target, String> {
     })
 }
 
-/// The configuration files to edit, or exit 66 saying where reel looked.
-fn files_of(args: &Args) -> anyhow::Result<Vec<ConfigFile>> {
+/// The configuration files to edit and the project directory, or exit 66 saying where
+/// reel looked.
+fn files_of(args: &Args) -> anyhow::Result<(Vec<ConfigFile>, PathBuf)> {
     let home = std::env::var_os("HOME").map(PathBuf::from).ok_or_else(|| {
         coded(
             exit::USAGE,
@@ -138,12 +139,12 @@ fn files_of(args: &Args) -> anyhow::Result<Vec<ConfigFile>> {
             ),
         ));
     }
-    Ok(found)
+    Ok((found, project))
 }
 
 /// Runs `reel install`.
 pub fn install(args: InstallArgs, out: &Output) -> anyhow::Result<u8> {
-    let files = files_of(&args.common)?;
+    let (files, project) = files_of(&args.common)?;
     let dir = match args.dir {
         Some(d) => d,
         None => crate::cmd::rec::trace_dir_of(None)?,
@@ -151,10 +152,6 @@ pub fn install(args: InstallArgs, out: &Output) -> anyhow::Result<u8> {
     let dir = std::path::absolute(&dir)
         .map_err(|e| coded(exit::USAGE, format!("--dir {}: {e}", dir.display())))?;
     let reel = own_path()?;
-    let project = match &args.common.project {
-        Some(p) => std::path::absolute(p).unwrap_or_else(|_| p.clone()),
-        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
-    };
     let w = Wrapper {
         reel,
         dir: dir.clone(),
@@ -179,18 +176,12 @@ pub fn install(args: InstallArgs, out: &Output) -> anyhow::Result<u8> {
 fn own_path() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()
         .map_err(|e| coded(exit::INTERNAL, format!("cannot tell where reel is: {e}")))?;
-    let real = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let on_path = std::env::split_paths(&path)
-        .filter(|d| d.is_absolute())
-        .map(|d| d.join("reel"))
-        .find(|p| std::fs::canonicalize(p).is_ok_and(|r| r == real));
-    Ok(on_path.unwrap_or(exe))
+    Ok(crate::cmd::reel_on_path(&exe).unwrap_or(exe))
 }
 
 /// Runs `reel uninstall`.
 pub fn uninstall(args: Args, out: &Output) -> anyhow::Result<u8> {
-    let files = files_of(&args)?;
+    let (files, _) = files_of(&args)?;
     Ok(each(&files, &args, out, false, |f| {
         files::plan_uninstall(f, &args.servers)
     }))

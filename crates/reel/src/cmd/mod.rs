@@ -25,3 +25,14 @@ pub mod trace_arg;
 pub mod verify;
 #[cfg(feature = "http")]
 pub mod view;
+
+/// The `reel` PATH finds, when it is this very binary (perhaps through a link, as a
+/// package manager installs it): how to name reel to a user or a client config.
+pub fn reel_on_path(exe: &std::path::Path) -> Option<std::path::PathBuf> {
+    let me = exe.canonicalize().ok()?;
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join("reel"))
+        .find(|c| c.canonicalize().is_ok_and(|r| r == me))
+}

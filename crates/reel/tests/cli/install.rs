@@ -277,8 +277,9 @@ fn install_wraps_every_clients_stdio_servers_and_uninstall_puts_back_every_byte(
         );
     }
     assert!(
-        out.contains("+  \"_reel\": {") || out.contains("\"_reel\""),
-        "{out}"
+        out.lines()
+            .any(|l| l.starts_with('+') && l.contains("\"_reel\"")),
+        "the marker is among the added lines: {out}"
     );
     assert!(err.contains("would be wrapped"), "{err}");
 
