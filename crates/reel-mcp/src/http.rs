@@ -185,6 +185,29 @@ pub fn worker_threads(configured: usize) -> usize {
     }
 }
 
+/// Percent-decodes `raw` (`%XX` to its byte; `+` stays `+`): the one decoder of the
+/// viewer's paths and of OpenTelemetry's header variables. Errs with the offset of a `%`
+/// that is not followed by two hex digits.
+pub fn percent_decode(raw: &str) -> Result<Vec<u8>, usize> {
+    let b = raw.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = |k: usize| b.get(k).and_then(|&h| (h as char).to_digit(16));
+            let (Some(hi), Some(lo)) = (hex(i + 1), hex(i + 2)) else {
+                return Err(i);
+            };
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
 /// True for the methods whose params name what they act on (`tools/call`,
 /// `resources/read`, `prompts/get`): the ones [`mcp_name`] answers for.
 pub fn names_subject(method: &str) -> bool {

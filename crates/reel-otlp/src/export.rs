@@ -71,14 +71,12 @@ pub fn spans_of_file<E>(
         *total += batch.len() as u64;
         sink(batch).map_err(FileError::Sink)
     };
-    let mut current: Option<std::path::PathBuf> = None;
+    let mut file = 0;
     while let Some(line) = reader.next_line() {
         let line = line.map_err(FileError::Read)?;
-        if current.as_deref() != Some(line.path) {
-            if current.is_some() {
-                builder.next_file();
-            }
-            current = Some(line.path.to_owned());
+        while file < line.file {
+            builder.next_file();
+            file += 1;
         }
         builder.push(line.raw.number, line.raw.bytes);
         pending.extend(builder.take());

@@ -239,3 +239,22 @@ fn follow(path: &std::path::Path, exporter: &Exporter, stop: &AtomicBool) -> Res
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::send::Collector;
+
+    #[test]
+    fn a_full_queue_drops_and_counts_and_never_waits() {
+        // Port 9 on loopback: nothing listens, every try fails at once.
+        let collector = Collector::new("http://127.0.0.1:9/v1/traces", &[]).unwrap();
+        let exporter = Exporter::start(Client::new(collector).unwrap(), 2);
+        for _ in 0..50 {
+            exporter.offer(Span::default());
+        }
+        let report = exporter.finish(Duration::ZERO);
+        assert_eq!(report.sent, 0);
+        assert_eq!(report.dropped, 50, "{report:?}");
+    }
+}

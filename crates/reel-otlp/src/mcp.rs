@@ -71,6 +71,42 @@ fn jsonrpc_version(env: &Envelope<'_>) -> Option<String> {
     })
 }
 
+/// What a request or notification span says of its message.
+struct Described<'a> {
+    method: &'a str,
+    subject: Option<&'a str>,
+    id: Option<&'a str>,
+    jsonrpc: Option<&'a str>,
+    session: Option<&'a str>,
+    /// From the message's own `_meta` (2026-07-28); else the session's negotiated one.
+    protocol: Option<&'a str>,
+    dir: Dir,
+    line: u64,
+}
+
+/// The span name and attributes of an MCP message: the one builder of requests' and
+/// notifications' spans.
+fn described(s: &Session, d: Described<'_>) -> (String, Attrs) {
+    let mut attrs = Attrs::default();
+    attrs.str(names::MCP_METHOD, d.method);
+    let name = name_and_subject(d.method, d.subject, &mut attrs);
+    attrs
+        .opt_str(names::JSONRPC_ID, d.id)
+        .opt_str(names::JSONRPC_VERSION, d.jsonrpc)
+        .opt_str(names::MCP_SESSION, d.session);
+    let session = d.session.map(str::to_owned);
+    let protocol = d
+        .protocol
+        .map(str::to_owned)
+        .or_else(|| s.protocol.get(&session).cloned());
+    attrs.opt_str(names::MCP_PROTOCOL, protocol);
+    s.transport.describe(&mut attrs);
+    attrs
+        .str(names::REEL_INITIATOR, initiator(d.dir))
+        .int(names::REEL_LINE, i64::try_from(d.line).unwrap_or(i64::MAX));
+    (name, attrs)
+}
+
 /// The span name and the attributes naming what a method acts on.
 fn name_and_subject(method: &str, subject: Option<&str>, attrs: &mut Attrs) -> String {
     match (method, subject) {
@@ -129,24 +165,19 @@ impl OpenCall {
     }
 
     fn attrs(&self, s: &Session) -> (String, Attrs) {
-        let mut attrs = Attrs::default();
-        attrs.str(names::MCP_METHOD, self.method.clone());
-        let name = name_and_subject(&self.method, self.subject.as_deref(), &mut attrs);
-        attrs
-            .opt_str(names::JSONRPC_ID, self.id.clone())
-            .opt_str(names::JSONRPC_VERSION, self.jsonrpc.clone())
-            .opt_str(names::MCP_SESSION, self.session.clone());
-        let protocol = self
-            .protocol
-            .clone()
-            .or_else(|| s.protocol.get(&self.session).cloned());
-        attrs.opt_str(names::MCP_PROTOCOL, protocol);
-        s.transport.describe(&mut attrs);
-        attrs.str(names::REEL_INITIATOR, initiator(self.dir)).int(
-            names::REEL_LINE,
-            i64::try_from(self.line).unwrap_or(i64::MAX),
-        );
-        (name, attrs)
+        described(
+            s,
+            Described {
+                method: &self.method,
+                subject: self.subject.as_deref(),
+                id: self.id.as_deref(),
+                jsonrpc: self.jsonrpc.as_deref(),
+                session: self.session.as_deref(),
+                protocol: self.protocol.as_deref(),
+                dir: self.dir,
+                line: self.line,
+            },
+        )
     }
 
     /// The span of a request answered at `at` by `env` (on the response's line, in the
@@ -241,19 +272,19 @@ pub(crate) fn notification(
 ) -> Span {
     let method = env.method.as_deref().unwrap_or_default();
     let params = params_of(method, env);
-    let mut attrs = Attrs::default();
-    attrs.str(names::MCP_METHOD, method);
-    let name = name_and_subject(method, params.subject.as_deref(), &mut attrs);
-    attrs
-        .opt_str(names::JSONRPC_VERSION, jsonrpc_version(env))
-        .opt_str(names::MCP_SESSION, session);
-    let protocol = params
-        .protocol
-        .or_else(|| s.protocol.get(&session.map(str::to_owned)).cloned());
-    attrs.opt_str(names::MCP_PROTOCOL, protocol);
-    s.transport.describe(&mut attrs);
-    attrs
-        .str(names::REEL_INITIATOR, initiator(dir))
-        .int(names::REEL_LINE, i64::try_from(line).unwrap_or(i64::MAX));
+    let jsonrpc = jsonrpc_version(env);
+    let (name, attrs) = described(
+        s,
+        Described {
+            method,
+            subject: params.subject.as_deref(),
+            id: None,
+            jsonrpc: jsonrpc.as_deref(),
+            session,
+            protocol: params.protocol.as_deref(),
+            dir,
+            line,
+        },
+    );
     s.span(line, name, (at, at), attrs, None, params.parent.as_ref())
 }

@@ -50,50 +50,43 @@ pub struct SpanBuilder {
     session: Option<Session>,
     done: Vec<Span>,
     last_ns: u64,
-    sessions: u64,
     file_index: u64,
 }
 
 /// How the recorded server was reached.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Transport {
-    /// Over HTTP: the upstream's host and port.
-    pub http: Option<(String, u16)>,
+    /// Streamable HTTP (else stdio).
+    http: bool,
+    /// The upstream's host and port, when the meta line names it.
+    server: Option<(String, u16)>,
 }
 
 impl Transport {
     fn of(meta: &Meta) -> Transport {
-        let http = meta.transport.as_deref() == Some("http");
-        let upstream = meta
-            .upstream
-            .as_deref()
-            .and_then(|u| reel_mcp::http::McpUrl::parse(u).ok())
-            .map(|u| (u.host, u.port));
         Transport {
-            http: if http {
-                upstream.or_else(|| Some((String::new(), 0)))
-            } else {
-                None
-            },
+            http: meta.transport.as_deref() == Some("http"),
+            server: meta
+                .upstream
+                .as_deref()
+                .and_then(|u| reel_mcp::http::McpUrl::parse(u).ok())
+                .map(|u| (u.host, u.port)),
         }
     }
 
     /// `network.*` and `server.*` of a span.
     pub fn describe(&self, attrs: &mut Attrs) {
-        match &self.http {
-            None => {
-                attrs.str(names::NETWORK_TRANSPORT, "pipe");
-            }
-            Some((host, port)) => {
-                attrs
-                    .str(names::NETWORK_TRANSPORT, "tcp")
-                    .str(names::NETWORK_PROTOCOL, "http");
-                if !host.is_empty() {
-                    attrs
-                        .str(names::SERVER_ADDRESS, host.clone())
-                        .int(names::SERVER_PORT, i64::from(*port));
-                }
-            }
+        if !self.http {
+            attrs.str(names::NETWORK_TRANSPORT, "pipe");
+            return;
+        }
+        attrs
+            .str(names::NETWORK_TRANSPORT, "tcp")
+            .str(names::NETWORK_PROTOCOL, "http");
+        if let Some((host, port)) = &self.server {
+            attrs
+                .str(names::SERVER_ADDRESS, host.clone())
+                .int(names::SERVER_PORT, i64::from(*port));
         }
     }
 }
@@ -353,7 +346,6 @@ impl SpanBuilder {
             );
             self.last_ns = self.last_ns.max(session.start_ns);
             self.session = Some(session);
-            self.sessions += 1;
             return;
         }
         let file = self.file.as_deref();
@@ -388,16 +380,6 @@ impl SpanBuilder {
     /// The spans completed so far, taken.
     pub fn take(&mut self) -> Vec<Span> {
         std::mem::take(&mut self.done)
-    }
-
-    /// True while a session is open (no `end` line yet).
-    pub fn in_session(&self) -> bool {
-        self.session.is_some()
-    }
-
-    /// Sessions read so far.
-    pub fn sessions(&self) -> u64 {
-        self.sessions
     }
 
     /// Ends the file: what is open is closed at the last time seen, and every span not

@@ -315,6 +315,8 @@ pub fn trace_files(path: &Path) -> Vec<PathBuf> {
 pub struct TraceLine<'a> {
     /// The file the line is in.
     pub path: &'a Path,
+    /// Its index among the reader's files (rotated companions first, 0 the oldest).
+    pub file: usize,
     /// The line.
     pub raw: RawLine<'a>,
 }
@@ -415,6 +417,7 @@ impl TraceReader {
         };
         Some(Ok(TraceLine {
             path: &self.files[self.current],
+            file: self.current,
             raw: self.lines.line(span),
         }))
     }

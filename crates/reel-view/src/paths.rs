@@ -42,23 +42,7 @@ pub enum BadPath {
 /// or `..%2fx`). `+` stays `+` (this is a path, not a form). Errs on a bad escape, on a
 /// NUL byte (raw or `%00`) and on a result that is not UTF-8.
 pub fn decode(raw: &str) -> Result<String, BadPath> {
-    let b = raw.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'%' {
-            let hex = |k: usize| b.get(k).and_then(|&h| (h as char).to_digit(16));
-            let (Some(hi), Some(lo)) = (hex(i + 1), hex(i + 2)) else {
-                return Err(BadPath::BadEscape { at: i });
-            };
-            out.push((hi * 16 + lo) as u8);
-            i += 3;
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
+    let out = reel_mcp::http::percent_decode(raw).map_err(|at| BadPath::BadEscape { at })?;
     if out.contains(&0) {
         return Err(BadPath::Nul);
     }

@@ -53,29 +53,12 @@ fn headers(given: &[String]) -> Vec<String> {
     all
 }
 
-/// `%XX` sequences decoded (others kept as they are).
-fn percent_decoded(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match (
-            b[i],
-            b.get(i + 1).copied().and_then(hex),
-            b.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+/// A header variable's value, percent-decoded (as written when it does not decode).
+fn percent_decoded(v: &str) -> String {
+    reel_mcp::http::percent_decode(v)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .unwrap_or_else(|| v.to_owned())
 }
 
 fn collector(url: &str, given_headers: &[String]) -> anyhow::Result<Collector> {
@@ -233,6 +216,9 @@ impl Live {
         if report.rejected > 0 {
             line.push_str(&format!(", {} rejected by the collector", report.rejected));
         }
+        if report.retries > 0 {
+            line.push_str(&format!(" ({} retries)", report.retries));
+        }
         if report.dropped > 0 {
             line.push_str(&format!(
                 ", {} dropped (the collector was slow or down{})",
@@ -249,5 +235,17 @@ impl Live {
         }
         say!("{line}");
         report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decoded;
+
+    #[test]
+    fn header_values_are_percent_decoded_and_kept_when_they_do_not_decode() {
+        assert_eq!(percent_decoded("Basic%20abc%3D"), "Basic abc=");
+        assert_eq!(percent_decoded("a%zzb"), "a%zzb");
+        assert_eq!(percent_decoded("%ff"), "%ff", "not UTF-8 once decoded");
     }
 }

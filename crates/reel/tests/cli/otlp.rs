@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 
 use crate::harness::net::{Listening, free_port, spawn_announcing};
-use crate::harness::peer_runs::{Everything, Timing, record_python};
+use crate::harness::peer_runs::{Everything, Timing, record_python_with};
 use crate::harness::play_http_support::{only_trace, run, trace_lines};
 use crate::harness::play_support::Peers;
 use crate::harness::reel;
@@ -290,7 +290,15 @@ fn assert_mcp_spans_match(trace: &Path, spans: &[Value]) {
 fn an_exported_http_session_is_a_span_per_exchange_as_the_official_protos_read_it() {
     let tmp = tempfile::tempdir().unwrap();
     let server = Everything::start();
-    let trace = record_python(&server, tmp.path(), "otlp", Timing::Sdk);
+    let live = Receiver::start(tmp.path(), &[]);
+    let live_url = live.traces_url();
+    let trace = record_python_with(
+        &server,
+        tmp.path(),
+        "otlp",
+        Timing::Sdk,
+        &["--otlp", &live_url],
+    );
     drop(server);
     let rx = Receiver::start(tmp.path(), &[]);
     let (code, _, err) = export(&[
@@ -315,6 +323,13 @@ fn an_exported_http_session_is_a_span_per_exchange_as_the_official_protos_read_i
         "{err}"
     );
     assert_mcp_spans_match(&trace, &spans);
+    // `rec --url --otlp` sent the same spans while it recorded.
+    let mut sent_live = live.spans();
+    let mut exported = spans.clone();
+    let key = |s: &Value| s["span_id"].as_str().unwrap().to_owned();
+    sent_live.sort_by_key(key);
+    exported.sort_by_key(key);
+    assert_eq!(sent_live, exported, "live spans are the exported ones");
     let root = spans.iter().find(|s| s["kind"] == 1).unwrap();
     assert_eq!(attr(root, "network.transport"), "tcp");
     assert_eq!(attr(root, "network.protocol.name"), "http");
@@ -489,6 +504,7 @@ fn rec_otlp_sends_while_recording_and_retries_a_busy_collector() {
         "{err}"
     );
     assert!(!err.contains("dropped"), "{err}");
+    assert!(err.contains("(2 retries)"), "{err}");
     assert_mcp_spans_match(&trace, &spans);
     let root = spans.iter().find(|s| s["kind"] == 1).unwrap();
     assert_eq!(attr(root, "network.transport"), "pipe");

@@ -69,11 +69,23 @@ pub enum Timing {
 /// Records one run of the Python client against `server` as a trace named `name` in
 /// `dir`; returns the trace's path.
 pub fn record_python(server: &Everything, dir: &Path, name: &str, timing: Timing) -> PathBuf {
+    record_python_with(server, dir, name, timing, &[])
+}
+
+/// [`record_python`] with more flags for `reel rec`.
+pub fn record_python_with(
+    server: &Everything,
+    dir: &Path,
+    name: &str,
+    timing: Timing,
+    flags: &[&str],
+) -> PathBuf {
     let mut rec = Command::new(env!("CARGO_BIN_EXE_reel"));
     rec.arg("rec")
         .arg("--dir")
         .arg(dir)
-        .args(["--name", name, "--url", &server.url]);
+        .args(["--name", name, "--url", &server.url])
+        .args(flags);
     let mut proxy = spawn_listening(rec);
     let mut client = Command::new(peer("venv/bin/python"));
     client
