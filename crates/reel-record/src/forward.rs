@@ -1,9 +1,10 @@
 //! The forwarding threads, one per pipe: client stdin → server stdin, server stdout →
 //! client stdout, server stderr → reel's stderr.
 //!
-//! Each reads a chunk, takes its place in the trace's order (a ticket, see `queue`),
-//! writes the chunk onward byte for byte, and only then splits it into lines and queues
-//! them for the trace. A destination that stops accepting bytes (its reader went away)
+//! Each reads a chunk, splits it into lines, gets the lines it completes into the trace
+//! file (writing them itself when no one else is writing, see `queue`; with
+//! `--drop-when-behind` it only queues them) and then writes the chunk onward byte for
+//! byte. A destination that stops accepting bytes (its reader went away)
 //! does not stop the thread: it goes on reading and recording, so the trace still shows
 //! what was sent.
 //!
@@ -30,8 +31,8 @@ use std::time::{Duration, Instant};
 
 use reel_trace::Timestamp;
 
-use crate::queue::{FirstBehind, LineRecord, Queue, Stream};
-use crate::trace::{Notice, NoticeFn};
+use crate::queue::{LineRecord, Stream};
+use crate::trace::{Notice, NoticeFn, TraceSink};
 use reel_mcp::framing::{Limit, Line, LineFramer};
 
 /// Bytes a forwarding thread reads at once (as much as a widened pipe holds).
@@ -44,7 +45,7 @@ pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
 
 /// The forwarding threads of a session.
 pub(crate) struct Pumps {
-    queue: Arc<Queue>,
+    sink: Arc<TraceSink>,
     notices: NoticeFn,
     /// Bumped on every read and every queued chunk, by every thread: "something happens".
     progress: Arc<AtomicU64>,
@@ -69,10 +70,10 @@ pub(crate) enum Drained {
 }
 
 impl Pumps {
-    pub fn new(queue: Arc<Queue>, notices: NoticeFn) -> Self {
+    pub fn new(sink: Arc<TraceSink>, notices: NoticeFn) -> Self {
         let (eof_tx, eof_rx) = mpsc::channel();
         Pumps {
-            queue,
+            sink,
             notices,
             progress: Arc::new(AtomicU64::new(0)),
             eof_tx,
@@ -102,7 +103,7 @@ impl Pumps {
         if stream == Stream::ClientToServer {
             self.client_line = Some(Arc::clone(&splitter));
         }
-        let queue = Arc::clone(&self.queue);
+        let sink = Arc::clone(&self.sink);
         let notices = Arc::clone(&self.notices);
         let progress = Arc::clone(&self.progress);
         let thread = std::thread::Builder::new()
@@ -110,7 +111,7 @@ impl Pumps {
             .spawn(move || {
                 let pipe = Pipe {
                     stream,
-                    queue: &queue,
+                    sink: &sink,
                     notices: &*notices,
                     progress: &progress,
                     splitter: &splitter,
@@ -132,7 +133,7 @@ impl Pumps {
             let mut lines = Vec::new();
             lock(splitter).finish(|l| lines.push(line_record(Stream::ClientToServer, l)));
             if !lines.is_empty() {
-                self.queue.push(self.queue.ticket(), lines, &|_| {});
+                self.sink.push(self.sink.ticket(), lines);
             }
         }
         let mut closed = 0;
@@ -166,7 +167,7 @@ impl Pumps {
 /// What one forwarding thread works with.
 struct Pipe<'a> {
     stream: Stream,
-    queue: &'a Queue,
+    sink: &'a TraceSink,
     notices: &'a dyn Fn(Notice),
     progress: &'a AtomicU64,
     /// This pipe's partial line (see [`Pumps::drain`] for why it is shared).
@@ -240,7 +241,8 @@ impl Pipe<'_> {
         }
         lock(self.splitter).finish(|l| lines.push(self.record(l)));
         if !lines.is_empty() {
-            self.push(self.queue.ticket(), lines);
+            self.sink.push(self.sink.ticket(), lines);
+            self.progress.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -248,21 +250,10 @@ impl Pipe<'_> {
         line_record(self.stream, line)
     }
 
-    fn push(&self, ticket: crate::queue::Ticket, lines: Vec<LineRecord>) {
-        self.queue.push(ticket, lines, &|first| self.behind(first));
-        self.progress.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// [`Queue::push_durable`]: the lines are in the trace file when it returns.
+    /// [`TraceSink::push_durable`]: the lines are in the trace file when it returns.
     fn push_durable(&self, lines: Vec<LineRecord>) {
-        self.queue.push_durable(lines, &|first| self.behind(first));
+        self.sink.push_durable(lines);
         self.progress.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn behind(&self, first: FirstBehind) {
-        (self.notices)(Notice::Behind {
-            dropping: first == FirstBehind::Dropping,
-        });
     }
 
     fn destination_gone(&self) {

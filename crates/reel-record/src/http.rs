@@ -316,13 +316,14 @@ impl HttpRecorder {
     ) -> Result<HttpOutcome, HttpError> {
         let notices: NoticeFn = Arc::new(notices);
         let (writer, path) = trace.open(&self.meta()).map_err(RecordError::from)?;
-        let queue = Arc::new(Queue::new(
+        let queue = Queue::new(
             self.config.queue_bytes,
             self.config.when_behind,
             TRACE_LINGER,
-        ));
-        let writer_thread = start_writer(writer, self.config.redactor.clone(), &queue, &notices)
-            .map_err(HttpError::Runtime)?;
+        );
+        let (sink, writer_thread) =
+            start_writer(writer, self.config.redactor.clone(), queue, &notices)
+                .map_err(HttpError::Runtime)?;
         let runtime =
             serve::runtime(self.config.threads, "reel-http").map_err(HttpError::Runtime)?;
         let mut allowed = self.config.allow_hosts.clone();
@@ -332,7 +333,7 @@ impl HttpRecorder {
         let shared = Arc::new(proxy::Shared::new(
             self.url.clone(),
             self.tls.clone(),
-            Arc::clone(&queue),
+            Arc::clone(&sink),
             Arc::clone(&notices),
             guard::Guard::new(allowed),
             self.local,
@@ -350,10 +351,7 @@ impl HttpRecorder {
         });
         runtime.shutdown_timeout(proxy::SHUTDOWN_GRACE);
         served.map_err(HttpError::Runtime)?;
-        queue.close();
-        let recorder = writer_thread
-            .join()
-            .map_err(|_| HttpError::Trace(RecordError::Panicked("trace")))?;
+        let recorder = writer_thread.finish().map_err(HttpError::Trace)?;
         let counts = recorder.counts();
         let trace_error = recorder.finish(
             Ending::Reason("producer_shutdown".to_owned()),
@@ -363,7 +361,7 @@ impl HttpRecorder {
             path,
             counts,
             requests: shared.requests(),
-            dropped: queue.dropped(),
+            dropped: sink.dropped(),
             trace_error,
         })
     }

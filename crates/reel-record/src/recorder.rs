@@ -1,15 +1,15 @@
-//! The trace-writing thread: turns observed lines into trace lines.
+//! Turning observed lines into trace lines.
 //!
-//! It owns the trace's [`LineRecorder`] and does all the per-line work the forwarding
-//! threads must not wait for: classifying, redacting, formatting and writing each line
-//! (the rules are `reel_trace::record`'s, the same for every producer). Client and
-//! server lines are messages (or `reel.nonjson` events when not JSON), server stderr
-//! lines `reel.stderr` events, lines dropped with `--drop-when-behind` `reel.gap` events.
+//! The [`Recorder`] owns the trace's [`LineRecorder`] and does all the per-line work:
+//! classifying, redacting, formatting and writing each line (the rules are
+//! `reel_trace::record`'s, the same for every producer). Client and server lines are
+//! messages (or `reel.nonjson` events when not JSON), server stderr lines `reel.stderr`
+//! events, lines dropped with `--drop-when-behind` `reel.gap` events.
 //!
-//! Lines reach the file whole and in batches: everything the queue holds is formatted
-//! into a buffer that is written out before the writer waits again, so a recorder killed
-//! with `kill -9` leaves a file readable to its last complete line, and a busy session
-//! costs one `write` per batch, not per line.
+//! Lines reach the file whole and in batches: a batch the queue gives out is formatted
+//! into a buffer that is written out in one `write`, so a recorder killed with `kill -9`
+//! leaves a file readable to its last complete line, and a busy session costs one
+//! `write` per batch, not per line.
 
 use std::io::{self, Write};
 
@@ -18,9 +18,10 @@ use reel_trace::redact::Redactor;
 use reel_trace::target::BatchSink;
 use reel_trace::{Dir, Ending, Timestamp, TraceWriter};
 
-use crate::queue::{Gap, Item, LineRecord, Queue, Stream};
+use crate::queue::{Gap, Item, LineRecord, Stream};
 
-/// What the writer thread hands back when the queue is closed.
+/// The session's recorder: whoever writes a batch (the writer thread, or a forwarding
+/// thread writing its own lines) writes it through this.
 pub(crate) struct Recorder<W: Write> {
     lines: LineRecorder<BatchSink<W>>,
     /// The first write error; after it nothing more is written (the traffic goes on).
@@ -35,23 +36,19 @@ impl<W: Write> Recorder<W> {
         }
     }
 
-    /// Writes everything the queue delivers until it is closed and empty. `on_error` is
-    /// called once, on the first write error.
-    pub fn run(&mut self, queue: &Queue, on_error: &dyn Fn(&io::Error)) {
-        let mut batch = Vec::new();
-        while let Some(upto) = queue.take_all(&mut batch) {
-            let cost = batch.iter().map(Queue::cost_of).sum();
-            for item in batch.drain(..) {
-                if self.failed.is_none() {
-                    let r = self.record(item);
-                    self.note(r, on_error);
-                }
-            }
+    /// Writes a batch the queue gave out, leaving `batch` empty, and hands it to the OS.
+    /// `on_error` is called once, on the first write error; after it the batch is
+    /// dropped unwritten (the traffic goes on).
+    pub fn write_batch(&mut self, batch: &mut Vec<Item>, on_error: &dyn Fn(&io::Error)) {
+        for item in batch.drain(..) {
             if self.failed.is_none() {
-                let r = self.writer_flush();
+                let r = self.record(item);
                 self.note(r, on_error);
             }
-            queue.written(cost, upto);
+        }
+        if self.failed.is_none() {
+            let r = self.writer_flush();
+            self.note(r, on_error);
         }
     }
 

@@ -4,15 +4,19 @@
 //! writes the session as a trace. Plain OS threads, no async runtime: one per pipe
 //! (`forward`: client stdin → server stdin as `dir: "in"`, server stdout → client stdout
 //! as `dir: "out"`, server stderr → reel's stderr as `reel.stderr` events unless stderr
-//! is not recorded), one that writes the trace (`recorder`) and one that forwards
+//! is not recorded), one that writes what the forwarding threads leave to it and watches
+//! the trace keep up (`trace`), and one that forwards
 //! SIGINT, SIGTERM and SIGHUP to the server (`process`).
 //!
-//! Each forwarding thread reads a chunk ([`CHUNK`] at most), writes it onward byte for
-//! byte *first*, and only then splits it into lines for the trace. Lines go into one
-//! bounded queue (`queue`) under a ticket taken before the forward, so the trace has
-//! them in the order reel observed them — an answer is never recorded before the
-//! request it answers — and the traffic is never held up by anything but a full queue
-//! (backpressure), or with [`WhenBehind::Drop`] not at all.
+//! Each forwarding thread reads a chunk ([`CHUNK`] at most), splits it into lines and,
+//! unless lines may be dropped, writes the lines it completes to the trace file itself
+//! before it forwards the chunk byte for byte: a peer never has a line the trace lacks,
+//! even after a `kill -9` of reel, and no other thread is woken for it. Lines go through
+//! one bounded queue (`queue`) in the order reel observed them — an answer is never
+//! recorded before the request it answers — and the traffic is never held up by
+//! anything but the trace write itself or a full queue (backpressure), or with
+//! [`WhenBehind::Drop`] not at all (the writer thread then writes them after the
+//! forward).
 //!
 //! Lifecycle: the client closing reel's stdin closes the server's stdin; the server
 //! exiting ends the session even if reel's stdin is still open: reel drains the server's
@@ -271,15 +275,16 @@ impl StdioRecorder {
             None => None,
         };
 
-        let queue = Arc::new(Queue::new(
+        let queue = Queue::new(
             self.config.queue_bytes,
             self.config.when_behind,
             TRACE_LINGER,
-        ));
-        let writer_thread = start_writer(writer, self.config.redactor.clone(), &queue, &notices)
-            .map_err(setup("trace thread"))?;
+        );
+        let (sink, writer_thread) =
+            start_writer(writer, self.config.redactor.clone(), queue, &notices)
+                .map_err(setup("trace thread"))?;
 
-        let mut pumps = Pumps::new(Arc::clone(&queue), Arc::clone(&notices));
+        let mut pumps = Pumps::new(Arc::clone(&sink), Arc::clone(&notices));
         let start = |r: io::Result<()>| r.map_err(setup("forwarding thread"));
         if let (Some(to_server), Some(from_server)) = (child.stdin.take(), child.stdout.take()) {
             let to_server = process::NonBlockingPipe::new(to_server);
@@ -307,10 +312,7 @@ impl StdioRecorder {
         if let Some(f) = forwarding {
             f.stop();
         }
-        queue.close();
-        let recorder = writer_thread
-            .join()
-            .map_err(|_| RecordError::Panicked("trace"))?;
+        let recorder = writer_thread.finish()?;
         let (code, signal) = process::exit_code(status);
         let counts = recorder.counts();
         let trace_error = recorder.finish(Ending::ExitCode(i64::from(code)), Timestamp::now());
@@ -321,7 +323,7 @@ impl StdioRecorder {
             },
             path,
             counts,
-            dropped: queue.dropped(),
+            dropped: sink.dropped(),
             trace_error,
         })
     }

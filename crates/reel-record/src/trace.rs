@@ -1,12 +1,12 @@
 //! Where a recording goes and what it tells the user: the trace target (a new file, or
 //! any writer, and its seal when asked for), the errors that stop a recording before it
-//! starts, the notices a running session gives, and the start of the trace-writing
+//! starts, the notices a running session gives, and the trace sink with its writer
 //! thread. Shared by the stdio and HTTP proxies, so both write their traces the same
-//! way: one bounded queue, one writer thread, one redactor, one seal.
+//! way: one bounded queue, one recorder, one redactor, one seal.
 
 use std::fmt;
 use std::io::{self, Write};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use reel_trace::redact::Redactor;
 pub use reel_trace::target::{TargetError, TargetWriter, TraceTarget};
 
 use crate::forward::DRAIN_LIMIT;
-use crate::queue::Queue;
+use crate::queue::{FirstBehind, Item, LineRecord, Pushed, Queue, Ticket};
 use crate::recorder::Recorder;
 
 /// How long the trace writer, once it has lines, waits for more before writing: under
@@ -139,32 +139,112 @@ pub(crate) type NoticeFn = Arc<dyn Fn(Notice) + Send + Sync>;
 /// The writer thread's recorder, over the target's sink.
 pub(crate) type SinkRecorder = Recorder<Box<dyn Write + Send>>;
 
-/// Starts the thread that writes everything `queue` delivers until it is closed, and
-/// hands the recorder back (to write `end`) when it joins. A seal that cannot be
-/// written is told once, as [`Notice::SealFailed`].
+/// A session's trace on its way to the file: the one queue, and the recorder that the
+/// writer thread and the forwarding threads (those that wait for their lines to be in
+/// the file before they forward them, see [`Queue::push_durable`]) write batches with.
+pub(crate) struct TraceSink {
+    queue: Queue,
+    /// `None` once the session took it back to write `end`.
+    recorder: Mutex<Option<SinkRecorder>>,
+    notices: NoticeFn,
+}
+
+impl TraceSink {
+    /// Takes the next place in the trace's order.
+    pub fn ticket(&self) -> Ticket {
+        self.queue.ticket()
+    }
+
+    /// Queues the lines observed under `ticket` ([`Queue::push`]).
+    pub fn push(&self, ticket: Ticket, lines: Vec<LineRecord>) -> Pushed {
+        self.queue.push(ticket, lines, &|first| self.behind(first))
+    }
+
+    /// Queues `lines` and, unless lines may be dropped, returns once they are in the
+    /// trace file ([`Queue::push_durable`]): called before the bytes that completed them
+    /// are delivered.
+    pub fn push_durable(&self, lines: Vec<LineRecord>) {
+        self.queue
+            .push_durable(lines, &|first| self.behind(first), &mut |batch| {
+                self.write(batch)
+            });
+    }
+
+    /// Lines and bytes dropped so far.
+    pub fn dropped(&self) -> (u64, u64) {
+        self.queue.dropped()
+    }
+
+    fn behind(&self, first: FirstBehind) {
+        (self.notices)(Notice::Behind {
+            dropping: first == FirstBehind::Dropping,
+        });
+    }
+
+    /// Writes a batch taken from the queue; after the session took the recorder back,
+    /// the batch is dropped.
+    fn write(&self, batch: &mut Vec<Item>) {
+        let mut recorder = self.recorder.lock().unwrap_or_else(|p| p.into_inner());
+        match recorder.as_mut() {
+            Some(r) => r.write_batch(batch, &|e| {
+                (self.notices)(Notice::TraceFailed {
+                    error: e.to_string(),
+                })
+            }),
+            None => batch.clear(),
+        }
+    }
+}
+
+/// The writer thread of a session.
+pub(crate) struct Writer {
+    sink: Arc<TraceSink>,
+    thread: JoinHandle<()>,
+}
+
+impl Writer {
+    /// Closes the queue, waits for everything in it to be written and hands back the
+    /// recorder, to write `end`.
+    pub fn finish(self) -> Result<SinkRecorder, RecordError> {
+        self.sink.queue.close();
+        self.thread
+            .join()
+            .map_err(|_| RecordError::Panicked("trace"))?;
+        let mut recorder = self.sink.recorder.lock().unwrap_or_else(|p| p.into_inner());
+        recorder.take().ok_or(RecordError::Panicked("trace"))
+    }
+}
+
+/// Starts the thread that writes what `queue` delivers and nobody else writes until it
+/// is closed; returns the sink the forwarding threads push to, and the thread. A seal
+/// that cannot be written is told once, as [`Notice::SealFailed`].
 pub(crate) fn start_writer(
     mut writer: TargetWriter,
     redactor: Redactor,
-    queue: &Arc<Queue>,
+    queue: Queue,
     notices: &NoticeFn,
-) -> io::Result<JoinHandle<SinkRecorder>> {
-    let queue = Arc::clone(queue);
-    let notices = Arc::clone(notices);
-    let seal_notices = Arc::clone(&notices);
+) -> io::Result<(Arc<TraceSink>, Writer)> {
+    let seal_notices = Arc::clone(notices);
     writer.on_seal_failure(Box::new(move |e| {
         seal_notices(Notice::SealFailed {
             error: e.to_string(),
         })
     }));
-    let mut recorder = Recorder::new(writer, redactor);
-    std::thread::Builder::new()
+    let sink = Arc::new(TraceSink {
+        queue,
+        recorder: Mutex::new(Some(Recorder::new(writer, redactor))),
+        notices: Arc::clone(notices),
+    });
+    let ours = Arc::clone(&sink);
+    let thread = std::thread::Builder::new()
         .name("reel-trace".into())
         .spawn(move || {
-            recorder.run(&queue, &|e| {
-                notices(Notice::TraceFailed {
-                    error: e.to_string(),
-                })
-            });
-            recorder
-        })
+            let mut batch = Vec::new();
+            let behind = |first| ours.behind(first);
+            while let Some(claim) = ours.queue.take_all(&mut batch, &behind) {
+                ours.write(&mut batch);
+                ours.queue.written(claim);
+            }
+        })?;
+    Ok((Arc::clone(&sink), Writer { sink, thread }))
 }

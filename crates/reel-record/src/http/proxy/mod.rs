@@ -45,8 +45,8 @@ use tokio::sync::{Notify, watch};
 use super::guard::Guard;
 use super::headers::OriginRewriter;
 use super::upstream::{self, UpstreamUrl};
-use crate::queue::{FirstBehind, LineRecord, Queue, Ticket};
-use crate::trace::{Notice, NoticeFn};
+use crate::queue::{LineRecord, Ticket};
+use crate::trace::{Notice, NoticeFn, TraceSink};
 use conn::connection;
 
 /// Frames buffered between a pump and the client's connection: the only buffering
@@ -79,7 +79,7 @@ pub(crate) struct Shared {
     pub url: UpstreamUrl,
     pub tls: Option<TlsConnector>,
     pub rewriter: OriginRewriter,
-    pub queue: Arc<Queue>,
+    pub sink: Arc<TraceSink>,
     pub notices: NoticeFn,
     pub guard: Guard,
     pub listen: SocketAddr,
@@ -103,7 +103,7 @@ impl Shared {
     pub fn new(
         url: UpstreamUrl,
         tls: Option<TlsConnector>,
-        queue: Arc<Queue>,
+        sink: Arc<TraceSink>,
         notices: NoticeFn,
         guard: Guard,
         listen: SocketAddr,
@@ -113,7 +113,7 @@ impl Shared {
             rewriter: upstream::rewriter(&url),
             url,
             tls,
-            queue,
+            sink,
             notices,
             guard,
             listen,
@@ -134,25 +134,16 @@ impl Shared {
     }
 
     pub(super) fn push(&self, ticket: Option<Ticket>, lines: Vec<LineRecord>) {
-        let ticket = ticket.unwrap_or_else(|| self.queue.ticket());
-        let behind = |first| {
-            (self.notices)(Notice::Behind {
-                dropping: first == FirstBehind::Dropping,
-            })
-        };
-        self.queue.push(ticket, lines, &behind);
+        let ticket = ticket.unwrap_or_else(|| self.sink.ticket());
+        self.sink.push(ticket, lines);
     }
 
-    /// Queues `lines` and waits until they are in the trace file (`Queue::push_durable`):
-    /// called before the bytes that completed them go to the client. It blocks the
-    /// runtime thread, as a push that waits for room does: the writer is a thread of its
-    /// own.
+    /// Queues `lines` and returns once they are in the trace file
+    /// (`TraceSink::push_durable`): called before the bytes that completed them go to
+    /// the client. It blocks the runtime thread while it writes (or waits for room), as
+    /// a file write does.
     pub(super) fn push_durable(&self, lines: Vec<LineRecord>) {
-        self.queue.push_durable(lines, &|first| {
-            (self.notices)(Notice::Behind {
-                dropping: first == FirstBehind::Dropping,
-            })
-        });
+        self.sink.push_durable(lines);
     }
 
     fn upstream_failed(&self, error: &str) {
