@@ -73,6 +73,12 @@ fn the_benches_run_and_write_their_results() {
         assert_eq!(b["ok"], true, "{b}");
         b["figures"].as_array().unwrap().clone()
     };
+    let figure_of = |name: &str, n: &str| {
+        bench(name)
+            .into_iter()
+            .find(|f| f["name"] == n)
+            .unwrap_or_else(|| panic!("{name}: no figure {n}"))
+    };
     for (name, targeted, target, ceiling) in [
         (
             "rec",
@@ -101,23 +107,57 @@ fn the_benches_run_and_write_their_results() {
         (
             "play",
             "reel play / (b) Rust",
-            0.8,
+            0.9,
             "reel play, tape indexed before the calls / (b) Rust",
         ),
+        (
+            "rec",
+            "throughput through reel ÷ bare relay, 1 KiB, W=16",
+            0.9,
+            "throughput through the bare relay ÷ direct, 1 KiB, W=16",
+        ),
+        (
+            "rec",
+            "throughput through reel ÷ bare relay, 1 MiB sequential",
+            0.95,
+            "throughput through the bare relay ÷ direct, 1 MiB sequential",
+        ),
+        (
+            "rec-http",
+            "rec --url throughput ÷ bare TCP relay",
+            0.85,
+            "bare TCP relay throughput ÷ direct",
+        ),
     ] {
-        let figures = bench(name);
-        let find = |n: &str| {
-            figures
-                .iter()
-                .find(|f| f["name"] == n)
-                .unwrap_or_else(|| panic!("{name}: no figure {n}"))
-                .clone()
-        };
+        let find = |n: &str| figure_of(name, n);
         let t = find(targeted);
         assert_eq!(t["target"]["op"], ">=", "{t}");
         assert_eq!(t["target"]["value"], target, "{t}");
         for f in [&t, &find(ceiling)] {
             assert!(f["value"].as_f64().is_some_and(|v| v > 0.0), "{f}");
         }
+    }
+    // What recording costs on top of the relay, per message, with its ceiling beside it.
+    for (name, targeted, target, ceiling) in [
+        (
+            "rec",
+            "reel CPU per forwarded message − the relay's, 1 KiB sequential",
+            0.7,
+            "bare relay CPU per forwarded message, 1 KiB sequential",
+        ),
+        (
+            "rec-http",
+            "rec --url CPU per request − the relay's",
+            8.0,
+            "bare TCP relay CPU per proxied request",
+        ),
+    ] {
+        let find = |n: &str| figure_of(name, n);
+        let t = find(targeted);
+        assert_eq!(t["target"]["op"], "<=", "{t}");
+        assert_eq!(t["target"]["value"], target, "{t}");
+        assert!(t["value"].as_f64().is_some(), "{t}");
+        let c = find(ceiling);
+        assert!(c["value"].as_f64().is_some_and(|v| v > 0.0), "{c}");
     }
 }
