@@ -136,12 +136,10 @@ struct State {
     writing: bool,
     /// Batches taken so far (the writer thread's watch tells a stuck write by it).
     batches: u64,
-    /// The writer thread waits without a timer: whoever starts writing a batch wakes it,
-    /// so that it watches that write.
-    writer_asleep: bool,
-    writer_waiting: bool,
-    /// The writer has lines and lingers a moment for more (see [`Queue::take_all`]).
-    writer_lingering: bool,
+    /// What the writer thread is doing, for whoever might have to wake it.
+    writer: WriterIs,
+    /// An empty vector with room, for the next forwarding thread that writes a batch.
+    spare: Vec<Item>,
     /// The part of `in_flight` that sits in `ready`.
     ready_bytes: usize,
     producers_waiting: usize,
@@ -153,6 +151,18 @@ struct State {
     dropped_lines: u64,
     dropped_bytes: u64,
     reported_behind: bool,
+}
+
+/// What the writer thread is doing (see [`Queue::take_all`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WriterIs {
+    /// Writing, or about to look at the queue again: no one needs to wake it.
+    Busy,
+    /// Waiting for lines, with the watch's timer or (`timed: false`) without one: then
+    /// whoever starts writing a batch wakes it, so that it watches that write.
+    Waiting { timed: bool },
+    /// It has lines and waits a moment for more.
+    Lingering,
 }
 
 impl State {
@@ -197,7 +207,7 @@ fn cost(lines: &[LineRecord]) -> usize {
 pub const BEHIND_AFTER: Duration = Duration::from_millis(250);
 
 /// A batch taken out of the queue to be written: hand it back to [`Queue::written`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 #[must_use = "a batch taken must be handed back to `written`, or nothing else is written"]
 pub(crate) struct Claim {
     /// Every line before this ticket is in the batch or written before it.
@@ -240,9 +250,8 @@ impl Queue {
                 closed: false,
                 writing: false,
                 batches: 0,
-                writer_asleep: false,
-                writer_waiting: false,
-                writer_lingering: false,
+                writer: WriterIs::Busy,
+                spare: Vec::new(),
                 ready_bytes: 0,
                 producers_waiting: 0,
                 durable: Ticket(0),
@@ -292,30 +301,31 @@ impl Queue {
             self.push(ticket, lines, behind);
             return;
         }
-        if self.push_as(ticket, lines, behind, false) != Pushed::Queued {
+        let (pushed, mut st) = self.admit(ticket, lines, behind, false);
+        if pushed != Pushed::Queued {
             return;
         }
-        let mut st = self.lock();
         let mut since = None;
-        let mut batch = Vec::new();
         while st.durable <= ticket && !st.closed {
             if !st.writing && !st.ready.is_empty() {
+                let mut batch = std::mem::take(&mut st.spare);
                 let claim = self.claim(&mut st, &mut batch);
-                if st.writer_asleep {
-                    st.writer_asleep = false;
+                if st.writer == (WriterIs::Waiting { timed: false }) {
+                    st.writer = WriterIs::Busy;
                     self.readable.notify_one();
                 }
                 drop(st);
                 write(&mut batch);
                 batch.clear();
                 st = self.lock();
+                st.spare = batch;
                 self.release(&mut st, claim);
                 continue;
             }
             // Someone else is writing, or a ticket before ours has not been pushed yet.
             let since = *since.get_or_insert_with(Instant::now);
             st.syncers_waiting += 1;
-            if st.writer_lingering {
+            if st.writer == WriterIs::Lingering {
                 self.readable.notify_one();
             }
             let (next, timed_out) = self
@@ -347,24 +357,24 @@ impl Queue {
         lines: Vec<LineRecord>,
         behind: &dyn Fn(FirstBehind),
     ) -> Pushed {
-        self.push_as(ticket, lines, behind, true)
+        self.admit(ticket, lines, behind, true).0
     }
 
-    /// [`Queue::push`]; `wake` the writer thread when lines became ready (not when the
-    /// caller writes them itself).
-    fn push_as(
+    /// [`Queue::push`], keeping the lock for a caller that goes on to write; `wake` the
+    /// writer thread when lines became ready (not when the caller writes them itself).
+    fn admit(
         &self,
         ticket: Ticket,
         mut lines: Vec<LineRecord>,
         behind: &dyn Fn(FirstBehind),
         wake: bool,
-    ) -> Pushed {
+    ) -> (Pushed, MutexGuard<'_, State>) {
         let cost = cost(&lines);
         let mut outcome = Pushed::Queued;
         let mut st = self.lock();
         loop {
             if st.closed {
-                return Pushed::Closed;
+                return (Pushed::Closed, st);
             }
             // The next ticket due is let in when everything in flight waits for it:
             // keeping it out could never end.
@@ -403,7 +413,7 @@ impl Queue {
                 break;
             }
             st.producers_waiting += 1;
-            if st.writer_lingering {
+            if st.writer == WriterIs::Lingering {
                 // Someone waits for room: the writer must not linger any longer.
                 self.readable.notify_one();
             }
@@ -414,12 +424,19 @@ impl Queue {
             st.in_flight += cost;
         }
         let became_ready = st.complete(ticket, lines);
-        let filling = st.writer_lingering && st.ready_bytes >= self.budget / 2;
-        if wake && became_ready && (st.writer_waiting || filling) {
-            st.writer_waiting = false;
-            self.readable.notify_one();
+        if wake && became_ready {
+            match st.writer {
+                WriterIs::Waiting { .. } => {
+                    st.writer = WriterIs::Busy;
+                    self.readable.notify_one();
+                }
+                WriterIs::Lingering if st.ready_bytes >= self.budget / 2 => {
+                    self.readable.notify_one();
+                }
+                _ => {}
+            }
         }
-        outcome
+        (outcome, st)
     }
 
     /// Moves every line whose turn has come into `out` and marks them as being written.
@@ -471,13 +488,13 @@ impl Queue {
                 if left.is_zero() {
                     break;
                 }
-                st.writer_lingering = true;
+                st.writer = WriterIs::Lingering;
                 st = self
                     .readable
                     .wait_timeout(st, left)
                     .unwrap_or_else(|p| p.into_inner())
                     .0;
-                st.writer_lingering = false;
+                st.writer = WriterIs::Busy;
             }
             // A forwarding thread may have written the lines meanwhile.
             if !st.writing && !st.ready.is_empty() {
@@ -493,15 +510,16 @@ impl Queue {
         seen: &mut u64,
         behind: &dyn Fn(FirstBehind),
     ) -> MutexGuard<'a, State> {
-        st.writer_waiting = true;
         if st.writing || st.batches != *seen {
             let (batches, writing) = (st.batches, st.writing);
             *seen = batches;
+            st.writer = WriterIs::Waiting { timed: true };
             let (next, timed_out) = self
                 .readable
                 .wait_timeout(st, BEHIND_AFTER)
                 .unwrap_or_else(|p| p.into_inner());
             st = next;
+            st.writer = WriterIs::Busy;
             let stuck = writing && st.writing && st.batches == batches;
             if timed_out.timed_out() && stuck && !st.reported_behind {
                 st.reported_behind = true;
@@ -510,11 +528,10 @@ impl Queue {
                 st = self.lock();
             }
         } else {
-            st.writer_asleep = true;
+            st.writer = WriterIs::Waiting { timed: false };
             st = self.readable.wait(st).unwrap_or_else(|p| p.into_inner());
-            st.writer_asleep = false;
+            st.writer = WriterIs::Busy;
         }
-        st.writer_waiting = false;
         st
     }
 
@@ -537,7 +554,8 @@ impl Queue {
         if st.syncers_waiting > 0 {
             self.durable.notify_all();
         }
-        if st.writer_waiting && (st.closed || !st.ready.is_empty()) {
+        if matches!(st.writer, WriterIs::Waiting { .. }) && (st.closed || !st.ready.is_empty()) {
+            st.writer = WriterIs::Busy;
             self.readable.notify_one();
         }
     }
@@ -706,6 +724,65 @@ mod tests {
         want.sort();
         assert_eq!(seen, want);
         assert!(closer.join().unwrap().len() <= 1);
+    }
+
+    /// With no writer thread at all, a durable push returns: the pusher wrote every line
+    /// whose turn had come itself, those queued before its own first.
+    #[test]
+    fn a_durable_push_writes_the_ready_lines_itself() {
+        let q = Queue::new(1 << 20, WhenBehind::Wait, FOREVER);
+        push(&q, q.ticket(), vec![line(1)]);
+        let mut written = Vec::new();
+        q.push_durable(
+            vec![line(2), line(3)],
+            &|_| panic!("nobody else writes: nothing to wait for"),
+            &mut |batch| written.extend(lens(&std::mem::take(batch))),
+        );
+        assert_eq!(written, [1, 2, 3]);
+        // The batch was handed back: the writer thread may take the next one.
+        push(&q, q.ticket(), vec![line(4)]);
+        q.close();
+        let mut items = Vec::new();
+        let claim = q.take_all(&mut items, &|_| {}).unwrap();
+        assert_eq!(lens(&items), [4]);
+        q.written(claim);
+        assert!(q.take_all(&mut items, &|_| {}).is_none());
+    }
+
+    /// A forwarder stuck in its own write is the trace falling behind: nobody waits on
+    /// the queue, so the writer thread's watch is what tells it.
+    #[test]
+    fn the_writer_thread_tells_a_forwarders_write_that_lasts_too_long() {
+        let q = Arc::new(Queue::new(1 << 20, WhenBehind::Wait, Duration::ZERO));
+        let told = Arc::new(StdMutex::new(None));
+        let writer = {
+            let (q, told) = (Arc::clone(&q), Arc::clone(&told));
+            std::thread::spawn(move || {
+                let mut items = Vec::new();
+                while let Some(claim) = q.take_all(&mut items, &|f| *told.lock().unwrap() = Some(f))
+                {
+                    items.clear();
+                    q.written(claim);
+                }
+            })
+        };
+        let started = Instant::now();
+        q.push_durable(
+            vec![line(1)],
+            &|_| panic!("the pusher waits for no one"),
+            &mut |batch| {
+                batch.clear();
+                // The write lasts until the writer thread has said the trace is behind.
+                while told.lock().unwrap().is_none() {
+                    assert!(started.elapsed() < Duration::from_secs(30), "never told");
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            },
+        );
+        assert!(started.elapsed() >= BEHIND_AFTER);
+        assert_eq!(*told.lock().unwrap(), Some(FirstBehind::Waiting));
+        q.close();
+        writer.join().unwrap();
     }
 
     /// Long enough that a writer that failed to stop lingering would hang the test.
