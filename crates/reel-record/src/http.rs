@@ -80,8 +80,7 @@ use reel_trace::redact::Redactor;
 use reel_trace::{Counts, Ending, Timestamp, names};
 
 use crate::queue::DEFAULT_QUEUE_BYTES;
-use crate::queue::{Queue, WhenBehind};
-use crate::trace::TRACE_LINGER;
+use crate::queue::WhenBehind;
 use crate::trace::{Notice, NoticeFn, RecordError, TraceTarget, start_writer};
 
 /// The limits named above.
@@ -316,14 +315,14 @@ impl HttpRecorder {
     ) -> Result<HttpOutcome, HttpError> {
         let notices: NoticeFn = Arc::new(notices);
         let (writer, path) = trace.open(&self.meta()).map_err(RecordError::from)?;
-        let queue = Queue::new(
+        let (sink, writer_thread) = start_writer(
+            writer,
+            self.config.redactor.clone(),
             self.config.queue_bytes,
             self.config.when_behind,
-            TRACE_LINGER,
-        );
-        let (sink, writer_thread) =
-            start_writer(writer, self.config.redactor.clone(), queue, &notices)
-                .map_err(HttpError::Runtime)?;
+            &notices,
+        )
+        .map_err(HttpError::Runtime)?;
         let runtime =
             serve::runtime(self.config.threads, "reel-http").map_err(HttpError::Runtime)?;
         let mut allowed = self.config.allow_hosts.clone();

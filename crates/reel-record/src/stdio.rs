@@ -28,7 +28,8 @@
 //! Limits: lines of any length are assembled (memory grows with the longest line: about
 //! the queue budget plus four times the largest message); stderr lines are cut into
 //! events of [`STDERR_MAX_LINE`] bytes; the queue holds [`DEFAULT_QUEUE_BYTES`] by
-//! default; a line reaches the file about [`TRACE_LINGER`] after it was forwarded.
+//! default; a line is in the file before it is forwarded, or with
+//! [`WhenBehind::Drop`] about [`TRACE_LINGER`] after.
 
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
@@ -44,7 +45,7 @@ use reel_trace::{Counts, Ending, Timestamp, names};
 pub use crate::forward::{CHUNK, DRAIN_LIMIT, STDERR_MAX_LINE};
 use crate::forward::{Drained, Pumps, Sink};
 pub use crate::queue::DEFAULT_QUEUE_BYTES;
-use crate::queue::{Queue, Stream, WhenBehind};
+use crate::queue::{Stream, WhenBehind};
 pub use crate::trace::TRACE_LINGER;
 pub use crate::trace::{Notice, RecordError, TraceTarget};
 use crate::trace::{NoticeFn, start_writer};
@@ -275,14 +276,14 @@ impl StdioRecorder {
             None => None,
         };
 
-        let queue = Queue::new(
+        let (sink, writer_thread) = start_writer(
+            writer,
+            self.config.redactor.clone(),
             self.config.queue_bytes,
             self.config.when_behind,
-            TRACE_LINGER,
-        );
-        let (sink, writer_thread) =
-            start_writer(writer, self.config.redactor.clone(), queue, &notices)
-                .map_err(setup("trace thread"))?;
+            &notices,
+        )
+        .map_err(setup("trace thread"))?;
 
         let mut pumps = Pumps::new(Arc::clone(&sink), Arc::clone(&notices));
         let start = |r: io::Result<()>| r.map_err(setup("forwarding thread"));

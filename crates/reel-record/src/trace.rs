@@ -14,12 +14,13 @@ use reel_trace::redact::Redactor;
 pub use reel_trace::target::{TargetError, TargetWriter, TraceTarget};
 
 use crate::forward::DRAIN_LIMIT;
-use crate::queue::{FirstBehind, Item, LineRecord, Pushed, Queue, Ticket};
+use crate::queue::{FirstBehind, Item, LineRecord, Pushed, Queue, Ticket, WhenBehind};
 use crate::recorder::Recorder;
 
-/// How long the trace writer, once it has lines, waits for more before writing: under
-/// load one wake-up and one `write` serve many lines. A line reaches the file this long
-/// (plus the time to write what came before it) after it was forwarded.
+/// How long the writer thread, once it has lines, waits for more before writing: under
+/// load one wake-up and one `write` serve many lines. A line the writer thread writes
+/// (one nobody waits for: `--drop-when-behind`, an HTTP request line) reaches the file
+/// this long (plus the time to write what came before it) after it was queued.
 pub const TRACE_LINGER: Duration = Duration::from_millis(1);
 
 /// Why a recording could not be made at all.
@@ -215,13 +216,15 @@ impl Writer {
     }
 }
 
-/// Starts the thread that writes what `queue` delivers and nobody else writes until it
-/// is closed; returns the sink the forwarding threads push to, and the thread. A seal
-/// that cannot be written is told once, as [`Notice::SealFailed`].
+/// Starts the session's queue (`budget` bytes, `when_behind`) and the thread that writes
+/// what it delivers and nobody else writes until it is closed; returns the sink the
+/// forwarding threads push to, and the thread. A seal that cannot be written is told
+/// once, as [`Notice::SealFailed`].
 pub(crate) fn start_writer(
     mut writer: TargetWriter,
     redactor: Redactor,
-    queue: Queue,
+    budget: usize,
+    when_behind: WhenBehind,
     notices: &NoticeFn,
 ) -> io::Result<(Arc<TraceSink>, Writer)> {
     let seal_notices = Arc::clone(notices);
@@ -231,7 +234,7 @@ pub(crate) fn start_writer(
         })
     }));
     let sink = Arc::new(TraceSink {
-        queue,
+        queue: Queue::new(budget, when_behind, TRACE_LINGER),
         recorder: Mutex::new(Some(Recorder::new(writer, redactor))),
         notices: Arc::clone(notices),
     });
