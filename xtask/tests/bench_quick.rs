@@ -62,7 +62,7 @@ fn the_benches_run_and_write_their_results() {
     // The quick trace is 16 MiB of lines near 550 bytes, with a tools/list answer or two.
     assert!((1000.0..=8000.0).contains(&longest), "{longest}");
 
-    // Every ratio target of the proxies and the replay has its ceiling beside it.
+    // Every target of the proxies and the replay has its ceiling beside it.
     let bench = |name: &str| {
         let b = doc["benches"]
             .as_array()
@@ -79,85 +79,88 @@ fn the_benches_run_and_write_their_results() {
             .find(|f| f["name"] == n)
             .unwrap_or_else(|| panic!("{name}: no figure {n}"))
     };
-    for (name, targeted, target, ceiling) in [
+    // A ratio (>=) or a cost over the relay (<=, a difference that may come out
+    // negative in a quick run), each with the ceiling it is judged against beside it.
+    for (name, targeted, op, target, ceiling) in [
         (
             "rec",
             "throughput through reel ÷ direct, 1 KiB, W=16",
+            ">=",
             0.9,
             "throughput through the bare relay ÷ direct, 1 KiB, W=16",
         ),
         (
             "rec",
             "throughput through reel ÷ direct, 1 MiB sequential",
+            ">=",
             0.9,
             "throughput through the bare relay ÷ direct, 1 MiB sequential",
         ),
         (
             "rec-http",
             "rec --url throughput ÷ direct",
+            ">=",
             0.8,
             "bare TCP relay throughput ÷ direct",
         ),
         (
             "play",
             "reel play / (a) Python",
+            ">=",
             3.0,
             "(b) Rust / (a) Python: the most any server reaches vs (a)",
         ),
         (
             "play",
             "reel play / (b) Rust",
+            ">=",
             0.9,
             "reel play, tape indexed before the calls / (b) Rust",
         ),
         (
             "rec",
             "throughput through reel ÷ bare relay, 1 KiB, W=16",
+            ">=",
             0.9,
             "throughput through the bare relay ÷ direct, 1 KiB, W=16",
         ),
         (
             "rec",
             "throughput through reel ÷ bare relay, 1 MiB sequential",
+            ">=",
             0.95,
             "throughput through the bare relay ÷ direct, 1 MiB sequential",
         ),
         (
             "rec-http",
             "rec --url throughput ÷ bare TCP relay",
+            ">=",
             0.85,
             "bare TCP relay throughput ÷ direct",
         ),
-    ] {
-        let find = |n: &str| figure_of(name, n);
-        let t = find(targeted);
-        assert_eq!(t["target"]["op"], ">=", "{t}");
-        assert_eq!(t["target"]["value"], target, "{t}");
-        for f in [&t, &find(ceiling)] {
-            assert!(f["value"].as_f64().is_some_and(|v| v > 0.0), "{f}");
-        }
-    }
-    // What recording costs on top of the relay, per message, with its ceiling beside it.
-    for (name, targeted, target, ceiling) in [
         (
             "rec",
             "reel CPU per forwarded message − the relay's, 1 KiB sequential",
+            "<=",
             0.7,
             "bare relay CPU per forwarded message, 1 KiB sequential",
         ),
         (
             "rec-http",
             "rec --url CPU per request − the relay's",
+            "<=",
             8.0,
             "bare TCP relay CPU per proxied request",
         ),
     ] {
-        let find = |n: &str| figure_of(name, n);
-        let t = find(targeted);
-        assert_eq!(t["target"]["op"], "<=", "{t}");
+        let t = figure_of(name, targeted);
+        assert_eq!(t["target"]["op"], op, "{t}");
         assert_eq!(t["target"]["value"], target, "{t}");
-        assert!(t["value"].as_f64().is_some(), "{t}");
-        let c = find(ceiling);
+        assert!(
+            t["value"].as_f64().is_some_and(|v| op == "<=" || v > 0.0),
+            "{t}"
+        );
+        let c = figure_of(name, ceiling);
         assert!(c["value"].as_f64().is_some_and(|v| v > 0.0), "{c}");
     }
 }
