@@ -526,7 +526,12 @@ fn real_clients_start_the_wrapped_servers_from_their_files_and_every_call_is_rec
         assert!(
             out.lines()
                 .any(|l| l.starts_with(&format!("- {name} (13 tools"))),
-            "{name}: {out}"
+            "{name}: {out}\nits traces (how reel and the server ended):\n{}",
+            traces_named(&h.traces, name)
+                .iter()
+                .map(|t| std::fs::read_to_string(t).unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n")
         );
         assert!(!traces_named(&h.traces, name).is_empty(), "{name} recorded");
     }
