@@ -156,13 +156,19 @@ impl<'a> Envelope<'a> {
 
     /// Classifies the envelope.
     pub fn kind(&self) -> RpcKind {
-        match (&self.method, &self.id, &self.result, &self.error) {
-            (Some(_), Some(id), None, None) if !is_null(id) => RpcKind::Request,
-            (Some(_), None, None, None) => RpcKind::Notification,
-            (None, Some(_), Some(_), None) => RpcKind::Response,
-            (None, Some(_), None, Some(_)) => RpcKind::Error,
-            _ => RpcKind::Invalid,
+        EnvelopeShape {
+            method: self.method.is_some(),
+            id: self.id.map(|id| {
+                if is_null(id) {
+                    IdShape::Null
+                } else {
+                    IdShape::Given
+                }
+            }),
+            result: self.result.is_some(),
+            error: self.error.is_some(),
         }
+        .kind()
     }
 
     /// True when `jsonrpc` is exactly `"2.0"`.
@@ -187,6 +193,45 @@ impl<'a> Envelope<'a> {
             e.code.and_then(|c| c.as_i64()),
             e.message.and_then(|m| m.as_str().map(str::to_owned)),
         ))
+    }
+}
+
+/// Which of the members that decide an envelope's kind an object has: the one verdict
+/// for a parsed [`Envelope`] and for a reader that notes the members as it passes them
+/// (the recorder's redaction walk, which validates and classifies a line in the pass
+/// that redacts it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EnvelopeShape {
+    /// `method` is present and a string (any other `method` counts as none, as for
+    /// [`Envelope::method`]).
+    pub method: bool,
+    /// `id`, when present.
+    pub id: Option<IdShape>,
+    /// `result` is present.
+    pub result: bool,
+    /// `error` is present.
+    pub error: bool,
+}
+
+/// An `id` as far as the kind of its envelope cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdShape {
+    /// `null`.
+    Null,
+    /// Anything else.
+    Given,
+}
+
+impl EnvelopeShape {
+    /// The kind of an object with these members.
+    pub fn kind(self) -> RpcKind {
+        match (self.method, self.id, self.result, self.error) {
+            (true, Some(IdShape::Given), false, false) => RpcKind::Request,
+            (true, None, false, false) => RpcKind::Notification,
+            (false, Some(_), true, false) => RpcKind::Response,
+            (false, Some(_), false, true) => RpcKind::Error,
+            _ => RpcKind::Invalid,
+        }
     }
 }
 

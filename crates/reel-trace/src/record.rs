@@ -24,12 +24,13 @@
 
 use std::borrow::Cow;
 use std::io::{self, Write};
+use std::sync::LazyLock;
 
 use base64::Engine as _;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::jsonrpc::{Envelope, RpcKind};
+use crate::jsonrpc::RpcKind;
 use crate::line::{Counts, Dir, Eol, Meta, REEL_VOCABULARY_VERSION, kinds};
 use crate::redact::{LineStreams, Redactor};
 use crate::time::Timestamp;
@@ -130,36 +131,51 @@ impl<W: Write> LineRecorder<W> {
         eol: Eol,
         tags: Tags<'_>,
     ) -> io::Result<()> {
-        let Some(json) = classify(bytes) else {
+        let Some(read) = self.read_message(bytes) else {
             return self.event(kinds::NONJSON, Some(dir), t, bytes, eol, tags);
         };
         self.blocks.message(dir, tags.http.is_some());
-        let flat;
-        let (value, reformatted) = if memchr::memchr2(b'\n', b'\r', json.value.as_bytes()).is_some()
-        {
-            // Raw line breaks in JSON are always whitespace between tokens.
-            flat = json.value.replace(['\n', '\r'], "");
-            (flat.as_str(), true)
-        } else {
-            (json.value, json.padded)
-        };
-        let raw = self.redactor.redact_json(value);
-        let untouched = matches!(raw, Cow::Borrowed(_));
-        let mut m = MessageLine::new(t, dir, &raw);
+        let mut m = MessageLine::new(t, dir, &read.raw);
         m.eol = eol;
-        m.is_error = json.is_error;
+        m.is_error = read.is_error;
         m.session = tags.session;
         m.http = tags.http;
         m.origin = tags.origin;
         let b64;
-        if reformatted {
+        if read.reformatted {
             m.reformatted = true;
-            if untouched {
+            if !read.redacted {
                 b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
                 m.raw_b64 = Some(&b64);
             }
         }
         self.writer.write_message(&m)
+    }
+
+    /// Reads a line as one JSON value and redacts it: one pass of the redaction walk
+    /// validates, classifies and redacts a line as received. A line with raw line
+    /// breaks (white space between tokens, or not JSON when inside a string) is judged
+    /// as received and then redacted flattened. `None` when it is not one JSON value.
+    fn read_message<'a>(&self, bytes: &'a [u8]) -> Option<ReadMessage<'a>> {
+        let (value, padded) = trim_json(bytes)?;
+        if memchr::memchr2(b'\n', b'\r', value.as_bytes()).is_none() {
+            let m = self.redactor.redact_message(value)?;
+            return Some(ReadMessage {
+                redacted: matches!(m.text, Cow::Owned(_)),
+                raw: m.text,
+                is_error: m.kind == RpcKind::Error,
+                reformatted: padded,
+            });
+        }
+        let json = classify(bytes)?;
+        let flat = json.value.replace(['\n', '\r'], "");
+        let raw = self.redactor.redact_json(&flat);
+        Some(ReadMessage {
+            redacted: matches!(raw, Cow::Owned(_)),
+            raw: Cow::Owned(raw.into_owned()),
+            is_error: json.is_error,
+            reformatted: true,
+        })
     }
 
     /// An event of `kind` whose payload is `bytes` (`text`, or base64 `bytes` when not
@@ -258,33 +274,38 @@ pub struct Json<'a> {
     pub is_error: bool,
 }
 
-/// Decides whether a line is one JSON value; `None` for anything else.
+/// A line read as a message (see [`LineRecorder::message`]).
+struct ReadMessage<'a> {
+    /// What goes into `raw`: the line, flattened and redacted.
+    raw: Cow<'a, str>,
+    /// Redaction changed it (its original bytes then never go into the trace).
+    redacted: bool,
+    is_error: bool,
+    /// White space around the value or raw line breaks were left out of `raw`.
+    reformatted: bool,
+}
+
+/// The rules that change nothing: redacting with them only validates and classifies.
+static VALIDATOR: LazyLock<Redactor> = LazyLock::new(Redactor::disabled);
+
+/// Decides whether a line is one JSON value; `None` for anything else. The same walk
+/// as the recorder's (one reader of message lines for validity and kind).
 pub fn classify(bytes: &[u8]) -> Option<Json<'_>> {
-    let text = crate::utf8::validate(bytes).ok()?;
-    let value = text.trim_matches([' ', '\t', '\n', '\r']);
-    if value.is_empty() {
-        return None;
-    }
-    let padded = value.len() != text.len();
-    // One parse both validates an object and tells whether it is an error response; a
-    // duplicate member makes the envelope refuse a document that is still valid JSON.
-    if value.starts_with('{') {
-        if let Some(env) = Envelope::parse(value) {
-            let is_error = env.kind() == RpcKind::Error;
-            return Some(Json {
-                value,
-                padded,
-                is_error,
-            });
-        }
-    }
-    // Borrowing the whole value as raw text validates it without building anything.
-    serde_json::from_str::<&RawValue>(value).ok()?;
+    let (value, padded) = trim_json(bytes)?;
+    let kind = VALIDATOR.redact_message(value)?.kind;
     Some(Json {
         value,
         padded,
-        is_error: false,
+        is_error: kind == RpcKind::Error,
     })
+}
+
+/// The line as text without the JSON white space around it, and whether there was
+/// any; `None` when it is not UTF-8 or holds nothing else.
+fn trim_json(bytes: &[u8]) -> Option<(&str, bool)> {
+    let text = crate::utf8::validate(bytes).ok()?;
+    let value = text.trim_matches([' ', '\t', '\n', '\r']);
+    (!value.is_empty()).then_some((value, value.len() != text.len()))
 }
 
 #[cfg(test)]

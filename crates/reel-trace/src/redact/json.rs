@@ -32,6 +32,7 @@ use super::names::Strength;
 use super::path::{Action, Member};
 use super::protocol::{self, Role};
 use super::text::{Gate, LiteralCursor, MARKER};
+use crate::jsonrpc::{EnvelopeShape, IdShape, RpcKind};
 
 /// How many levels of JSON held as text inside JSON held as text are walked.
 pub(crate) const MAX_NESTING: u8 = 2;
@@ -66,6 +67,21 @@ struct Frame {
 /// The input is not JSON; the walker gives up and the input is returned as is.
 #[derive(Debug)]
 struct Invalid;
+
+/// A message line, read once: redacted by the pass that also validates it and tells
+/// its JSON-RPC kind (the recorder's hot path: no second parse). `None` when `src`
+/// is not one JSON value (surrounding white space allowed). With rules that change
+/// nothing the walk only validates.
+pub(crate) fn redact_message<'a>(
+    rules: &Compiled,
+    src: &'a str,
+) -> Option<(Cow<'a, str>, RpcKind)> {
+    let mut walker = Walker::new(rules, src, Embedding::Message);
+    walker.run().ok()?;
+    let kind = walker.kind();
+    let text = walker.finish().map_or(Cow::Borrowed(src), Cow::Owned);
+    Some((text, kind))
+}
 
 /// Redacts `src`, one JSON value with optional surrounding white space.
 pub(crate) fn redact<'a>(rules: &Compiled, src: &'a str) -> Cow<'a, str> {
@@ -125,6 +141,49 @@ pub(crate) fn redact_embedded(
     }
 }
 
+/// The members of a root object that decide its JSON-RPC kind, noted as the walker
+/// passes them. A repeated one makes the object no envelope, as it does for the
+/// parser of [`crate::jsonrpc::Envelope`], which refuses a duplicate field.
+#[derive(Debug, Default)]
+struct RootMembers {
+    shape: EnvelopeShape,
+    seen: u8,
+    repeated: bool,
+}
+
+impl RootMembers {
+    /// Member `key` of the root object, whose value starts with `first`.
+    fn note(&mut self, key: &str, first: u8) {
+        let bit = match key {
+            "jsonrpc" => 1,
+            "id" => 2,
+            "method" => 4,
+            "params" => 8,
+            "result" => 16,
+            "error" => 32,
+            _ => return,
+        };
+        self.repeated |= self.seen & bit != 0;
+        self.seen |= bit;
+        match key {
+            "id" if first == b'n' => self.shape.id = Some(IdShape::Null),
+            "id" => self.shape.id = Some(IdShape::Given),
+            "method" => self.shape.method = first == b'"',
+            "result" => self.shape.result = true,
+            "error" => self.shape.error = true,
+            _ => {}
+        }
+    }
+
+    fn kind(&self) -> RpcKind {
+        if self.repeated {
+            RpcKind::Invalid
+        } else {
+            self.shape.kind()
+        }
+    }
+}
+
 /// What the walker is walking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Embedding {
@@ -159,6 +218,18 @@ struct Walker<'s, 'r> {
     how: Embedding,
     /// The input ended where more was expected (a torn document).
     eof: bool,
+    /// The rules change nothing: the walk only validates (and classifies).
+    validates_only: bool,
+    /// What the root is: a batch, an object whose members are noted, or neither.
+    root: Root,
+}
+
+/// The root value, as far as its JSON-RPC kind goes.
+#[derive(Debug)]
+enum Root {
+    Array,
+    Object(RootMembers),
+    Scalar,
 }
 
 impl<'s, 'r> Walker<'s, 'r> {
@@ -177,6 +248,17 @@ impl<'s, 'r> Walker<'s, 'r> {
             literals: rules.values.literal_cursor(),
             how,
             eof: false,
+            validates_only: rules.is_identity(),
+            root: Root::Scalar,
+        }
+    }
+
+    /// The JSON-RPC kind of a message the walk read whole.
+    fn kind(&self) -> RpcKind {
+        match &self.root {
+            Root::Array => RpcKind::Batch,
+            Root::Object(members) => members.kind(),
+            Root::Scalar => RpcKind::Invalid,
         }
     }
 
@@ -204,7 +286,15 @@ impl<'s, 'r> Walker<'s, 'r> {
                 None => {}
             }
         }
-        let object = self.peek()? == b'{';
+        let first = self.peek()?;
+        let object = first == b'{';
+        if self.how == Embedding::Message {
+            self.root = match first {
+                b'{' => Root::Object(RootMembers::default()),
+                b'[' => Root::Array,
+                _ => Root::Scalar,
+            };
+        }
         let role = match self.how {
             Embedding::Message | Embedding::Text { message: true, .. } => {
                 protocol::root_role(object)
@@ -267,6 +357,11 @@ impl<'s, 'r> Walker<'s, 'r> {
         } else {
             &src[start..end]
         };
+        if self.frames.len() == 1 {
+            if let Root::Object(members) = &mut self.root {
+                members.note(key, first);
+            }
+        }
         let (mode, role, truncate, states) = self.child(Member::Key(key), first);
         self.key_buf = key_buf;
         self.value(mode, role, truncate, states)
@@ -353,7 +448,9 @@ impl<'s, 'r> Walker<'s, 'r> {
             }
             b'"' => {
                 let (start, end, escaped) = self.string()?;
-                self.string_value(mode, truncate, start, end, escaped);
+                if !self.validates_only {
+                    self.string_value(mode, truncate, start, end, escaped);
+                }
             }
             b't' => self.literal(b"true")?,
             b'f' => self.literal(b"false")?,
