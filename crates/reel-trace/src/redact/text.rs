@@ -19,6 +19,7 @@
 
 use std::borrow::Cow;
 
+use aho_corasick::{AhoCorasick, Input, MatchKind, Span, packed};
 use memchr::memmem;
 use regex::Regex;
 
@@ -167,7 +168,7 @@ impl ValueRules {
             // The first match at or after an earlier `start` is still the first at or
             // after this one unless it lies before it: search again only then.
             if next.is_none_or(|n| n.is_some_and(|at| at < start)) {
-                *next = Some(g.find_at(hay, start).map(|m| m.start()));
+                *next = Some(g.find_from(hay, start));
             }
             hit |= next.is_some_and(|n| n.is_some_and(|at| at < end));
         }
@@ -217,33 +218,69 @@ impl ValueRules {
     }
 }
 
-/// The literals of the enabled built-ins, as a few regexes of at most [`GROUP`]
-/// literals each: the regex crate searches a small literal set with SIMD (Teddy),
-/// and past a few dozen literals it falls back to a slower mode that costs more than
-/// a second pass of the fast one.
+/// The literals of the enabled built-ins, in two groups searched with SIMD (Teddy):
+/// the three-byte literals (`sk-`, `eyJ`, `://`, …) and the longer ones. Teddy
+/// fingerprints as many bytes of every literal as the shortest one has, so keeping
+/// the three-byte ones apart lets the long ones be told by four bytes, and ordinary
+/// text rarely looks like a candidate to either group. A candidate is confirmed
+/// against its literals directly (no regex engine behind it).
 #[derive(Debug, Clone, Default)]
 struct Prefilter {
-    groups: Vec<Regex>,
+    groups: Vec<LiteralGroup>,
 }
 
-/// Literals per prefilter regex.
-const GROUP: usize = 20;
+/// One group: the packed SIMD searcher, or the automaton where the CPU has no SIMD
+/// it can use.
+#[derive(Debug, Clone)]
+enum LiteralGroup {
+    Packed(packed::Searcher),
+    Automaton(AhoCorasick),
+}
+
+impl LiteralGroup {
+    fn new(literals: &[&str]) -> LiteralGroup {
+        let packed = packed::Config::new()
+            .match_kind(packed::MatchKind::LeftmostFirst)
+            .builder()
+            .extend(literals)
+            .build();
+        match packed {
+            Some(searcher) => LiteralGroup::Packed(searcher),
+            None => LiteralGroup::Automaton(
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .build(literals)
+                    // A few dozen short literals are far inside the automaton's limits.
+                    .expect("built-in prefilter builds"),
+            ),
+        }
+    }
+
+    /// Where the first match starting at or after `start` starts.
+    fn find_from(&self, hay: &str, start: usize) -> Option<usize> {
+        match self {
+            LiteralGroup::Packed(s) => s.find_in(hay, Span::from(start..hay.len())),
+            LiteralGroup::Automaton(a) => a.find(Input::new(hay).span(start..hay.len())),
+        }
+        .map(|m| m.start())
+    }
+}
 
 impl Prefilter {
     fn new(literals: &[&str]) -> Prefilter {
-        let groups = literals
-            .chunks(GROUP)
-            .map(|chunk| {
-                let alternation: Vec<String> = chunk.iter().map(|l| regex::escape(l)).collect();
-                // Escaped literals always compile.
-                Regex::new(&alternation.join("|")).expect("built-in prefilter compiles")
-            })
+        let (short, mut long): (Vec<&str>, Vec<&str>) = literals.iter().partition(|l| l.len() < 4);
+        // Literals that share their first bytes share Teddy buckets cheaply.
+        long.sort_unstable();
+        let groups = [short, long]
+            .iter()
+            .filter(|g| !g.is_empty())
+            .map(|g| LiteralGroup::new(g))
             .collect();
         Prefilter { groups }
     }
 
     fn any(&self, hay: &str) -> bool {
-        self.groups.iter().any(|g| g.is_match(hay))
+        self.groups.iter().any(|g| g.find_from(hay, 0).is_some())
     }
 }
 
@@ -578,7 +615,7 @@ mod tests {
                 }
             }
         }
-        assert!(!rules().prefilter.groups.is_empty());
+        assert_eq!(rules().prefilter.groups.len(), 2);
     }
 
     #[test]
