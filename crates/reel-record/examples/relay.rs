@@ -6,19 +6,40 @@
 //! the way reel does it (one thread per direction, 1 MiB reads, the server's pipes
 //! widened to 1 MiB). What reel spends beyond it is the recording.
 //!
-//! Usage: `relay CMD…`. Exits with the command's exit code.
+//! With `--tee FILE` it also appends every chunk to FILE (one `write` per chunk, both
+//! directions under one lock) before forwarding it: the floor of a recorder that
+//! keeps every forwarded byte on disk before the peer sees it, as `reel rec` does,
+//! with none of the per-line work (no framing, parsing, redaction or formatting).
+//!
+//! Usage: `relay [--tee FILE] CMD…`. Exits with the command's exit code.
 
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 const CHUNK: usize = 1024 * 1024;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let tee = match args.first().map(String::as_str) {
+        Some("--tee") if args.len() > 2 => {
+            let path = args.drain(..2).nth(1).unwrap_or_default();
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .unwrap_or_else(|e| {
+                    eprintln!("relay: cannot open {path}: {e}");
+                    std::process::exit(2);
+                });
+            Some(Arc::new(Mutex::new(file)))
+        }
+        _ => None,
+    };
     let Some((cmd, rest)) = args.split_first() else {
-        eprintln!("relay: usage: relay CMD…");
+        eprintln!("relay: usage: relay [--tee FILE] CMD…");
         std::process::exit(2);
     };
     let mut child = Command::new(cmd)
@@ -39,20 +60,28 @@ fn main() {
     // SAFETY: descriptors 0 and 1 are open for the life of the process and each is used
     // by this one `File` only.
     let (stdin, stdout) = unsafe { (File::from_raw_fd(0), File::from_raw_fd(1)) };
-    std::thread::spawn(move || copy(stdin, to_child));
-    let out = std::thread::spawn(move || copy(from_child, stdout));
+    let tee_in = tee.clone();
+    std::thread::spawn(move || copy(stdin, to_child, tee_in.as_deref()));
+    let out = std::thread::spawn(move || copy(from_child, stdout, tee.as_deref()));
     let status = child.wait().expect("wait for the command");
     let _ = out.join();
     std::process::exit(status.code().unwrap_or(1));
 }
 
-/// Copies chunk by chunk, each written out at once, until EOF or an error.
-fn copy(mut src: impl Read, mut dst: impl Write) {
+/// Copies chunk by chunk, each written out at once (to `tee` first), until EOF or an
+/// error.
+fn copy(mut src: impl Read, mut dst: impl Write, tee: Option<&Mutex<File>>) {
     let mut buf = vec![0u8; CHUNK];
     loop {
         match src.read(&mut buf) {
             Ok(0) | Err(_) => return,
             Ok(n) => {
+                if let Some(file) = tee {
+                    let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+                    if file.write_all(&buf[..n]).is_err() {
+                        return;
+                    }
+                }
                 if dst.write_all(&buf[..n]).and_then(|()| dst.flush()).is_err() {
                     return;
                 }

@@ -15,7 +15,10 @@
 //! The relay is the ceiling of any stdio proxy on the machine at hand: its throughput
 //! ratio and its CPU per message are what the process in the middle costs before it
 //! records anything (on a 2-core VM a wake-up costs microseconds), so reel ÷ relay is
-//! the cost of the recording itself.
+//! the cost of the recording itself. The same relay with `--tee FILE` (every chunk
+//! appended to a file before it is forwarded, nothing else) is the floor of a
+//! recorder that keeps what it forwarded on disk before the peer sees it: what the
+//! kill -9 guarantee costs in system calls alone, before any per-line work.
 //!
 //! What is measured, and how:
 //! - reel's own CPU per forwarded message: the client reaps reel with `wait4`, whose
@@ -114,6 +117,8 @@ enum Via<'a> {
     Direct,
     /// The bare relay: the ceiling of any stdio proxy.
     Relay,
+    /// The relay writing every chunk to this file before forwarding it.
+    Tee(&'a Path),
     /// `reel rec --dir TRACES`.
     Reel(&'a Path),
 }
@@ -123,6 +128,7 @@ enum Via<'a> {
 struct Round {
     direct: Report,
     relay: Report,
+    tee: Report,
     rec: Report,
 }
 
@@ -130,6 +136,7 @@ struct Round {
 pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let tools = build_examples(ctx)?;
     let traces = ctx.work.join("rec-traces");
+    let tee_file = ctx.work.join("rec-tee.bin");
     let rounds = if ctx.quick { 1 } else { ROUNDS };
     let loads = workloads(ctx.quick);
 
@@ -139,8 +146,9 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         for (i, w) in loads.iter().enumerate() {
             let direct = session(ctx, &tools, w, Via::Direct)?;
             let relay = session(ctx, &tools, w, Via::Relay)?;
+            let tee = session(ctx, &tools, w, Via::Tee(&tee_file))?;
             let rec = session(ctx, &tools, w, Via::Reel(&traces))?;
-            for (name, r) in [("the relay", &relay), ("reel", &rec)] {
+            for (name, r) in [("the relay", &relay), ("the tee relay", &tee), ("reel", &rec)] {
                 if r.checksum != direct.checksum {
                     bail!(
                         "{}: answers through {name} differ from direct ({} vs {})",
@@ -152,18 +160,25 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             }
             let per_msg = |r: &Report| r.cpu_us / messages(w);
             println!(
-                "round {round} {:8} direct {:>9} calls/s p50 {:>7} µs | relay {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg | reel {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg",
+                "round {round} {:8} direct {:>9} calls/s p50 {:>7} µs | relay {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg | tee {:>9} calls/s, CPU {:.2} µs/msg | reel {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg",
                 w.name,
                 fmt_value(direct.calls_per_s),
                 fmt_value(direct.p50_us),
                 fmt_value(relay.calls_per_s),
                 fmt_value(relay.p50_us),
                 per_msg(&relay),
+                fmt_value(tee.calls_per_s),
+                per_msg(&tee),
                 fmt_value(rec.calls_per_s),
                 fmt_value(rec.p50_us),
                 per_msg(&rec),
             );
-            results[i].push(Round { direct, relay, rec });
+            results[i].push(Round {
+                direct,
+                relay,
+                tee,
+                rec,
+            });
         }
     }
 
@@ -197,11 +212,20 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             (r.rec.cpu_us - r.relay.cpu_us) / messages(&loads[i])
         })
     };
+    let tee_over_relay = |i: usize| med(i, &|r| r.tee.calls_per_s / r.relay.calls_per_s);
+    let tee_cpu_over_relay = |i: usize| {
+        med(i, &|r| {
+            (r.tee.cpu_us - r.relay.cpu_us) / messages(&loads[i])
+        })
+    };
     let direct_rate = |i: usize| fmt_value(med(i, &|r| r.direct.calls_per_s));
     let added = med(0, &|r| r.rec.p50_us - r.direct.p50_us);
     let relay_added = med(0, &|r| r.relay.p50_us - r.direct.p50_us);
     let rounds_note = format!("median of {rounds} interleaved rounds");
     let relay_note = format!("the bare relay, the ceiling of any stdio proxy here; {rounds_note}");
+    let tee_note = format!(
+        "the relay with --tee: every chunk written to a file before it is forwarded, nothing else; the floor of a recorder that keeps the kill -9 guarantee; {rounds_note}"
+    );
 
     // The largest message is the echo answer: the text plus its JSON envelope.
     let largest_mib = (big.size as f64 + 100.0) / f64::from(1u32 << 20);
@@ -219,6 +243,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         Figure::new("reel CPU per forwarded message − the relay's, 1 KiB sequential", cpu_over_relay(0), "µs")
             .target(Target::AtMost(CPU_OVER_RELAY_US))
             .note(format!("what recording costs per message: the per-round difference of the two above; {rounds_note}")),
+        Figure::new("tee relay CPU per forwarded message − the relay's, 1 KiB sequential", tee_cpu_over_relay(0), "µs")
+            .note(&tee_note),
         Figure::new("reel CPU per forwarded message, 1 KiB, W=16", cpu(1), "µs")
             .target(Target::AtMost(CPU_PER_MESSAGE_US))
             .note(&rounds_note),
@@ -240,6 +266,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         Figure::new("throughput through reel ÷ bare relay, 1 KiB, W=16", over_relay(1), "ratio")
             .target(Target::AtLeast(OVER_RELAY_PIPELINED))
             .note(format!("what recording costs; {rounds_note}")),
+        Figure::new("throughput through the tee relay ÷ bare relay, 1 KiB, W=16", tee_over_relay(1), "ratio")
+            .note(&tee_note),
         Figure::new("throughput through reel ÷ direct, 1 MiB sequential", ratio(2), "ratio")
             .target(Target::AtLeast(THROUGHPUT_RATIO))
             .note(format!("direct {} calls/s; {rounds_note}", direct_rate(2))),
@@ -248,6 +276,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         Figure::new("throughput through reel ÷ bare relay, 1 MiB sequential", over_relay(2), "ratio")
             .target(Target::AtLeast(OVER_RELAY_LARGE))
             .note(format!("what recording costs; {rounds_note}")),
+        Figure::new("throughput through the tee relay ÷ bare relay, 1 MiB sequential", tee_over_relay(2), "ratio")
+            .note(&tee_note),
         Figure::new("throughput through reel ÷ direct, 1 KiB sequential", ratio(0), "ratio")
             .note(format!("direct {} calls/s; no target; {rounds_note}", direct_rate(0))),
         Figure::new("median added latency per round trip, 1 KiB", added, "µs")
@@ -311,8 +341,15 @@ fn session(ctx: &Ctx, tools: &Tools, w: &Workload, via: Via<'_>) -> anyhow::Resu
             .arg(dir)
             .arg("--");
     }
-    if let Via::Relay = via {
-        c.arg(&tools.relay);
+    match via {
+        Via::Relay => {
+            c.arg(&tools.relay);
+        }
+        Via::Tee(file) => {
+            let _ = std::fs::remove_file(file);
+            c.arg(&tools.relay).arg("--tee").arg(file);
+        }
+        Via::Direct | Via::Reel(_) => {}
     }
     c.arg(&tools.server).arg("--rusage-out").arg(&usage_file);
     let shown = display(&c);
@@ -350,14 +387,17 @@ fn session(ctx: &Ctx, tools: &Tools, w: &Workload, via: Via<'_>) -> anyhow::Resu
         checksum: v["checksum"].as_str().unwrap_or_default().to_owned(),
         cpu_us: match via {
             Via::Direct => server_cpu,
-            Via::Relay | Via::Reel(_) => child_cpu - server_cpu,
+            Via::Relay | Via::Tee(_) | Via::Reel(_) => child_cpu - server_cpu,
         },
         vmhwm_kb: num("child_vmhwm_kb")?,
         switches: match via {
             Via::Direct => server_switches,
-            Via::Relay | Via::Reel(_) => child_switches - server_switches,
+            Via::Relay | Via::Tee(_) | Via::Reel(_) => child_switches - server_switches,
         },
     };
+    if let Via::Tee(file) = via {
+        let _ = std::fs::remove_file(file);
+    }
     if let Some(dir) = traces {
         verify_trace(dir, w)?;
         std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))?;
