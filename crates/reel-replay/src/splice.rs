@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use reel_trace::json_str::JsonStr;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -82,9 +83,9 @@ impl<'de> Visitor<'de> for MembersVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut v = Vec::new();
-        while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(k) = map.next_key::<JsonStr<'de>>()? {
             let value: &'de RawValue = map.next_value()?;
-            v.push((k, value));
+            v.push((k.0, value));
         }
         Ok(Members(v))
     }

@@ -24,6 +24,7 @@ pub mod check;
 pub mod display;
 pub mod foreign;
 pub mod hash;
+pub mod json_str;
 pub mod json_text;
 pub mod jsonrpc;
 pub mod line;

@@ -14,6 +14,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use reel_trace::json_str::JsonStr;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -212,7 +213,7 @@ impl<'de> Visitor<'de> for MessageVisitor<'_, '_> {
         let mut method_raw: Option<&'de RawValue> = None;
         let mut params: Option<Params<'de>> = None;
         let (mut result, mut error): (Option<&'de RawValue>, Option<&'de RawValue>) = (None, None);
-        while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(k) = map.next_key::<JsonStr<'de>>()? {
             match k.as_ref() {
                 "id" => id = Some(map.next_value::<&'de RawValue>()?),
                 "method" => method_raw = Some(map.next_value::<&'de RawValue>()?),
@@ -229,8 +230,11 @@ impl<'de> Visitor<'de> for MessageVisitor<'_, '_> {
                 }
             }
         }
-        let method: Option<Cow<'de, str>> =
-            method_raw.and_then(|r| serde_json::from_str::<Cow<'de, str>>(r.get()).ok());
+        let method: Option<Cow<'de, str>> = method_raw.and_then(|r| {
+            serde_json::from_str::<JsonStr<'de>>(r.get())
+                .ok()
+                .map(Cow::from)
+        });
         let kind = match (&method, id, result.is_some(), error.is_some()) {
             (Some(_), Some(i), false, false) if i.get().trim() != "null" => RpcKind::Request,
             (Some(_), None, false, false) => RpcKind::Notification,
@@ -430,7 +434,7 @@ impl<'de> Visitor<'de> for ParamsVisitor<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut p = Params::new(0);
         p.all = Some(Sums::default());
-        while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(k) = map.next_key::<JsonStr<'de>>()? {
             let (removed, below) = children(self.ptrs, &k);
             match k.as_ref() {
                 "_meta" => {
@@ -463,7 +467,7 @@ impl<'de> Visitor<'de> for ParamsVisitor<'_, '_> {
                         map.next_value::<IgnoredAny>()?;
                         continue;
                     }
-                    if k == "inputResponses" {
+                    if &*k == "inputResponses" {
                         p.has_input_responses = true;
                     }
                     let h = map.next_value_seed(HashSeed { ptrs: &below })?;
@@ -516,8 +520,8 @@ impl<'de> Visitor<'de> for MetaVisitor<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut sums = Sums::default();
         let mut progress_token = None;
-        while let Some(k) = map.next_key::<Cow<'de, str>>()? {
-            if k == "progressToken" {
+        while let Some(k) = map.next_key::<JsonStr<'de>>()? {
+            if &*k == "progressToken" {
                 progress_token = Some(map.next_value::<&'de RawValue>()?);
                 continue;
             }
@@ -600,7 +604,7 @@ impl<'de> Visitor<'de> for HashVisitor<'_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u128, A::Error> {
         let mut sums = Sums::default();
-        while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(k) = map.next_key::<JsonStr<'de>>()? {
             if self.ptrs.is_empty() {
                 let h = map.next_value_seed(HashSeed { ptrs: &[] })?;
                 sums.add(h_member(&k, h));
