@@ -3,6 +3,11 @@
 //! id located for splicing), and the HTTP facts (`http`) a line carries, which the tape
 //! server needs to answer over HTTP as the recording was answered.
 //!
+//! A response's `raw` is scanned once, like a request's: where it starts and ends in
+//! the line is told by the member names around it, which the parser borrows from the
+//! line (in a valid object only white space, `:` and `,` lie between a name and a
+//! value, or a value and the next name or the closing brace).
+//!
 //! Everything here is tolerant: a line or an `http` member that does not fit the strict
 //! shape gives `None`, and the caller falls back to the tolerant reader.
 
@@ -12,6 +17,7 @@ use std::fmt;
 use reel_mcp::jsonrpc::RpcKind;
 use reel_mcp::normalize::{NormalizeError, Normalizer, Scanned};
 use reel_mcp::sse::Eol;
+use reel_trace::json_str::JsonStr;
 use serde::Deserializer as _;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -73,31 +79,34 @@ impl<'de> Visitor<'de> for LineVisitor<'_, 'de> {
             splice: None,
             http: None,
         };
-        while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+        // A response's `raw` whose end is told by what follows it: where it starts.
+        let mut open_raw: Option<usize> = None;
+        while let Some(k) = map.next_key::<JsonStr<'de>>()? {
+            if let Some(start) = open_raw.take() {
+                let end = match &k.0 {
+                    Cow::Borrowed(name) => offset_in(self.line, name)
+                        .and_then(|at| value_end_before(self.line, at as usize - 1)),
+                    Cow::Owned(_) => None,
+                };
+                line.splice = end.and_then(|end| splice(self.line, start, end, &line.raw));
+            }
             match k.as_ref() {
-                "type" => line.ty = map.next_value()?,
-                "dir" => line.dir = map.next_value()?,
-                "t" => line.t = map.next_value()?,
-                "session" => line.session = map.next_value()?,
+                "type" => line.ty = map.next_value::<Option<JsonStr<'de>>>()?.map(Cow::from),
+                "dir" => line.dir = map.next_value::<Option<JsonStr<'de>>>()?.map(Cow::from),
+                "t" => line.t = map.next_value::<Option<JsonStr<'de>>>()?.map(Cow::from),
+                "session" => {
+                    line.session = map.next_value::<Option<JsonStr<'de>>>()?.map(Cow::from)
+                }
                 "http" => line.http = map.next_value()?,
                 // A server line (dir written first, as reel and mcp-tape write it) is
                 // kept as a span too, so its answer can be spliced without a parse.
                 "raw" if line.dir.as_deref() == Some("out") => {
-                    let raw: &'de RawValue = map.next_value()?;
-                    let scanned = self.norm.scan(raw.get());
-                    line.splice = scanned.as_ref().ok().and_then(|s| {
-                        let id = s.id?.get();
-                        let raw_start = offset_in(self.line, raw.get())?;
-                        let id_start = offset_in(raw.get().as_bytes(), id)?;
-                        Some(IdSplice {
-                            raw_start,
-                            raw_len: raw.get().len() as u32,
-                            id_start,
-                            id_len: id.len() as u32,
-                            error: s.kind == RpcKind::Error,
-                        })
-                    });
-                    line.raw = Some(scanned);
+                    open_raw = match &k.0 {
+                        Cow::Borrowed(name) => offset_in(self.line, name)
+                            .and_then(|at| value_start_after(self.line, at as usize + name.len())),
+                        Cow::Owned(_) => None,
+                    };
+                    line.raw = Some(map.next_value_seed(self.norm.scan_seed())?);
                 }
                 "raw" => line.raw = Some(map.next_value_seed(self.norm.scan_seed())?),
                 _ => {
@@ -105,8 +114,72 @@ impl<'de> Visitor<'de> for LineVisitor<'_, 'de> {
                 }
             }
         }
+        if let Some(start) = open_raw {
+            // The last member: the line's closing brace follows it.
+            let close = self.line.iter().rposition(|&b| b == b'}');
+            let end = close.and_then(|at| value_end_before(self.line, at));
+            line.splice = end.and_then(|end| splice(self.line, start, end, &line.raw));
+        }
         Ok(line)
     }
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Where the value of a member starts, given where its name's text ends (at the
+/// closing quote): past the quote, white space, `:` and white space.
+fn value_start_after(line: &[u8], name_end: usize) -> Option<usize> {
+    let mut at = name_end + 1;
+    while line.get(at).copied().is_some_and(is_ws) {
+        at += 1;
+    }
+    (line.get(at) == Some(&b':')).then_some(())?;
+    at += 1;
+    while line.get(at).copied().is_some_and(is_ws) {
+        at += 1;
+    }
+    Some(at)
+}
+
+/// Where the value before `next` ends: `next` is the opening quote of the following
+/// member's name (then `,` lies between) or the closing brace.
+fn value_end_before(line: &[u8], next: usize) -> Option<usize> {
+    let mut at = next;
+    let skip_ws = |mut at: usize| {
+        while at > 0 && is_ws(line[at - 1]) {
+            at -= 1;
+        }
+        at
+    };
+    at = skip_ws(at);
+    if line.get(next) == Some(&b'"') {
+        (at > 0 && line[at - 1] == b',').then_some(())?;
+        at = skip_ws(at - 1);
+    }
+    Some(at)
+}
+
+/// The splice of a response whose `raw` is `line[start..end]` and was scanned as
+/// `scanned`.
+fn splice(
+    line: &[u8],
+    start: usize,
+    end: usize,
+    scanned: &Option<Result<Scanned<'_>, NormalizeError>>,
+) -> Option<IdSplice> {
+    let s = scanned.as_ref()?.as_ref().ok()?;
+    let id = s.id?.get();
+    let id_at = offset_in(line, id)? as usize;
+    (start <= id_at && id_at + id.len() <= end).then_some(())?;
+    Some(IdSplice {
+        raw_start: u32::try_from(start).ok()?,
+        raw_len: u32::try_from(end - start).ok()?,
+        id_start: u32::try_from(id_at - start).ok()?,
+        id_len: u32::try_from(id.len()).ok()?,
+        error: s.kind == RpcKind::Error,
+    })
 }
 
 /// The `http` member of a line (reel's extension vocabulary): what the HTTP exchange
@@ -194,7 +267,7 @@ impl<'de> serde::Deserialize<'de> for HeadersSeen {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HeadersSeen, A::Error> {
                 let mut seen = HeadersSeen::default();
-                while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+                while let Some(k) = map.next_key::<JsonStr<'de>>()? {
                     map.next_value::<IgnoredAny>()?;
                     if k.eq_ignore_ascii_case("mcp-session-id") {
                         seen.session_id = true;
@@ -210,6 +283,43 @@ impl<'de> serde::Deserialize<'de> for HeadersSeen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A response is answered by splicing the live id into its recorded bytes: the
+    /// span found for `raw` and its `id` must be exactly theirs, whatever surrounds
+    /// `raw` in the line.
+    #[test]
+    fn a_response_splice_is_exactly_its_raw_whatever_surrounds_it() {
+        let norm = Normalizer::new();
+        for line in [
+            r#"{"t":"x","dir":"out","raw":{"jsonrpc":"2.0","id":7,"result":{}}}"#,
+            r#"{"t":"x","dir":"out","raw":{"jsonrpc":"2.0","id":7,"result":{}},"session":"s"}"#,
+            r#"{ "dir" : "out" , "raw" :	{"id":"a\"b","error":{"code":1}} ,
+ "http" : {"req":1} }"#,
+            r#"{"dir":"out","raw":{"result":[1,"}"],"id":[1]}  }"#,
+            r#"{"dir":"out","raw":{"id":1,"result":2},"x\u0041":1}"#,
+        ] {
+            let scanned = ScannedLine::parse(line.as_bytes(), &norm);
+            let splice = scanned.and_then(|s| s.splice);
+            if line.contains("x\\u0041") {
+                // A member name after `raw` that must be decoded: no span, the slower
+                // way answers.
+                assert_eq!(splice, None, "{line}");
+                continue;
+            }
+            let sp = splice.unwrap_or_else(|| panic!("no splice for {line}"));
+            let raw = &line[sp.raw_start as usize..][..sp.raw_len as usize];
+            let whole: serde_json::Value = serde_json::from_str(line).unwrap();
+            let raw_value: serde_json::Value = serde_json::from_str(raw).unwrap();
+            assert_eq!(raw_value, whole["raw"], "{line}");
+            assert!(raw.starts_with('{') && raw.ends_with('}'), "{raw:?}");
+            let id = &raw[sp.id_start as usize..][..sp.id_len as usize];
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(id).unwrap(),
+                whole["raw"]["id"]
+            );
+            assert_eq!(sp.error, whole["raw"].get("error").is_some());
+        }
+    }
 
     #[test]
     fn http_facts_are_read_leniently() {
