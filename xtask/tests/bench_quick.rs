@@ -163,4 +163,22 @@ fn the_benches_run_and_write_their_results() {
         let c = figure_of(name, ceiling);
         assert!(c["value"].as_f64().is_some_and(|v| v > 0.0), "{c}");
     }
+    // The floors of durable-before-forward beside reel's cost over the relay: the
+    // relay writing each chunk to a file, and copying it into a shared mapping.
+    for floor in [
+        "throughput through the tee relay ÷ bare relay, 1 KiB, W=16",
+        "throughput through the mapped tee relay ÷ bare relay, 1 KiB, W=16",
+        "throughput through the tee relay ÷ bare relay, 1 MiB sequential",
+        "throughput through the mapped tee relay ÷ bare relay, 1 MiB sequential",
+    ] {
+        let f = figure_of("rec", floor);
+        assert!(f["value"].as_f64().is_some_and(|v| v > 0.0), "{f}");
+    }
+    for floor in [
+        "tee relay CPU per forwarded message − the relay's, 1 KiB sequential",
+        "mapped tee relay CPU per forwarded message − the relay's, 1 KiB sequential",
+    ] {
+        let f = figure_of("rec", floor);
+        assert!(f["value"].as_f64().is_some_and(f64::is_finite), "{f}");
+    }
 }

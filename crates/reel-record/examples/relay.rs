@@ -11,7 +11,13 @@
 //! keeps every forwarded byte on disk before the peer sees it, as `reel rec` does,
 //! with none of the per-line work (no framing, parsing, redaction or formatting).
 //!
-//! Usage: `relay [--tee FILE] CMD…`. Exits with the command's exit code.
+//! `--tee-mapped FILE` does the same through a shared mapping of FILE (a `memcpy` per
+//! chunk, no system call; the kernel keeps the pages whatever becomes of the process):
+//! what is left of that floor without a system call per line. Up to 4 GiB are kept;
+//! the file is cut to what was written at the end.
+//!
+//! Usage: `relay [--tee FILE | --tee-mapped FILE] CMD…`. Exits with the command's exit
+//! code.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -24,17 +30,14 @@ const CHUNK: usize = 1024 * 1024;
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let tee = match args.first().map(String::as_str) {
-        Some("--tee") if args.len() > 2 => {
+        Some(flag @ ("--tee" | "--tee-mapped")) if args.len() > 2 => {
+            let mapped = flag == "--tee-mapped";
             let path = args.drain(..2).nth(1).unwrap_or_default();
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .unwrap_or_else(|e| {
-                    eprintln!("relay: cannot open {path}: {e}");
-                    std::process::exit(2);
-                });
-            Some(Arc::new(Mutex::new(file)))
+            let sink = Tee::open(&path, mapped).unwrap_or_else(|e| {
+                eprintln!("relay: cannot open {path}: {e}");
+                std::process::exit(2);
+            });
+            Some(Arc::new(Mutex::new(sink)))
         }
         _ => None,
     };
@@ -61,16 +64,87 @@ fn main() {
     // by this one `File` only.
     let (stdin, stdout) = unsafe { (File::from_raw_fd(0), File::from_raw_fd(1)) };
     let tee_in = tee.clone();
+    let tee_end = tee.clone();
     std::thread::spawn(move || copy(stdin, to_child, tee_in.as_deref()));
     let out = std::thread::spawn(move || copy(from_child, stdout, tee.as_deref()));
     let status = child.wait().expect("wait for the command");
     let _ = out.join();
+    if let Some(tee) = tee_end {
+        tee.lock().unwrap_or_else(|e| e.into_inner()).finish();
+    }
     std::process::exit(status.code().unwrap_or(1));
+}
+
+/// Where `--tee` keeps what is forwarded.
+enum Tee {
+    /// A `write` per chunk.
+    Write(File),
+    /// A `memcpy` per chunk into a shared mapping of the file.
+    Mapped { file: File, map: *mut u8, at: usize },
+}
+
+// SAFETY: the mapping is only touched under the `Mutex` that owns the `Tee`.
+unsafe impl Send for Tee {}
+
+/// How much of the file `--tee-mapped` maps (sparse until written).
+const MAPPED: usize = 4 << 30;
+
+impl Tee {
+    fn open(path: &str, mapped: bool) -> std::io::Result<Tee> {
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true);
+        if !mapped {
+            return Ok(Tee::Write(options.append(true).open(path)?));
+        }
+        let file = options.read(true).write(true).truncate(true).open(path)?;
+        file.set_len(MAPPED as u64)?;
+        // SAFETY: a fresh shared mapping of a file this process owns, of its length.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                MAPPED,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Tee::Mapped {
+            file,
+            map: map.cast(),
+            at: 0,
+        })
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Tee::Write(file) => file.write_all(bytes),
+            Tee::Mapped { map, at, .. } => {
+                if *at + bytes.len() > MAPPED {
+                    return Err(std::io::Error::other("the mapping is full"));
+                }
+                // SAFETY: `at + len` is within the mapping, which nothing else aliases.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), map.add(*at), bytes.len()) };
+                *at += bytes.len();
+                Ok(())
+            }
+        }
+    }
+
+    /// Cuts a mapped file to what was written.
+    fn finish(&mut self) {
+        if let Tee::Mapped { file, at, .. } = self {
+            let _ = file.set_len(*at as u64);
+        }
+    }
 }
 
 /// Copies chunk by chunk, each written out at once (to `tee` first), until EOF or an
 /// error.
-fn copy(mut src: impl Read, mut dst: impl Write, tee: Option<&Mutex<File>>) {
+fn copy(mut src: impl Read, mut dst: impl Write, tee: Option<&Mutex<Tee>>) {
     let mut buf = vec![0u8; CHUNK];
     loop {
         match src.read(&mut buf) {
@@ -78,7 +152,7 @@ fn copy(mut src: impl Read, mut dst: impl Write, tee: Option<&Mutex<File>>) {
             Ok(n) => {
                 if let Some(file) = tee {
                     let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
-                    if file.write_all(&buf[..n]).is_err() {
+                    if file.write(&buf[..n]).is_err() {
                         return;
                     }
                 }

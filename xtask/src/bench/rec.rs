@@ -18,7 +18,9 @@
 //! the cost of the recording itself. The same relay with `--tee FILE` (every chunk
 //! appended to a file before it is forwarded, nothing else) is the floor of a
 //! recorder that keeps what it forwarded on disk before the peer sees it: what the
-//! kill -9 guarantee costs in system calls alone, before any per-line work.
+//! kill -9 guarantee costs in system calls alone, before any per-line work. With
+//! `--tee-mapped` the chunks are copied into a shared mapping of the file instead (no
+//! system call per chunk): the floor of a recorder that kept the guarantee that way.
 //!
 //! What is measured, and how:
 //! - reel's own CPU per forwarded message: the client reaps reel with `wait4`, whose
@@ -117,8 +119,12 @@ enum Via<'a> {
     Direct,
     /// The bare relay: the ceiling of any stdio proxy.
     Relay,
-    /// The relay writing every chunk to this file before forwarding it.
-    Tee(&'a Path),
+    /// The relay writing every chunk to this file before forwarding it (with
+    /// `write`, or into a shared mapping when `mapped`).
+    Tee {
+        file: &'a Path,
+        mapped: bool,
+    },
     /// `reel rec --dir TRACES`.
     Reel(&'a Path),
 }
@@ -129,6 +135,7 @@ struct Round {
     direct: Report,
     relay: Report,
     tee: Report,
+    mapped: Report,
     rec: Report,
 }
 
@@ -146,9 +153,31 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         for (i, w) in loads.iter().enumerate() {
             let direct = session(ctx, &tools, w, Via::Direct)?;
             let relay = session(ctx, &tools, w, Via::Relay)?;
-            let tee = session(ctx, &tools, w, Via::Tee(&tee_file))?;
+            let tee = session(
+                ctx,
+                &tools,
+                w,
+                Via::Tee {
+                    file: &tee_file,
+                    mapped: false,
+                },
+            )?;
+            let mapped = session(
+                ctx,
+                &tools,
+                w,
+                Via::Tee {
+                    file: &tee_file,
+                    mapped: true,
+                },
+            )?;
             let rec = session(ctx, &tools, w, Via::Reel(&traces))?;
-            for (name, r) in [("the relay", &relay), ("the tee relay", &tee), ("reel", &rec)] {
+            for (name, r) in [
+                ("the relay", &relay),
+                ("the tee relay", &tee),
+                ("the mapped tee relay", &mapped),
+                ("reel", &rec),
+            ] {
                 if r.checksum != direct.checksum {
                     bail!(
                         "{}: answers through {name} differ from direct ({} vs {})",
@@ -160,7 +189,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             }
             let per_msg = |r: &Report| r.cpu_us / messages(w);
             println!(
-                "round {round} {:8} direct {:>9} calls/s p50 {:>7} µs | relay {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg | tee {:>9} calls/s, CPU {:.2} µs/msg | reel {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg",
+                "round {round} {:8} direct {:>9} calls/s p50 {:>7} µs | relay {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg | tee {:>9} calls/s, CPU {:.2} µs/msg | mapped {:>9} calls/s, CPU {:.2} µs/msg | reel {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg",
                 w.name,
                 fmt_value(direct.calls_per_s),
                 fmt_value(direct.p50_us),
@@ -169,6 +198,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
                 per_msg(&relay),
                 fmt_value(tee.calls_per_s),
                 per_msg(&tee),
+                fmt_value(mapped.calls_per_s),
+                per_msg(&mapped),
                 fmt_value(rec.calls_per_s),
                 fmt_value(rec.p50_us),
                 per_msg(&rec),
@@ -177,6 +208,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
                 direct,
                 relay,
                 tee,
+                mapped,
                 rec,
             });
         }
@@ -213,9 +245,15 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         })
     };
     let tee_over_relay = |i: usize| med(i, &|r| r.tee.calls_per_s / r.relay.calls_per_s);
+    let mapped_over_relay = |i: usize| med(i, &|r| r.mapped.calls_per_s / r.relay.calls_per_s);
     let tee_cpu_over_relay = |i: usize| {
         med(i, &|r| {
             (r.tee.cpu_us - r.relay.cpu_us) / messages(&loads[i])
+        })
+    };
+    let mapped_cpu_over_relay = |i: usize| {
+        med(i, &|r| {
+            (r.mapped.cpu_us - r.relay.cpu_us) / messages(&loads[i])
         })
     };
     let direct_rate = |i: usize| fmt_value(med(i, &|r| r.direct.calls_per_s));
@@ -223,6 +261,9 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let relay_added = med(0, &|r| r.relay.p50_us - r.direct.p50_us);
     let rounds_note = format!("median of {rounds} interleaved rounds");
     let relay_note = format!("the bare relay, the ceiling of any stdio proxy here; {rounds_note}");
+    let mapped_note = format!(
+        "the relay with --tee-mapped: every chunk copied into a shared mapping of a file before it is forwarded, no system call; {rounds_note}"
+    );
     let tee_note = format!(
         "the relay with --tee: every chunk written to a file before it is forwarded, nothing else; the floor of a recorder that keeps the kill -9 guarantee; {rounds_note}"
     );
@@ -245,6 +286,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             .note(format!("what recording costs per message: the per-round difference of the two above; {rounds_note}")),
         Figure::new("tee relay CPU per forwarded message − the relay's, 1 KiB sequential", tee_cpu_over_relay(0), "µs")
             .note(&tee_note),
+        Figure::new("mapped tee relay CPU per forwarded message − the relay's, 1 KiB sequential", mapped_cpu_over_relay(0), "µs")
+            .note(&mapped_note),
         Figure::new("reel CPU per forwarded message, 1 KiB, W=16", cpu(1), "µs")
             .target(Target::AtMost(CPU_PER_MESSAGE_US))
             .note(&rounds_note),
@@ -268,6 +311,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             .note(format!("what recording costs; {rounds_note}")),
         Figure::new("throughput through the tee relay ÷ bare relay, 1 KiB, W=16", tee_over_relay(1), "ratio")
             .note(&tee_note),
+        Figure::new("throughput through the mapped tee relay ÷ bare relay, 1 KiB, W=16", mapped_over_relay(1), "ratio")
+            .note(&mapped_note),
         Figure::new("throughput through reel ÷ direct, 1 MiB sequential", ratio(2), "ratio")
             .target(Target::AtLeast(THROUGHPUT_RATIO))
             .note(format!("direct {} calls/s; {rounds_note}", direct_rate(2))),
@@ -278,6 +323,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             .note(format!("what recording costs; {rounds_note}")),
         Figure::new("throughput through the tee relay ÷ bare relay, 1 MiB sequential", tee_over_relay(2), "ratio")
             .note(&tee_note),
+        Figure::new("throughput through the mapped tee relay ÷ bare relay, 1 MiB sequential", mapped_over_relay(2), "ratio")
+            .note(&mapped_note),
         Figure::new("throughput through reel ÷ direct, 1 KiB sequential", ratio(0), "ratio")
             .note(format!("direct {} calls/s; no target; {rounds_note}", direct_rate(0))),
         Figure::new("median added latency per round trip, 1 KiB", added, "µs")
@@ -345,9 +392,10 @@ fn session(ctx: &Ctx, tools: &Tools, w: &Workload, via: Via<'_>) -> anyhow::Resu
         Via::Relay => {
             c.arg(&tools.relay);
         }
-        Via::Tee(file) => {
+        Via::Tee { file, mapped } => {
             let _ = std::fs::remove_file(file);
-            c.arg(&tools.relay).arg("--tee").arg(file);
+            let flag = if mapped { "--tee-mapped" } else { "--tee" };
+            c.arg(&tools.relay).arg(flag).arg(file);
         }
         Via::Direct | Via::Reel(_) => {}
     }
@@ -387,15 +435,15 @@ fn session(ctx: &Ctx, tools: &Tools, w: &Workload, via: Via<'_>) -> anyhow::Resu
         checksum: v["checksum"].as_str().unwrap_or_default().to_owned(),
         cpu_us: match via {
             Via::Direct => server_cpu,
-            Via::Relay | Via::Tee(_) | Via::Reel(_) => child_cpu - server_cpu,
+            Via::Relay | Via::Tee { .. } | Via::Reel(_) => child_cpu - server_cpu,
         },
         vmhwm_kb: num("child_vmhwm_kb")?,
         switches: match via {
             Via::Direct => server_switches,
-            Via::Relay | Via::Tee(_) | Via::Reel(_) => child_switches - server_switches,
+            Via::Relay | Via::Tee { .. } | Via::Reel(_) => child_switches - server_switches,
         },
     };
-    if let Via::Tee(file) = via {
+    if let Via::Tee { file, .. } = via {
         let _ = std::fs::remove_file(file);
     }
     if let Some(dir) = traces {
