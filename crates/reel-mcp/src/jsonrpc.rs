@@ -7,7 +7,8 @@
 //! notifications belong to which exchange (see [`crate::exchange`]).
 
 pub use reel_trace::jsonrpc::{
-    Envelope, HttpCarried, PairKey, Paired, Pairer, RpcId, RpcKind, is_id_less_answer,
+    Envelope, EnvelopeShape, HttpCarried, IdShape, PairKey, Paired, Pairer, RpcId, RpcKind,
+    is_id_less_answer,
 };
 
 use serde::Deserialize;

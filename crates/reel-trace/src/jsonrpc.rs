@@ -158,13 +158,7 @@ impl<'a> Envelope<'a> {
     pub fn kind(&self) -> RpcKind {
         EnvelopeShape {
             method: self.method.is_some(),
-            id: self.id.map(|id| {
-                if is_null(id) {
-                    IdShape::Null
-                } else {
-                    IdShape::Given
-                }
-            }),
+            id: self.id.map(IdShape::of),
             result: self.result.is_some(),
             error: self.error.is_some(),
         }
@@ -197,9 +191,8 @@ impl<'a> Envelope<'a> {
 }
 
 /// Which of the members that decide an envelope's kind an object has: the one verdict
-/// for a parsed [`Envelope`] and for a reader that notes the members as it passes them
-/// (the recorder's redaction walk, which validates and classifies a line in the pass
-/// that redacts it).
+/// for a parsed [`Envelope`] and for the readers that note the members as they pass
+/// them (the recorder's redaction walk, replay's message scan).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EnvelopeShape {
     /// `method` is present and a string (any other `method` counts as none, as for
@@ -220,6 +213,17 @@ pub enum IdShape {
     Null,
     /// Anything else.
     Given,
+}
+
+impl IdShape {
+    /// The shape of an id given as its JSON text.
+    pub fn of(id: &RawValue) -> IdShape {
+        if is_null(id) {
+            IdShape::Null
+        } else {
+            IdShape::Given
+        }
+    }
 }
 
 impl EnvelopeShape {

@@ -24,7 +24,7 @@ use super::key::{
 use super::{
     CLIENT_META_KEYS, INITIALIZE_CLIENT_KEYS, NormalizeError, Pointer, TRACE_CONTEXT_KEYS,
 };
-use crate::jsonrpc::RpcKind;
+use crate::jsonrpc::{EnvelopeShape, IdShape, RpcKind};
 
 /// What one pass over a message found. Members are borrowed verbatim from the text.
 #[derive(Debug)]
@@ -235,13 +235,13 @@ impl<'de> Visitor<'de> for MessageVisitor<'_, '_> {
                 .ok()
                 .map(Cow::from)
         });
-        let kind = match (&method, id, result.is_some(), error.is_some()) {
-            (Some(_), Some(i), false, false) if i.get().trim() != "null" => RpcKind::Request,
-            (Some(_), None, false, false) => RpcKind::Notification,
-            (None, Some(_), true, false) => RpcKind::Response,
-            (None, Some(_), false, true) => RpcKind::Error,
-            _ => RpcKind::Invalid,
-        };
+        let kind = EnvelopeShape {
+            method: method.is_some(),
+            id: id.map(IdShape::of),
+            result: result.is_some(),
+            error: error.is_some(),
+        }
+        .kind();
         let (method_removed, method_ptrs) = children(self.ptrs, "method");
         let method_hash = match method_raw {
             Some(r) if !method_removed => {
