@@ -167,13 +167,13 @@ impl<W: Write> LineRecorder<W> {
                 reformatted: padded,
             });
         }
-        let json = classify(bytes)?;
-        let flat = json.value.replace(['\n', '\r'], "");
+        let kind = VALIDATOR.redact_message(value)?.kind;
+        let flat = value.replace(['\n', '\r'], "");
         let raw = self.redactor.redact_json(&flat);
         Some(ReadMessage {
             redacted: matches!(raw, Cow::Owned(_)),
             raw: Cow::Owned(raw.into_owned()),
-            is_error: json.is_error,
+            is_error: kind == RpcKind::Error,
             reformatted: true,
         })
     }

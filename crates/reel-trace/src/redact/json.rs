@@ -85,17 +85,7 @@ pub(crate) fn redact_message<'a>(
 
 /// Redacts `src`, one JSON value with optional surrounding white space.
 pub(crate) fn redact<'a>(rules: &Compiled, src: &'a str) -> Cow<'a, str> {
-    if rules.skips_whole(src, || rules.values.builtin_candidate(src)) {
-        return Cow::Borrowed(src);
-    }
-    let mut walker = Walker::new(rules, src, Embedding::Message);
-    match walker.run() {
-        Ok(()) => match walker.finish() {
-            Some(out) => Cow::Owned(out),
-            None => Cow::Borrowed(src),
-        },
-        Err(Invalid) => Cow::Borrowed(src),
-    }
+    redact_if_json(rules, src).unwrap_or(Cow::Borrowed(src))
 }
 
 /// [`redact`], or `None` when `src` is not one complete JSON value (the caller then
@@ -104,14 +94,7 @@ pub(crate) fn redact_if_json<'a>(rules: &Compiled, src: &'a str) -> Option<Cow<'
     if rules.skips_whole(src, || rules.values.builtin_candidate(src)) {
         return Some(Cow::Borrowed(src));
     }
-    let mut walker = Walker::new(rules, src, Embedding::Message);
-    match walker.run() {
-        Ok(()) => Some(match walker.finish() {
-            Some(out) => Cow::Owned(out),
-            None => Cow::Borrowed(src),
-        }),
-        Err(Invalid) => None,
-    }
+    redact_message(rules, src).map(|(text, _)| text)
 }
 
 /// Applies the key rules to JSON held as text at nesting level `depth` (1 for a
@@ -146,41 +129,52 @@ pub(crate) fn redact_embedded(
 /// parser of [`crate::jsonrpc::Envelope`], which refuses a duplicate field.
 #[derive(Debug, Default)]
 struct RootMembers {
-    shape: EnvelopeShape,
+    /// Which of [`ENVELOPE_MEMBERS`] were seen, a bit each.
     seen: u8,
     repeated: bool,
+    id_null: bool,
+    method_string: bool,
 }
 
+/// The members of an envelope, in the order of their bits in [`RootMembers::seen`].
+const ENVELOPE_MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
+
 impl RootMembers {
+    fn has(&self, member: &str) -> bool {
+        let bit = ENVELOPE_MEMBERS.iter().position(|m| *m == member);
+        bit.is_some_and(|b| self.seen & (1 << b) != 0)
+    }
+
     /// Member `key` of the root object, whose value starts with `first`.
     fn note(&mut self, key: &str, first: u8) {
-        let bit = match key {
-            "jsonrpc" => 1,
-            "id" => 2,
-            "method" => 4,
-            "params" => 8,
-            "result" => 16,
-            "error" => 32,
-            _ => return,
+        let Some(bit) = ENVELOPE_MEMBERS.iter().position(|m| *m == key) else {
+            return;
         };
-        self.repeated |= self.seen & bit != 0;
-        self.seen |= bit;
+        self.repeated |= self.seen & (1 << bit) != 0;
+        self.seen |= 1 << bit;
         match key {
-            "id" if first == b'n' => self.shape.id = Some(IdShape::Null),
-            "id" => self.shape.id = Some(IdShape::Given),
-            "method" => self.shape.method = first == b'"',
-            "result" => self.shape.result = true,
-            "error" => self.shape.error = true,
+            "id" => self.id_null = first == b'n',
+            "method" => self.method_string = first == b'"',
             _ => {}
         }
     }
 
     fn kind(&self) -> RpcKind {
         if self.repeated {
-            RpcKind::Invalid
-        } else {
-            self.shape.kind()
+            return RpcKind::Invalid;
         }
+        let id = if self.id_null {
+            IdShape::Null
+        } else {
+            IdShape::Given
+        };
+        EnvelopeShape {
+            method: self.has("method") && self.method_string,
+            id: self.has("id").then_some(id),
+            result: self.has("result"),
+            error: self.has("error"),
+        }
+        .kind()
     }
 }
 
@@ -218,8 +212,6 @@ struct Walker<'s, 'r> {
     how: Embedding,
     /// The input ended where more was expected (a torn document).
     eof: bool,
-    /// The rules change nothing: the walk only validates (and classifies).
-    validates_only: bool,
     /// What the root is: a batch, an object whose members are noted, or neither.
     root: Root,
 }
@@ -248,7 +240,6 @@ impl<'s, 'r> Walker<'s, 'r> {
             literals: rules.values.literal_cursor(),
             how,
             eof: false,
-            validates_only: rules.is_identity(),
             root: Root::Scalar,
         }
     }
@@ -448,7 +439,8 @@ impl<'s, 'r> Walker<'s, 'r> {
             }
             b'"' => {
                 let (start, end, escaped) = self.string()?;
-                if !self.validates_only {
+                // Rules that change nothing: the walk only validates (and classifies).
+                if !self.rules.is_identity() {
                     self.string_value(mode, truncate, start, end, escaped);
                 }
             }
