@@ -268,9 +268,7 @@ impl LiteralGroup {
 
 impl Prefilter {
     fn new(literals: &[&str]) -> Prefilter {
-        let (short, mut long): (Vec<&str>, Vec<&str>) = literals.iter().partition(|l| l.len() < 4);
-        // Literals that share their first bytes share Teddy buckets cheaply.
-        long.sort_unstable();
+        let (short, long): (Vec<&str>, Vec<&str>) = literals.iter().partition(|l| l.len() < 4);
         let groups = [short, long]
             .iter()
             .filter(|g| !g.is_empty())
@@ -616,6 +614,31 @@ mod tests {
             }
         }
         assert_eq!(rules().prefilter.groups.len(), 2);
+    }
+
+    /// Where the CPU has no SIMD for the packed searcher, the automaton stands in: both
+    /// must find the same first match from any start.
+    #[test]
+    fn the_automaton_finds_what_the_packed_searcher_finds() {
+        let literals = ["sk-", "eyJ", "AKIA", "PRIVATE KEY", "glpat-", "earer"];
+        // The packed searcher on any CPU with SSSE3 or NEON.
+        let packed = LiteralGroup::new(&literals);
+        let automaton = LiteralGroup::Automaton(
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(literals)
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+        let hay = "no secret; then sk-1 and AKIAsk- a Bearer eyJhb, glpat-x PRIVATE KEY";
+        let mut found = 0;
+        for start in 0..=hay.len() {
+            let want = packed.find_from(hay, start);
+            assert_eq!(automaton.find_from(hay, start), want, "from {start}");
+            found += usize::from(want.is_some());
+        }
+        assert!(found > 0);
+        assert_eq!(packed.find_from(hay, 0), hay.find("sk-"));
+        assert_eq!(packed.find_from(hay, hay.len()), None);
     }
 
     #[test]
