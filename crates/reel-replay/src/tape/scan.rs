@@ -83,29 +83,21 @@ impl<'de> Visitor<'de> for LineVisitor<'_, 'de> {
         let mut open_raw: Option<usize> = None;
         while let Some(k) = map.next_key::<JsonStr<'de>>()? {
             if let Some(start) = open_raw.take() {
-                let end = match &k.0 {
-                    Cow::Borrowed(name) => offset_in(self.line, name)
-                        .and_then(|at| value_end_before(self.line, at as usize - 1)),
-                    Cow::Owned(_) => None,
-                };
-                line.splice = end.and_then(|end| splice(self.line, start, end, &line.raw));
+                // The next name's opening quote follows the value.
+                let end = name_at(self.line, &k).and_then(|at| value_end_before(self.line, at - 1));
+                line.splice = end.and_then(|end| splice(self.line, start, end, line.scanned()));
             }
             match k.as_ref() {
-                "type" => line.ty = map.next_value::<Option<JsonStr<'de>>>()?.map(Cow::from),
-                "dir" => line.dir = map.next_value::<Option<JsonStr<'de>>>()?.map(Cow::from),
-                "t" => line.t = map.next_value::<Option<JsonStr<'de>>>()?.map(Cow::from),
-                "session" => {
-                    line.session = map.next_value::<Option<JsonStr<'de>>>()?.map(Cow::from)
-                }
+                "type" => line.ty = text(&mut map)?,
+                "dir" => line.dir = text(&mut map)?,
+                "t" => line.t = text(&mut map)?,
+                "session" => line.session = text(&mut map)?,
                 "http" => line.http = map.next_value()?,
                 // A server line (dir written first, as reel and mcp-tape write it) is
                 // kept as a span too, so its answer can be spliced without a parse.
                 "raw" if line.dir.as_deref() == Some("out") => {
-                    open_raw = match &k.0 {
-                        Cow::Borrowed(name) => offset_in(self.line, name)
-                            .and_then(|at| value_start_after(self.line, at as usize + name.len())),
-                        Cow::Owned(_) => None,
-                    };
+                    open_raw = name_at(self.line, &k)
+                        .and_then(|at| value_start_after(self.line, at + k.len()));
                     line.raw = Some(map.next_value_seed(self.norm.scan_seed())?);
                 }
                 "raw" => line.raw = Some(map.next_value_seed(self.norm.scan_seed())?),
@@ -118,9 +110,30 @@ impl<'de> Visitor<'de> for LineVisitor<'_, 'de> {
             // The last member: the line's closing brace follows it.
             let close = self.line.iter().rposition(|&b| b == b'}');
             let end = close.and_then(|at| value_end_before(self.line, at));
-            line.splice = end.and_then(|end| splice(self.line, start, end, &line.raw));
+            line.splice = end.and_then(|end| splice(self.line, start, end, line.scanned()));
         }
         Ok(line)
+    }
+}
+
+impl<'a> ScannedLine<'a> {
+    /// The scan of `raw`, when it was one message.
+    fn scanned(&self) -> Option<&Scanned<'a>> {
+        self.raw.as_ref()?.as_ref().ok()
+    }
+}
+
+/// A string member's value (anything else is no value), borrowed from the line.
+fn text<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, str>>, A::Error> {
+    Ok(map.next_value::<Option<JsonStr<'de>>>()?.map(Cow::from))
+}
+
+/// Where a member name's text starts in the line: known when the parser borrowed it
+/// (no escape to decode).
+fn name_at(line: &[u8], name: &JsonStr<'_>) -> Option<usize> {
+    match &name.0 {
+        Cow::Borrowed(text) => offset_in(line, text).map(|at| at as usize),
+        Cow::Owned(_) => None,
     }
 }
 
@@ -161,15 +174,9 @@ fn value_end_before(line: &[u8], next: usize) -> Option<usize> {
     Some(at)
 }
 
-/// The splice of a response whose `raw` is `line[start..end]` and was scanned as
-/// `scanned`.
-fn splice(
-    line: &[u8],
-    start: usize,
-    end: usize,
-    scanned: &Option<Result<Scanned<'_>, NormalizeError>>,
-) -> Option<IdSplice> {
-    let s = scanned.as_ref()?.as_ref().ok()?;
+/// The splice of a response whose `raw` is `line[start..end]` and was scanned as `s`.
+fn splice(line: &[u8], start: usize, end: usize, s: Option<&Scanned<'_>>) -> Option<IdSplice> {
+    let s = s?;
     let id = s.id?.get();
     let id_at = offset_in(line, id)? as usize;
     (start <= id_at && id_at + id.len() <= end).then_some(())?;
