@@ -398,6 +398,82 @@ impl Forwarding {
     }
 }
 
+/// Calls `on_stop` on a thread of its own for each of [`FORWARDED`] that reaches reel,
+/// for a command that serves until its input ends (`reel play` over stdio): a client
+/// that ends its servers with SIGTERM (Claude Code does) gets the same ending as one that
+/// closes stdin, summary and report included. The closure gets the signal's number and
+/// its count so far (1 for the first). Stop it with [`Forwarding::stop`].
+pub fn on_stop_signals(on_stop: impl Fn(i32, u32) + Send + 'static) -> io::Result<Forwarding> {
+    let mut signals = Signals::new(FORWARDED)?;
+    let handle = signals.handle();
+    let thread = std::thread::Builder::new()
+        .name("reel-signals".into())
+        .spawn(move || {
+            let mut count = 0u32;
+            for sig in signals.forever() {
+                count = count.saturating_add(1);
+                on_stop(sig, count);
+            }
+        })?;
+    Ok(Forwarding {
+        handle,
+        thread: Some(thread),
+    })
+}
+
+/// Wakes one thread out of a blocking system call (a `read` of stdin that nothing else
+/// can end), so that it sees what a signal thread sent it.
+///
+/// It sends the thread SIGUSR2, whose handler does nothing and is installed without
+/// `SA_RESTART`: the call returns `EINTR`. A signal that lands just before the call
+/// starts wakes nothing, so a caller repeats [`ThreadWaker::wake`] until the thread
+/// shows it has woken.
+pub struct ThreadWaker {
+    thread: libc::pthread_t,
+}
+
+extern "C" fn ignore_wake(_: libc::c_int) {}
+
+impl ThreadWaker {
+    /// A waker for the calling thread, which must outlive every use of it.
+    pub fn current() -> io::Result<ThreadWaker> {
+        // SAFETY: a zeroed sigaction is a valid starting value; the handler is an
+        // `extern "C"` function that touches nothing, and `sa_flags` leaves out
+        // SA_RESTART on purpose.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = ignore_wake as *const () as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            action.sa_flags = 0;
+            if libc::sigaction(libc::SIGUSR2, &action, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(ThreadWaker {
+                thread: libc::pthread_self(),
+            })
+        }
+    }
+
+    /// Interrupts the thread's blocking call, if it is in one.
+    pub fn wake(&self) {
+        // SAFETY: the thread is alive (the contract of `current`); SIGUSR2's handler
+        // does nothing.
+        unsafe {
+            libc::pthread_kill(self.thread, libc::SIGUSR2);
+        }
+    }
+}
+
+/// The name of one of [`FORWARDED`] (`SIGTERM`), for messages.
+pub fn signal_name(sig: i32) -> String {
+    match sig {
+        SIGINT => "SIGINT".into(),
+        SIGTERM => "SIGTERM".into(),
+        SIGHUP => "SIGHUP".into(),
+        n => format!("signal {n}"),
+    }
+}
+
 /// One of reel's own standard streams, through a duplicated descriptor.
 pub struct StdFd {
     file: File,

@@ -194,6 +194,10 @@ pub enum PlayError {
 pub(crate) enum Event {
     Input(Vec<InputLine>),
     InputEnd,
+    /// SIGINT, SIGTERM or SIGHUP reached `play` over stdio: it ends as at the end of
+    /// the client's input (a client may end its servers so, Claude Code does). The
+    /// flag is set when the server took it.
+    Stop(i32, Arc<std::sync::atomic::AtomicBool>),
     Index(Vec<Update>),
     Live(LiveOutput),
     /// The client stopped waiting for the answer to the input that came on this route
@@ -284,11 +288,22 @@ fn serve(
         )?))),
         None => None,
     };
+    // Over stdio a signal ends the replay as the end of input does; a second one
+    // ends the process at once (an index still being read would otherwise hold it).
+    let signals = if watch_stdout {
+        Some(stop_on_signals(notifier.clone()).map_err(PlayError::Output)?)
+    } else {
+        None
+    };
     spawn_indexer(&opts, notifier);
     let client = LineOut::new(output, watch_stdout);
     let record = recorder.clone().map(|r| RecordTo::new(r, None));
     let mut server = Server::new(opts, files, shared.norm, client, diag, record, live);
-    server.run(&mut feed)?;
+    let served = server.run(&mut feed);
+    if let Some(s) = signals {
+        s.stop();
+    }
+    served?;
     let (mut summary, diag) = server.finish();
     if let Some(r) = recorder {
         let ending = match summary.live_exit {
@@ -304,6 +319,28 @@ fn serve(
     }
     let _ = diag.write_all(summary.to_text().as_bytes());
     Ok(summary)
+}
+
+/// Over stdio, SIGINT, SIGTERM and SIGHUP end the replay as the end of input does: the
+/// server thread (this one, which may sit in a blocking read of stdin) is sent
+/// [`Event::Stop`] and woken until it has taken it. A second signal ends the process at
+/// once (an index still being read would otherwise hold it).
+fn stop_on_signals(notifier: Notifier) -> io::Result<reel_mcp::process::Forwarding> {
+    let server = reel_mcp::process::ThreadWaker::current()?;
+    reel_mcp::process::on_stop_signals(move |sig, count| {
+        let taken = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if count > 1 || !notifier.send(Event::Stop(sig, Arc::clone(&taken))) {
+            std::process::exit(128 + sig);
+        }
+        // Woken every 10 ms until the server took the stop (at most 5 s).
+        for _ in 0..500 {
+            if taken.load(std::sync::atomic::Ordering::Acquire) {
+                return;
+            }
+            server.wake();
+            thread::sleep(std::time::Duration::from_millis(10));
+        }
+    })
 }
 
 /// Ends the replay's own trace once every server that wrote to it is done.
@@ -605,6 +642,15 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 }
             }
             Event::InputEnd => self.input_end(),
+            Event::Stop(sig, taken) => {
+                taken.store(true, std::sync::atomic::Ordering::Release);
+                let _ = writeln!(
+                    self.diag,
+                    "reel play: {} received: ending as at the end of the client's input",
+                    reel_mcp::process::signal_name(sig)
+                );
+                self.input_end();
+            }
             Event::Index(batch) => self.index_batch(batch),
             Event::Live(LiveOutput::Line(l)) => self.live_line(&l),
             Event::Live(LiveOutput::Stderr(b)) => {

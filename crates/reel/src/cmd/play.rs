@@ -140,9 +140,11 @@ A miss is answered with a JSON-RPC error: -32601 when the tape holds no request 
 method, else -32010 (reel: no recorded answer); stderr names the request, the nearest
 recorded candidates (at most 3, of the first 1000 with the method) and a JSON-pointer
 diff. A line that is not JSON gets -32700 (id null), a batch or non-request -32600. When
-the client closes stdin (over HTTP: when reel is stopped by SIGINT or SIGTERM), a summary
-goes to stderr: answered, missed, client drift, unused recorded exchanges (the first 20
-listed).
+the client closes stdin, or ends reel with SIGTERM, SIGINT or SIGHUP (clients such as
+Claude Code stop their servers so; over HTTP: SIGINT or SIGTERM), a summary goes to
+stderr: answered, missed, client drift, unused recorded exchanges (the first 20 listed);
+--report is written and the exit code is the verdict's. A second signal ends reel at once
+with 128+N.
 
 Limits: input lines up to 64 MiB; live requests are redacted with the rules of the
 trace's first meta line; with --subset the tape's unsolicited messages are not sent (the

@@ -374,6 +374,49 @@ fn report_holds_the_exit_the_verdict_the_counts_and_the_miss_report() {
     assert_eq!(doc["summary"], Value::Null);
 }
 
+/// Claude Code ends its MCP servers with SIGTERM while their stdin is still open: play
+/// ends as at the end of input, with its summary, its report and the verdict's exit.
+#[test]
+fn a_signal_ends_play_with_its_summary_report_and_verdict() {
+    let sb = Sandbox::new();
+    let mut t = sb.tape("t.jsonl");
+    handshake(&mut t);
+    t.c(&call(json!(1), "echo", json!({"message":"hello"})))
+        .s(&text_result(json!(1), "Echo: hello"));
+    let tape = t.end();
+    for (signal, name) in [("-TERM", "SIGTERM"), ("-INT", "SIGINT"), ("-HUP", "SIGHUP")] {
+        for miss in [false, true] {
+            let report = sb.path(&format!("report{signal}{miss}.json"));
+            let mut p = sb.play(&[tape.to_str().unwrap(), "--report", report.to_str().unwrap()]);
+            start(&mut p);
+            let message = if miss { "goodbye" } else { "hello" };
+            p.send(&call(json!(7), "echo", json!({ "message": message })));
+            p.until_response(&json!(7));
+            let out = p.signal_and_finish(signal);
+            let want = if miss { 3 } else { 0 };
+            assert_eq!(out.code, Some(want), "{name}: {}", out.stderr);
+            assert!(
+                out.stderr.contains(&format!("reel play: {name} received")),
+                "{}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.contains("answered"),
+                "the summary: {}",
+                out.stderr
+            );
+            let doc: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+            assert_eq!(doc["exit"], want, "{doc}");
+            assert_eq!(doc["verdict"], if miss { "misses" } else { "clean" });
+            assert_eq!(
+                doc["summary"]["answered"],
+                if miss { 1 } else { 2 },
+                "{doc}"
+            );
+        }
+    }
+}
+
 #[test]
 fn strict_requires_the_recorded_order() {
     let sb = Sandbox::new();

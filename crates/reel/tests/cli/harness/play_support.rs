@@ -242,6 +242,19 @@ impl Player {
         }
     }
 
+    /// Sends `signal` (`-TERM`, `-INT`, `-HUP`) with stdin still open, as a client
+    /// that ends its servers by signal does, then waits as [`Player::finish`] does.
+    pub fn signal_and_finish(mut self, signal: &str) -> Outcome {
+        let _ = Command::new("kill")
+            .arg(signal)
+            .arg(self.child.id().to_string())
+            .status();
+        let stdin = self.stdin.take();
+        let out = self.finish();
+        drop(stdin);
+        out
+    }
+
     /// Closes stdin and waits: the exit code, the lines not received yet, stderr.
     pub fn finish(mut self) -> Outcome {
         self.stdin = None;
