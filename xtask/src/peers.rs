@@ -56,6 +56,13 @@ pub const NPM: &[(&str, &str)] = &[
     ("@anthropic-ai/sdk", "1.15.0"),
     ("openai", "7.59.0"),
     ("@copilotkit/aimock", "1.43.0"),
+    // The Vercel AI SDK, a client of both model APIs built on neither official SDK
+    // (it posts to `{ANTHROPIC_BASE_URL}/messages`). It declares Node >= 22: the tests
+    // run it on the Node 24 below. zod is its peer dependency.
+    ("ai", "7.0.173"),
+    ("@ai-sdk/anthropic", "4.0.105"),
+    ("@ai-sdk/openai", "4.0.118"),
+    ("zod", "4.6.7"),
 ];
 
 /// npm packages that each get a prefix of their own under `.peers/`: `(prefix, package,
@@ -177,6 +184,14 @@ pub const PYPI_OWN_VENV: &[OwnVenv] = &[
         venv: "agent-vcr-venv",
         python: Python::System,
         packages: &[("agent-vcr", "0.1.0", "")],
+    },
+    // litellm, the proxy and SDK many agents reach their models through: a client of
+    // both APIs with its own stream handling (it hangs up after Anthropic's
+    // `message_delta`). Its dependency tree is large: a venv of its own.
+    OwnVenv {
+        venv: "litellm-venv",
+        python: Python::System,
+        packages: &[("litellm", "1.110.2", "")],
     },
     OwnVenv {
         venv: "mmsp-venv",

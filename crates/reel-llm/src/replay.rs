@@ -46,6 +46,7 @@ use crate::api::{Endpoint, Failure, Provider, error_response as fail};
 use crate::request::{Request as LlmRequest, matchable};
 use crate::route::Routes;
 use crate::tape::{BODY, kinds};
+use reel_trace::llm::canonical_path;
 
 /// Request members that change between honest runs and are never compared.
 pub const VOLATILE: &[&str] = &[
@@ -238,7 +239,8 @@ impl LlmTape {
             match k {
                 kinds::REQUEST | kinds::EXCHANGE => {
                     let req_headers = raw.get("headers");
-                    let endpoint = s(&raw, "endpoint");
+                    // Traces of older reels named an unversioned path as sent.
+                    let endpoint = canonical_path(&s(&raw, "endpoint")).into_owned();
                     let anthropic =
                         req_headers.is_some_and(|h| h.get("anthropic-version").is_some());
                     let (_, provider) = Endpoint::of(&endpoint, anthropic);
@@ -284,7 +286,8 @@ impl LlmTape {
                     }
                 }
                 kinds::ERROR if !by_n.contains_key(&n) => {
-                    let endpoint = s(&raw, "endpoint");
+                    // Traces of older reels named an unversioned path as sent.
+                    let endpoint = canonical_path(&s(&raw, "endpoint")).into_owned();
                     let (_, provider) = Endpoint::of(&endpoint, false);
                     let request = l.request.unwrap_or(Value::Null);
                     by_n.insert(n, exchanges.len());
@@ -561,8 +564,7 @@ impl Server {
             .path_and_query()
             .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
         let anthropic = req.headers().contains_key("anthropic-version");
-        let route = self.routes.route(&path, anthropic);
-        let (endpoint, kind, provider) = (route.endpoint.clone(), route.kind, route.provider);
+        let mut route = self.routes.route(&path, anthropic);
         let (parts, body) = req.into_parts();
         let body = match http_body_util::Limited::new(body, crate::proxy::REQUEST_MAX)
             .collect()
@@ -571,12 +573,16 @@ impl Server {
             Ok(b) => b.to_bytes(),
             Err(e) => {
                 return fail(
-                    provider,
+                    route.provider,
                     Failure::BadRequest,
                     &format!("reel: cannot read the request: {e}"),
                 );
             }
         };
+        if parts.method == http::Method::POST {
+            route.read_body_shape(&body, anthropic);
+        }
+        let (endpoint, kind, provider) = (route.endpoint.clone(), route.kind, route.provider);
         let live = Live {
             method: parts.method.as_str().to_owned(),
             endpoint,

@@ -34,6 +34,9 @@ pub struct Request<'a> {
     pub messages: Vec<&'a RawValue>,
     /// Responses' `input` when it is a string.
     pub input_text: Option<String>,
+    /// Chat completions' `stream_options.include_usage`: the stream ends with a chunk
+    /// that carries the usage, after the one with the finish reason.
+    pub usage_chunk: bool,
 }
 
 #[derive(Deserialize)]
@@ -52,6 +55,8 @@ struct Wire<'a> {
     messages: Option<Vec<&'a RawValue>>,
     #[serde(default, borrow)]
     input: Option<&'a RawValue>,
+    #[serde(default)]
+    stream_options: Option<Value>,
 }
 
 impl<'a> Request<'a> {
@@ -69,6 +74,12 @@ impl<'a> Request<'a> {
             tools_count: w.tools.map_or(0, |t| t.len()),
             messages: w.messages.unwrap_or_default(),
             input_text: None,
+            usage_chunk: w
+                .stream_options
+                .as_ref()
+                .and_then(|o| o.get("include_usage"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         };
         if endpoint == Endpoint::Responses {
             if let Some(input) = w.input {

@@ -241,6 +241,13 @@ pub struct Assembler {
     /// The stream's natural end was seen (`message_stop`, `[DONE]`, `done: true`,
     /// `response.completed`), or the body was whole.
     ended: bool,
+    /// The last event that carries content was seen: Anthropic's `message_delta` with
+    /// the stop reason and usage, a chat chunk with the finish reason (and, when the
+    /// request asked for it, the usage chunk after it). A client may hang up right
+    /// after it, before the stream's own end marker.
+    finished: bool,
+    /// The chat request asked for a usage chunk (`stream_options.include_usage`).
+    usage_chunk: bool,
     budget: Budget,
 }
 
@@ -257,6 +264,8 @@ impl Assembler {
             whole: None,
             error: None,
             ended: false,
+            finished: false,
+            usage_chunk: false,
             budget: Budget {
                 left: TURN_CONTENT_MAX,
                 omitted: 0,
@@ -264,9 +273,23 @@ impl Assembler {
         }
     }
 
+    /// The chat request asked for a final usage chunk (`stream_options.include_usage`):
+    /// the content is complete only once it came.
+    pub fn expect_usage_chunk(&mut self, asked: bool) {
+        self.usage_chunk = asked;
+    }
+
     /// Whether the stream's natural end was seen.
     pub fn ended(&self) -> bool {
         self.ended
+    }
+
+    /// Whether everything the answer carries arrived: its end marker, or the last event
+    /// with content (the stop reason and usage) when the client hung up before the
+    /// marker. A response cut short of this is truncated; one that got here is not,
+    /// whoever closed first.
+    pub fn complete(&self) -> bool {
+        self.ended || self.finished
     }
 
     /// The error the stream itself carried, if any.
@@ -432,12 +455,15 @@ impl Assembler {
                 false
             }
             "message_delta" => {
-                if let Some(s) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                let stop = v.pointer("/delta/stop_reason").and_then(Value::as_str);
+                if let Some(s) = stop {
                     self.stop_reason = Some(s.to_owned());
                 }
                 if let Some(u) = v.get("usage") {
                     usage::read(self.endpoint, u, &mut self.reported);
                 }
+                // The stop reason and the final usage: nothing with content follows.
+                self.finished |= stop.is_some() && v.get("usage").is_some_and(Value::is_object);
                 false
             }
             "message_stop" => {
@@ -460,15 +486,21 @@ impl Assembler {
         if let Some(m) = v.get("model").and_then(Value::as_str) {
             self.model = Some(m.to_owned());
         }
-        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+        let usage = v.get("usage").filter(|u| u.is_object());
+        if let Some(u) = usage {
             usage::read(self.endpoint, u, &mut self.reported);
         }
         if v.get("error").is_some() {
             self.error = Some(error_text(v));
         }
+        // With a usage chunk asked for, it comes last (after the finish reason).
+        if usage.is_some() && self.stop_reason.is_some() {
+            self.finished = true;
+        }
         let choice = v.pointer("/choices/0")?;
         if let Some(s) = choice.get("finish_reason").and_then(Value::as_str) {
             self.stop_reason = Some(s.to_owned());
+            self.finished |= !self.usage_chunk || usage.is_some();
         }
         Some(choice)
     }
@@ -826,6 +858,56 @@ mod tests {
             (Some(16), Some(9), Some(4), Some(3))
         );
         assert_eq!(blocks(&t), json!([{"type": "text", "text": "Hello"}]));
+    }
+
+    #[test]
+    fn the_last_event_with_content_completes_an_answer_before_its_end_marker() {
+        let mut a = Assembler::new(Endpoint::Messages);
+        a.sse_event(
+            "message_start",
+            r#"{"type":"message_start","message":{"model":"m","usage":{"input_tokens":3}}}"#,
+        );
+        a.sse_event(
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":null},"usage":{"output_tokens":1}}"#,
+        );
+        assert!(!a.complete(), "no stop reason yet");
+        a.sse_event("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7}}"#);
+        assert!(a.complete() && !a.ended());
+        assert_eq!(a.finish(false).stop_reason.as_deref(), Some("end_turn"));
+
+        // A chat stream that asked for usage is complete with the usage chunk only.
+        let mut c = Assembler::new(Endpoint::ChatCompletions);
+        c.expect_usage_chunk(true);
+        c.sse_event(
+            "",
+            r#"{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}"#,
+        );
+        c.sse_event(
+            "",
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}"#,
+        );
+        assert!(!c.complete(), "the usage chunk is still to come");
+        c.sse_event(
+            "",
+            r#"{"choices":[],"usage":{"prompt_tokens":2,"completion_tokens":1}}"#,
+        );
+        assert!(c.complete() && !c.ended());
+        let mut d = Assembler::new(Endpoint::ChatCompletions);
+        d.sse_event(
+            "",
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+        );
+        assert!(
+            d.complete(),
+            "no usage asked: the finish reason is the last content"
+        );
+        let mut e = Assembler::new(Endpoint::Responses);
+        e.sse_event(
+            "response.output_text.delta",
+            r#"{"type":"response.output_text.delta","output_index":0,"delta":"x"}"#,
+        );
+        assert!(!e.complete());
     }
 
     #[test]

@@ -6,11 +6,17 @@
 //! https://openrouter.ai/api` sends `/v1/chat/completions` to
 //! `https://openrouter.ai/api/v1/chat/completions`); when the URL's path already ends
 //! in `/v1` and the request's starts with it (`--upstream http://localhost:8000/v1`,
-//! the form vLLM and Ollama document), the `/v1` is not doubled.
+//! the form vLLM and Ollama document), the `/v1` is not doubled. A known endpoint sent
+//! without its `/v1` (`/messages`: the Vercel AI SDK's base URL includes the version)
+//! goes to the provider's own path, and is named so in the trace; under a `--map` the
+//! path goes on as the client sent it (the map's URL may be a gateway with paths of its
+//! own). A path reel does not know is read by its request body's shape
+//! ([`Route::read_body_shape`]).
 
 use reel_mcp::http::McpUrl;
 
 use crate::api::{Endpoint, Provider};
+use reel_trace::llm::canonical_path;
 
 /// Anthropic's public API.
 pub const ANTHROPIC: &str = "https://api.anthropic.com";
@@ -57,6 +63,13 @@ pub struct Route<'r> {
 }
 
 impl Route<'_> {
+    /// Reads the kind of an exchange whose path reel does not know from its request
+    /// body ([`Endpoint::of_body`]), so a generation posted to a gateway's own path gets
+    /// its turns; the recorder and replay decide with this one rule.
+    pub fn read_body_shape(&mut self, body: &[u8], anthropic_header: bool) {
+        (self.kind, self.provider) = decide(self.kind, self.provider, body, anthropic_header);
+    }
+
     /// The upstream URL of the request with its query removed (the trace's scrubbed
     /// `url`: a query can carry a key).
     pub fn scrubbed_url(&self) -> String {
@@ -64,6 +77,19 @@ impl Route<'_> {
         let path = self.upstream_path.split('?').next().unwrap_or("");
         format!("{scheme}://{}{path}", self.upstream.authority)
     }
+}
+
+/// [`Route::read_body_shape`]'s rule: the path's kind, else the body's shape.
+pub fn decide(
+    kind: Endpoint,
+    provider: Provider,
+    body: &[u8],
+    anthropic_header: bool,
+) -> (Endpoint, Provider) {
+    if kind != Endpoint::Other {
+        return (kind, provider);
+    }
+    Endpoint::of_body(body, anthropic_header).unwrap_or((kind, provider))
 }
 
 fn parse(flag: &'static str, url: &str) -> Result<McpUrl, RouteError> {
@@ -129,7 +155,9 @@ impl Routes {
             let rest = path.strip_prefix(prefix.as_str())?;
             (rest.is_empty() || rest.starts_with('/')).then_some((rest, url))
         });
-        let (endpoint, upstream) = match mapped {
+        // The upstream gets the provider's own path (`/messages` → `/v1/messages`),
+        // except under a map, whose URL may name a gateway with paths of its own.
+        let (sent, upstream) = match mapped {
             Some((rest, url)) => (if rest.is_empty() { "/" } else { rest }, url),
             None => {
                 let (_, provider) = Endpoint::of(path, anthropic_header);
@@ -140,18 +168,20 @@ impl Routes {
                 (path, url)
             }
         };
-        let (kind, provider) = Endpoint::of(endpoint, anthropic_header);
+        let endpoint = canonical_path(sent);
+        let sent = if mapped.is_some() { sent } else { &endpoint };
+        let (kind, provider) = Endpoint::of(&endpoint, anthropic_header);
         let base = upstream
             .path
             .split('?')
             .next()
             .unwrap_or("")
             .trim_end_matches('/');
-        let joined = match endpoint.strip_prefix("/v1") {
+        let joined = match sent.strip_prefix("/v1") {
             Some(rest) if base.ends_with("/v1") && (rest.is_empty() || rest.starts_with('/')) => {
                 format!("{base}{rest}")
             }
-            _ => format!("{base}{endpoint}"),
+            _ => format!("{base}{sent}"),
         };
         let upstream_path = match query {
             Some(q) => format!("{joined}?{q}"),
@@ -160,7 +190,7 @@ impl Routes {
         Route {
             upstream,
             upstream_path,
-            endpoint: endpoint.to_owned(),
+            endpoint: endpoint.into_owned(),
             kind,
             provider,
         }
@@ -198,6 +228,33 @@ mod tests {
             r.route("/v1/chat/completions", false).upstream_path,
             "/api/v1/chat/completions"
         );
+    }
+
+    #[test]
+    fn a_path_without_its_version_goes_to_the_providers_endpoint() {
+        let r = Routes::new(None, &[]).unwrap();
+        let a = r.route("/messages", true);
+        assert_eq!(a.upstream.host, "api.anthropic.com");
+        assert_eq!(a.upstream_path, "/v1/messages");
+        assert_eq!(a.endpoint, "/v1/messages");
+        assert_eq!(a.kind, Endpoint::Messages);
+        let o = r.route("/chat/completions?x=1", false);
+        assert_eq!(o.upstream.host, "api.openai.com");
+        assert_eq!(o.upstream_path, "/v1/chat/completions?x=1");
+        let r = Routes::new(Some("http://127.0.0.1:8000/v1"), &[]).unwrap();
+        assert_eq!(r.route("/responses", false).upstream_path, "/v1/responses");
+        let r = Routes::new(Some("http://127.0.0.1:8000"), &[]).unwrap();
+        assert_eq!(r.route("/messages", true).upstream_path, "/v1/messages");
+        // Under a map the path goes on as sent; the endpoint is still the provider's.
+        let r = Routes::new(
+            None,
+            &["/gw=https://gw.example/openai/deployments/d".into()],
+        )
+        .unwrap();
+        let m = r.route("/gw/chat/completions", false);
+        assert_eq!(m.upstream_path, "/openai/deployments/d/chat/completions");
+        assert_eq!(m.endpoint, "/v1/chat/completions");
+        assert_eq!(m.kind, Endpoint::ChatCompletions);
     }
 
     #[test]

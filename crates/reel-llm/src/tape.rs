@@ -57,6 +57,8 @@ pub struct Tape {
     writer: Mutex<Option<TargetWriter>>,
     /// The generations so far, for the `end` line's `llm` summary (`reel ls`).
     summary: Mutex<LlmSummary>,
+    /// Which exchanges gave turns (the end line counts those that did not).
+    coverage: Mutex<reel_trace::llm::TurnCoverage>,
     redactor: Redactor,
     next: AtomicU64,
     /// Told once each: the first write error, and the first write slower than
@@ -88,6 +90,7 @@ impl Tape {
         Tape {
             writer: Mutex::new(Some(writer)),
             summary: Mutex::new(LlmSummary::default()),
+            coverage: Mutex::default(),
             redactor,
             next: AtomicU64::new(1),
             on_trouble,
@@ -128,6 +131,7 @@ impl Tape {
                 .insert("conversation".into(), conversation.into());
         }
         let turn = self.redactor.redact_turn(turn);
+        self.coverage().turn(n);
         self.summary
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -138,12 +142,16 @@ impl Tape {
 
     /// An `llm.*` event of exchange `n` with payload `raw` and reel's other members.
     pub fn event(&self, n: u64, t: Timestamp, kind: &str, raw: &Value, fields: Map<String, Value>) {
+        let raw_value = raw;
         let Ok(raw_text) = serde_json::to_string(raw) else {
             return;
         };
         let Ok(raw) = RawValue::from_string(raw_text) else {
             return;
         };
+        if kind == kinds::REQUEST || kind == kinds::EXCHANGE {
+            self.coverage().exchange(n, 0, raw_value);
+        }
         let mut e = EventLine::new(t, kind);
         e.raw = Some(&raw);
         e.fields = fields;
@@ -154,6 +162,7 @@ impl Tape {
 
     /// A piece of exchange `n`'s response body, `us` microseconds after its head.
     pub fn body(&self, n: u64, t: Timestamp, us: u64, piece: &[u8], decoded: Option<&str>) {
+        self.coverage().body(n);
         let redacted;
         let mut e = EventLine::new(t, BODY);
         match std::str::from_utf8(piece) {
@@ -177,11 +186,11 @@ impl Tape {
     /// An error says the trace is incomplete (a write failed now or earlier).
     pub fn finish(&self, ending: Ending) -> io::Result<()> {
         let mut guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        let summary = self
-            .summary
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .to_value();
+        let summary = {
+            let mut summary = self.summary.lock().unwrap_or_else(|e| e.into_inner());
+            summary.turnless = self.coverage().turnless().len() as u64;
+            summary.to_value()
+        };
         match guard.take() {
             Some(w) => {
                 let mut extra = Map::new();
@@ -190,6 +199,12 @@ impl Tape {
             }
             None => Err(io::Error::other("an earlier write to the trace failed")),
         }
+    }
+}
+
+impl Tape {
+    fn coverage(&self) -> std::sync::MutexGuard<'_, reel_trace::llm::TurnCoverage> {
+        self.coverage.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

@@ -648,6 +648,11 @@ fn turn_tag() -> String {
 }
 
 impl Turn {
+    /// reel's `http.req`: the exchange of an llm trace the turn came from.
+    pub fn http_req(&self) -> Option<u64> {
+        self.extra.get("http")?.get("req")?.as_u64()
+    }
+
     /// A turn of `role` with `blocks`, nothing else set.
     pub fn new(role: &str, blocks: Vec<Block>) -> Turn {
         Turn {

@@ -93,7 +93,9 @@ pub enum CountsFrom {
 /// (`{in, out, events, turns, errors}`), `countsFrom` (`"end"`, `"scan"`), `bytes`,
 /// and for llm runs `models` (the models that generated, first use first) and `tokens`
 /// (input, cache and output tokens of those generations; echoed turns excluded), from
-/// the `end` line's `llm` summary (reel's) or a scan. Absent facts are `null`.
+/// the `end` line's `llm` summary (reel's) or a scan, and `turnless`: how many llm
+/// exchanges carried an answer but gave no turns (their tokens are not in `tokens`; see
+/// [`crate::llm::TurnCoverage`]; absent when none). Absent facts are `null`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Run {
@@ -129,6 +131,14 @@ pub struct Run {
     pub models: Vec<String>,
     /// llm runs: tokens of the generations (input, cache reads and writes, output).
     pub tokens: Option<u64>,
+    /// llm runs: exchanges that carried an answer but gave no turns (written only when
+    /// there are some).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub turnless: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Run {
@@ -329,6 +339,7 @@ fn foreign_run(path: &Path) -> Option<Run> {
         counts_from: Some(CountsFrom::Scan),
         bytes: foreign_bytes(path),
         tokens: (llm.tokens > 0).then_some(llm.tokens),
+        turnless: llm.turnless,
         models: llm.models,
     })
 }
@@ -382,6 +393,7 @@ fn read_run(base: PathBuf, files: Vec<PathBuf>) -> Result<Run, (PathBuf, String)
         bytes,
         models: Vec::new(),
         tokens: None,
+        turnless: 0,
     };
     match tail {
         Tail::End(end) => {
@@ -399,6 +411,7 @@ fn read_run(base: PathBuf, files: Vec<PathBuf>) -> Result<Run, (PathBuf, String)
             if let Some(s) = end.extra.get("llm").and_then(LlmSummary::from_value) {
                 run.models = s.models;
                 run.tokens = Some(s.tokens);
+                run.turnless = s.turnless;
             }
         }
         Tail::Last { t } => {
@@ -414,6 +427,7 @@ fn read_run(base: PathBuf, files: Vec<PathBuf>) -> Result<Run, (PathBuf, String)
         if run.kind == "llm" || !llm.models.is_empty() {
             run.models = llm.models;
             run.tokens = Some(llm.tokens);
+            run.turnless = llm.turnless;
         }
         run.counts_from = Some(CountsFrom::Scan);
     }
@@ -534,12 +548,17 @@ fn read_tail(path: &Path) -> io::Result<Tail> {
 fn count_lines(files: &[PathBuf]) -> (Counts, LlmSummary) {
     let mut c = Counts::default();
     let mut llm = LlmSummary::default();
+    let mut coverage = crate::llm::TurnCoverage::default();
     for f in files {
         let Ok(mut reader) = TraceReader::open_single(f) else {
             continue;
         };
         while let Some(Ok(line)) = reader.next_line() {
-            match line.parse() {
+            let parsed = line.parse();
+            if let Ok(Line::Event(e)) = &parsed {
+                coverage_event(&mut coverage, e);
+            }
+            match parsed {
                 Ok(Line::Message(m)) => {
                     match m.dir() {
                         Some(Dir::In) => c.inbound += 1,
@@ -556,12 +575,30 @@ fn count_lines(files: &[PathBuf]) -> (Counts, LlmSummary) {
                 Ok(Line::Turn(t)) => {
                     c.turns += 1;
                     llm.add(&t);
+                    if let Some(n) = t.http_req() {
+                        coverage.turn(n);
+                    }
                 }
                 _ => {}
             }
         }
     }
+    llm.turnless = coverage.turnless().len() as u64;
     (c, llm)
+}
+
+/// Feeds an event line to `coverage` (which llm exchanges gave turns).
+pub fn coverage_event(coverage: &mut crate::llm::TurnCoverage, e: &crate::line::MessageView<'_>) {
+    use crate::line::kinds;
+    match e.kind.as_deref() {
+        Some(kinds::LLM_REQUEST | kinds::LLM_EXCHANGE) => {
+            if let Some(raw) = e.raw_str().and_then(|r| serde_json::from_str(r).ok()) {
+                coverage.exchange(e.http_req(), 0, &raw);
+            }
+        }
+        Some(kinds::LLM_BODY) => coverage.body(e.http_req()),
+        _ => {}
+    }
 }
 
 /// What an llm run's `end` line sums up (reel's `llm` member): the models that
@@ -575,6 +612,8 @@ pub struct LlmSummary {
     pub tokens: u64,
     /// The same, by field: input, output, cache reads, cache writes.
     pub usage: [u64; 4],
+    /// Exchanges that carried an answer but gave no turns (not in `tokens`).
+    pub turnless: u64,
 }
 
 impl LlmSummary {
@@ -605,7 +644,7 @@ impl LlmSummary {
     /// The `end.llm` member: `{"models": […], "usage": {input_tokens, output_tokens,
     /// cache_read_input_tokens, cache_creation_input_tokens}}`.
     pub fn to_value(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "models": self.models,
             "usage": {
                 "input_tokens": self.usage[0],
@@ -613,7 +652,11 @@ impl LlmSummary {
                 "cache_read_input_tokens": self.usage[2],
                 "cache_creation_input_tokens": self.usage[3],
             },
-        })
+        });
+        if self.turnless > 0 {
+            v["turnless"] = self.turnless.into();
+        }
+        v
     }
 
     /// Reads an `end.llm` member.
@@ -640,6 +683,10 @@ impl LlmSummary {
             models,
             tokens: usage.iter().sum(),
             usage,
+            turnless: v
+                .get("turnless")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0),
         })
     }
 }

@@ -192,6 +192,13 @@ impl<'p> Collector<'p> {
                 sessions: Some(session.metas),
             });
         }
+        if let Some(note) = crate::llm::turnless_note(&session.turnless) {
+            self.warnings.push(Warning {
+                code: "llm-turns-missing",
+                message: format!("{file}: {note}"),
+                sessions: None,
+            });
+        }
         self.sessions.push(session.facts);
         self.files.push(file);
         Ok(())

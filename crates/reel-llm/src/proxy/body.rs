@@ -243,9 +243,11 @@ impl Recording {
         encoding: Option<String>,
         sender: Sender,
     ) -> Recording {
+        let mut assembler = Assembler::new(ex.route.kind);
+        assembler.expect_usage_chunk(ex.facts.as_ref().is_some_and(|f| f.usage_chunk));
         Recording {
             decoder: encoding.as_deref().and_then(decoder),
-            assembler: Some(Assembler::new(ex.route.kind)),
+            assembler: Some(assembler),
             cutter: Cutter {
                 framing,
                 sse: reel_mcp::sse::Parser::new(),
@@ -348,20 +350,13 @@ impl Recording {
         }
         self.feed(&mut assembler);
         let duration = self.ex.started.elapsed();
-        let reason = match &end {
-            // An error status, or a whole body: nothing was severed.
-            End::Complete if self.status >= 400 || self.framing == Framing::Whole => None,
-            End::Complete => match (assembler.ended(), assembler.stream_error()) {
-                (_, Some(e)) => Some(format!("upstream_error: {e}")),
-                (false, None) => {
-                    Some("upstream_error: the stream ended before its last event".to_owned())
-                }
-                (true, None) => None,
-            },
-            End::ClientAbort => Some("client_abort".to_owned()),
-            End::UpstreamDisconnect => Some("upstream_disconnect".to_owned()),
-            End::IdleTimeout => Some("idle_timeout".to_owned()),
-        };
+        let reason = truncation(
+            &end,
+            self.status,
+            self.framing,
+            ex_knows_its_end(&self.ex),
+            &assembler,
+        );
         let sh = &self.sh;
         let ex = &self.ex;
         if ex.route.kind.generates() && ex.facts.is_some() && self.status < 400 {
@@ -413,6 +408,45 @@ impl Recording {
         if let (End::Complete, Some(sender)) = (end, self.sender.take()) {
             sh.pool.give_back(&ex.route.upstream, sender);
         }
+    }
+}
+
+/// Whether the protocol of the exchange has an end marker reel reads (the generation
+/// endpoints it assembles); an unknown API's stream (Gemini's has none) ends when its
+/// body does.
+fn ex_knows_its_end(ex: &Exchange) -> bool {
+    ex.route.kind.generates()
+}
+
+/// Why a response counts as truncated, or `None` when its content arrived whole.
+///
+/// The rule: a response is truncated when its content was cut before its terminal
+/// event. An answer whose terminal event (or last event with content: the stop reason
+/// and usage) arrived is complete whoever closed the connection first and however the
+/// last writes were framed: SDKs hang up right after `message_delta` or `[DONE]`. An
+/// error status or a whole body that ended is complete; so is a stream of a protocol
+/// with no end marker reel knows, when its body ended cleanly.
+fn truncation(
+    end: &End,
+    status: u16,
+    framing: Framing,
+    knows_its_end: bool,
+    assembler: &Assembler,
+) -> Option<String> {
+    if let (End::Complete, Some(e)) = (end, assembler.stream_error()) {
+        if status < 400 && framing != Framing::Whole {
+            return Some(format!("upstream_error: {e}"));
+        }
+    }
+    if assembler.complete() {
+        return None;
+    }
+    match end {
+        End::Complete if status >= 400 || framing == Framing::Whole || !knows_its_end => None,
+        End::Complete => Some("upstream_error: the stream ended before its last event".to_owned()),
+        End::ClientAbort => Some("client_abort".to_owned()),
+        End::UpstreamDisconnect => Some("upstream_disconnect".to_owned()),
+        End::IdleTimeout => Some("idle_timeout".to_owned()),
     }
 }
 

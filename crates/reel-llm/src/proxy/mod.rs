@@ -395,6 +395,8 @@ impl From<Route<'_>> for OwnedRoute {
 
 struct RequestFacts {
     stream: bool,
+    /// `stream_options.include_usage` (chat completions).
+    usage_chunk: bool,
     system: Option<Value>,
     tools_count: usize,
     elided: usize,
@@ -414,7 +416,7 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
         .path_and_query()
         .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
     let anthropic = req.headers().contains_key("anthropic-version");
-    let route: OwnedRoute = sh.routes.route(&path, anthropic).into();
+    let mut route = sh.routes.route(&path, anthropic);
     let (mut parts, body) = req.into_parts();
     let body = match http_body_util::Limited::new(body, REQUEST_MAX)
         .collect()
@@ -440,6 +442,10 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
             return r;
         }
     };
+    if parts.method == http::Method::POST {
+        route.read_body_shape(&body, anthropic);
+    }
+    let route: OwnedRoute = route.into();
     let n = sh.tape.next_exchange();
     let mut ex = Exchange {
         n,
@@ -548,6 +554,7 @@ fn record_request(sh: &Shared, ex: &mut Exchange, body: &[u8], t: Timestamp) {
     }
     ex.facts = Some(RequestFacts {
         stream: req.stream,
+        usage_chunk: req.usage_chunk,
         system,
         tools_count: req.tools_count,
         elided,

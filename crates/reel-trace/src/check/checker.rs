@@ -48,6 +48,10 @@ pub(super) struct Checker {
     /// The current session's meta named no command (`command: []`): it wrapped no
     /// process.
     pub(super) no_process: bool,
+    /// The current session's llm exchanges and whether they gave turns, with the
+    /// line of each exchange's event.
+    pub(super) llm: crate::llm::TurnCoverage,
+    pub(super) llm_locs: HashMap<u64, Loc>,
 }
 
 impl Checker {
@@ -73,6 +77,8 @@ impl Checker {
             markers: HashMap::new(),
             no_process: false,
             pending_markers: 0,
+            llm: crate::llm::TurnCoverage::default(),
+            llm_locs: HashMap::new(),
         }
     }
 
@@ -289,6 +295,15 @@ impl Checker {
     /// Ends a session: its unanswered requests and, if it had no end line, that.
     fn close_session(&mut self, last: Option<Loc>) {
         self.close_pairing();
+        let turnless = std::mem::take(&mut self.llm).turnless();
+        if let Some(note) = crate::llm::turnless_note(&turnless) {
+            let loc = turnless
+                .first()
+                .and_then(|t| self.llm_locs.get(&t.n))
+                .copied();
+            self.report(loc, Rule::LlmTurnsMissing, note);
+        }
+        self.llm_locs.clear();
         if self.ended.is_none() && self.sessions > 0 {
             self.report(
                 last,

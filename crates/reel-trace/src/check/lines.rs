@@ -216,12 +216,22 @@ impl Checker {
         if kind == kinds::LLM_REQUEST || kind == kinds::LLM_EXCHANGE {
             if let Some(raw) = view.raw {
                 self.request_body(loc, raw.get());
+                if let Ok(v) = serde_json::from_str::<Value>(raw.get()) {
+                    let n = view.http_req();
+                    self.llm.exchange(n, loc.line, &v);
+                    self.llm_locs.insert(n, loc);
+                }
             }
+        } else if kind == kinds::LLM_BODY {
+            self.llm.body(view.http_req());
         }
     }
 
     pub(super) fn turn(&mut self, loc: Loc, turn: &Turn) {
         self.require_time(loc, "a turn", turn.t.as_deref());
+        if let Some(n) = turn.http_req() {
+            self.llm.turn(n);
+        }
         match turn.role.as_deref() {
             None => self.report(
                 Some(loc),

@@ -146,6 +146,8 @@ rules! {
     UnknownEol = "unknown-eol", Warning;
     /// A `t` that parses but is not the canonical `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     TimestampNotCanonical = "timestamp-not-canonical", Warning;
+    /// llm exchanges answered with a body gave no turns (an endpoint reel does not read, or a request body it could not read): their tokens are in no count.
+    LlmTurnsMissing = "llm-turns-missing", Warning;
     /// `--verify`: the seal was never closed (an interrupted recording); later lines are unsealed.
     SealOpen = "seal-open", Warning;
     /// A line `type` this checker does not know (readers skip it).

@@ -84,7 +84,11 @@ fn row(run: &Run) -> [String; 12] {
         [one] => one.clone(),
         [first, rest @ ..] => format!("{first} +{}", rest.len()),
     };
-    let tokens = run.tokens.map_or_else(|| "-".to_owned(), |t| t.to_string());
+    let mut tokens = run.tokens.map_or_else(|| "-".to_owned(), |t| t.to_string());
+    if run.turnless > 0 {
+        // Never "0 tokens" in silence: these exchanges' tokens are in no count.
+        tokens.push_str(&format!(" +{} unread", run.turnless));
+    }
     let end = match (&run.exit_code, &run.reason, run.interrupted) {
         (_, _, true) => "interrupted".to_owned(),
         (Some(c), _, _) => format!("exit {c}"),

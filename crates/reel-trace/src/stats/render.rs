@@ -108,11 +108,12 @@ fn render_tools(s: &mut String, r: &Stats, paint: Paint<'_>) {
 fn render_models(s: &mut String, r: &Stats, paint: Paint<'_>) {
     let _ = writeln!(s);
     let Some(m) = &r.models else {
-        let _ = writeln!(
-            s,
-            "{}  none (no assistant turns)",
-            paint(Tone::Heading, "models")
-        );
+        let why = if r.warnings.iter().any(|w| w.code == "llm-turns-missing") {
+            "no assistant turns: llm exchanges gave none, see the warnings"
+        } else {
+            "no assistant turns"
+        };
+        let _ = writeln!(s, "{}  none ({why})", paint(Tone::Heading, "models"));
         return;
     };
     let mut t = Table::new(&[

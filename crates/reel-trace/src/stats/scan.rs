@@ -89,12 +89,18 @@ pub(super) struct Scan<'c, 'p> {
     /// answers one (the rule check, play and verify pair by).
     carried: HttpCarried<PendingKey>,
     turns: TurnPairing,
+    /// The current session's llm exchanges and whether they gave turns.
+    llm: crate::llm::TurnCoverage,
+    /// Exchanges of the sessions read so far that gave no turns.
+    turnless: Vec<crate::llm::Turnless>,
 }
 
 /// What [`Scan::finish`] hands back.
 pub(super) struct TraceFacts {
     pub facts: Session,
     pub metas: u64,
+    /// llm exchanges that carried an answer and gave no turns.
+    pub turnless: Vec<crate::llm::Turnless>,
 }
 
 impl<'c, 'p> Scan<'c, 'p> {
@@ -115,6 +121,8 @@ impl<'c, 'p> Scan<'c, 'p> {
             mcp: McpPairing::default(),
             carried: HttpCarried::new(),
             turns: TurnPairing::default(),
+            llm: crate::llm::TurnCoverage::default(),
+            turnless: Vec::new(),
         }
     }
 
@@ -158,6 +166,9 @@ impl<'c, 'p> Scan<'c, 'p> {
         match head.ty.get() {
             Some("turn") => {
                 with_record!(TurnRec, text, |turn, _t| self.turn_line(&turn))?;
+                if head.http_req() > 0 {
+                    self.llm.turn(head.http_req());
+                }
             }
             Some("end") => {
                 with_record!(EndRec, text, |e, _t| self.end_line(&e))?;
@@ -187,17 +198,36 @@ impl<'c, 'p> Scan<'c, 'p> {
                 }
                 Some("event" | "command" | "telemetry") => {
                     self.records.event += 1;
-                    if head.dir.get() == Some("event")
-                        && head.kind.get() == Some(crate::line::kinds::LLM_ERROR)
-                    {
-                        let t = head.t.non_empty().map(str::to_owned);
-                        let _ = with_record!(LlmErrorRec, text, |e, _t| self.llm_error(t, &e));
+                    if head.dir.get() == Some("event") {
+                        self.llm_event(head, text);
                     }
                 }
                 _ => self.records.other += 1,
             },
         }
         Ok(())
+    }
+
+    /// An `llm.*` or `reel.llm.body` event: errors, and which exchanges gave turns.
+    fn llm_event(&mut self, head: &Head<'_>, text: &str) {
+        use crate::line::kinds;
+        match head.kind.get() {
+            Some(kinds::LLM_ERROR) => {
+                let t = head.t.non_empty().map(str::to_owned);
+                let _ = with_record!(LlmErrorRec, text, |e, _t| self.llm_error(t, &e));
+            }
+            Some(kinds::LLM_REQUEST | kinds::LLM_EXCHANGE) => {
+                let raw = serde_json::from_str::<serde_json::Value>(text)
+                    .ok()
+                    .and_then(|mut v| v.get_mut("raw").map(serde_json::Value::take));
+                if let Some(raw) = raw {
+                    let line = self.records.total;
+                    self.llm.exchange(head.http_req(), line, &raw);
+                }
+            }
+            Some(kinds::LLM_BODY) => self.llm.body(head.http_req()),
+            _ => {}
+        }
     }
 
     fn meta_line(&mut self, text: &str) {
@@ -448,6 +478,8 @@ impl<'c, 'p> Scan<'c, 'p> {
     /// become pending calls.
     fn end_session(&mut self) {
         self.carried.clear();
+        let turnless = std::mem::take(&mut self.llm).turnless();
+        self.turnless.extend(turnless);
         self.mcp.finish(&mut self.c.tools);
         self.turns.finish(&mut self.c.tools, &mut self.c.errors);
     }
@@ -492,6 +524,7 @@ impl<'c, 'p> Scan<'c, 'p> {
                 exit_code: end.as_ref().and_then(|e| e.exit_code),
             },
             metas: self.metas,
+            turnless: std::mem::take(&mut self.turnless),
         }
     }
 }

@@ -19,6 +19,12 @@ Endpoints
     POST /v1/responses              response / typed SSE events with sequence_number
     GET  /v1/models[/ID]            OpenAI list / model
     POST /api/chat                  Ollama NDJSON stream (default) or one object
+    POST /openai/deployments/D/chat/completions
+                                    the chat completions API under Azure OpenAI's path
+    POST /v1beta/models/M:generateContent, M:streamGenerateContent?alt=sse
+                                    Gemini's API (an API reel does not read): the text
+                                    scripts only, the stream in 3 `data:` events with no
+                                    final marker (Gemini's streams have none)
 
 Scripts (the request's `model`)
     reel-text    the answer "Hello from the upstream." (3+ deltas when streamed)
@@ -39,6 +45,13 @@ Faults, as a suffix to any of them (`reel-text-429`, `reel-tool-sever`, ...)
                        request's accept-encoding
     -slow              stream events 50 ms apart
     -midstream-error   stream: 2 events, then the provider's in-stream error, then end
+How the end of a whole answer is written (no content is cut by any of them):
+    -coalesce          stream: the last two events and the closing chunk in one write
+    -gap               stream: 50 ms before the last event (a client that stops reading
+                       at the stop reason hangs up meanwhile)
+    -linger            stream: 50 ms between the last event and the closing chunk
+    -closedelim        no content-length and not chunked: the body ends when the
+                       connection closes (`connection: close`), stream or plain
 Any other model is a 404 in the provider's error shape.
 
 Usage is fixed: Anthropic input 11, output 7, cache read 5, cache creation 3 (the
@@ -78,7 +91,9 @@ ANTHROPIC_USAGE = {"input_tokens": 11, "cache_creation_input_tokens": 3,
                    "cache_read_input_tokens": 5, "output_tokens": 7}
 OLLAMA_COUNTS = {"prompt_eval_count": 13, "eval_count": 6}
 
-FAULTS = ("midstream-error", "sever", "stall", "429", "529", "500", "gzip", "slow")
+FAULTS = ("midstream-error", "sever", "stall", "429", "529", "500", "gzip", "slow",
+          "coalesce", "gap", "linger", "closedelim")
+ENDINGS = ("coalesce", "gap", "linger", "closedelim")
 BASES = ("reel-text", "reel-tool", "reel-think")
 
 _counter = 0
@@ -523,9 +538,20 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         if chunked:
             self.send_header("transfer-encoding", "chunked")
+        elif length is None:
+            self.send_header("connection", "close")
+            self.close_connection = True
         else:
             self.send_header("content-length", str(length))
         self.end_headers()
+
+    def close_delimited(self, ctype, headers, parts):
+        """The body's end is the connection's close (no length, not chunked)."""
+        self.head(200, ctype, headers)
+        for part in parts:
+            self.wfile.write(part)
+            self.wfile.flush()
+        self.sever()
 
     def chunk(self, data: bytes):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -548,6 +574,8 @@ class Handler(BaseHTTPRequestHandler):
             headers.append(("content-encoding", "gzip"))
         if fault == "stall":
             time.sleep(30)
+        if fault == "closedelim" and status < 400:
+            return self.close_delimited("application/json", headers, [body])
         self.head(status, "application/json", headers, len(body))
         if fault == "sever":
             self.wfile.write(body[: len(body) // 2])
@@ -556,6 +584,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def send_stream(self, ctype, headers, events, fault, error_event):
+        if fault == "closedelim":
+            return self.close_delimited(ctype, headers, events)
+        if fault in ENDINGS:
+            return self.send_stream_ending(ctype, headers, list(events), fault)
         self.head(200, ctype, headers, chunked=True)
         for i, event in enumerate(events):
             if fault == "sever" and i == 3:
@@ -570,6 +602,32 @@ class Handler(BaseHTTPRequestHandler):
             if fault == "stall" and i == 0:
                 time.sleep(30)
         self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def send_stream_ending(self, ctype, headers, events, fault):
+        """A whole stream whose last writes are framed as `fault` says."""
+        self.head(200, ctype, headers, chunked=True)
+        try:
+            self.write_ending(events, fault)
+        except OSError:
+            self.close_connection = True  # the client hung up after the answer's end
+
+    def write_ending(self, events, fault):
+        last = b"0\r\n\r\n"
+        if fault == "coalesce":
+            tail = b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in events[-2:])
+            for event in events[:-2]:
+                self.chunk(event)
+            self.wfile.write(tail + last)
+        else:
+            for event in events[:-1]:
+                self.chunk(event)
+            if fault == "gap":
+                time.sleep(0.05)
+            self.chunk(events[-1])
+            if fault == "linger":
+                time.sleep(0.05)
+            self.wfile.write(last)
         self.wfile.flush()
 
     # -- routing
@@ -605,6 +663,10 @@ class Handler(BaseHTTPRequestHandler):
             self.anthropic(n, path, body)
         elif path in ("/v1/chat/completions", "/v1/responses"):
             self.openai(n, path, body)
+        elif re.fullmatch(r"/openai/deployments/[^/]+/chat/completions", path):
+            self.openai(n, "/v1/chat/completions", body)
+        elif re.fullmatch(r"/v1beta/models/[^/:]+:(stream)?[gG]enerateContent", path):
+            self.gemini(n, path, body)
         elif path == "/api/chat":
             self.ollama(n, body)
         else:
@@ -686,6 +748,28 @@ class Handler(BaseHTTPRequestHandler):
                                     responses_events(sc, body), sc.fault, err)
         self.send_json(200, responses_object(sc, body, "completed", responses_items(sc),
                                              responses_usage(sc)), headers, sc.fault)
+
+    def gemini(self, n, path, body):
+        headers = [("x-request-id", f"req_{n}")]
+        model = path[len("/v1beta/models/"):].split(":")[0]
+        sc = parse_model(model)
+        if body is None or sc is None:
+            return self.send_json(404, {"error": {"code": 404, "message": f"model {model}",
+                                                  "status": "NOT_FOUND"}}, headers)
+        usage = {"promptTokenCount": 8, "candidatesTokenCount": 5, "totalTokenCount": 13}
+
+        def chunk(text, last):
+            c = {"candidates": [{"content": {"parts": [{"text": text}], "role": "model"},
+                                 "index": 0}],
+                 "usageMetadata": usage, "modelVersion": model, "responseId": f"gem{n}"}
+            if last:
+                c["candidates"][0]["finishReason"] = "STOP"
+            return c
+        if ":stream" in path:
+            pieces = split_text(ANSWER)
+            events = [sse(chunk(p, i == len(pieces) - 1)) for i, p in enumerate(pieces)]
+            return self.send_stream("text/event-stream", headers, events, sc[2], None)
+        self.send_json(200, chunk(ANSWER, True), headers, sc[2])
 
     def ollama(self, n, body):
         headers = []

@@ -10,9 +10,15 @@
 //! - `faults`: severed and aborted streams, an unreachable upstream, 429, gzip, in-stream
 //!   errors, an https upstream with and without its CA;
 //! - `secrets`: keys and organisation headers forwarded, never recorded;
+//! - `clients`: the Vercel AI SDK, litellm and a gateway's path, recorded with turns;
+//!   an API reel does not read, said so;
+//! - `endings`: however a client hangs up and however the last writes are framed, a
+//!   whole answer is never called truncated;
 //! - `replay`: misses, repeated requests, pacing, `--play -- CMD`, and `reel llm -- CMD`.
 
+mod clients;
 mod conversation;
+mod endings;
 mod faults;
 mod matrix;
 mod mmsp;

@@ -443,6 +443,56 @@ pub fn node_client(dir: &Path, tag: &str, bases: &Bases, case: &Case) -> Outcome
     }
 }
 
+/// The Node 24 binary of the peers (the AI SDK declares Node >= 22).
+pub fn node24() -> PathBuf {
+    let p = peers_root().join("node24/node_modules/.bin/node");
+    assert!(
+        p.exists(),
+        "peers missing: run `cargo xtask peers` (looked for {})",
+        p.display()
+    );
+    p
+}
+
+/// `ai_sdk_client.mjs` (the Vercel AI SDK) against `bases`, `runs` times in one process:
+/// one JSON line a run.
+pub fn ai_sdk_client(
+    bases: &Bases,
+    api: &str,
+    mode: &str,
+    scenario: &str,
+    model: &str,
+    runs: u32,
+) -> Vec<Value> {
+    node_package("ai");
+    let mut c = Command::new(node24());
+    c.arg(Peers::script("ai_sdk_client.mjs"))
+        .args([
+            "--api",
+            api,
+            "--mode",
+            mode,
+            "--scenario",
+            scenario,
+            "--model",
+            model,
+        ])
+        .args(["--runs", &runs.to_string()]);
+    client_env(&mut c, bases);
+    lines_of(c, "ai_sdk_client.mjs")
+}
+
+/// A command's stdout, one JSON value a line; fails with its output when it did not
+/// exit 0.
+pub fn lines_of(c: Command, what: &str) -> Vec<Value> {
+    let (code, stdout, stderr) = run(c);
+    assert_eq!(code, Some(0), "{what} failed: {stdout}{stderr}");
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{what}: {e}: {l}; {stderr}")))
+        .collect()
+}
+
 /// Fails with the case's name when a client run failed.
 pub fn assert_ok(case: &Case, o: &Outcome) {
     assert!(
