@@ -22,6 +22,7 @@ use std::sync::Arc;
 use reel_mcp::normalize::MatchKey;
 
 use crate::DiffError;
+use crate::bodies::ValueRec;
 use crate::compare::{self, Findings, Strictness};
 use crate::payload::Payloads;
 use crate::side::{DirKey, Event, ExRec, LooseRec, SideTotals, TurnRec};
@@ -77,6 +78,7 @@ pub(crate) struct Aligner {
     done: [FastMap<u64, Box<ExRec>>; 2],
     turns: [HashMap<Arc<str>, VecDeque<Box<TurnRec>>>; 2],
     loose: [HashMap<DirKey, VecDeque<Box<LooseRec>>>; 2],
+    values: [HashMap<Arc<str>, VecDeque<Box<ValueRec>>>; 2],
 }
 
 impl Aligner {
@@ -93,6 +95,7 @@ impl Aligner {
             done: Default::default(),
             turns: Default::default(),
             loose: Default::default(),
+            values: Default::default(),
         }
     }
 
@@ -161,6 +164,16 @@ impl Aligner {
                     .or_default()
                     .push_back(t),
             },
+            Event::Value(v) => match self.values[o].get_mut(&v.key).and_then(VecDeque::pop_front) {
+                Some(other) => {
+                    let (a, b) = if s == 0 { (&v, &other) } else { (&other, &v) };
+                    compare::values(a, b, &self.payloads, &mut self.findings);
+                }
+                None => self.values[s]
+                    .entry(v.key.clone())
+                    .or_default()
+                    .push_back(v),
+            },
             Event::Loose(n) => {
                 let dk = DirKey::of(n.dir);
                 match self.loose[o].get_mut(&dk).and_then(VecDeque::pop_front) {
@@ -188,6 +201,12 @@ impl Aligner {
             turns.sort_by_key(|t| (t.loc.file, t.loc.line));
             for t in &turns {
                 compare::unpaired_turn(s, t, &self.payloads, &mut self.findings);
+            }
+            let mut values: Vec<Box<ValueRec>> =
+                self.values[s].drain().flat_map(|(_, q)| q).collect();
+            values.sort_by_key(|v| (v.loc.file, v.loc.line));
+            for v in &values {
+                compare::unpaired_value(s, v, &self.payloads, &mut self.findings);
             }
             let mut loose: Vec<Box<LooseRec>> =
                 self.loose[s].drain().flat_map(|(_, q)| q).collect();

@@ -14,6 +14,7 @@ use reel_mcp::notifications::{CountVerdict, NotificationCheck, TIMING_NOTE};
 use serde_json::{Value, json};
 
 use crate::DiffError;
+use crate::bodies::ValueRec;
 use crate::drift::{Class, ContextLine, Drift, Kind, MAX_POINTERS, Note, Passed, Place, Refs};
 use crate::payload::{Payloads, progress_value, turn_value, usage_value};
 use crate::side::{Answer, ExRec, Loc, LooseRec, TurnRec};
@@ -523,6 +524,65 @@ fn turn_drifts(
         }
     }
     Ok(())
+}
+
+/// Compares two paired answers held in memory (`crate::bodies`): a different value
+/// is output drift.
+pub(crate) fn values(a: &ValueRec, b: &ValueRec, pl: &[Payloads; 2], out: &mut Findings) {
+    let pa = place(&pl[0], a.loc, None);
+    let pb = place(&pl[1], b.loc, None);
+    let same = match (&a.value, &b.value) {
+        (Some(x), Some(y)) => json_eq(x, y),
+        _ => a.fp == b.fp,
+    };
+    if same {
+        out.pass(&a.label, || (pa, pb));
+        return;
+    }
+    let diffs = match (&a.value, &b.value) {
+        (Some(x), Some(y)) => diff(x, y),
+        _ => Vec::new(),
+    };
+    out.push(Drift {
+        class: Class::Output,
+        kind: Kind::BodyChanged,
+        subject: a.label.to_string(),
+        a: Some(pa),
+        b: Some(pb),
+        summary: format!("the answer changed{}", at_text(&diffs)),
+        pointers: pointers(&diffs),
+        changelog: None,
+        context: context(&pl[0], &a.context),
+        refs: Refs::Values {
+            a: a.value.clone(),
+            b: b.value.clone(),
+        },
+    });
+}
+
+/// An answer held in memory on one side only: an exchange added or removed.
+pub(crate) fn unpaired_value(side: usize, v: &ValueRec, pl: &[Payloads; 2], out: &mut Findings) {
+    let here = Some(place(&pl[side], v.loc, None));
+    let (a, b, kind, summary) = if side == 0 {
+        (here, None, Kind::Removed, "only in A: gone in B")
+    } else {
+        (None, here, Kind::Added, "only in B: new")
+    };
+    out.push(Drift {
+        class: Class::Structural,
+        kind,
+        subject: v.label.to_string(),
+        a,
+        b,
+        summary: summary.to_owned(),
+        pointers: Vec::new(),
+        changelog: None,
+        context: context(&pl[side], &v.context),
+        refs: Refs::Values {
+            a: (side == 0).then(|| v.value.clone()).flatten(),
+            b: (side == 1).then(|| v.value.clone()).flatten(),
+        },
+    });
 }
 
 /// A turn on one side only.

@@ -110,6 +110,12 @@ pub(crate) enum Refs {
         b: Option<Loc>,
         usage: bool,
     },
+    /// Answers held in memory (`crate::bodies`; either may be absent, or too large to
+    /// have been kept).
+    Values {
+        a: Option<std::sync::Arc<serde_json::Value>>,
+        b: Option<std::sync::Arc<serde_json::Value>>,
+    },
 }
 
 /// A difference reported but not counted as drift.
@@ -186,7 +192,7 @@ static HONEST: [HonestRule; 12] = [
     },
     HonestRule {
         name: "events",
-        description: "extension lines (stderr, gaps, commands) are not compared; stdout lines that are not JSON count per side",
+        description: "extension lines (stderr, gaps, commands) are not compared; lines that are not JSON are compared by content, in order per direction (a changed one is body-changed output drift); an llm exchange that gave no turns is compared by its body ({status, body: [piece…]}, each SSE data or whole body as JSON when it is; --ignore pointers address that value)",
     },
 ];
 

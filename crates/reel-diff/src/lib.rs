@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 mod align;
+mod bodies;
 mod compare;
 pub mod drift;
 mod linediff;
@@ -297,6 +298,15 @@ impl Report {
                     right: vb.as_ref().map(pretty),
                 }
             }
+            Refs::Values { a, b } => Detail {
+                what: "answer".to_owned(),
+                differences: match (a, b) {
+                    (Some(x), Some(y)) => value_diff(x, y),
+                    _ => Vec::new(),
+                },
+                left: a.as_deref().map(pretty),
+                right: b.as_deref().map(pretty),
+            },
         }))
     }
 }

@@ -44,6 +44,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::DiffError;
+use crate::bodies::{self, LlmBodies, ValueRec};
 use crate::payload::{Prep, turn_shape, turn_value, usage_value};
 use reel_mcp::normalize::KeyHasher as Fingerprint;
 
@@ -135,10 +136,16 @@ pub(crate) struct LooseRec {
 /// What a side tells the aligner.
 #[derive(Debug)]
 pub(crate) enum Event {
-    Open { seq: u64, dir: Dir, key: MatchKey },
+    Open {
+        seq: u64,
+        dir: Dir,
+        key: MatchKey,
+    },
     Done(Box<ExRec>),
     Turn(Box<TurnRec>),
     Loose(Box<LooseRec>),
+    /// An answer outside JSON-RPC and turns (see [`crate::bodies`]).
+    Value(Box<ValueRec>),
 }
 
 /// Events of up to [`BATCH_LINES`] lines, and the bytes read so far.
@@ -235,6 +242,7 @@ pub(crate) fn read_side(
         labels: HashMap::new(),
         buf: String::new(),
         ring: Default::default(),
+        bodies: LlmBodies::default(),
         events: Vec::with_capacity(BATCH_LINES),
         recycle,
         totals: SideTotals {
@@ -298,6 +306,8 @@ struct SideReader {
     labels: HashMap<String, Arc<str>>,
     buf: String,
     ring: Ring,
+    /// The llm exchanges of the session, until it is known which gave turns.
+    bodies: LlmBodies,
     events: Vec<Event>,
     /// Emptied event vectors coming back from the aligner: a batch's storage is reused
     /// instead of allocated (and paged in) anew.
@@ -362,16 +372,12 @@ impl SideReader {
                 self.totals.sessions += 1;
             }
             Ok(Line::Message(v)) => self.message(&v, loc),
-            Ok(Line::Event(v)) => {
-                if v.kind.as_deref() == Some(kinds::NONJSON) {
-                    let dir = if v.side.as_deref() == Some("in") {
-                        Dir::In
-                    } else {
-                        Dir::Out
-                    };
-                    self.count(dir, "(a line that is not JSON)", loc);
-                }
-            }
+            Ok(Line::Event(v)) => match v.kind.as_deref() {
+                Some(kinds::NONJSON) => self.nonjson(&v, loc),
+                Some(kinds::LLM_REQUEST | kinds::LLM_EXCHANGE) => self.bodies.exchange(&v, loc),
+                Some(kinds::LLM_BODY) => self.bodies.piece(&v),
+                _ => {}
+            },
             Ok(Line::Turn(t)) => self.turn(&t, loc),
             Ok(Line::End(_) | Line::Other(_)) => {}
         }
@@ -641,6 +647,17 @@ impl SideReader {
 
     /// Everything still open becomes `Done` (unanswered); a new session starts afresh.
     fn end_session(&mut self) {
+        for (key, loc, fp, value) in self.bodies.finish(&self.prep.normalizer) {
+            let context = self.remember(key.clone(), loc);
+            self.events.push(Event::Value(Box::new(ValueRec {
+                label: key.clone(),
+                key,
+                loc,
+                fp,
+                value: value.map(Arc::new),
+                context,
+            })));
+        }
         for (idx, slot) in self.slots.iter_mut().enumerate() {
             if let Some(mut rec) = slot.take() {
                 rec.cancelled |= self
@@ -657,7 +674,30 @@ impl SideReader {
         self.builder = ExchangeBuilder::new();
     }
 
+    /// A line that is not JSON, compared by content in its direction's order.
+    fn nonjson(&mut self, v: &MessageView<'_>, loc: Loc) {
+        let dir = if v.side.as_deref() == Some("in") {
+            DirKey::In
+        } else {
+            DirKey::Out
+        };
+        let label = self.intern(&format!("a line that is not JSON ({})", dir.text()));
+        let value = bodies::nonjson_value(v);
+        let context = self.remember(label.clone(), loc);
+        self.events.push(Event::Value(Box::new(ValueRec {
+            key: label.clone(),
+            label,
+            loc,
+            fp: Fingerprint::of(canonical(&value).as_bytes()),
+            value: Some(Arc::new(value)),
+            context,
+        })));
+    }
+
     fn turn(&mut self, t: &Turn, loc: Loc) {
+        if let Some(n) = t.http_req() {
+            self.bodies.turn(n);
+        }
         if t.is_echoed() {
             self.totals.echoed_turns += 1;
             return;

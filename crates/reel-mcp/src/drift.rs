@@ -132,6 +132,9 @@ pub enum Kind {
     TurnChanged,
     /// Strictly: a turn's usage or timing differs (output).
     UsageChanged,
+    /// An answer outside JSON-RPC and turns differs: the body of an llm exchange that
+    /// gave no turns, a line that is not JSON (output).
+    BodyChanged,
 }
 
 impl Kind {
@@ -161,6 +164,7 @@ impl Kind {
             Kind::CancellationChanged => "cancellation-changed",
             Kind::TurnChanged => "turn-changed",
             Kind::UsageChanged => "usage-changed",
+            Kind::BodyChanged => "body-changed",
         }
     }
 
@@ -189,7 +193,8 @@ impl Kind {
             | Kind::NotificationCount
             | Kind::CancellationChanged
             | Kind::TurnChanged
-            | Kind::UsageChanged => Class::Output,
+            | Kind::UsageChanged
+            | Kind::BodyChanged => Class::Output,
         }
     }
 }

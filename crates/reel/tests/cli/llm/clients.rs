@@ -218,6 +218,39 @@ fn an_api_reel_does_not_read_is_said_so_never_zero_tokens_in_silence() {
         "{human}"
     );
 
+    // Two runs whose answers differ are never "identical", turns or not.
+    let changed = tmp.path().join("changed.jsonl");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains("Hello from"));
+    std::fs::write(&changed, text.replace("Hello", "Goodbye")).unwrap();
+    let diff = reel()
+        .arg("diff")
+        .arg(&trace)
+        .arg(&changed)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(
+        diff.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&diff.stderr)
+    );
+    let report: Value = serde_json::from_slice(&diff.stdout).unwrap();
+    let drifts = report["drifts"].as_array().unwrap();
+    assert_eq!(drifts.len(), 2, "{report}");
+    assert!(
+        drifts.iter().all(|d| d["kind"] == "body-changed"),
+        "{report}"
+    );
+    assert!(
+        drifts[0]["subject"]
+            .as_str()
+            .unwrap()
+            .starts_with("llm POST /v1beta/models/reel-text:"),
+        "{report}"
+    );
+
     let runs = ls_json(&dir);
     assert_eq!(runs["runs"][0]["turnless"], 2, "{runs}");
     let ls = reel().arg("ls").arg(&dir).output().unwrap();
