@@ -22,6 +22,7 @@
 
 pub mod check;
 pub mod display;
+pub mod errors;
 pub mod foreign;
 pub mod hash;
 pub mod json_str;

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::jsonrpc::{Envelope, RpcKind};
+use crate::errors::ErrorTally;
 use crate::line::{Counts, Dir, Line, LineError, parse_line};
 use crate::reader::TraceReader;
 use crate::time::Timestamp;
@@ -297,6 +297,7 @@ fn foreign_run(path: &Path) -> Option<Run> {
     let converted = crate::foreign::convert(&found).ok()?;
     let mut counts = Counts::default();
     let mut llm = LlmSummary::default();
+    let mut errors = ErrorTally::default();
     let started = converted.started;
     let mut ended = started;
     for item in converted.items {
@@ -309,14 +310,13 @@ fn foreign_run(path: &Path) -> Option<Run> {
                             Dir::In => counts.inbound += 1,
                             _ => counts.outbound += 1,
                         }
-                        if Envelope::kind_of(&raw) == RpcKind::Error {
-                            counts.errors += 1;
-                        }
+                        errors.message(dir, None, 0, &raw);
                     }
                     Item::Event { .. } => counts.events += 1,
                     Item::Turn { turn, .. } => {
                         counts.turns += 1;
                         llm.add(&turn);
+                        errors.turn(&turn);
                     }
                 }
             }
@@ -324,6 +324,7 @@ fn foreign_run(path: &Path) -> Option<Run> {
             Err(Fault::Io(_)) => return None,
         }
     }
+    counts.errors = errors.errors();
     Some(Run {
         path: path.to_owned(),
         files: vec![path.to_owned()],
@@ -549,6 +550,7 @@ fn count_lines(files: &[PathBuf]) -> (Counts, LlmSummary) {
     let mut c = Counts::default();
     let mut llm = LlmSummary::default();
     let mut coverage = crate::llm::TurnCoverage::default();
+    let mut errors = ErrorTally::default();
     for f in files {
         let Ok(mut reader) = TraceReader::open_single(f) else {
             continue;
@@ -557,6 +559,9 @@ fn count_lines(files: &[PathBuf]) -> (Counts, LlmSummary) {
             let parsed = line.parse();
             if let Ok(Line::Event(e)) = &parsed {
                 coverage_event(&mut coverage, e);
+                if e.kind.as_deref() == Some(crate::line::kinds::LLM_ERROR) {
+                    errors.llm_error();
+                }
             }
             match parsed {
                 Ok(Line::Message(m)) => {
@@ -565,16 +570,15 @@ fn count_lines(files: &[PathBuf]) -> (Counts, LlmSummary) {
                         Some(Dir::Out) => c.outbound += 1,
                         _ => {}
                     }
-                    if m.raw_str()
-                        .is_some_and(|r| Envelope::kind_of(r) == RpcKind::Error)
-                    {
-                        c.errors += 1;
+                    if let (Some(dir), Some(raw)) = (m.dir(), m.raw_str()) {
+                        errors.message(dir, m.session.as_deref(), m.http_req(), raw);
                     }
                 }
                 Ok(Line::Event(_)) => c.events += 1,
                 Ok(Line::Turn(t)) => {
                     c.turns += 1;
                     llm.add(&t);
+                    errors.turn(&t);
                     if let Some(n) = t.http_req() {
                         coverage.turn(n);
                     }
@@ -584,6 +588,7 @@ fn count_lines(files: &[PathBuf]) -> (Counts, LlmSummary) {
         }
     }
     llm.turnless = coverage.turnless().len() as u64;
+    c.errors = errors.errors();
     (c, llm)
 }
 

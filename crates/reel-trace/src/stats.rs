@@ -192,6 +192,17 @@ impl<'p> Collector<'p> {
                 sessions: Some(session.metas),
             });
         }
+        if session.probes_fell_back > 0 {
+            self.warnings.push(Warning {
+                code: "discover-probe-fallback",
+                message: format!(
+                    "{file}: the server refused the client's server/discover probe and the \
+                     client fell back to initialize ({} time(s)): a note, not an error",
+                    session.probes_fell_back
+                ),
+                sessions: None,
+            });
+        }
         if let Some(note) = crate::llm::turnless_note(&session.turnless) {
             self.warnings.push(Warning {
                 code: "llm-turns-missing",

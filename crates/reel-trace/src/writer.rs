@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::errors::ErrorTally;
 use crate::line::{Counts, Dir, End, Eol, Meta, Turn};
 use crate::names;
 use crate::seal::{FailureHook, LiveSeal};
@@ -127,6 +128,19 @@ pub enum Ending {
     Reason(String),
 }
 
+/// `http.req` of a message's `http` member (0: none).
+fn http_req(http: &RawValue) -> u64 {
+    #[derive(serde::Deserialize)]
+    struct Http {
+        #[serde(default)]
+        req: Option<u64>,
+    }
+    serde_json::from_str::<Http>(http.get())
+        .ok()
+        .and_then(|h| h.req)
+        .unwrap_or(0)
+}
+
 /// Writes trace lines to any `Write`, one `write_all` per line.
 ///
 /// Give it an unbuffered sink (a `File`): the writer buffers each line itself and hands
@@ -136,6 +150,8 @@ pub struct TraceWriter<W: Write> {
     line: Vec<u8>,
     started: Timestamp,
     counts: Counts,
+    /// `counts.errors` by the one rule of [`crate::errors`].
+    errors: ErrorTally,
     bytes_written: u64,
     seal: Option<LiveSeal>,
 }
@@ -148,6 +164,7 @@ impl<W: Write> TraceWriter<W> {
             line: Vec::with_capacity(4096),
             started,
             counts: Counts::default(),
+            errors: ErrorTally::default(),
             bytes_written: 0,
             seal: None,
         }
@@ -168,7 +185,10 @@ impl<W: Write> TraceWriter<W> {
 
     /// Line counts so far.
     pub fn counts(&self) -> Counts {
-        self.counts
+        Counts {
+            errors: self.errors.errors(),
+            ..self.counts
+        }
     }
 
     /// Bytes written so far.
@@ -228,21 +248,26 @@ impl<W: Write> TraceWriter<W> {
             Dir::Out => self.counts.outbound += 1,
             _ => self.counts.events += 1,
         }
-        if m.is_error {
-            self.counts.errors += 1;
-        }
+        let req = m.http.map_or(0, http_req);
+        // A producer that knows a line is an error says so; the others are looked at.
+        self.errors
+            .message_known(m.dir, m.session, req, m.raw, m.is_error.then_some(true));
         self.flush_line()
     }
 
     /// Writes an extension line.
     pub fn write_event(&mut self, e: &EventLine<'_>) -> io::Result<()> {
         self.counts.events += 1;
+        if e.kind == crate::line::kinds::LLM_ERROR {
+            self.errors.llm_error();
+        }
         self.write_serialized(e)
     }
 
     /// Writes a turn record.
     pub fn write_turn(&mut self, turn: &Turn) -> io::Result<()> {
         self.counts.turns += 1;
+        self.errors.turn(turn);
         self.write_serialized(turn)
     }
 
@@ -265,10 +290,17 @@ impl<W: Write> TraceWriter<W> {
                     Some(Dir::Out) => self.counts.outbound += 1,
                     _ => {}
                 }
+                if let (Some(dir), Some(raw)) = (v.dir(), v.raw_str()) {
+                    self.errors
+                        .message(dir, v.session.as_deref(), v.http_req(), raw);
+                }
                 self.write_verbatim(original)
             }
-            Line::Event(_) => {
+            Line::Event(v) => {
                 self.counts.events += 1;
+                if v.kind.as_deref() == Some(crate::line::kinds::LLM_ERROR) {
+                    self.errors.llm_error();
+                }
                 self.write_verbatim(original)
             }
             Line::Other(_) => self.write_verbatim(original),
@@ -318,7 +350,7 @@ impl<W: Write> TraceWriter<W> {
             t: Some(at.to_iso().as_str().to_owned()),
             ty: "end".to_owned(),
             duration_ms: Some((at.0 - self.started.0).max(0) as f64),
-            counts: Some(self.counts),
+            counts: Some(self.counts()),
             extra,
             ..End::default()
         };
@@ -434,6 +466,54 @@ pub fn create_trace_file(
 mod tests {
     use super::*;
     use crate::line::{Line, parse_line};
+
+    #[test]
+    fn the_end_line_counts_errors_by_the_one_rule() {
+        let mut w = TraceWriter::new(Vec::new(), Timestamp(0));
+        let t = Timestamp(1);
+        let mut msg = |dir, raw: &str, is_error| {
+            let mut m = MessageLine::new(t, dir, raw);
+            m.is_error = is_error;
+            w.write_message(&m).unwrap();
+        };
+        msg(
+            Dir::In,
+            r#"{"jsonrpc":"2.0","id":0,"method":"server/discover"}"#,
+            false,
+        );
+        msg(
+            Dir::Out,
+            r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"no"}}"#,
+            true,
+        );
+        msg(
+            Dir::In,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+            false,
+        );
+        msg(
+            Dir::Out,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":true}}"#,
+            false,
+        );
+        // A producer that did not classify its lines: looked at.
+        msg(
+            Dir::Out,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"x"}}"#,
+            false,
+        );
+        assert_eq!(
+            w.counts().errors,
+            2,
+            "the tool error and the JSON-RPC error"
+        );
+        let out = w.finish(Ending::ExitCode(0), Timestamp(2)).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.lines().last().unwrap().contains(r#""errors":2"#),
+            "{text}"
+        );
+    }
 
     #[test]
     fn a_rewritten_line_with_a_long_number_rewrites_to_itself() {

@@ -14,6 +14,7 @@ use super::report::{Records, Session};
 use super::tools::{self, McpPairing, Outcome, Pending, PendingKey, TurnPairing, TurnTools};
 use super::wire::{self, Head, RawKind, Rpc};
 use super::{Collector, lenient};
+use crate::errors::{self, AnswerCount, ProbeFallback};
 use crate::jsonrpc::{HttpCarried, RpcId, RpcKind};
 use crate::line::Dir;
 use crate::time::Timestamp;
@@ -93,6 +94,11 @@ pub(super) struct Scan<'c, 'p> {
     llm: crate::llm::TurnCoverage,
     /// Exchanges of the sessions read so far that gave no turns.
     turnless: Vec<crate::llm::Turnless>,
+    /// Refused discover probes, until an `initialize` makes them a fallback (the rule
+    /// of [`crate::errors`]).
+    probes: ProbeFallback<ErrorRow>,
+    /// Refused probes the client fell back from.
+    fell_back: u64,
 }
 
 /// What [`Scan::finish`] hands back.
@@ -101,6 +107,8 @@ pub(super) struct TraceFacts {
     pub metas: u64,
     /// llm exchanges that carried an answer and gave no turns.
     pub turnless: Vec<crate::llm::Turnless>,
+    /// Refused discover probes the client fell back from (notes, not errors).
+    pub probes_fell_back: u64,
 }
 
 impl<'c, 'p> Scan<'c, 'p> {
@@ -123,6 +131,8 @@ impl<'c, 'p> Scan<'c, 'p> {
             turns: TurnPairing::default(),
             llm: crate::llm::TurnCoverage::default(),
             turnless: Vec::new(),
+            probes: ProbeFallback::default(),
+            fell_back: 0,
         }
     }
 
@@ -309,6 +319,9 @@ impl<'c, 'p> Scan<'c, 'p> {
             let Some(id) = RpcId::from_raw(id) else {
                 return;
             };
+            if method == errors::INITIALIZE {
+                self.fell_back += self.probes.fell_back().len() as u64;
+            }
             let pending = if method == "tools/call" {
                 let name = rpc
                     .params
@@ -407,7 +420,11 @@ impl<'c, 'p> Scan<'c, 'p> {
             }
             Some(Pending::Other { method }) => {
                 if let Some(e) = error {
-                    self.jsonrpc_error(head, method.into(), e);
+                    let row = self.jsonrpc_error_row(head, method.to_string(), e);
+                    match errors::answer_counts(Some(&method), true, false) {
+                        AnswerCount::ProbeRefused => self.probes.refused(row),
+                        _ => self.c.errors.push(row),
+                    }
                 }
             }
             None => {
@@ -444,12 +461,22 @@ impl<'c, 'p> Scan<'c, 'p> {
         name: String,
         error: &serde_json::value::RawValue,
     ) {
-        self.c.errors.push(ErrorRow {
+        let row = self.jsonrpc_error_row(head, name, error);
+        self.c.errors.push(row);
+    }
+
+    fn jsonrpc_error_row(
+        &self,
+        head: &Head<'_>,
+        name: String,
+        error: &serde_json::value::RawValue,
+    ) -> ErrorRow {
+        ErrorRow {
             t: head.t.non_empty().map(str::to_owned),
             source: ErrorSource::Jsonrpc,
             name,
             message: records::error_message(error),
-        });
+        }
     }
 
     fn llm_error(&mut self, t: Option<String>, e: &LlmErrorRec<'_>) {
@@ -486,6 +513,10 @@ impl<'c, 'p> Scan<'c, 'p> {
 
     pub fn finish(mut self) -> TraceFacts {
         self.end_session();
+        // Refused probes no `initialize` followed are errors after all.
+        for row in self.probes.unanswered() {
+            self.c.errors.push(row);
+        }
         let meta = self.meta.take();
         // One session: the reference's rule (first end line). Several: the file spans
         // from the first meta to the last end.
@@ -525,6 +556,7 @@ impl<'c, 'p> Scan<'c, 'p> {
             },
             metas: self.metas,
             turnless: std::mem::take(&mut self.turnless),
+            probes_fell_back: self.fell_back,
         }
     }
 }

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 
 use crate::harness::peer_runs;
+use crate::harness::reel;
 use crate::harness::trace::{at, meta, msg_at, rpc, write_lines};
 
 /// An isolated directory per test, and the built binary.
@@ -705,19 +706,102 @@ fn a_refused_discover_probe_is_an_error_of_server_discover() {
     );
 }
 
+/// The Python SDK 2.3 probes with `server/discover`, server-everything refuses it, and
+/// the client falls back to `initialize`: the refusal is a note, not an error, in
+/// `stats` and in `ls` alike (one rule, `reel_trace::errors`).
 #[test]
-fn a_python_sdk_recording_against_server_everything_has_no_notification_error() {
+fn a_python_sdk_recording_against_server_everything_has_no_error_for_its_fallback() {
     let env = Env::new();
     let server = peer_runs::Everything::start();
     let trace = peer_runs::record_python(&server, env.dir.path(), "probe", peer_runs::Timing::Sdk);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains("server/discover") && text.contains(r#""method":"initialize""#));
     let r = env.stats(&[&trace]);
     let errors = r["errors"].as_array().unwrap();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let warnings = r["warnings"].as_array().unwrap();
     assert!(
-        errors.iter().all(|e| e["name"] != "(notification)"),
-        "{errors:#?}"
+        warnings
+            .iter()
+            .any(|w| w["code"] == "discover-probe-fallback"),
+        "{warnings:#?}"
     );
-    assert!(
-        errors.iter().any(|e| e["name"] == "server/discover"),
-        "{errors:#?}"
-    );
+    assert_eq!(ls_errors(env.dir.path(), "probe"), 0);
+}
+
+/// `reel ls --json`'s error count of the run labelled `label` in `dir`.
+fn ls_errors(dir: &Path, label: &str) -> u64 {
+    let out = reel().arg("ls").arg(dir).arg("--json").output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == label)
+        .and_then(|r| r["counts"]["errors"].as_u64())
+        .unwrap_or_else(|| panic!("no run {label}: {v}"))
+}
+
+/// Tool errors (`isError: true`) and JSON-RPC errors count the same in `ls` (from the
+/// end line a recorder writes, and from a scan) and in `stats`; a refused probe with no
+/// fallback is an error.
+#[test]
+fn ls_and_stats_count_errors_by_one_rule() {
+    let env = Env::new();
+    let rpc = |mut v: Value| {
+        v["jsonrpc"] = json!("2.0");
+        v
+    };
+    let lines = vec![
+        meta("errs", "mcp"),
+        msg_at(
+            0,
+            "in",
+            rpc(json!({"id": 0, "method": "server/discover", "params": {}})),
+        ),
+        msg_at(
+            1,
+            "out",
+            rpc(json!({"id": 0, "error": {"code": -32601, "message": "no"}})),
+        ),
+        msg_at(
+            2,
+            "in",
+            rpc(json!({"id": 1, "method": "tools/call", "params": {"name": "t", "arguments": {}}})),
+        ),
+        msg_at(
+            3,
+            "out",
+            rpc(
+                json!({"id": 1, "result": {"content": [{"type": "text", "text": "boom"}], "isError": true}}),
+            ),
+        ),
+        msg_at(
+            4,
+            "in",
+            rpc(json!({"id": 2, "method": "tools/call", "params": {"name": "t", "arguments": {}}})),
+        ),
+        msg_at(
+            5,
+            "out",
+            rpc(json!({"id": 2, "error": {"code": -32602, "message": "bad"}})),
+        ),
+        msg_at(
+            6,
+            "in",
+            rpc(json!({"id": 3, "method": "tools/call", "params": {"name": "t", "arguments": {}}})),
+        ),
+        msg_at(
+            7,
+            "out",
+            rpc(
+                json!({"id": 3, "result": {"content": [{"type": "text", "text": "\"error\" is fine"}]}}),
+            ),
+        ),
+    ];
+    let path = env.trace("errs.jsonl", &lines);
+    let r = env.stats(&[&path]);
+    assert_eq!(r["errors"].as_array().unwrap().len(), 3, "{r:#}");
+    // No end line: ls scans (the end line's count is the writer's, the same rule).
+    assert_eq!(ls_errors(env.dir.path(), "errs"), 3);
 }
