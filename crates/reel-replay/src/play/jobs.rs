@@ -144,19 +144,8 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             self.summary.generic += 1;
             return true;
         }
-        // A tape recorded with a legacy-only client holds `initialize` and no
-        // `server/discover`: refuse the probe the way a legacy server does, so a
-        // dual-era client falls back to `initialize`.
-        if inc.method == methods::SERVER_DISCOVER
-            && !self.src.tape.has_method(methods::SERVER_DISCOVER)
-            && self.src.tape.has_method(methods::INITIALIZE)
-        {
-            let e = serde_json::json!({"code": reel_mcp::drift::METHOD_NOT_FOUND, "message": "Method not found"});
-            self.send_error(Dest::answer(inc.route), &inc.id_raw, &e);
-            self.summary.generic += 1;
-            return true;
-        }
-        false
+        // A handshake of the other era, answered from the one the tape holds.
+        self.bridge_handshake(inc)
     }
 
     pub(super) fn start_job(&mut self, inc: Incoming, ex: u32) {

@@ -11,7 +11,7 @@ use super::{CANDIDATES_SCANNED, ClientOut, Dest, Incoming, Server};
 impl<C: ClientOut, D: Write> Server<C, D> {
     // ---- misses and drift --------------------------------------------------------
 
-    pub(super) fn miss_reason(&self, inc: &Incoming) -> String {
+    pub(super) fn miss_reason(&mut self, inc: &Incoming) -> String {
         if self.opts.strict {
             return match self.src.tape.next_in_order() {
                 Some(i) => {
@@ -24,6 +24,9 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 }
                 None => "--strict: every recorded request was already answered".into(),
             };
+        }
+        if let Some(why) = self.handshake_miss(inc) {
+            return why;
         }
         let candidates = self.src.tape.candidates(&inc.method);
         if candidates.is_empty() {

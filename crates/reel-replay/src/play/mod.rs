@@ -28,6 +28,7 @@
 //! replay's own trace, `feed` brings input, `shared_tape` and `http` serve over HTTP.
 
 mod feed;
+mod handshake;
 #[cfg(feature = "http")]
 pub mod http;
 mod incoming;

@@ -155,6 +155,9 @@ pub struct Summary {
     /// Requests answered generically (`ping`, `logging/setLevel`, a legacy tape's
     /// refusal of `server/discover`).
     pub generic: u64,
+    /// Handshakes of the other era answered from the one the tape holds (`initialize`
+    /// from a recorded `server/discover`).
+    pub bridged: u64,
     /// Requests forwarded to the live server (`--subset`).
     pub forwarded: u64,
     /// Requests the tape could not answer.
@@ -197,6 +200,7 @@ impl Summary {
     /// Adds the summary of another tape of the same replay (HTTP: one per session).
     pub fn absorb(&mut self, o: Summary) {
         self.answered += o.answered;
+        self.bridged += o.bridged;
         self.answered_again += o.answered_again;
         self.generic += o.generic;
         self.forwarded += o.forwarded;
@@ -241,6 +245,13 @@ impl Summary {
             "reel play: {} answered from the tape{again}, {} generic, {} missed, {} client drift",
             self.answered, self.generic, self.missed, self.client_drift
         );
+        if self.bridged > 0 {
+            let _ = write!(
+                s,
+                ", {} handshake answered from the other era's (initialize from server/discover)",
+                self.bridged
+            );
+        }
         if self.forwarded > 0 {
             let _ = write!(s, ", {} forwarded live", self.forwarded);
         }

@@ -110,7 +110,10 @@ preceded (progress with the live token); recorded server->client requests (sampl
 elicitation, roots) are sent with fresh ids and the client's answers compared with the
 recorded ones (client drift); notifications/cancelled stops an exchange. initialize and
 server/discover are answered from the tape, the protocol version negotiated (the client's
-when the recorded server is known to support it).
+when the recorded server is known to support it). Across eras: a legacy tape refuses a
+server/discover probe as a legacy server does, and a 2026-07-28 tape answers a legacy
+initialize from its recorded server/discover result (the miss names both handshakes when
+no bridge fits).
 
 Delivery: answers are written as soon as they are ready, what is ready together in one
 write, except where a client can tell the difference: a result that recorded messages of

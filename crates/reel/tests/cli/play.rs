@@ -417,6 +417,31 @@ fn a_signal_ends_play_with_its_summary_report_and_verdict() {
     }
 }
 
+/// A tape whose only handshake is a refused `server/discover` cannot answer a legacy
+/// `initialize`: the miss names both handshakes.
+#[test]
+fn a_handshake_that_cannot_be_bridged_says_which_eras_met() {
+    let sb = Sandbox::new();
+    let mut t = sb.tape("t.jsonl");
+    t.c(r#"{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{}}"#)
+        .s(r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"Method not found"}}"#);
+    let tape = t.end();
+    let out = play_all(
+        &sb,
+        &[tape.to_str().unwrap()],
+        &[
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+        ],
+    );
+    assert_eq!(out.code, Some(3), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the tape holds the 2026-07-28 handshake (server/discover), the client opened with the legacy initialize (protocol 2025-06-18)")
+            && out.stderr.contains("not answered with a result"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn strict_requires_the_recorded_order() {
     let sb = Sandbox::new();

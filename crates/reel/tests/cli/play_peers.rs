@@ -369,6 +369,73 @@ fn python_client_and_a_2026_07_28_server_replay_identically() {
     assert_clean(&st.played("other"));
 }
 
+/// A tape recorded with a 2026-07-28 client (`server/discover`, no `initialize`) serves
+/// a legacy client: its `initialize` is answered from the recorded discover result, as
+/// the server itself answers it (the same `connect` line as a live legacy session), and
+/// every call after it is answered from the tape.
+#[test]
+fn a_modern_tape_serves_a_legacy_client_through_its_discover_result() {
+    let st = Stage::new();
+    let client = Peers::script("client.py");
+    let python = st.peers.python.to_str().unwrap().to_owned();
+    let server = Peers::script("demo_server.py");
+    let rec = st.rec_script(&[&python, server.to_str().unwrap()]);
+    let client = client.to_str().unwrap();
+    let modern = st.python(&[
+        client,
+        "demo",
+        "--mode",
+        "auto",
+        "--",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(stdout(&modern).ends_with("ALL OK\n"), "{}", stdout(&modern));
+    let trace = st.recorded();
+    let recorded = std::fs::read_to_string(&trace).unwrap();
+    assert!(recorded.contains("server/discover") && !recorded.contains(r#""method":"initialize""#));
+
+    let direct = st.python(&[
+        client,
+        "demo",
+        "--mode",
+        "legacy",
+        "--",
+        &python,
+        server.to_str().unwrap(),
+    ]);
+    let play = st.play_script("legacy", &trace, &[]);
+    let legacy = st.python(&[
+        client,
+        "demo",
+        "--mode",
+        "legacy",
+        "--",
+        play.to_str().unwrap(),
+    ]);
+    let out = stdout(&legacy);
+    assert!(out.ends_with("ALL OK\n"), "{out}");
+    let connect = |text: &str| text.lines().next().unwrap_or_default().to_owned();
+    assert_eq!(
+        connect(&out),
+        connect(&stdout(&direct)),
+        "the handshake as the server gave it"
+    );
+    let played = st.played("legacy");
+    assert_clean(&played);
+    assert!(
+        played
+            .stderr
+            .contains("1 handshake answered from the other era's"),
+        "{}",
+        played.stderr
+    );
+    assert!(
+        played.stderr.contains("; 0 recorded exchanges unused"),
+        "{}",
+        played.stderr
+    );
+}
+
 /// input_required (2026-07-28): the tape hands out the recorded round and its
 /// requestState; the client's retry matches the recorded retry; other answers are drift.
 #[test]
