@@ -372,8 +372,69 @@ pub fn is_loopback_name(host: &str) -> bool {
             .is_ok_and(|ip| ip.octets()[0] == 127)
 }
 
+/// A `--header` value with `$NAME` and `${NAME}` replaced by the environment's values
+/// (`$$` is a `$`), looked up with `var`; the error names a variable that is not set.
+/// The value reaches the server only: it is never printed or written to a trace.
+pub fn expand_env(value: &str, var: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i + 1..];
+        if let Some(r) = rest.strip_prefix('$') {
+            out.push('$');
+            rest = r;
+            continue;
+        }
+        let (name, after) = match rest.strip_prefix('{') {
+            Some(r) => {
+                let end = r.find('}').ok_or("an unclosed ${ in a --header value")?;
+                (&r[..end], &r[end + 1..])
+            }
+            None => {
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                (&rest[..end], &rest[end..])
+            }
+        };
+        if name.is_empty() {
+            out.push('$');
+            continue;
+        }
+        let v = var(name).ok_or_else(|| {
+            format!("--header names ${name}, which is not set in the environment")
+        })?;
+        out.push_str(&v);
+        rest = after;
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::expand_env;
+
+    #[test]
+    fn header_values_take_the_environment() {
+        let env = |n: &str| (n == "MCP_TOKEN").then(|| "s3cr3t".to_owned());
+        assert_eq!(
+            expand_env("Bearer $MCP_TOKEN", env).unwrap(),
+            "Bearer s3cr3t"
+        );
+        assert_eq!(
+            expand_env("Bearer ${MCP_TOKEN}!", env).unwrap(),
+            "Bearer s3cr3t!"
+        );
+        assert_eq!(expand_env("a$$b $ c", env).unwrap(), "a$b $ c");
+        assert!(
+            expand_env("$MISSING", env)
+                .unwrap_err()
+                .contains("$MISSING")
+        );
+        assert!(expand_env("${MCP_TOKEN", env).is_err());
+    }
     use super::*;
 
     #[test]

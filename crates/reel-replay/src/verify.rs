@@ -62,6 +62,11 @@ pub struct VerifyOptions {
     /// The live server's URL (`--url`, Streamable HTTP or legacy HTTP+SSE); when set,
     /// `command` is not used.
     pub url: Option<String>,
+    /// `--header NAME=VALUE`: sent with every HTTP request to the live server (values
+    /// already expanded from the environment); never written to the live run's trace.
+    pub headers: Vec<(String, String)>,
+    /// `--upstream-ca`: extra certificate authorities for an `https://` URL.
+    pub ca: Vec<PathBuf>,
     /// How long to wait for each answer (and for each server request the recording
     /// saw before the next client message).
     pub timeout: Duration,
@@ -87,6 +92,8 @@ impl VerifyOptions {
             session: 1,
             command,
             url: None,
+            headers: Vec::new(),
+            ca: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
             start_timeout: DEFAULT_START_TIMEOUT,
             ignore: Vec::new(),

@@ -25,7 +25,13 @@
 //! peer's "stderr", which verify keeps in its trace and its handshake errors. A failed
 //! connection ends the peer's output, as a server process exiting does.
 //!
-//! Limits: `http://` only; HTTP/1.1, one connection per request; no resumption.
+//! The connection is the one every upstream of reel's gets ([`reel_mcp::upstream`]):
+//! `http://`, or `https://` with Mozilla's roots, the system's bundle and
+//! `--upstream-ca`. `--header NAME=VALUE` goes on every request (credentials the tape's
+//! redacted `Authorization` cannot give); it is not in the live run's trace, which holds
+//! messages only.
+//!
+//! Limits: HTTP/1.1, one connection per request; no resumption.
 
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -37,7 +43,6 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response};
-use hyper_util::rt::TokioIo;
 use reel_mcp::http::{McpUrl, headers as mcp_headers, mcp_name};
 use reel_mcp::jsonrpc::{Envelope, RpcKind, is_id_less_answer};
 use reel_mcp::sse::Parser;
@@ -52,27 +57,49 @@ const INITIALIZED: &str = "notifications/initialized";
 /// How long the session's DELETE and the last answers get once verify is done.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
-/// An `http://host:port/path` URL, split: what verify connects to.
-#[derive(Clone, Debug)]
+/// The live server's URL, split, and how to reach it: what verify connects to.
+#[derive(Clone)]
 pub struct HttpUrl {
-    /// `host:port`, as connected to and sent as `Host`.
+    /// The host name or address connected to.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// `host:port`, as sent in `Host`.
     pub authority: String,
     /// The path (and query) requests go to.
     pub path: String,
+    /// `https://`.
+    pub https: bool,
+    /// The TLS configuration for `https://`.
+    pub tls: Option<reel_mcp::upstream::TlsConnector>,
+    /// `--header`s, sent with every request.
+    pub headers: Vec<(header::HeaderName, HeaderValue)>,
+}
+
+impl std::fmt::Debug for HttpUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Header values are credentials: never shown.
+        f.debug_struct("HttpUrl")
+            .field("authority", &self.authority)
+            .field("path", &self.path)
+            .field("https", &self.https)
+            .field("headers", &self.headers.len())
+            .finish()
+    }
 }
 
 impl HttpUrl {
     /// Parses `url` ([`McpUrl`]'s grammar); the error says what is wrong with it.
     pub fn parse(url: &str) -> Result<HttpUrl, String> {
         let parsed = McpUrl::parse(url).map_err(|e| e.to_string())?;
-        if parsed.https {
-            return Err(format!(
-                "--url {url}: reel verify --url speaks plain http:// only"
-            ));
-        }
         Ok(HttpUrl {
+            host: parsed.host.clone(),
+            port: parsed.port,
             authority: parsed.host_port(),
             path: parsed.path,
+            https: parsed.https,
+            tls: None,
+            headers: Vec::new(),
         })
     }
 
@@ -229,18 +256,29 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Connects and sends one request.
+/// `--header NAME=VALUE` pairs as header names and values; the error names the flag.
+pub fn header_pairs(
+    given: &[(String, String)],
+) -> Result<Vec<(header::HeaderName, HeaderValue)>, String> {
+    given
+        .iter()
+        .map(|(name, value)| {
+            let n = header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("--header {name}=…: {name:?} is not a header name"))?;
+            let mut v = HeaderValue::from_str(value).map_err(|_| {
+                format!("--header {name}=…: the value holds a character a header cannot carry")
+            })?;
+            v.set_sensitive(true);
+            Ok((n, v))
+        })
+        .collect()
+}
+
+/// Connects (over TLS for `https://`, by the one upstream connector) and sends one
+/// request.
 async fn send(url: &HttpUrl, req: Request<Full<Bytes>>) -> Result<Response<Incoming>, String> {
-    let stream = tokio::net::TcpStream::connect(&url.authority)
-        .await
-        .map_err(|e| format!("cannot connect to {}: {e}", url.authority))?;
-    let _ = stream.set_nodelay(true);
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| format!("HTTP handshake with {} failed: {e}", url.authority))?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
+    let mut sender =
+        reel_mcp::upstream::open::<Full<Bytes>>(&url.host, url.port, url.tls.as_ref()).await?;
     sender
         .send_request(req)
         .await
@@ -335,6 +373,9 @@ fn request(
     let h = req.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&st.url.authority) {
         h.insert(header::HOST, v);
+    }
+    for (name, value) in &st.url.headers {
+        h.insert(name.clone(), value.clone());
     }
     let accept = if method == Method::GET {
         "text/event-stream"
@@ -659,6 +700,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn header_values_are_sensitive_and_checked() {
+        let pairs = header_pairs(&[("Authorization".into(), "Bearer x".into())]).unwrap();
+        assert!(pairs[0].1.is_sensitive());
+        assert!(header_pairs(&[("bad name".into(), "x".into())]).is_err());
+    }
+
+    #[test]
     fn urls_and_header_values() {
         let u = HttpUrl::parse("http://127.0.0.1:3001/mcp").unwrap();
         assert_eq!(
@@ -669,11 +717,8 @@ mod tests {
         let u = HttpUrl::parse("http://localhost/sse").unwrap();
         assert_eq!(u.authority, "localhost:80");
         assert!(u.legacy());
-        assert!(
-            HttpUrl::parse("https://x/mcp")
-                .unwrap_err()
-                .contains("http:// only")
-        );
+        let u = HttpUrl::parse("https://mcp.example.com/mcp").unwrap();
+        assert!(u.https && u.port == 443 && u.host == "mcp.example.com");
         assert!(HttpUrl::parse("ftp://x").is_err());
         assert_eq!(header_value("add").unwrap(), "add");
         assert_eq!(header_value("é").unwrap(), "=?base64?w6k=?=");

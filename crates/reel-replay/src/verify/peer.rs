@@ -32,10 +32,17 @@ impl Peer {
             }),
             #[cfg(feature = "http")]
             Some(url) => {
-                let url = HttpUrl::parse(url).map_err(|why| VerifyError::Url {
+                let bad = |why: String| VerifyError::Url {
                     url: url.clone(),
                     why,
-                })?;
+                };
+                let mut url = HttpUrl::parse(url).map_err(bad)?;
+                url.headers = super::http::header_pairs(&opts.headers).map_err(bad)?;
+                if url.https {
+                    let tls = reel_mcp::upstream::tls_connector(&opts.ca)
+                        .map_err(|e| bad(format!("--upstream-ca {e}")))?;
+                    url.tls = Some(tls);
+                }
                 HttpPeer::start(url, sink)
                     .map(Peer::Http)
                     .map_err(|source| VerifyError::Spawn {

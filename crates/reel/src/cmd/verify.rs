@@ -4,6 +4,7 @@
 //! the exit code.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use reel_mcp::normalize;
@@ -44,7 +45,8 @@ answer with the recorded one:
     position; a notifications/*/list_changed count is reported but is not drift, since
     it depends on timing (--notifications strict compares it too, ignore skips all).
 Arguments a trace holds redacted are sent as recorded ([REDACTED]).
-Over HTTP (--url http://HOST:PORT/PATH): each message is a POST (answers as JSON or event
+Over HTTP (--url http://HOST:PORT/PATH, or https:// with --upstream-ca for a private CA;
+--header NAME=VALUE for credentials): each message is a POST (answers as JSON or event
 streams), the Mcp-Session-Id the server issues and the negotiated MCP-Protocol-Version go
 on later requests, 2026-07-28 requests carry MCP-Protocol-Version, Mcp-Method and Mcp-Name;
 after notifications/initialized the GET server stream is opened (server requests come
@@ -148,6 +150,19 @@ pub struct Args {
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     url: Option<String>,
 
+    /// With --url: a header sent with every request (repeatable), e.g.
+    /// `--header 'Authorization=Bearer $MCP_TOKEN'`: `$NAME` and `${NAME}` are read from
+    /// the environment (`$$` is a `$`). The value is never printed nor written to the
+    /// live run's trace.
+    #[arg(long = "header", value_name = "NAME=VALUE", requires = "url")]
+    headers: Vec<String>,
+
+    /// With an https:// --url: a PEM file of extra certificate authorities (repeatable;
+    /// Mozilla's roots and the system's bundle, $SSL_CERT_FILE or the platform's, are
+    /// always trusted).
+    #[arg(long, value_name = "PATH", requires = "url")]
+    upstream_ca: Vec<PathBuf>,
+
     /// The live server's command and its arguments (after `--`).
     #[arg(
         required_unless_present = "url",
@@ -156,6 +171,26 @@ pub struct Args {
         value_name = "CMD"
     )]
     command: Vec<OsString>,
+}
+
+/// `--header NAME=VALUE` values, the environment's variables filled in.
+fn header_args(given: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    given
+        .iter()
+        .map(|h| {
+            let (name, value) = h.split_once('=').ok_or_else(|| {
+                coded(
+                    exit::USAGE,
+                    format!(
+                        "--header {h:?}: give NAME=VALUE, e.g. 'Authorization=Bearer $MCP_TOKEN'"
+                    ),
+                )
+            })?;
+            let value = reel_mcp::http::expand_env(value, |n| std::env::var(n).ok())
+                .map_err(|e| coded(exit::USAGE, e))?;
+            Ok((name.trim().to_owned(), value))
+        })
+        .collect()
 }
 
 /// Runs `reel verify`.
@@ -182,6 +217,8 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     };
     let mut opts = VerifyOptions::new(trace, command);
     opts.url = args.url.clone();
+    opts.headers = header_args(&args.headers)?;
+    opts.ca = args.upstream_ca.clone();
     opts.session = args.session;
     opts.timeout = timeout;
     opts.start_timeout = start_timeout;

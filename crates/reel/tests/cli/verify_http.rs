@@ -241,9 +241,8 @@ fn a_url_that_cannot_be_reached_is_69_and_one_that_cannot_be_used_is_64() {
     assert_eq!(code, Some(69), "{out}\n{err}");
     assert!(err.contains("could not be reached"), "{err}");
     assert!(err.contains("cannot connect"), "{err}");
-    let (code, _, err) = verify(&trace, "https://example.org/mcp", &["--no-record"]);
+    let (code, _, err) = verify(&trace, "ftp://127.0.0.1/mcp", &["--no-record"]);
     assert_eq!(code, Some(64), "{err}");
-    assert!(err.contains("http:// only"), "{err}");
     // --url and a command are one or the other.
     let mut c = reel();
     c.arg("verify")
@@ -284,4 +283,84 @@ fn an_answer_the_server_breaks_off_is_drift_named_as_such() {
     );
     assert_eq!(code, Some(2), "{out}\n{err}");
     assert!(out.contains("the answer broke off"), "{out}\n{err}");
+}
+
+/// A remote server over https with a private CA, that wants credentials: the one
+/// upstream connector with `--upstream-ca`, and `--header` with its value read from the
+/// environment, sent on every request and written nowhere.
+#[test]
+fn https_with_a_private_ca_and_a_header_from_the_environment() {
+    use crate::harness::net::Server;
+    use crate::harness::play_support::Peers;
+    let sb = Sandbox::new();
+    let trace = modern_tape(&sb.path("m.jsonl"));
+    let live = Player::start(&trace, &[]);
+    let port = free_port();
+    let ca = sb.path("ca.pem");
+    let log = sb.path("front.log");
+    let mut front = std::process::Command::new(Peers::get().python);
+    front
+        .arg(Peers::script("tls_front.py"))
+        .arg(port.to_string())
+        .arg(&ca)
+        .arg(&live.url)
+        .arg("s3cr3t-token-value")
+        .env("TLS_FRONT_LOG", &log);
+    let _front = Server::start(front, port);
+    let path = live.url.splitn(4, '/').nth(3).unwrap_or("mcp").to_owned();
+    let url = format!("https://localhost:{port}/{path}");
+    let ca_arg = ca.to_str().unwrap();
+    let header = "Authorization=Bearer $MCP_TOKEN";
+
+    // The private CA is not trusted by default.
+    let mut c = reel();
+    c.arg("verify")
+        .arg(&trace)
+        .args(["--url", &url, "--no-record", "--header", header])
+        .env("MCP_TOKEN", "s3cr3t-token-value");
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(69), "{err}");
+    assert!(err.contains("TLS"), "{err}");
+    // A variable that is not set is a usage error, said before anything is sent.
+    let mut c = reel();
+    c.arg("verify")
+        .arg(&trace)
+        .args(["--url", &url, "--no-record", "--header", header])
+        .env_remove("MCP_TOKEN");
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(64), "{err}");
+    assert!(err.contains("$MCP_TOKEN"), "{err}");
+
+    // Trusted, with the credentials: the same answers, and the token in no trace.
+    let dir = sb.path("live");
+    let mut c = reel();
+    c.arg("verify")
+        .arg(&trace)
+        .args(["--url", &url, "--timeout", "10", "--upstream-ca", ca_arg])
+        .args(["--header", header, "--header", "X-Team=reel"])
+        .arg("--dir")
+        .arg(&dir)
+        .env("MCP_TOKEN", "s3cr3t-token-value");
+    let (code, out, err) = run(c);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let seen: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let authorised: Vec<&Value> = seen
+        .iter()
+        .filter(|l| l["headers"]["authorization"] == "Bearer s3cr3t-token-value")
+        .collect();
+    assert!(authorised.len() >= 2, "{seen:?}");
+    assert!(authorised.iter().all(|l| l["headers"]["x-team"] == "reel"));
+    for f in std::fs::read_dir(&dir).unwrap().flatten() {
+        let text = std::fs::read_to_string(f.path()).unwrap();
+        assert!(
+            !text.contains("s3cr3t-token-value"),
+            "{}",
+            f.path().display()
+        );
+    }
+    assert!(!out.contains("s3cr3t") && !err.contains("s3cr3t"));
 }
