@@ -97,3 +97,104 @@ mod tests {
         assert_eq!(h.elide("s", &p(&["x", "xy"])), (0, 3));
     }
 }
+
+/// One recorded request as [`rebuild`] reads it: its scope (endpoint), its
+/// conversation (0: not known), how many leading messages it elided, and the messages
+/// it kept (matchable form).
+pub struct Kept<'a> {
+    /// The endpoint (requests pair within one).
+    pub scope: &'a str,
+    /// The conversation its turns carry (0: not known).
+    pub conversation: u64,
+    /// `history_elided.count`, when it elided.
+    pub elided: Option<usize>,
+    /// The messages (or Responses input items) it kept.
+    pub messages: Option<&'a [serde_json::Value]>,
+}
+
+/// The whole message list of each recorded request, rebuilt from the tape for replay:
+/// a request that elided `count` messages continues the latest earlier request of its
+/// scope (and conversation, when known) whose whole list is `count` long (the recorder
+/// elides exactly an earlier request's list), so its list is that one followed by the
+/// messages it kept. `None` where that earlier request is not on the tape.
+///
+/// Replay compares a live request with this whole list, so `--ignore` pointers and the
+/// volatile members apply in the request's own index space, across the elided part too
+/// (a per-run id in an elided message no longer makes the digest differ).
+pub fn rebuild(kept: &[Kept<'_>]) -> Vec<Option<Vec<serde_json::Value>>> {
+    let mut whole: Vec<Option<Vec<serde_json::Value>>> = Vec::with_capacity(kept.len());
+    for (i, k) in kept.iter().enumerate() {
+        let own = k.messages.map(<[serde_json::Value]>::to_vec);
+        let list = match (k.elided, own) {
+            (None, own) => own,
+            (Some(_), None) => None,
+            (Some(count), Some(own)) => (0..i).rev().find_map(|j| {
+                let earlier = &kept[j];
+                let same = earlier.scope == k.scope
+                    && (k.conversation == 0
+                        || earlier.conversation == 0
+                        || earlier.conversation == k.conversation);
+                let list = whole[j].as_ref().filter(|l| same && l.len() == count)?;
+                let mut full = list.clone();
+                full.extend(own.iter().cloned());
+                Some(full)
+            }),
+        };
+        whole.push(list);
+    }
+    whole
+}
+
+#[cfg(test)]
+mod rebuild_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_elided_request_continues_the_earlier_list_of_its_length() {
+        let a = [json!("q1")];
+        let b = [json!("a1"), json!("q2")];
+        let c = [json!("a2"), json!("q3")];
+        let other = [json!("x")];
+        let kept = [
+            Kept {
+                scope: "/r",
+                conversation: 1,
+                elided: None,
+                messages: Some(&a),
+            },
+            Kept {
+                scope: "/r",
+                conversation: 2,
+                elided: None,
+                messages: Some(&other),
+            },
+            Kept {
+                scope: "/r",
+                conversation: 1,
+                elided: Some(1),
+                messages: Some(&b),
+            },
+            Kept {
+                scope: "/r",
+                conversation: 1,
+                elided: Some(3),
+                messages: Some(&c),
+            },
+            Kept {
+                scope: "/r",
+                conversation: 1,
+                elided: Some(9),
+                messages: Some(&c),
+            },
+        ];
+        let w = rebuild(&kept);
+        assert_eq!(
+            w[2].as_deref(),
+            Some(&[json!("q1"), json!("a1"), json!("q2")][..])
+        );
+        assert_eq!(w[3].as_ref().map(Vec::len), Some(5));
+        assert_eq!(w[3].as_ref().unwrap()[4], json!("q3"));
+        assert_eq!(w[4], None, "no earlier list of that length");
+    }
+}

@@ -43,7 +43,8 @@ use reel_trace::redact::Redactor;
 use reel_trace::{OpenError, TraceReader};
 
 use crate::api::{Endpoint, Failure, Provider, error_response as fail};
-use crate::request::{Request as LlmRequest, matchable};
+use crate::history::{Kept, rebuild};
+use crate::request::{Request as LlmRequest, conversation_member, matchable};
 use crate::route::Routes;
 use crate::tape::{BODY, kinds};
 use reel_trace::llm::canonical_path;
@@ -54,6 +55,10 @@ pub const VOLATILE: &[&str] = &[
     "/user",
     "/safety_identifier",
     "/prompt_cache_key",
+    // Responses clients' per-run identities: Codex CLI's session, thread and turn ids,
+    // and the ids of the input items it re-sends (assigned anew each run).
+    "/client_metadata",
+    "/input/*/id",
 ];
 
 /// How the recorded timing is reproduced.
@@ -126,6 +131,13 @@ struct Recorded {
     system: Option<Value>,
     body: Option<Value>,
     elided: Option<(usize, String)>,
+    /// For a request that elided history: its matchable body with the whole
+    /// conversation rebuilt from the tape ([`crate::history::rebuild`]).
+    full: Option<Value>,
+    /// The conversation its turns carry (0: not known).
+    conversation: u64,
+    /// The request's query, redacted as recorded.
+    query: Option<String>,
     /// The body as it arrived: microseconds after the head, bytes (shared, not copied,
     /// when served).
     pieces: Vec<(u64, Bytes)>,
@@ -165,6 +177,12 @@ impl Recorded {
             system: None,
             body: request.get("body").cloned(),
             elided,
+            full: None,
+            conversation: 0,
+            query: request
+                .get("query")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
             pieces: Vec::new(),
             decoded: false,
             severed: false,
@@ -175,6 +193,10 @@ impl Recorded {
 
 #[derive(Deserialize)]
 struct LlmLine {
+    #[serde(default, rename = "type")]
+    ty: Option<String>,
+    #[serde(default)]
+    conversation: Option<u64>,
     #[serde(default)]
     kind: Option<String>,
     #[serde(default)]
@@ -233,8 +255,14 @@ impl LlmTape {
             let Ok(l) = serde_json::from_slice::<LlmLine>(bytes) else {
                 continue;
             };
-            let Some(k) = l.kind.as_deref() else { continue };
             let n = l.http.as_ref().and_then(|h| h.req).unwrap_or(0);
+            if l.ty.as_deref() == Some("turn") {
+                if let (Some(c), Some(&i)) = (l.conversation, by_n.get(&n)) {
+                    exchanges[i].conversation = c;
+                }
+                continue;
+            }
+            let Some(k) = l.kind.as_deref() else { continue };
             let raw = l.raw.clone().unwrap_or(Value::Null);
             match k {
                 kinds::REQUEST | kinds::EXCHANGE => {
@@ -328,6 +356,7 @@ impl LlmTape {
                     .into(),
             });
         }
+        rebuild_conversations(&mut exchanges);
         if exchanges.iter().any(|e| e.decoded) {
             for e in exchanges.iter_mut().filter(|e| e.decoded) {
                 e.headers.retain(|(k, _)| k != "content-encoding");
@@ -348,6 +377,40 @@ impl LlmTape {
     /// True when the tape holds no exchange.
     pub fn is_empty(&self) -> bool {
         self.exchanges.is_empty()
+    }
+}
+
+/// Gives each request that elided history its whole conversation, rebuilt from the
+/// requests before it ([`crate::history::rebuild`]).
+fn rebuild_conversations(exchanges: &mut [Recorded]) {
+    let kinds: Vec<&'static str> = exchanges
+        .iter()
+        .map(|e| conversation_member(Endpoint::of(&e.endpoint, false).0))
+        .collect();
+    let whole = {
+        let kept: Vec<Kept<'_>> = exchanges
+            .iter()
+            .zip(&kinds)
+            .map(|(e, key)| Kept {
+                scope: &e.endpoint,
+                conversation: e.conversation,
+                elided: e.elided.as_ref().map(|(c, _)| *c),
+                messages: e
+                    .body
+                    .as_ref()
+                    .and_then(|b| b.get(*key))
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice),
+            })
+            .collect();
+        rebuild(&kept)
+    };
+    for ((e, key), list) in exchanges.iter_mut().zip(kinds).zip(whole) {
+        if let (Some(_), Some(list), Some(body)) = (&e.elided, list, &e.body) {
+            let mut full = body.clone();
+            full[key] = Value::Array(list);
+            e.full = Some(full);
+        }
     }
 }
 
@@ -397,7 +460,7 @@ impl LlmPlayer {
         ignore.extend(config.ignore);
         let mut tape = tape;
         for e in &mut tape.exchanges {
-            if let Some(body) = &mut e.body {
+            for body in [&mut e.body, &mut e.full].into_iter().flatten() {
                 for p in &ignore {
                     p.remove_from(body);
                 }
@@ -490,6 +553,8 @@ impl LlmPlayer {
 struct Live {
     method: String,
     endpoint: String,
+    /// The query, redacted with the tape's rules.
+    query: Option<String>,
     kind: Endpoint,
     provider: Provider,
     sha256: String,
@@ -535,13 +600,14 @@ impl<'l> LiveForm<'l> {
         }
     }
 
-    /// The normalised members with the first `elided` messages left out.
+    /// The normalised members with the first `elided` messages left out. The ignore
+    /// pointers apply to the whole request first, so they name what the client sent.
     fn body(&mut self, server: &Server, elided: usize) -> Option<&Value> {
         let live = self.live;
         self.bodies
             .entry(elided)
             .or_insert_with(|| {
-                let m = matchable(live.kind, live.text.as_deref()?, elided)?;
+                let m = matchable(live.kind, live.text.as_deref()?, 0)?;
                 let redacted = server
                     .tape
                     .redactor
@@ -550,6 +616,10 @@ impl<'l> LiveForm<'l> {
                 let mut v: Value = serde_json::from_str(&redacted).unwrap_or(m);
                 for p in &server.ignore {
                     p.remove_from(&mut v);
+                }
+                let key = conversation_member(live.kind);
+                if let Some(Value::Array(items)) = v.get_mut(key) {
+                    items.drain(..elided.min(items.len()));
                 }
                 Some(v)
             })
@@ -583,9 +653,14 @@ impl Server {
             route.read_body_shape(&body, anthropic);
         }
         let (endpoint, kind, provider) = (route.endpoint.clone(), route.kind, route.provider);
+        let query = parts
+            .uri
+            .query()
+            .map(|q| self.tape.redactor.redact_text(q).into_owned());
         let live = Live {
             method: parts.method.as_str().to_owned(),
             endpoint,
+            query,
             kind,
             provider,
             sha256: request_sha256(&body),
@@ -611,7 +686,10 @@ impl Server {
             })
         };
         let exact = open()
-            .find(|(_, e)| e.request_sha256.as_deref() == Some(live.sha256.as_str()))
+            .find(|(_, e)| {
+                e.request_sha256.as_deref() == Some(live.sha256.as_str())
+                    && (e.query == live.query || e.query.is_none() && e.body.is_none())
+            })
             .map(|(i, _)| i);
         let mut form = LiveForm::new(live, self);
         let found = exact.or_else(|| {
@@ -661,34 +739,26 @@ impl Server {
         let live = form.live;
         let text = live.text.as_deref()?;
         if !live.kind.generates() {
-            let a: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-            return Some(
-                if e.request_sha256.as_deref() == Some(live.sha256.as_str()) || a.is_null() {
-                    Vec::new()
-                } else {
-                    vec![Difference {
-                        pointer: String::new(),
-                        left: None,
-                        right: Some(a),
-                    }]
-                },
-            );
+            return Some(self.other_differences(e, live, text));
         }
         form.request.as_ref()?;
-        let recorded = e.body.as_ref()?;
-        let elided = match &e.elided {
-            Some((count, sha)) => {
+        let key = conversation_member(live.kind);
+        // The whole conversation when the tape lets it be rebuilt; else the messages
+        // after the elided ones, whose digest must then be the recorded one.
+        let (recorded, elided) = match (&e.elided, &e.full) {
+            (Some(_), Some(full)) => (full, 0),
+            (Some((count, sha)), None) => {
                 let live_sha = form.prefixes.get(*count);
                 if live_sha != Some(sha) {
                     return Some(vec![Difference {
-                        pointer: format!("/messages/0..{count}"),
+                        pointer: format!("/{key}/0..{count}"),
                         left: Some(Value::String(format!("history {sha}"))),
                         right: live_sha.map(|h| Value::String(format!("history {h}"))),
                     }]);
                 }
-                *count
+                (e.body.as_ref()?, *count)
             }
-            None => 0,
+            (None, _) => (e.body.as_ref()?, 0),
         };
         let live_v = form.body(self, elided)?;
         let mut d = if json_eq(recorded, live_v) {
@@ -696,6 +766,12 @@ impl Server {
         } else {
             diff(recorded, live_v)
         };
+        // Pointers name the request's own messages, elided ones counted.
+        if elided > 0 {
+            for x in &mut d {
+                x.pointer = shift_index(&x.pointer, key, elided);
+            }
+        }
         if form.system != e.system {
             d.push(Difference {
                 pointer: "/system".into(),
@@ -704,6 +780,43 @@ impl Server {
             });
         }
         Some(d)
+    }
+
+    /// An API reel reads into no turns: the same query, and the same body (byte for
+    /// byte, else as JSON with the trace's redaction, the volatile members and the
+    /// `--ignore` pointers applied to both sides).
+    fn other_differences(&self, e: &Recorded, live: &Live, text: &str) -> Vec<Difference> {
+        let mut d = Vec::new();
+        if e.query != live.query && (e.query.is_some() || live.query.is_some()) {
+            d.push(Difference {
+                pointer: "?".into(),
+                left: e.query.clone().map(Value::String),
+                right: live.query.clone().map(Value::String),
+            });
+        }
+        if e.request_sha256.as_deref() == Some(live.sha256.as_str()) {
+            return d;
+        }
+        let parsed = serde_json::from_str::<Value>(text).ok();
+        match (&e.body, parsed) {
+            (Some(recorded), Some(v)) => {
+                let redacted = self.tape.redactor.redact_json(&v.to_string()).into_owned();
+                let mut v: Value = serde_json::from_str(&redacted).unwrap_or(v);
+                for p in &self.ignore {
+                    p.remove_from(&mut v);
+                }
+                if !json_eq(recorded, &v) {
+                    d.extend(diff(recorded, &v));
+                }
+            }
+            (_, None) if text.trim().is_empty() => {}
+            (_, v) => d.push(Difference {
+                pointer: String::new(),
+                left: None,
+                right: Some(v.unwrap_or_else(|| Value::String(format!("{} bytes", text.len())))),
+            }),
+        }
+        d
     }
 
     async fn serve(&self, i: usize) -> Response<Reply> {
@@ -763,5 +876,55 @@ impl Server {
                 "reel: bad recorded header",
             )
         })
+    }
+}
+
+/// `/key/i/…` with `i` moved up by `by` (a pointer into the messages after the elided
+/// ones, named in the whole request's index space).
+fn shift_index(pointer: &str, key: &str, by: usize) -> String {
+    let prefix = format!("/{key}/");
+    let Some(rest) = pointer.strip_prefix(&prefix) else {
+        return pointer.to_owned();
+    };
+    let (index, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match index.parse::<usize>() {
+        Ok(i) => format!("{prefix}{}{tail}", i + by),
+        Err(_) => pointer.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pointer_after_elided_messages_names_the_whole_requests_index() {
+        assert_eq!(
+            shift_index("/input/2/output", "input", 3),
+            "/input/5/output"
+        );
+        assert_eq!(shift_index("/input/0", "input", 1), "/input/1");
+        assert_eq!(
+            shift_index("/messages/1/content/0", "messages", 4),
+            "/messages/5/content/0"
+        );
+        assert_eq!(shift_index("/model", "input", 3), "/model");
+        assert_eq!(shift_index("/input/x", "input", 3), "/input/x");
+    }
+
+    #[test]
+    fn responses_per_run_ids_are_volatile() {
+        let mut body = serde_json::json!({
+            "model": "m",
+            "client_metadata": {"session_id": "s1", "turn_id": "t1"},
+            "input": [{"id": "msg_1", "type": "message"}, {"type": "function_call_output", "id": "x", "output": "o"}],
+        });
+        for p in VOLATILE {
+            Pointer::parse(p).unwrap().remove_from(&mut body);
+        }
+        assert_eq!(
+            body,
+            serde_json::json!({"model": "m", "input": [{"type": "message"}, {"type": "function_call_output", "output": "o"}]})
+        );
     }
 }

@@ -403,6 +403,16 @@ fn responses_item(v: &Value) -> (&'static str, Vec<Block>) {
     }
 }
 
+/// The member that holds a request's conversation: `input` (Responses), else
+/// `messages`. Pointers into a request name it so (`/input/5/output`).
+pub fn conversation_member(endpoint: Endpoint) -> &'static str {
+    if endpoint == Endpoint::Responses {
+        "input"
+    } else {
+        "messages"
+    }
+}
+
 /// The members of a request that replay matches on, as the trace keeps them in
 /// `llm.request.request.body`: the request with its first `elided` conversation
 /// messages removed, tool definitions replaced by `{name, sha256}` (the SHA-256 of the
@@ -413,11 +423,7 @@ pub fn matchable(endpoint: Endpoint, body: &str, elided: usize) -> Option<Value>
     let o = v.as_object_mut()?;
     o.remove("system");
     o.remove("instructions");
-    let key = if endpoint == Endpoint::Responses {
-        "input"
-    } else {
-        "messages"
-    };
+    let key = conversation_member(endpoint);
     if let Some(Value::Array(m)) = o.get_mut(key) {
         m.drain(..elided.min(m.len()));
     }

@@ -369,7 +369,16 @@ struct Exchange {
     conversation: u64,
     /// `--mmsp`: the request's `x-mmsp-trace-id`, then the exchange's trace id.
     mmsp_id: Option<String>,
+    /// A request reel reads into no turns: its JSON body, redacted (up to
+    /// [`KEPT_BODY_MAX`]), so replay can match it by content and `--ignore`.
+    other: Option<Value>,
+    /// The request's query, redacted (`?alt=sse`): replay matches on it.
+    query: Option<String>,
 }
+
+/// The largest request body of an API reel does not read that the trace keeps (as
+/// `request.body`); a larger one is matched on replay by its SHA-256 only.
+pub const KEPT_BODY_MAX: usize = 1 << 20;
 
 struct OwnedRoute {
     upstream: McpUrl,
@@ -460,6 +469,15 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
             .get(crate::mmsp::TRACE_ID_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
+        other: (!route.kind.generates() && body.len() <= KEPT_BODY_MAX)
+            .then(|| serde_json::from_slice::<Value>(&body).ok())
+            .flatten()
+            .filter(Value::is_object)
+            .map(|v| redacted_value(sh.tape.redactor(), &v)),
+        query: parts
+            .uri
+            .query()
+            .map(|q| sh.tape.redactor().redact_text(q).into_owned()),
         route,
     };
 
@@ -605,6 +623,12 @@ fn replay_fields(sh: &Shared, ex: &Exchange) -> Map<String, Value> {
             request.insert("elided".into(), json!({ "count": f.elided, "sha256": sha }));
         }
     }
+    if let Some(b) = &ex.other {
+        request.insert("body".into(), b.clone());
+    }
+    if let Some(q) = &ex.query {
+        request.insert("query".into(), q.clone().into());
+    }
     fields.insert("request".into(), Value::Object(request));
     fields
 }
@@ -683,7 +707,7 @@ fn respond(
         kinds::EXCHANGE
     };
     let mut fields = replay_fields(&sh, &ex);
-    if !ex.route.kind.generates() {
+    if !ex.route.kind.generates() && ex.other.is_none() {
         // Replay matches a non-generation request on its body as sent.
         if let Some(body) = fields.get_mut("request").and_then(Value::as_object_mut) {
             body.remove("body");

@@ -45,7 +45,10 @@ OpenRouter, a mock): request paths go under URL's path, without doubling a /v1 i
 in. --map /PREFIX=URL sends the paths under /PREFIX to URL, the prefix stripped.
 
 With -- CMD…, reel starts CMD (the agent) with ANTHROPIC_BASE_URL=http://ADDR,
-OPENAI_BASE_URL=http://ADDR/v1 and OPENAI_API_BASE (the same) pointing at itself, ends
+OPENAI_BASE_URL=http://ADDR/v1, OPENAI_API_BASE (the same) and GOOGLE_GEMINI_BASE_URL
+(Gemini CLI's) pointing at itself (Codex CLI reads OPENAI_BASE_URL for its built-in
+provider; a provider of its config.toml needs `-c model_providers.NAME.base_url=
+http://ADDR/v1`), ends
 the trace with CMD's exitCode and exits with CMD's status (SIGINT/SIGTERM/SIGHUP are
 forwarded to it). Without CMD it prints the export lines on stdout and runs until
 SIGINT/SIGTERM (end reason \"producer_shutdown\", exit 0).
@@ -198,6 +201,8 @@ fn agent_env(addr: std::net::SocketAddr) -> Vec<(&'static str, String)> {
         ("ANTHROPIC_BASE_URL", base.clone()),
         ("OPENAI_BASE_URL", format!("{base}/v1")),
         ("OPENAI_API_BASE", format!("{base}/v1")),
+        // Gemini CLI's own variable (it does not read the others).
+        ("GOOGLE_GEMINI_BASE_URL", base),
     ]
 }
 

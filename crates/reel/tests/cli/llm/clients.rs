@@ -161,6 +161,24 @@ sys.stdout.write(r.read().decode())
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// POSTs `body` to `url`; `STATUS BODY` (an HTTP error is an answer here).
+fn post_status(url: &str, body: &str) -> String {
+    let script = r#"
+import sys, urllib.request, urllib.error
+try:
+    r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], sys.argv[2].encode(),
+        {"content-type": "application/json"}))
+    sys.stdout.write(f"{r.status} {r.read().decode()}")
+except urllib.error.HTTPError as e:
+    sys.stdout.write(f"{e.code} {e.read().decode()}")
+"#;
+    let out = Command::new(python())
+        .args(["-c", script, url, body])
+        .output()
+        .expect("python");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn ls_json(dir: &Path) -> Value {
     let out = reel().arg("ls").arg(dir).arg("--json").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -217,6 +235,33 @@ fn an_api_reel_does_not_read_is_said_so_never_zero_tokens_in_silence() {
         human.contains("llm exchanges gave none, see the warnings"),
         "{human}"
     );
+
+    // Replayed by content: the same answers; another query or body is a miss, and an
+    // ignored member is not.
+    let play = Llm::play(&trace, &[]);
+    let url = |q: &str| {
+        format!(
+            "{}/v1beta/models/reel-text:streamGenerateContent{q}",
+            play.url
+        )
+    };
+    let other_query = post_status(&url("?alt=json"), body);
+    assert!(
+        other_query.starts_with("404") && other_query.contains("differs at ?"),
+        "{other_query}"
+    );
+    let changed_body = body.replace("Say hello.", "Say goodbye.");
+    let miss = post_status(&url("?alt=sse"), &changed_body);
+    assert!(miss.contains("/contents/0/parts/0/text"), "{miss}");
+    assert_eq!(post(&url("?alt=sse"), body), streamed);
+    drop(play);
+    let play = Llm::play(&trace, &["--ignore", "/contents/0/parts/0/text"]);
+    let url = format!(
+        "{}/v1beta/models/reel-text:streamGenerateContent?alt=sse",
+        play.url
+    );
+    assert_eq!(post(&url, &changed_body), streamed);
+    drop(play);
 
     // Two runs whose answers differ are never "identical", turns or not.
     let changed = tmp.path().join("changed.jsonl");

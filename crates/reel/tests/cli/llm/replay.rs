@@ -154,7 +154,7 @@ fn a_wrapped_command_sees_the_base_urls_and_its_status_ends_the_trace() {
         .args(["--upstream", &up.url, "--", "sh", "-c"])
         .arg(concat!(
             "\"$0\" -W ignore \"$1\" --api anthropic --mode plain --scenario text >/dev/null || exit 99; ",
-            "printf '%s|%s|%s\\n' \"$ANTHROPIC_BASE_URL\" \"$OPENAI_BASE_URL\" \"$OPENAI_API_BASE\"; exit 7"
+            "printf '%s|%s|%s|%s\\n' \"$ANTHROPIC_BASE_URL\" \"$OPENAI_BASE_URL\" \"$OPENAI_API_BASE\" \"$GOOGLE_GEMINI_BASE_URL\"; exit 7"
         ))
         .arg(python())
         .arg(Peers::script("llm_client.py"))
@@ -172,7 +172,7 @@ fn a_wrapped_command_sees_the_base_urls_and_its_status_ends_the_trace() {
         .lines()
         .find_map(|l| l.strip_prefix("reel: listening on "))
         .unwrap_or_else(|| panic!("no listening line: {stderr}"));
-    assert_eq!(stdout.trim(), format!("{url}|{url}/v1|{url}/v1"));
+    assert_eq!(stdout.trim(), format!("{url}|{url}/v1|{url}/v1|{url}"));
     let tape = Tape::read(&crate::harness::play_http_support::only_trace(&dir));
     assert_eq!(tape.end()["exitCode"], 7, "{}", tape.end());
     assert_eq!(
@@ -180,4 +180,73 @@ fn a_wrapped_command_sees_the_base_urls_and_its_status_ends_the_trace() {
         1,
         "the agent's call is recorded"
     );
+}
+
+/// `llm_responses_agent.py` (a Responses agent with Codex CLI's per-run identities)
+/// against `base`; its output line.
+fn responses_agent(base: &str, stream: bool, tool_output: &str) -> (Option<i32>, Value) {
+    let mut c = std::process::Command::new(python());
+    c.arg(Peers::script("llm_responses_agent.py")).args([
+        "--base",
+        base,
+        "--tool-output",
+        tool_output,
+    ]);
+    if stream {
+        c.arg("--stream");
+    }
+    let (code, out, err) = run(c);
+    let line = out.lines().last().unwrap_or_default();
+    (
+        code,
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {out}{err}")),
+    )
+}
+
+/// A Responses agent sends fresh ids every run (`client_metadata`, the ids of the input
+/// items it re-sends): volatile, so a second honest run replays with no miss, the
+/// elided history included (compared as the whole conversation rebuilt from the tape);
+/// and a real change is named where the request says it (`/input/2/output`), with
+/// `--ignore` working in that same index space.
+#[test]
+fn a_responses_agent_with_per_run_ids_replays_and_misses_name_its_own_pointers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let upstream = Upstream::scripted(tmp.path(), "up");
+    let llm = Llm::record(tmp.path(), &upstream.url, &[]);
+    for stream in [false, true] {
+        let (code, out) = responses_agent(&llm.url, stream, "sunny, 21 C");
+        assert_eq!((code, out["rounds"].as_u64()), (Some(0), Some(2)), "{out}");
+    }
+    let trace = llm.finish();
+    let tape = Tape::read(&trace);
+    let elided = tape
+        .turns()
+        .iter()
+        .filter(|t| t.to_string().contains("history_elided"))
+        .count();
+    assert_eq!(elided, 2, "each second round elided the first");
+
+    let play = Llm::play(&trace, &[]);
+    for stream in [false, true] {
+        let (code, out) = responses_agent(&play.url, stream, "sunny, 21 C");
+        assert_eq!(code, Some(0), "{out}");
+        assert_eq!(out["text"], "It is sunny in Paris.");
+    }
+    let stopped = play.stop();
+    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert!(stopped.stderr.contains("0 misses"), "{}", stopped.stderr);
+
+    // Another tool output: a miss that names the request's own member and index.
+    let play = Llm::play(&trace, &[]);
+    let (code, out) = responses_agent(&play.url, false, "rainy");
+    assert_eq!(code, Some(3), "{out}");
+    let body = out["error"]["body"].as_str().unwrap();
+    assert!(body.contains("/input/2/output"), "{body}");
+    assert!(!body.contains("/messages"), "{body}");
+    assert_eq!(play.stop().code, Some(3));
+    // Ignored there, it replays.
+    let play = Llm::play(&trace, &["--ignore", "/input/2/output"]);
+    let (code, out) = responses_agent(&play.url, false, "rainy");
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(play.stop().code, Some(0));
 }
