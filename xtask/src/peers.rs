@@ -87,6 +87,15 @@ pub const NPM_OWN_PREFIX: &[(&str, &str, &str)] = &[
     // needs Node >= 22; 4.1 runs on the machine's Node 20. Its own prefix keeps vite's
     // dependency tree out of the shared `node_modules`.
     ("vitest-4.1.12", "vitest", "4.1.12"),
+    // Claude Code, the agent harness, end to end: its model calls through `reel llm`, its
+    // MCP servers through `reel install`/`reel play`. The npm package carries the native
+    // binary in a per-platform optional dependency (no install script is needed); 384 MB,
+    // so a prefix of its own.
+    (
+        "claude-code-2.1.332",
+        "@anthropic-ai/claude-code",
+        "2.1.332",
+    ),
 ];
 
 /// The Node 24 binary the conformance suites run on (they need Node ≥ 22): its prefix and

@@ -86,6 +86,18 @@ pub mod methods {
     pub const PING: &str = "ping";
     /// The client's choice of log level.
     pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+    /// 2026-07-28: the stream of the server's notifications a client subscribes to.
+    pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+
+    /// Requests that stay open while the server sends what they subscribed to, and are
+    /// answered (if ever) when the subscription or the session ends: replay keeps them
+    /// open and sends what came on them in its recorded place.
+    pub const LONG_LIVED: [&str; 1] = [SUBSCRIPTIONS_LISTEN];
+
+    /// Whether requests of `method` are [`LONG_LIVED`].
+    pub fn is_long_lived(method: &str) -> bool {
+        LONG_LIVED.contains(&method)
+    }
 
     /// Requests every server answers alike (an empty result): a client other than the
     /// recorded one may send them when it likes.

@@ -22,6 +22,9 @@ pub(super) enum JobState {
     WaitAnswer,
     WaitIndex,
     Held,
+    /// A long-lived request waiting for the client to reach the recorded place of its
+    /// next message (see `play/long_lived.rs`).
+    WaitPosition,
 }
 
 /// A live request being answered from its recorded exchange.
@@ -211,6 +214,9 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 return;
             };
             let next = self.next_step(job);
+            if self.not_yet_placed(job, &next) {
+                return self.set_state(id, JobState::WaitPosition);
+            }
             let (seq, t) = match next {
                 Next::Item(i) => (i.seq, i.t),
                 Next::Response(r) => (r.seq, r.t),

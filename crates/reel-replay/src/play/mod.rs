@@ -33,6 +33,7 @@ mod handshake;
 pub mod http;
 mod incoming;
 mod jobs;
+mod long_lived;
 mod misses;
 mod out;
 mod record;
@@ -576,6 +577,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
     /// place was reached go out, and what was written is flushed.
     fn settle(&mut self) -> Result<(), PlayError> {
         self.fire_timers();
+        self.advance_long_lived();
         self.pump_unsolicited();
         if !self.client.gone {
             if let Err(e) = self.client.out.flush() {
@@ -833,6 +835,9 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         for (_, job) in std::mem::take(&mut self.calls.jobs) {
             if job.state == JobState::Held {
                 self.summary.held += 1;
+            }
+            if job.state == JobState::WaitPosition {
+                self.summary.kept_open += 1;
             }
             self.client.out.close(Route::Reply(job.route));
         }

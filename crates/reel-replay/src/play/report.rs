@@ -158,6 +158,9 @@ pub struct Summary {
     /// Handshakes of the other era answered from the one the tape holds (`initialize`
     /// from a recorded `server/discover`).
     pub bridged: u64,
+    /// Long-lived requests (`subscriptions/listen`) still open when the client ended,
+    /// as they were when the recording ended: not misses.
+    pub kept_open: u64,
     /// Requests forwarded to the live server (`--subset`).
     pub forwarded: u64,
     /// Requests the tape could not answer.
@@ -201,6 +204,7 @@ impl Summary {
     pub fn absorb(&mut self, o: Summary) {
         self.answered += o.answered;
         self.bridged += o.bridged;
+        self.kept_open += o.kept_open;
         self.answered_again += o.answered_again;
         self.generic += o.generic;
         self.forwarded += o.forwarded;
@@ -250,6 +254,13 @@ impl Summary {
                 s,
                 ", {} handshake answered from the other era's (initialize from server/discover)",
                 self.bridged
+            );
+        }
+        if self.kept_open > 0 {
+            let _ = write!(
+                s,
+                ", {} long-lived request(s) kept open to the end, as recorded",
+                self.kept_open
             );
         }
         if self.forwarded > 0 {

@@ -322,7 +322,6 @@ impl Tape {
         &self.exchanges[i as usize]
     }
 
-    #[cfg(test)]
     /// All exchanges indexed so far.
     pub fn exchanges(&self) -> &[RecExchange] {
         &self.exchanges

@@ -34,6 +34,10 @@ Scripts (the request's `model`)
                  reasoning_content and reasoning tokens, Responses reasoning item with
                  a summary, Ollama `thinking`), then the answer
     reel-big-N   N MiB of answer text in 16 KiB deltas, made as it is sent
+    reel-mcp-T   (Anthropic Messages) a call of the offered tool named T or ending in
+                 `__T` (an MCP tool as Claude Code names it: `mcp__SERVER__T`) with the
+                 input MCP_INPUTS[T]; once the last message carries its result, the
+                 answer "The tool said: <the result's text>."
 Faults, as a suffix to any of them (`reel-text-429`, `reel-tool-sever`, ...)
     -sever             stream: the head and 3 events, then the socket is closed with no
                        final chunk; plain: the head and half the body, then closed
@@ -95,6 +99,8 @@ FAULTS = ("midstream-error", "sever", "stall", "429", "529", "500", "gzip", "slo
           "coalesce", "gap", "linger", "closedelim")
 ENDINGS = ("coalesce", "gap", "linger", "closedelim")
 BASES = ("reel-text", "reel-tool", "reel-think")
+# reel-mcp-T: the input each known MCP test tool is called with.
+MCP_INPUTS = {"add": {"a": 2, "b": 3}, "shout": {"text": "hi"}, "echo": {"message": "hi"}}
 
 _counter = 0
 _counter_lock = threading.Lock()
@@ -144,6 +150,9 @@ def parse_model(model):
     m = re.fullmatch(r"reel-big-(\d+(?:\.\d+)?)", model)
     if m:
         return "reel-big", float(m.group(1)), fault
+    m = re.fullmatch(r"reel-mcp-(\w+)", model)
+    if m and m.group(1) in MCP_INPUTS:
+        return "reel-mcp", m.group(1), fault
     return None
 
 
@@ -163,16 +172,35 @@ class Scenario:
     def __init__(self, n, model, base, big, fault, tool_result):
         self.n, self.model, self.base, self.big, self.fault = n, model, base, big, fault
         self.tool_result = tool_result
+        self.tool_name, self.tool_input = TOOL_NAME, TOOL_INPUT
+        self.answer = None
+
+    def use_offered_tool(self, body):
+        """reel-mcp-T: the offered tool to call, and the answer once it answered."""
+        wanted = self.big
+        names = [t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)]
+        self.tool_name = next((n for n in names if n == wanted or n.endswith("__" + wanted)),
+                              wanted)
+        self.tool_input = MCP_INPUTS[wanted]
+        if self.tool_result:
+            content = body["messages"][-1]["content"]
+            result = next(b for b in content if b.get("type") == "tool_result")
+            parts = result.get("content")
+            text = parts if isinstance(parts, str) else "".join(
+                p.get("text", "") for p in parts or [] if isinstance(p, dict))
+            self.answer = f"The tool said: {text}."
 
     @property
     def calls_tool(self):
-        return self.base == "reel-tool" and not self.tool_result
+        return self.base in ("reel-tool", "reel-mcp") and not self.tool_result
 
     @property
     def thinks(self):
         return self.base == "reel-think"
 
     def text(self):
+        if self.answer is not None:
+            return self.answer
         if self.base == "reel-big":
             return "".join(big_pieces(self.big))
         return TOOL_ANSWER if self.base == "reel-tool" else ANSWER
@@ -202,8 +230,8 @@ def anthropic_message(sc):
     if sc.thinks:
         content.append({"type": "thinking", "thinking": THINKING, "signature": SIGNATURE})
     if sc.calls_tool:
-        content.append({"type": "tool_use", "id": sc.rid("toolu_01"), "name": TOOL_NAME,
-                        "input": TOOL_INPUT})
+        content.append({"type": "tool_use", "id": sc.rid("toolu_01"), "name": sc.tool_name,
+                        "input": sc.tool_input})
     else:
         content.append({"type": "text", "text": sc.text()})
     return {"id": sc.rid("msg_01"), "type": "message", "role": "assistant", "model": sc.model,
@@ -234,9 +262,10 @@ def anthropic_events(sc):
         yield from block({"type": "thinking", "thinking": "", "signature": ""}, deltas)
         index += 1
     if sc.calls_tool:
-        yield from block({"type": "tool_use", "id": sc.rid("toolu_01"), "name": TOOL_NAME,
+        parts = TOOL_ARG_PARTS if sc.tool_input is TOOL_INPUT else [json.dumps(sc.tool_input)]
+        yield from block({"type": "tool_use", "id": sc.rid("toolu_01"), "name": sc.tool_name,
                           "input": {}},
-                         [{"type": "input_json_delta", "partial_json": p} for p in TOOL_ARG_PARTS])
+                         [{"type": "input_json_delta", "partial_json": p} for p in parts])
     else:
         yield from block({"type": "text", "text": ""},
                          ({"type": "text_delta", "text": t} for t in sc.text_pieces()))
@@ -695,6 +724,8 @@ class Handler(BaseHTTPRequestHandler):
         if sc is None:
             return self.send_json(404, anthropic_error(404, f"model: {body.get('model')}", rid),
                                   headers)
+        if sc.base == "reel-mcp":
+            sc.use_offered_tool(body)
         status = self.status_fault(sc)
         if status:
             messages = {429: "Number of requests has exceeded your rate limit.",

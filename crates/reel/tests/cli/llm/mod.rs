@@ -14,12 +14,14 @@
 //!   an API reel does not read, said so;
 //! - `endings`: however a client hangs up and however the last writes are framed, a
 //!   whole answer is never called truncated;
+//! - `harness_e2e`: Claude Code recorded (install, llm) and replayed offline, whole;
 //! - `replay`: misses, repeated requests, pacing, `--play -- CMD`, and `reel llm -- CMD`.
 
 mod clients;
 mod conversation;
 mod endings;
 mod faults;
+mod harness_e2e;
 mod matrix;
 mod mmsp;
 mod offline;
