@@ -2,7 +2,7 @@
 // the twin of llm_client.py: the same command line and the same output line.
 //
 //     node llm_client.mjs --api anthropic|chat|responses --mode stream|plain \
-//         --scenario text|tool|think [--model M] [--raw-out FILE]
+//         --scenario text|tool|think [--model M] [--raw-out FILE] [--repeat N]
 //
 // Base URLs from ANTHROPIC_BASE_URL (no `/v1`) and OPENAI_BASE_URL (with `/v1`), read by
 // the SDKs themselves; keys from ANTHROPIC_API_KEY / OPENAI_API_KEY or a fixed fake key;
@@ -38,6 +38,7 @@ const { values: args } = parseArgs({
     scenario: { type: "string" },
     model: { type: "string" },
     "raw-out": { type: "string" },
+    repeat: { type: "string" },
   },
 });
 const check = (name, allowed) => {
@@ -299,11 +300,16 @@ async function runResponses() {
 const run = { anthropic: runAnthropic, chat: runChat, responses: runResponses }[args.api];
 let out;
 let code = 0;
-try {
-  out = await run();
-} catch (e) {
-  out = { error: { class: e?.constructor?.name ?? typeof e, status: e?.status ?? null, message: String(e?.message ?? e) } };
-  code = 3;
+// `--repeat N`: the case N times in this process, a line each (the last printed below).
+const repeat = Number(args.repeat || "1");
+for (let i = 0; i < repeat && code === 0; i++) {
+  if (i > 0) process.stdout.write(JSON.stringify(out) + "\n");
+  try {
+    out = await run();
+  } catch (e) {
+    out = { error: { class: e?.constructor?.name ?? typeof e, status: e?.status ?? null, message: String(e?.message ?? e) } };
+    code = 3;
+  }
 }
 if (args["raw-out"]) {
   await Promise.all(pending);

@@ -121,6 +121,41 @@ fn the_official_sdks_get_no_truncated_turn_whatever_the_last_writes() {
 }
 
 #[test]
+fn the_official_node_sdks_get_no_truncated_turn_whatever_the_last_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let upstream = Upstream::scripted(tmp.path(), "up");
+    let llm = Llm::record(tmp.path(), &upstream.url, &[]);
+    let bases = llm.bases();
+    let mut n = 0;
+    for api in ["anthropic", "chat", "responses"] {
+        for e in ENDINGS {
+            let mut c = Command::new("node");
+            c.arg(Peers::script("llm_client.mjs"))
+                .args(["--api", api, "--mode", "stream", "--scenario", "text"])
+                .args([
+                    "--model",
+                    &format!("reel-text-{e}"),
+                    "--repeat",
+                    &RUNS.to_string(),
+                ])
+                .env("ANTHROPIC_BASE_URL", &bases.anthropic)
+                .env("OPENAI_BASE_URL", &bases.openai)
+                .env("REEL_PEERS", super::support::peers_root())
+                .env_remove("ANTHROPIC_API_KEY")
+                .env_remove("OPENAI_API_KEY");
+            let outs = lines_of(c, "llm_client.mjs");
+            assert_eq!(outs.len(), RUNS as usize, "{api}/{e}");
+            assert!(
+                outs.iter().all(|o| o["text"] == "Hello from the upstream."),
+                "{outs:?}"
+            );
+            n += outs.len();
+        }
+    }
+    assert_whole(&llm.finish(), n);
+}
+
+#[test]
 fn the_ai_sdk_and_litellm_get_no_truncated_turn_whatever_the_last_writes() {
     let tmp = tempfile::tempdir().unwrap();
     let upstream = Upstream::scripted(tmp.path(), "up");
