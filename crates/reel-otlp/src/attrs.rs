@@ -74,7 +74,8 @@ pub mod names {
     pub const REEL_KIND: &str = "reel.session.kind";
     /// `client` (client→server) or `server` (a server→client request).
     pub const REEL_INITIATOR: &str = "reel.initiator";
-    /// `pending`: no answer was recorded; `replaced`: the id was reused before one.
+    /// `pending`: no answer was recorded; `replaced`: the id was reused before one;
+    /// `probe_refused`: a `server/discover` probe a legacy server refused (not an error).
     pub const REEL_OUTCOME: &str = "reel.outcome";
     /// The server's exit code (the `end` line).
     pub const REEL_EXIT_CODE: &str = "reel.exit_code";

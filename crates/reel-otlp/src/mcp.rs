@@ -231,6 +231,19 @@ fn result_member(env: &Envelope<'_>, key: &str) -> Option<String> {
 
 /// The error attributes and status of a response.
 fn outcome(method: &str, env: &Envelope<'_>, attrs: &mut Attrs) -> Option<Status> {
+    // The one rule of what counts as an error (`reel_trace::errors`): a refused
+    // `server/discover` probe is the legacy server's expected answer, which the client
+    // falls back from; its span says so and is not an error.
+    if env.error.is_some()
+        && reel_trace::errors::answer_counts(Some(method), true, false)
+            == reel_trace::errors::AnswerCount::ProbeRefused
+    {
+        if let (Some(code), _) = env.error_parts().unwrap_or((None, None)) {
+            attrs.str(names::RPC_STATUS, code.to_string());
+        }
+        attrs.str(names::REEL_OUTCOME, "probe_refused");
+        return None;
+    }
     if env.error.is_some() {
         let (code, message) = env.error_parts().unwrap_or((None, None));
         match code {

@@ -240,6 +240,15 @@ fn assert_mcp_spans_match(trace: &Path, spans: &[Value]) {
             assert_eq!(s["name"], method.as_str(), "{s}");
         }
         match answer {
+            // A legacy server's refusal of the discover probe: not an error (the one
+            // rule of reel_trace::errors), its code kept.
+            Some(a) if a.get("error").is_some() && method == "server/discover" => {
+                let code = a["error"]["code"].to_string();
+                assert_eq!(attr(s, "rpc.response.status_code"), code.as_str(), "{s}");
+                assert_eq!(attr(s, "reel.outcome"), "probe_refused", "{s}");
+                assert!(attr(s, "error.type").is_null(), "{s}");
+                assert_eq!(s["status"]["code"], 0, "{s}");
+            }
             Some(a) if a.get("error").is_some() => {
                 let code = a["error"]["code"].to_string();
                 assert_eq!(attr(s, "error.type"), code.as_str(), "{s}");
