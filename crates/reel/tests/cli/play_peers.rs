@@ -699,3 +699,113 @@ fn python_concurrent_calls_replay_without_misses_when_the_client_lists_more_ofte
     }
     assert!(again > 0, "no replay listed more often than the recording");
 }
+
+/// `listen_client.py` (the Python SDK's `Client.listen()`) against `target` (`--`
+/// and a server command, or `--url` and a URL); its stdout.
+fn listen_client(python: &Path, keep_open: bool, target: &[&str]) -> String {
+    let mut c = Command::new(python);
+    c.arg(Peers::script("listen_client.py"));
+    if keep_open {
+        c.arg("--keep-open");
+    }
+    let out = c
+        .args(target)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A 2026-07-28 `subscriptions/listen` stream replays over stdio as live: its
+/// acknowledgement and the `ToolsListChanged` a tool call caused come in their recorded
+/// places, and the stream stays open (a server's "Connection closed" answer recorded at
+/// shutdown is not sent early) — with the stream closed by the client and with it left
+/// open to the end.
+#[test]
+fn a_listen_stream_replays_over_stdio_with_the_python_sdk() {
+    let peers = Peers::get();
+    let python = peers.python.to_str().unwrap();
+    let server = Peers::script("listen_server.py");
+    let server = server.to_str().unwrap();
+    let reel_bin = env!("CARGO_BIN_EXE_reel");
+    let direct = listen_client(&peers.python, false, &["--", python, server]);
+    assert!(direct.ends_with("ALL OK\n"), "{direct}");
+    for keep_open in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let rec = listen_client(
+            &peers.python,
+            keep_open,
+            &["--", reel_bin, "rec", "--dir", d, "--", python, server],
+        );
+        assert_eq!(rec, direct, "through rec");
+        let trace = crate::harness::play_http_support::only_trace(dir.path());
+        let text = std::fs::read_to_string(&trace).unwrap();
+        assert!(text.contains("subscriptions/listen"));
+        if keep_open {
+            assert!(
+                text.contains("Connection closed"),
+                "the answer at shutdown: {text}"
+            );
+        }
+        let report = dir.path().join("report.json");
+        let t = trace.to_str().unwrap();
+        let played = listen_client(
+            &peers.python,
+            keep_open,
+            &[
+                "--",
+                reel_bin,
+                "play",
+                t,
+                "--report",
+                report.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(played, direct, "replayed (keep_open {keep_open})");
+        let doc: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        assert_eq!(doc["verdict"], "clean", "{doc}");
+        assert_eq!(doc["summary"]["missed"], 0, "{doc}");
+        assert_eq!(doc["summary"]["kept_open"], u64::from(keep_open), "{doc}");
+    }
+}
+
+/// The same stream over Streamable HTTP: recorded through `reel rec --url`, served by
+/// `reel play --listen`.
+#[test]
+fn a_listen_stream_replays_over_http_with_the_python_sdk() {
+    use crate::harness::net::{Server, free_port};
+    let peers = Peers::get();
+    let port = free_port();
+    let mut srv = Command::new(&peers.python);
+    srv.arg(Peers::script("listen_server.py"))
+        .args(["--http", &port.to_string()]);
+    let _server = Server::start(srv, port);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let direct = listen_client(&peers.python, false, &["--url", &url]);
+    assert!(direct.ends_with("ALL OK\n"), "{direct}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut rec = crate::harness::reel();
+    rec.args(["rec", "--url", &url, "--listen", "127.0.0.1:0", "--dir"])
+        .arg(dir.path());
+    let proxy = crate::harness::play_http_support::Player::spawn(rec);
+    for keep_open in [false, true] {
+        assert_eq!(
+            listen_client(&peers.python, keep_open, &["--url", &proxy.url]),
+            direct
+        );
+    }
+    assert_eq!(proxy.stop().code(), Some(0));
+    let trace = crate::harness::play_http_support::only_trace(dir.path());
+    let play = crate::harness::play_http_support::Player::start(&trace, &[]);
+    for keep_open in [false, true] {
+        let url = play.url.clone();
+        assert_eq!(
+            listen_client(&peers.python, keep_open, &["--url", &url]),
+            direct
+        );
+    }
+    let stopped = play.stop();
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
+    assert!(stopped.stderr.contains(" 0 missed"), "{}", stopped.stderr);
+}
