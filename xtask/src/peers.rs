@@ -96,6 +96,11 @@ pub const NPM_OWN_PREFIX: &[(&str, &str, &str)] = &[
         "@anthropic-ai/claude-code",
         "2.1.332",
     ),
+    // OpenAI's Codex CLI (the Responses API, per-run ids in every request; its native
+    // binary in a platform package) and Gemini CLI (the Gemini API, which reel records
+    // as exchanges without turns): the other harnesses, recorded and replayed offline.
+    ("codex-0.171.0", "@openai/codex", "0.171.0"),
+    ("gemini-cli-0.61.0", "@google/gemini-cli", "0.61.0"),
 ];
 
 /// The Node 24 binary the conformance suites run on (they need Node ≥ 22): its prefix and

@@ -4,7 +4,8 @@
 //! records its model calls; then the whole run replays offline — `reel llm --play` as
 //! the model, `reel play` as the MCP server — with the same answer, and play's report
 //! holds the verdict although Claude Code ends its MCP servers by signal. `reel
-//! uninstall` puts the original config back byte for byte.
+//! uninstall` puts the original config back byte for byte. Codex CLI and Gemini CLI are
+//! recorded and replayed offline the same way (model calls only).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -169,4 +170,138 @@ fn wait_for(report: &Path) -> Value {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     panic!("reel play wrote no report at {}", report.display());
+}
+
+/// A peer harness's command, installed by `cargo xtask peers` under `prefix`.
+fn peer_bin(prefix: &str, name: &str) -> PathBuf {
+    let p = peers_root()
+        .join(prefix)
+        .join("node_modules/.bin")
+        .join(name);
+    assert!(
+        p.exists(),
+        "peers missing: run `cargo xtask peers` (looked for {})",
+        p.display()
+    );
+    p
+}
+
+/// `codex exec` with reel (at `base`) as a model provider of its own: Codex reads no
+/// base-URL variable for its built-in provider's Responses calls (it tries WebSockets to
+/// the real host), so the provider is given with `-c`, as `reel llm --help` says.
+fn codex(base: &str, home: &Path) -> Command {
+    let codex_home = home.join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let mut c = Command::new(peer_bin("codex-0.171.0", "codex"));
+    c.args(["exec", "--skip-git-repo-check", "-m", "reel-tool"])
+        .args(["-c", "model_provider=reel", "-c"])
+        .arg(format!(
+            r#"model_providers.reel={{name="reel",base_url="{base}/v1",wire_api="responses",env_key="OPENAI_API_KEY"}}"#
+        ))
+        .arg("What is the weather in Paris?")
+        .env("HOME", home)
+        .env("CODEX_HOME", &codex_home)
+        .env("OPENAI_API_KEY", "sk-test-reel-0000")
+        .env_remove("OPENAI_BASE_URL");
+    c
+}
+
+/// Codex CLI through `reel llm` (a tool round: two Responses requests, the second
+/// eliding the first, every request with fresh per-run ids), then a new Codex run
+/// against `reel llm --play`: the same answer and no miss.
+#[test]
+fn codex_cli_records_a_tool_round_and_replays_it_offline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, dir, work) = (
+        tmp.path().join("home"),
+        tmp.path().join("llm"),
+        tmp.path().join("work"),
+    );
+    std::fs::create_dir_all(&work).unwrap();
+    let upstream = Upstream::scripted(tmp.path(), "up");
+    let llm = super::support::Llm::record(&dir, &upstream.url, &[]);
+    let mut c = codex(&llm.url, &home);
+    c.current_dir(&work);
+    let (code, live, err) = run(c);
+    assert_eq!(code, Some(0), "{live}{err}");
+    assert!(
+        live.trim().ends_with("It is sunny in Paris."),
+        "{live}{err}"
+    );
+    let trace = llm.finish();
+    let tape = Tape::read(&trace);
+    assert_eq!(tape.events("llm.request").len(), 2, "a tool round");
+    assert!(
+        tape.text().contains("history_elided"),
+        "the second request elided the first"
+    );
+    assert!(tape.text().contains("client_metadata") || tape.text().contains("\"input\""));
+    drop(upstream);
+
+    let play = super::support::Llm::play(&trace, &[]);
+    let mut c = codex(&play.url, &home);
+    c.current_dir(&work);
+    let (code, replayed, err) = run(c);
+    assert_eq!(code, Some(0), "{replayed}{err}");
+    assert!(
+        replayed.trim().ends_with("It is sunny in Paris."),
+        "{replayed}"
+    );
+    let stopped = play.stop();
+    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert!(stopped.stderr.contains("0 misses"), "{}", stopped.stderr);
+}
+
+/// Gemini CLI, which reads GOOGLE_GEMINI_BASE_URL (set by `reel llm -- CMD`): its
+/// Gemini API stream, an API reel reads into no turns, is recorded whole and not
+/// truncated, said so by `reel check`, and replayed offline to a new run.
+#[test]
+fn gemini_cli_records_through_reel_llm_and_replays_offline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, dir, work) = (
+        tmp.path().join("home"),
+        tmp.path().join("llm"),
+        tmp.path().join("work"),
+    );
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        home.join(".gemini/settings.json"),
+        r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"telemetry":{"enabled":false},"privacy":{"usageStatisticsEnabled":false}}"#,
+    )
+    .unwrap();
+    let gemini = |c: &mut Command| {
+        c.arg(peer_bin("gemini-cli-0.61.0", "gemini"))
+            .args(["-p", "Say hello", "-m", "reel-text"])
+            .current_dir(&work)
+            .env("HOME", &home)
+            .env("GEMINI_API_KEY", "AIza-test-reel-0000")
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+            .env_remove("GOOGLE_GEMINI_BASE_URL");
+    };
+    let upstream = Upstream::scripted(tmp.path(), "up");
+    let mut c = reel();
+    c.arg("llm")
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--upstream", &upstream.url, "--"]);
+    gemini(&mut c);
+    let (code, live, err) = run(c);
+    assert_eq!(code, Some(0), "{live}{err}");
+    assert_eq!(live.trim(), "Hello from the upstream.", "{err}");
+    let trace = only_jsonl(&dir);
+    let tape = Tape::read(&trace);
+    assert!(tape.events("llm.truncated").is_empty(), "{}", tape.text());
+    assert_eq!(tape.events("llm.exchange").len(), 1);
+    let check = reel().arg("check").arg(&trace).output().unwrap();
+    assert!(String::from_utf8_lossy(&check.stdout).contains("llm-turns-missing"));
+    drop(upstream);
+
+    let mut c = reel();
+    c.arg("llm").arg("--play").arg(&trace).arg("--");
+    gemini(&mut c);
+    let (code, replayed, err) = run(c);
+    assert_eq!(code, Some(0), "{replayed}{err}");
+    assert_eq!(replayed, live);
+    assert!(err.contains("0 misses"), "{err}");
 }
