@@ -135,6 +135,32 @@ pub fn with_fresh_request_id(
     Some(top.join_replacing(&[("params", &params)]))
 }
 
+/// The member of a 2026-07-28 message's `_meta` that names the `subscriptions/listen`
+/// request it belongs to.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// A recorded message stamped with one of the recorded subscription ids in `live`
+/// (recorded id text → the live listen request's id), restamped with the live one
+/// (`params._meta`, or `result._meta` on an answer). `None` when it carries no such
+/// stamp.
+pub fn with_subscription_id(
+    raw: &str,
+    live: &std::collections::HashMap<String, String>,
+) -> Option<String> {
+    let top = Members::parse(raw)?;
+    let outer = if top.get("params").is_some() {
+        "params"
+    } else {
+        "result"
+    };
+    let obj = Members::parse(top.get(outer)?)?;
+    let meta = Members::parse(obj.get("_meta")?)?;
+    let id = live.get(meta.get(SUBSCRIPTION_ID)?.trim())?;
+    let meta = meta.join_replacing(&[(SUBSCRIPTION_ID, id)]);
+    let obj = obj.join_replacing(&[("_meta", &meta)]);
+    Some(top.join_replacing(&[(outer, &obj)]))
+}
+
 /// A recorded result object with its top-level member `key` replaced by `value`.
 #[cfg(test)]
 pub fn with_member(raw_object: &str, key: &str, value: &str) -> Option<String> {
@@ -144,6 +170,21 @@ pub fn with_member(raw_object: &str, key: &str, value: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subscription_stamp_is_restamped_with_the_live_id() {
+        let live: std::collections::HashMap<String, String> =
+            [("\"listen-1\"".to_owned(), "\"listen-2\"".to_owned())].into();
+        let ack = r#"{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen-1"},"notifications":{}}}"#;
+        let out = with_subscription_id(ack, &live).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["params"]["_meta"][SUBSCRIPTION_ID], "listen-2");
+        assert_eq!(v["params"]["notifications"], serde_json::json!({}));
+        let other = ack.replace("listen-1", "listen-9");
+        assert_eq!(with_subscription_id(&other, &live), None);
+        let plain = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+        assert_eq!(with_subscription_id(plain, &live), None);
+    }
 
     #[test]
     fn answers_keep_recorded_bytes() {

@@ -3,7 +3,8 @@
 //! `reel stats`' errors list, the OTLP export's span status).
 //!
 //! The rule:
-//! - a JSON-RPC error response is an error, and so is a tool's own error (a result with
+//! - a JSON-RPC error response is an error (either way: a client's error answer to a
+//!   server's request too), and so is a tool's own error (a result with
 //!   `isError: true`), an `llm.error` event, and a `tool_result` block marked
 //!   `is_error` in an llm trace (once per `tool_use_id`);
 //! - except a refused `server/discover` probe that the client followed with a legacy
@@ -135,6 +136,16 @@ impl ErrorTally {
     ) {
         match dir {
             Dir::In => {
+                // A client's error answer to a server's request (a refused sampling
+                // request) is a JSON-RPC error too.
+                let client_error = match is_error {
+                    Some(known) => known,
+                    None => raw.contains("\"error\"") && Envelope::kind_of(raw) == RpcKind::Error,
+                };
+                if client_error {
+                    self.errors += 1;
+                    return;
+                }
                 if !(raw.contains(DISCOVER) || raw.contains("\"initialize\"")) {
                     return;
                 }
@@ -285,6 +296,21 @@ mod tests {
             ],
         );
         assert_eq!((t.errors(), t.notes()), (2, 0));
+    }
+
+    #[test]
+    fn a_clients_error_answer_counts_too() {
+        let mut t = ErrorTally::default();
+        feed(
+            &mut t,
+            &[(
+                Dir::In,
+                None,
+                0,
+                r#"{"jsonrpc":"2.0","id":"s1","error":{"code":-1,"message":"no"}}"#,
+            )],
+        );
+        assert_eq!(t.errors(), 1);
     }
 
     #[test]

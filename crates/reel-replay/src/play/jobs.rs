@@ -153,6 +153,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
 
     pub(super) fn start_job(&mut self, inc: Incoming, ex: u32) {
         self.src.tape.consume(ex);
+        self.remember_subscription(ex, &inc.id_raw);
         self.reach(self.src.tape.exchange(ex).request.seq);
         let id = self.calls.next;
         self.calls.next += 1;
@@ -389,6 +390,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                             text = t;
                         }
                     }
+                    text = self.restamp_subscription(text);
                     self.send(dest, &text, "tape");
                     return true;
                 }

@@ -12,6 +12,11 @@
 //! - An answer never recorded (the recording ended with the stream open) is no miss:
 //!   the request stays open, and the summary counts it as kept open.
 //!
+//! - What the tape sends on a stream is stamped with the live request's id
+//!   (`_meta["io.modelcontextprotocol/subscriptionId"]`, and a server's
+//!   `notifications/cancelled` ending it), not the recorded one: a client numbers its
+//!   requests its own way.
+//!
 //! The job machinery (`play/jobs.rs`) asks [`Server::not_yet_placed`] before each step
 //! of a job, and [`Server::advance_long_lived`] moves the waiting ones on after each
 //! batch of events.
@@ -22,6 +27,7 @@ use reel_mcp::jsonrpc::methods;
 
 use super::jobs::{Job, JobState, Next};
 use super::{ClientOut, Server};
+use crate::splice;
 
 impl<C: ClientOut, D: Write> Server<C, D> {
     /// Whether `next`, the next step of the long-lived `job`, must wait for the client
@@ -44,6 +50,36 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             Next::Unanswerable => true,
             _ => false,
         }
+    }
+
+    /// A long-lived request of exchange `ex` was taken by the live request `live_id`:
+    /// what the tape stamped with the recorded id goes out with the live one.
+    pub(super) fn remember_subscription(&mut self, ex: u32, live_id: &str) {
+        let e = self.src.tape.exchange(ex);
+        if !methods::is_long_lived(self.src.tape.method_name(e.method)) {
+            return;
+        }
+        let recorded = self
+            .with_raw(e.request.at, |raw| {
+                Some(splice::Members::parse(raw)?.get("id")?.trim().to_owned())
+            })
+            .flatten();
+        if let Some(recorded) = recorded {
+            self.calls
+                .subscriptions
+                .insert(recorded, live_id.to_owned());
+        }
+    }
+
+    /// `text` (a recorded notification) with a recorded subscription's id restamped.
+    pub(super) fn restamp_subscription(&self, text: String) -> String {
+        let subs = &self.calls.subscriptions;
+        if subs.is_empty() {
+            return text;
+        }
+        splice::with_subscription_id(&text, subs)
+            .or_else(|| splice::with_fresh_request_id(&text, subs))
+            .unwrap_or(text)
     }
 
     /// Moves on the long-lived jobs waiting for a place the client may now have reached.

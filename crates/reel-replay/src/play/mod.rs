@@ -477,6 +477,9 @@ struct Calls {
     /// The highest recorded position a job has started from: where unsolicited
     /// messages may go out.
     hw: Option<u64>,
+    /// Long-lived requests taken: the recorded id (JSON text) → the live one, which
+    /// restamps what the tape sends on their streams (`play/long_lived.rs`).
+    subscriptions: HashMap<String, String>,
 }
 
 /// Requests the tape sends the client (sampling, roots, elicitation) and the client

@@ -191,6 +191,25 @@ impl Script {
         &self.messages[self.exchanges[e].request.index]
     }
 
+    /// Whether exchange `e` is a long-lived request (`subscriptions/listen`) the
+    /// recorded server answered only after the client's last request: when the session
+    /// ended. Verify awaits no such answer (it ends the session itself), as play sends
+    /// none early.
+    pub fn answered_at_end(&self, e: usize) -> bool {
+        let Some(r) = self.exchanges[e].response else {
+            return false;
+        };
+        let method = Envelope::parse(&self.request(e).raw)
+            .and_then(|env| env.method.map(|m| m.into_owned()));
+        if !method.as_deref().is_some_and(methods::is_long_lived) {
+            return false;
+        }
+        !self
+            .steps
+            .iter()
+            .any(|s| matches!(s.kind, StepKind::Request { .. }) && s.message > r.index)
+    }
+
     /// Client requests in the script.
     pub fn request_count(&self) -> usize {
         self.steps

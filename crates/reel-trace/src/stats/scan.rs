@@ -313,6 +313,16 @@ impl<'c, 'p> Scan<'c, 'p> {
     fn message(&mut self, head: &Head<'_>, rpc: &Rpc<'_>) {
         let inbound = head.dir.get() == Some("in");
         if inbound {
+            // A client's error answer to a server's request is a JSON-RPC error too (the
+            // one rule of `crate::errors`).
+            if let (None, Some(e)) = (rpc.method.get(), rpc.live_error()) {
+                let name = match rpc.live_id() {
+                    Some(id) => format!("client answer to id {}", records::scalar_text(id)),
+                    None => "client answer".to_owned(),
+                };
+                self.jsonrpc_error(head, name, e);
+                return;
+            }
             let (Some(method), Some(id)) = (rpc.method.get(), rpc.live_id()) else {
                 return;
             };

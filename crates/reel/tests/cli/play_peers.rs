@@ -763,6 +763,14 @@ fn a_listen_stream_replays_over_stdio_with_the_python_sdk() {
             ],
         );
         assert_eq!(played, direct, "replayed (keep_open {keep_open})");
+        // A client whose listen request has another id (`listen-2`): the stream's
+        // acknowledgement and events carry the live id.
+        let other_id = listen_client(
+            &peers.python,
+            keep_open,
+            &["--skip-ids", "1", "--", reel_bin, "play", t],
+        );
+        assert_eq!(other_id, direct, "another live id (keep_open {keep_open})");
         let doc: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
         assert_eq!(doc["verdict"], "clean", "{doc}");
         assert_eq!(doc["summary"]["missed"], 0, "{doc}");
@@ -808,4 +816,62 @@ fn a_listen_stream_replays_over_http_with_the_python_sdk() {
     let stopped = play.stop();
     assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
     assert!(stopped.stderr.contains(" 0 missed"), "{}", stopped.stderr);
+}
+
+/// `diff` and `verify` read a listen stream as play does: two honest runs are
+/// identical, and the recorded client played against the live server is the same
+/// (the stream itself not compared: its answer, if any, comes when the session ends).
+#[test]
+fn diff_and_verify_treat_a_listen_stream_as_play_does() {
+    let peers = Peers::get();
+    let python = peers.python.to_str().unwrap();
+    let server = Peers::script("listen_server.py");
+    let server = server.to_str().unwrap();
+    let reel_bin = env!("CARGO_BIN_EXE_reel");
+    let dir = tempfile::tempdir().unwrap();
+    let mut traces = Vec::new();
+    for run in ["a", "b"] {
+        let d = dir.path().join(run);
+        let out = listen_client(
+            &peers.python,
+            true,
+            &[
+                "--",
+                reel_bin,
+                "rec",
+                "--dir",
+                d.to_str().unwrap(),
+                "--",
+                python,
+                server,
+            ],
+        );
+        assert!(out.ends_with("ALL OK\n"), "{out}");
+        traces.push(crate::harness::play_http_support::only_trace(&d));
+    }
+    let diff = crate::harness::reel()
+        .arg("diff")
+        .args(&traces)
+        .output()
+        .unwrap();
+    assert_eq!(
+        diff.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&diff.stdout),
+        String::from_utf8_lossy(&diff.stderr)
+    );
+    let verify = crate::harness::reel()
+        .arg("verify")
+        .arg(&traces[0])
+        .args(["--no-record", "--timeout", "10", "--", python, server])
+        .output()
+        .unwrap();
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&verify.stdout),
+        String::from_utf8_lossy(&verify.stderr)
+    );
 }

@@ -798,10 +798,21 @@ fn ls_and_stats_count_errors_by_one_rule() {
                 json!({"id": 3, "result": {"content": [{"type": "text", "text": "\"error\" is fine"}]}}),
             ),
         ),
+        // The server asks; the client refuses with an error.
+        msg_at(
+            8,
+            "out",
+            rpc(json!({"id": "s1", "method": "sampling/createMessage", "params": {}})),
+        ),
+        msg_at(
+            9,
+            "in",
+            rpc(json!({"id": "s1", "error": {"code": -1, "message": "refused"}})),
+        ),
     ];
     let path = env.trace("errs.jsonl", &lines);
     let r = env.stats(&[&path]);
-    assert_eq!(r["errors"].as_array().unwrap().len(), 3, "{r:#}");
+    assert_eq!(r["errors"].as_array().unwrap().len(), 4, "{r:#}");
     // No end line: ls scans (the end line's count is the writer's, the same rule).
-    assert_eq!(ls_errors(env.dir.path(), "errs"), 3);
+    assert_eq!(ls_errors(env.dir.path(), "errs"), 4);
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """reel's `subscriptions/listen` test client, on the Python `mcp` SDK 2.3 `Client`.
 
-    python listen_client.py [--keep-open] -- SERVER_CMD [ARGS...]     (stdio)
-    python listen_client.py [--keep-open] --url URL                   (Streamable HTTP)
+    python listen_client.py [--keep-open] [--skip-ids N] -- SERVER_CMD [ARGS...]  (stdio)
+    python listen_client.py [--keep-open] [--skip-ids N] --url URL                (HTTP)
 
 Opens `Client.listen(tools_list_changed=True)`, calls `add_tool(name="extra")`, waits
 (at most 10 s) for the `ToolsListChanged` event, lists the tools, and prints one line per
@@ -41,8 +41,14 @@ def main():
     p.add_argument("--url")
     p.add_argument("--keep-open", action="store_true",
                    help="end the session with the listen stream still open (no cancel)")
+    p.add_argument("--skip-ids", type=int, default=0,
+                   help="advance the SDK's process-wide listen-N counter first, so the "
+                        "listen request gets another id than a recording made without")
     p.add_argument("command", nargs="*")
     a = p.parse_args()
+    from mcp.client import subscriptions
+    for _ in range(a.skip_ids):
+        next(subscriptions._listen_ids)
     if a.url:
         target = a.url
     else:

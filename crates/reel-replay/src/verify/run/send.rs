@@ -67,7 +67,7 @@ impl Run<'_> {
                 }
             }
         }
-        let awaited = script.response(e).is_some() && !ex.cancelled;
+        let awaited = script.response(e).is_some() && !ex.cancelled && !script.answered_at_end(e);
         // The first request is the handshake: it also waits for the server to start.
         let wait = if self.handshake.is_none() {
             self.opts.timeout.max(self.opts.start_timeout)
