@@ -51,18 +51,39 @@ pub fn compact(raw: &str) -> String {
     out
 }
 
+/// Levels of nesting [`pretty`] indents; deeper ones stay at this indentation.
+pub const PRETTY_MAX_INDENT: usize = 16;
+
+/// The most [`pretty`] writes beyond its input: its output is at most
+/// `PRETTY_GROWTH × raw.len() + PRETTY_SLACK` bytes, else it gives `raw` back as it is.
+pub const PRETTY_GROWTH: usize = 4;
+/// See [`PRETTY_GROWTH`].
+pub const PRETTY_SLACK: usize = 64 << 10;
+
 /// `raw` with two-space indentation; an empty object or array stays on one line.
+///
+/// Linear in `raw`: indentation stops growing past [`PRETTY_MAX_INDENT`] levels, and an
+/// output that would grow past its budget ([`PRETTY_GROWTH`]) is abandoned for `raw`
+/// itself, so a line nested thousands deep (hostile or not) costs what its bytes do
+/// rather than depth × size.
 pub fn pretty(raw: &str) -> String {
+    let budget = raw
+        .len()
+        .saturating_mul(PRETTY_GROWTH)
+        .saturating_add(PRETTY_SLACK);
     let mut out = String::with_capacity(raw.len() + raw.len() / 4);
     let mut depth = 0usize;
     let newline = |out: &mut String, depth: usize| {
         out.push('\n');
-        for _ in 0..depth {
+        for _ in 0..depth.min(PRETTY_MAX_INDENT) {
             out.push_str("  ");
         }
     };
     let mut toks = tokens(raw).peekable();
     while let Some(t) = toks.next() {
+        if out.len() > budget {
+            return raw.to_owned();
+        }
         match t {
             Tok::Str(s) => out.push_str(s),
             Tok::Char(c @ ('{' | '[')) => {
@@ -94,7 +115,30 @@ pub fn pretty(raw: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{compact, pretty};
+    use super::{PRETTY_GROWTH, PRETTY_MAX_INDENT, PRETTY_SLACK, compact, pretty};
+
+    #[test]
+    fn deep_nesting_costs_what_its_bytes_do() {
+        // 40 KB of nesting: indented at every level it was ~800 MB.
+        let depth = 20_000;
+        let raw = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let p = pretty(&raw);
+        assert!(
+            p.len() <= PRETTY_GROWTH * raw.len() + PRETTY_SLACK,
+            "{}",
+            p.len()
+        );
+        // Moderate nesting is still pretty, its indentation capped.
+        let raw = format!("{}1{}", "[".repeat(40), "]".repeat(40));
+        let p = pretty(&raw);
+        let widest = p
+            .lines()
+            .map(|l| l.len() - l.trim_start().len())
+            .max()
+            .unwrap();
+        assert_eq!(widest, 2 * PRETTY_MAX_INDENT);
+        assert_eq!(compact(&p), raw);
+    }
 
     #[test]
     fn order_numbers_and_escapes_stay_as_written() {

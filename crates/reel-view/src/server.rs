@@ -116,6 +116,18 @@ impl App {
         if site == Some("cross-site") && mode != Some("navigate") {
             return Err("cross-site requests are refused".into());
         }
+        // The API answers the viewer's own pages only: a navigation or an iframe of
+        // another site (or another port of this host: `same-site`) that names an API
+        // route reads trace content, so only same-origin requests and requests no page
+        // made (`none`: a typed URL, curl) reach it.
+        if req.uri().path().starts_with("/_reel/api/")
+            && site.is_some_and(|s| s != "same-origin" && s != "none")
+        {
+            return Err(format!(
+                "the viewer's API answers its own pages only (Sec-Fetch-Site: {})",
+                site.unwrap_or_default()
+            ));
+        }
         Ok(())
     }
 

@@ -559,3 +559,72 @@ fn mmsp_forces_a_cache_directory_with_no_trace_yet() {
     assert!(root.body.contains("No traces here yet"), "{}", root.body);
     assert!(root.body.contains("?sort=name") && root.body.contains("?sort=mtime"));
 }
+
+/// The API answers the viewer's own pages only: a cross-site navigation or iframe (which
+/// pass a fetch check) and a page of another port of this host (`same-site`) are refused
+/// on `/_reel/api/…`, while the viewer's pages stay reachable from a link.
+#[test]
+fn the_api_answers_its_own_pages_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    small_trace(&tmp.path().join("ok.jsonl"), "ok");
+    let v = Viewer::start(&[tmp.path()]);
+    let host = v.addr.clone();
+    for target in ["/_reel/api/home", "/_reel/api/line?t=ok.jsonl&n=2"] {
+        for (site, mode, dest) in [
+            ("cross-site", "navigate", "iframe"),
+            ("cross-site", "navigate", "document"),
+            ("same-site", "navigate", "iframe"),
+            ("same-site", "cors", "empty"),
+        ] {
+            let r = v.get_with(
+                target,
+                &[
+                    ("Host", &host),
+                    ("Sec-Fetch-Site", site),
+                    ("Sec-Fetch-Mode", mode),
+                    ("Sec-Fetch-Dest", dest),
+                ],
+            );
+            assert_eq!(r.status, 403, "{site} {mode} {dest} {target}: {}", r.body);
+            assert!(!r.body.contains("\"runs\"") && !r.body.contains("\"text\""));
+        }
+        for site in ["same-origin", "none"] {
+            let r = v.get_with(target, &[("Host", &host), ("Sec-Fetch-Site", site)]);
+            assert_eq!(r.status, 200, "{site} {target}: {}", r.body);
+        }
+    }
+    let page = v.get_with(
+        "/_reel/",
+        &[
+            ("Host", &host),
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Sec-Fetch-Mode", "navigate"),
+        ],
+    );
+    assert_eq!(page.status, 200, "a link to the viewer still opens it");
+}
+
+/// A line nested thousands deep is shown at the cost of its bytes: its detail (with
+/// the pretty text) stays within a few times the line, and the viewer goes on serving.
+#[test]
+fn a_deeply_nested_line_costs_what_its_bytes_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("deep.jsonl");
+    let depth = 60_000;
+    let nested = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+    let text = format!(
+        "{}\n{{\"t\":\"2026-01-01T00:00:00.000Z\",\"dir\":\"out\",\"raw\":{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"x\":{nested}}}}}}}\n",
+        r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z","label":"deep","command":[],"kind":"mcp"}"#
+    );
+    std::fs::write(&path, &text).unwrap();
+    let v = Viewer::start(&[tmp.path()]);
+    let r = v.get("/_reel/api/line?t=deep.jsonl&n=2");
+    assert_eq!(r.status, 200, "{}", &r.body[..r.body.len().min(300)]);
+    assert!(
+        r.body.len() < 8 * text.len() + (1 << 20),
+        "{} bytes for a {}-byte line",
+        r.body.len(),
+        text.len()
+    );
+    assert_eq!(v.get("/_reel/api/home").status, 200, "still serving");
+}
