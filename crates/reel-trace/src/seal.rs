@@ -31,7 +31,10 @@
 //! - `n` counts the lines of the trace as its readers read them: the rotated
 //!   companions oldest first (`files` in reading order), then the named file.
 //! - No close record: the recording was interrupted (or is still going). Its sealed
-//!   lines still verify; lines after them are *unsealed*, not tampered.
+//!   lines still verify; lines after them are *unsealed*, not tampered. Only a seal made
+//!   while recording (`rec --seal`) can be open: a seal of a finished trace (`reel seal`)
+//!   commits to its line count in the head (`"lines":N`, covered by the chain), so one
+//!   cut at the tail together with its close record is an edited seal, not an open one.
 //!
 //! # What a seal proves
 //!
@@ -197,6 +200,10 @@ struct HeadRecord<'a> {
     chain: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     key: Option<String>,
+    /// A seal of a finished trace commits to its number of lines up front (covered by
+    /// the chain through `c_0`): cut at the tail with its close record, it shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines: Option<u64>,
 }
 
 /// The close record.
@@ -222,6 +229,28 @@ impl<S: Write> Sealer<S> {
     /// A seal of the trace whose files (names, in reading order) are `files`, started
     /// at `at`, keyed when `key` is given. The head record waits for the first flush.
     pub fn new(sink: S, files: &[String], at: Timestamp, key: Option<&SealKey>) -> Sealer<S> {
+        Sealer::start(sink, files, at, key, None)
+    }
+
+    /// [`Sealer::new`] for a finished trace of `lines` lines: the head commits to the
+    /// count, so the seal must close after exactly that many records.
+    pub fn committed(
+        sink: S,
+        files: &[String],
+        at: Timestamp,
+        key: Option<&SealKey>,
+        lines: u64,
+    ) -> Sealer<S> {
+        Sealer::start(sink, files, at, key, Some(lines))
+    }
+
+    fn start(
+        sink: S,
+        files: &[String],
+        at: Timestamp,
+        key: Option<&SealKey>,
+        committed: Option<u64>,
+    ) -> Sealer<S> {
         let f = ChainFn::new(key);
         let t = at.to_iso();
         let head = HeadRecord {
@@ -232,6 +261,7 @@ impl<S: Write> Sealer<S> {
             producer: serde_json::json!({ "name": "reel", "version": crate::REEL_VERSION }),
             chain: f.name(),
             key: key.map(SealKey::id),
+            lines: committed,
         };
         let mut pending = Vec::with_capacity(4096);
         // Serialising plain strings into a Vec cannot fail.
@@ -380,14 +410,7 @@ pub fn create_sidecar(trace: &Path) -> io::Result<(std::fs::File, PathBuf)> {
 }
 
 pub(crate) fn private_options() -> OpenOptions {
-    let mut opts = OpenOptions::new();
-    opts.write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    opts
+    crate::names::private_file_options()
 }
 
 /// The last component of a path, as the head's `files` lists it.

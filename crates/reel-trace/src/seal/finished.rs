@@ -62,6 +62,13 @@ pub fn seal_trace(path: &Path, key: Option<&SealKey>, replace: bool) -> Result<S
     if !replace && target.exists() {
         return Err(SealError::Exists { path: target });
     }
+    // The count first: the seal commits to it up front (see the module's format).
+    let mut counting = TraceReader::open(path)?;
+    let mut total = 0u64;
+    while let Some(line) = counting.next_line() {
+        line?;
+        total += 1;
+    }
     let mut reader = TraceReader::open(path)?;
     let files: Vec<String> = reader.files().iter().map(|f| file_name(f)).collect();
     let mut tmp = target.as_os_str().to_owned();
@@ -77,7 +84,13 @@ pub fn seal_trace(path: &Path, key: Option<&SealKey>, replace: bool) -> Result<S
         .open(&tmp)
         .map_err(write_err)?;
     let result = (|| {
-        let mut sealer = Sealer::new(io::BufWriter::new(file), &files, Timestamp::now(), key);
+        let mut sealer = Sealer::committed(
+            io::BufWriter::new(file),
+            &files,
+            Timestamp::now(),
+            key,
+            total,
+        );
         let mut first = true;
         while let Some(line) = reader.next_line() {
             let line = line?;
@@ -99,6 +112,11 @@ pub fn seal_trace(path: &Path, key: Option<&SealKey>, replace: bool) -> Result<S
             }));
         }
         let lines = sealer.lines();
+        if lines != total {
+            return Err(write_err(io::Error::other(format!(
+                "the trace changed while it was sealed ({total} lines, then {lines})"
+            ))));
+        }
         let sink = sealer.close(Timestamp::now()).map_err(write_err)?;
         sink.into_inner()
             .map_err(|e| write_err(e.into_error()))?

@@ -45,6 +45,8 @@ struct Head {
     ty: Option<String>,
     chain: Option<String>,
     key: Option<String>,
+    /// The line count a seal of a finished trace commits to.
+    lines: Option<u64>,
 }
 
 /// The seal's records, checked as they are read.
@@ -62,6 +64,9 @@ pub(super) struct SealStream {
     pub(super) closed: bool,
     /// Once the records ended (or broke), [`SealStream::next`] says so again.
     over: Option<bool>,
+    /// The line count the head commits to (a seal of a finished trace): it must close
+    /// after exactly that many records.
+    committed: Option<u64>,
 }
 
 impl SealStream {
@@ -183,7 +188,30 @@ impl SealStream {
             count: 0,
             closed: false,
             over: None,
+            committed: head.lines,
         })
+    }
+
+    /// The records ended without a close record: open, unless the head committed to a
+    /// count (a seal of a finished trace is closed when made), then cut.
+    fn ended_open(&mut self, number: u64) -> Result<Sealed, VerifyError> {
+        self.over = Some(false);
+        let Some(n) = self.committed else {
+            return Ok(Sealed::End { closed: false });
+        };
+        Ok(Sealed::Edited(Finding {
+            kind: FindingKind::SealEdited,
+            file: self.name.clone(),
+            line: Some(number),
+            seal_line: Some(self.count + 1),
+            message: format!(
+                "the seal was cut: it was closed when made and committed to {n} lines, and \
+                 it ends after {} with no close record; lines from sealed line {} on \
+                 cannot be verified",
+                self.count,
+                self.count + 1
+            ),
+        }))
     }
 
     pub(super) fn next(&mut self) -> Result<Sealed, VerifyError> {
@@ -198,16 +226,17 @@ impl SealStream {
                 source,
             })?;
         let Some(raw) = read else {
-            self.over = Some(self.closed);
-            return Ok(Sealed::End {
-                closed: self.closed,
-            });
+            if !self.closed {
+                let next_line = self.count + 2;
+                return self.ended_open(next_line);
+            }
+            self.over = Some(true);
+            return Ok(Sealed::End { closed: true });
         };
         let number = raw.number;
         if !raw.terminated {
             // A record cut off by a recorder killed while writing it.
-            self.over = Some(false);
-            return Ok(Sealed::End { closed: false });
+            return self.ended_open(number);
         }
         let edited = |this: &mut SealStream, why: String| {
             this.over = Some(false);
@@ -232,7 +261,9 @@ impl SealStream {
         match record.ty.as_deref() {
             None => {}
             Some("close") => {
-                if record.lines != Some(self.count) {
+                if record.lines != Some(self.count)
+                    || self.committed.is_some_and(|n| n != self.count)
+                {
                     let says = record
                         .lines
                         .map_or_else(|| "no".to_owned(), |n| n.to_string());

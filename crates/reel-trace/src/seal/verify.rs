@@ -482,6 +482,17 @@ mod tests {
             std::fs::read_to_string(sidecar_path(&self.path())).unwrap()
         }
 
+        /// The seal a recorder writes line by line (`rec --seal`): no committed count.
+        fn live_seal_text(&self) -> String {
+            let files = ["t.jsonl".to_owned()];
+            let mut s =
+                crate::seal::Sealer::new(Vec::new(), &files, crate::time::Timestamp(0), None);
+            for l in &self.lines {
+                s.seal_line(format!("{l}\n").as_bytes());
+            }
+            String::from_utf8(s.close(crate::time::Timestamp(0)).unwrap()).unwrap()
+        }
+
         fn write_seal(&self, text: &str) {
             std::fs::write(sidecar_path(&self.path()), text).unwrap();
         }
@@ -608,7 +619,8 @@ mod tests {
     #[test]
     fn an_open_seal_verifies_its_lines_and_leaves_the_rest_unsealed() {
         let s = Fixture::new(5, None);
-        let good = s.seal_text();
+        // A seal made while recording commits to no count: only such a seal can be open.
+        let good = s.live_seal_text();
         s.write_seal(&opened(&good));
         let v = s.verify();
         assert_eq!(v.status, SealStatus::Open);
@@ -632,6 +644,33 @@ mod tests {
         l[1] = l[1].replace("\"raw\":1", "\"raw\":2");
         s.write(&l);
         assert_eq!(first(&s.verify()).0, FindingKind::Changed);
+    }
+
+    #[test]
+    fn a_finished_seal_cut_short_is_edited_not_open() {
+        let s = Fixture::new(5, None);
+        let good = s.seal_text();
+        assert!(
+            good.lines().next().unwrap().contains("\"lines\":5"),
+            "{good}"
+        );
+        // Its close record dropped (and the trace's last line with the record of it).
+        let mut l = s.lines.clone();
+        l.pop();
+        s.write(&l);
+        let records: Vec<&str> = good.lines().collect();
+        let cut: String = records[..records.len() - 2]
+            .iter()
+            .map(|r| format!("{r}\n"))
+            .collect();
+        s.write_seal(&cut);
+        let v = s.verify();
+        assert_eq!(first(&v).0, FindingKind::SealEdited, "{:?}", v.findings);
+        assert!(
+            v.findings[0].message.contains("committed to 5 lines"),
+            "{:?}",
+            v.findings
+        );
     }
 
     #[test]

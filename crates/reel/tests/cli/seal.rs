@@ -388,6 +388,43 @@ fn a_keyed_seal_is_checked_with_its_key() {
     assert!(!sb.path("d").exists(), "no trace for a usage error");
 }
 
+/// A seal made by `reel seal` is closed when made and commits to its line count: cut at
+/// the tail together with the trace's last lines and its close record, it is an edited
+/// seal (an error), not an open one (a warning) — keyed or not.
+#[test]
+fn a_finished_seal_cut_at_the_tail_with_its_close_is_caught() {
+    let sb = Sandbox::new();
+    let trace = sb.trace("t.jsonl");
+    std::fs::write(sb.path("key"), "a secret of more than 16 bytes\n").unwrap();
+    for keyed in [true, false] {
+        write_lines(&trace, &lines_of(&sb.trace("fresh.jsonl")));
+        let mut args = vec!["seal", "--force"];
+        if keyed {
+            args.extend(["--key-file", "key"]);
+        }
+        args.push("t.jsonl");
+        assert_eq!(sb.reel(&args).status.code(), Some(0));
+        let seal = seal_of(&trace);
+        let head = lines_of(&seal)[0].clone();
+        assert!(
+            head.contains("\"lines\":"),
+            "the head commits to the count: {head}"
+        );
+        // The attacker drops the trace's last two lines, the seal's records of them
+        // and its close record.
+        let mut lines = lines_of(&trace);
+        lines.truncate(lines.len() - 2);
+        write_lines(&trace, &lines);
+        let mut records = lines_of(&seal);
+        records.truncate(records.len() - 3);
+        write_lines(&seal, &records);
+        let key: &[&str] = if keyed { &["--key-file", "key"] } else { &[] };
+        let v = sb.verify(&trace, key);
+        assert_eq!(v.code, Some(1), "keyed {keyed}: {:?}", v.rules);
+        assert_eq!(v.first().0, "seal-edited", "{:?}", v.rules);
+    }
+}
+
 #[test]
 fn a_keyed_recording_verifies_with_its_key() {
     let sb = Sandbox::new();
