@@ -187,6 +187,11 @@ pub fn write(c: &Change, make_backup: bool) -> Result<Option<Backup>, FileError>
     // A client may have saved the file since it was read: never write over that.
     let now = std::fs::read_to_string(&c.real).map_err(failed)?;
     if now != c.before {
+        // Nothing was written: the backup just made would be a stale copy that a later
+        // uninstall takes for the original.
+        if made {
+            let _ = std::fs::remove_file(&backup);
+        }
         return Err(FileError::Changed {
             path: c.file.path.clone(),
         });
@@ -234,4 +239,39 @@ fn write_whole(path: &Path, bytes: &[u8], like: &Path) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::targets::{ConfigFile, Scope, Target};
+
+    /// The file changed between reading and writing (a client saved its settings): the
+    /// install is refused, nothing is written, and no backup is left behind for a later
+    /// uninstall to take for the original.
+    #[test]
+    fn a_refused_write_leaves_no_backup() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(".mcp.json");
+        std::fs::write(&path, "{\"mcpServers\":{\"saved\":{}}}").unwrap();
+        let c = Change {
+            file: ConfigFile {
+                target: Target::ClaudeCode,
+                path: path.clone(),
+                scope: Scope::Project,
+            },
+            real: path.clone(),
+            before: "{\"mcpServers\":{}}".to_owned(),
+            after: "{\"mcpServers\":{\"wrapped\":{}}}".to_owned(),
+            counts: Default::default(),
+            skipped: Vec::new(),
+            named: Vec::new(),
+        };
+        assert!(matches!(write(&c, true), Err(FileError::Changed { .. })));
+        assert!(!c.backup_path().exists(), "a stale backup was left");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"mcpServers\":{\"saved\":{}}}"
+        );
+    }
 }

@@ -292,6 +292,35 @@ pub fn private_temp_dir(prefix: &str) -> io::Result<PathBuf> {
     Err(last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
 }
 
+/// Options that create a file only its owner can read (mode 0600), as traces are: every
+/// file reel writes that holds what the tools saw (a trace, a seal, a sidecar, an
+/// export) is opened through these. `create_new` or `truncate` is the caller's choice.
+pub fn private_file_options() -> std::fs::OpenOptions {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    opts
+}
+
+/// Creates a new private directory `dir` (mode 0700; its missing parents too); an
+/// existing one is an error, as `std::fs::create_dir`'s is.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        ensure_dir(parent)?;
+    }
+    let mut b = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir)
+}
+
 /// Creates `dir` and its missing parents with mode 0700. An existing directory is left
 /// as it is; an existing file is an error.
 pub fn ensure_dir(dir: &Path) -> io::Result<()> {

@@ -126,7 +126,17 @@ pub fn finish(result: anyhow::Result<u8>) -> ExitCode {
                 return ExitCode::from(OK);
             }
             let code = code_of(&e);
-            say!("reel: {e:#}");
+            // One line: what an error quotes (a file name with a line break in it) cannot
+            // forge a line of reel's own.
+            let text = format!("{e:#}");
+            let one_line = reel_trace::display::escape(
+                &text,
+                reel_trace::display::Keep {
+                    line_breaks: false,
+                    sgr: false,
+                },
+            );
+            say!("reel: {one_line}");
             ExitCode::from(code)
         }
     }

@@ -21,6 +21,20 @@ macro_rules! say {
     }};
 }
 
+/// A path as one line of a message: every character that could break the line or act on
+/// a terminal (a newline in a file name) escaped, whatever [`say!`] lets through around it.
+pub fn path_shown(path: &std::path::Path) -> String {
+    let text = path.display().to_string();
+    reel_trace::display::escape(
+        &text,
+        reel_trace::display::Keep {
+            line_breaks: false,
+            sgr: false,
+        },
+    )
+    .into_owned()
+}
+
 /// What [`say!`] lets through unescaped: its messages quote file names, URLs and trace
 /// content, so only line breaks pass (reel's stderr messages are not painted).
 pub const SAY_KEEP: reel_trace::display::Keep = reel_trace::display::Keep {

@@ -324,11 +324,12 @@ pub fn export(trace: &Path, dir: &Path) -> Result<Left, ExportError> {
     }
     // Read before anything is created: a trace that cannot be read leaves no directory.
     drop(crate::reader::TraceReader::open(trace)?);
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(ExportError::Write)?;
-    }
-    std::fs::create_dir(dir).map_err(ExportError::Write)?;
-    let file = std::fs::File::create(dir.join("trace.jsonl")).map_err(ExportError::Write)?;
+    // The run holds what the tools saw: private, as traces are.
+    crate::names::create_private_dir(dir).map_err(ExportError::Write)?;
+    let file = crate::names::private_file_options()
+        .create_new(true)
+        .open(dir.join("trace.jsonl"))
+        .map_err(ExportError::Write)?;
     let mut out = std::io::BufWriter::new(file);
     let mut left = Left::default();
     let mut w = RunWriter::default();
@@ -370,7 +371,11 @@ pub fn export(trace: &Path, dir: &Path) -> Result<Left, ExportError> {
         )));
     }
     let meta = w.meta();
-    std::fs::write(dir.join("meta.json"), format!("{meta:#}\n")).map_err(ExportError::Write)?;
+    crate::names::private_file_options()
+        .create_new(true)
+        .open(dir.join("meta.json"))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{meta:#}\n").as_bytes()))
+        .map_err(ExportError::Write)?;
     Ok(left)
 }
 

@@ -112,12 +112,15 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
         let discovery = match discover(src, args.from) {
             Ok(d) => d,
             Err(e) => {
-                fail(&mut failed, format!("{}: {e}", src.display()))?;
+                fail(
+                    &mut failed,
+                    format!("{}: {e}", crate::output::path_shown(src)),
+                )?;
                 continue;
             }
         };
         for (path, e) in &discovery.unreadable {
-            say!("reel: error: {}: {e}", path.display());
+            say!("reel: error: {}: {e}", crate::output::path_shown(path));
             failed += 1;
         }
         let found = discovery.found;
@@ -125,11 +128,11 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
             let message = if src.is_dir() {
                 format!(
                     "{}: no recording of a format reel reads in it (formats: {})",
-                    src.display(),
+                    crate::output::path_shown(src),
                     format_names()
                 )
             } else if args.from.is_some() || !src.is_file() {
-                format!("{}: not a regular file", src.display())
+                format!("{}: not a regular file", crate::output::path_shown(src))
             } else {
                 ImportError::Unknown { path: src.clone() }.to_string()
             };
@@ -143,7 +146,7 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
                 exit::USAGE,
                 format!(
                     "{} holds {} recordings: -o and --name name one trace; use --dir",
-                    src.display(),
+                    crate::output::path_shown(src),
                     found.len()
                 ),
             ));
@@ -175,15 +178,15 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
                 told.push(done.format);
             }
             for w in &done.warnings {
-                say!("reel: warning: {}: {w}", f.path.display());
+                say!("reel: warning: {}: {w}", crate::output::path_shown(&f.path));
             }
             let to = done
                 .path
                 .as_ref()
-                .map_or_else(|| "the trace".to_owned(), |p| p.display().to_string());
+                .map_or_else(|| "the trace".to_owned(), |p| crate::output::path_shown(p));
             say!(
                 "reel: imported {} ({}) to {to}: {} items",
-                f.path.display(),
+                crate::output::path_shown(&f.path),
                 done.format.name(),
                 done.items
             );

@@ -204,6 +204,21 @@ fn a_file_reel_cannot_read_is_refused_with_the_formats_named() {
     c.args(["import", "--from", "nope"]).arg(&src);
     let (code, _, err) = run(c);
     assert_eq!(code, Some(64), "{err}");
+
+    // A file name with a line break cannot forge a line of reel's own on stderr.
+    let evil = tmp.path().join("x\nreel: 99 traces imported\n.txt");
+    std::fs::write(&evil, "just text\n").unwrap();
+    let mut c = reel();
+    c.args(["import", "--dir"])
+        .arg(tmp.path().join("out"))
+        .arg(&evil);
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(66), "{err}");
+    assert!(
+        !err.lines().any(|l| l.starts_with("reel: 99 traces")),
+        "{err}"
+    );
+    assert!(err.contains("x\\nreel: 99 traces imported\\n.txt"), "{err}");
 }
 
 #[test]

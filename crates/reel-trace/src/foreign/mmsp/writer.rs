@@ -161,8 +161,9 @@ pub(super) fn save_at(
         let path = path.to_owned();
         move |source| MmspError::Write { path, source }
     };
+    // The cache holds conversations: private, as traces are.
     if let Some(dir) = files.json.parent() {
-        fs::create_dir_all(dir).map_err(write_err(dir))?;
+        crate::names::ensure_dir(dir).map_err(write_err(dir))?;
     }
     let json = conversation.to_json(now);
     write_atomic(&files.json, json.as_bytes()).map_err(write_err(&files.json))?;
@@ -179,7 +180,10 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
     let written = (|| {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = crate::names::private_file_options()
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         fs::rename(&tmp, path)

@@ -188,6 +188,12 @@ fn a_reel_recording_exported_to_mcptape_imports_back_and_plays_to_the_python_cli
     assert_eq!(meta["counts"]["messages"], lines.len());
     assert!(meta["server_command"].is_array(), "{meta}");
     assert!(meta["protocol_version"].is_string(), "{meta}");
+    // Private, as traces are: the run holds what the tools saw.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&run_dir), 0o700);
+    assert_eq!(mode(&run_dir.join("trace.jsonl")), 0o600);
+    assert_eq!(mode(&run_dir.join("meta.json")), 0o600);
 
     // An existing run is not written over.
     let mut c = reel();

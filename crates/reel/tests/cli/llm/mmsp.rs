@@ -95,6 +95,12 @@ fn a_real_mmsp_client_and_reel_save_the_same_conversation() {
     // reel saved the same conversation under the run's name, and the named call where
     // its header said; the cut one nowhere; the refused id nowhere, said on stderr.
     let reel_files = files(&cache);
+    // Private, as traces are: the saved conversations hold what the model saw.
+    use std::os::unix::fs::PermissionsExt;
+    for f in &reel_files {
+        let mode = std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", f.display());
+    }
     let rel: Vec<String> = reel_files
         .iter()
         .map(|p| p.strip_prefix(&cache).unwrap().display().to_string())
