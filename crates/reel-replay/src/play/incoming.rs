@@ -31,6 +31,9 @@ pub(crate) struct Incoming {
     pub(super) tool: Option<String>,
     pub(super) key: MatchKey,
     pub(super) alt_key: Option<MatchKey>,
+    /// Redaction changed the request before it was keyed: recorded calls whose secrets
+    /// differed may share its key.
+    pub(super) redacted: bool,
     /// Where its answer goes ([`Route::Reply`]).
     pub(super) route: u64,
 }
@@ -66,6 +69,7 @@ fn string_of(raw: Option<&RawValue>) -> Option<String> {
 
 pub(crate) fn parse_live(line: &str, norm: &Normalizer) -> Parsed {
     let redacted = norm.redact_live(line);
+    let changed = matches!(redacted, std::borrow::Cow::Owned(_)) && redacted != line;
     let s = match norm.scan(&redacted) {
         Ok(s) => s,
         Err(NormalizeError::NotObject { batch }) => return Parsed::NotObject { batch },
@@ -83,6 +87,7 @@ pub(crate) fn parse_live(line: &str, norm: &Normalizer) -> Parsed {
             tool: string_of(s.name),
             key: s.key,
             alt_key: s.alt_key,
+            redacted: changed,
             line: String::new(),
             route: 0,
         })),

@@ -100,7 +100,10 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         let key = inc.key;
         let strict = self.opts.strict;
         match self.src.tape.find(key, inc.alt_key, strict) {
-            Lookup::Found(ex) => self.start_job(inc, ex),
+            Lookup::Found(ex) => {
+                self.say_if_ambiguous(&inc, ex);
+                self.start_job(inc, ex)
+            }
             Lookup::FoundWithDrift(ex) => {
                 self.retry_drift(&inc, ex);
                 self.start_job(inc, ex);
@@ -121,6 +124,34 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             }
         }
         None
+    }
+
+    /// Recorded calls that differ only where redaction hid a value (a different secret in
+    /// each, say) share a key: replay cannot tell which one the live request is, and says
+    /// so with the one it took (the earliest unused, as for equal calls).
+    fn say_if_ambiguous(&mut self, inc: &Incoming, ex: u32) {
+        if !inc.redacted {
+            return;
+        }
+        let same = self.src.tape.unconsumed_with_key(inc.key);
+        if same < 2 {
+            return;
+        }
+        self.summary.ambiguous += 1;
+        let at = self
+            .src
+            .files
+            .location(self.src.tape.exchange(ex).request.at);
+        let what = match &inc.tool {
+            Some(t) => format!("{} {t}", inc.method),
+            None => inc.method.clone(),
+        };
+        self.say(&format!(
+            "reel play: ambiguous: {what} (id {}) is equal, once redacted, to {same} unused \
+             recorded calls that may have differed in what redaction hid; answered from the \
+             earliest, at {at} (a recording made with --no-redact would tell them apart)",
+            inc.id_raw
+        ));
     }
 
     /// A list read past its recorded answers: the last equal one's answer again (only

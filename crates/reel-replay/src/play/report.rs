@@ -161,6 +161,9 @@ pub struct Summary {
     /// Long-lived requests (`subscriptions/listen`) still open when the client ended,
     /// as they were when the recording ended: not misses.
     pub kept_open: u64,
+    /// Requests answered from one of several recorded calls that are equal only once
+    /// redacted (the choice is said on stderr).
+    pub ambiguous: u64,
     /// Requests forwarded to the live server (`--subset`).
     pub forwarded: u64,
     /// Requests the tape could not answer.
@@ -204,6 +207,7 @@ impl Summary {
     pub fn absorb(&mut self, o: Summary) {
         self.answered += o.answered;
         self.bridged += o.bridged;
+        self.ambiguous += o.ambiguous;
         self.kept_open += o.kept_open;
         self.answered_again += o.answered_again;
         self.generic += o.generic;
@@ -261,6 +265,13 @@ impl Summary {
                 s,
                 ", {} long-lived request(s) kept open to the end, as recorded",
                 self.kept_open
+            );
+        }
+        if self.ambiguous > 0 {
+            let _ = write!(
+                s,
+                ", {} answered from calls equal only once redacted (ambiguous)",
+                self.ambiguous
             );
         }
         if self.forwarded > 0 {

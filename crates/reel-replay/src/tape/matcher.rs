@@ -370,6 +370,18 @@ impl Tape {
         }
     }
 
+    /// How many recorded exchanges with this key no live request has taken yet.
+    pub fn unconsumed_with_key(&self, key: MatchKey) -> usize {
+        match self.by_key.get(&key) {
+            Some(Slot::One(i)) => usize::from(!self.exchanges[*i as usize].consumed),
+            Some(Slot::Many(q)) => q
+                .iter()
+                .filter(|&&i| !self.exchanges[i as usize].consumed)
+                .count(),
+            None => 0,
+        }
+    }
+
     /// The last recorded exchange with this key, when it is a list read that was
     /// answered and can answer again.
     fn answer_again(&self, key: MatchKey) -> Option<u32> {

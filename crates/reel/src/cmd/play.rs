@@ -139,6 +139,11 @@ Host or Origin that is not loopback gets 403. A legacy HTTP+SSE recording is ser
 such (GET PATH, then POST to the announced endpoint). A stdio recording can be served
 over HTTP and an HTTP recording over stdio.
 
+Calls that differ only where redaction hid a value (a secret argument) are equal on the
+tape: the earliest unused one answers, and stderr says the match was ambiguous and which
+recorded call answered (the summary counts them); a recording made with --no-redact
+tells them apart.
+
 A miss is answered with a JSON-RPC error: -32601 when the tape holds no request with that
 method, else -32010 (reel: no recorded answer); stderr names the request, the nearest
 recorded candidates (at most 3, of the first 1000 with the method) and a JSON-pointer

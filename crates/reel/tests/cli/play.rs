@@ -442,6 +442,79 @@ fn a_handshake_that_cannot_be_bridged_says_which_eras_met() {
     );
 }
 
+/// Two calls that differ only in a redacted argument are equal on the tape: replayed in
+/// the other order, each gets the other's answer, and play says the match was ambiguous
+/// and which recorded call it took, rather than claim a clean replay in silence.
+#[test]
+fn calls_equal_only_once_redacted_are_said_to_be_ambiguous() {
+    let sb = Sandbox::new();
+    let server = sb.path("srv.py");
+    std::fs::write(
+        &server,
+        r#"import sys, json
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m: continue
+    if m["method"] == "initialize":
+        r = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}
+    else:
+        r = {"content": [{"type": "text", "text": "hello " + m["params"]["arguments"]["session"].split("-")[0]}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"#,
+    )
+    .unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+    let login = |id: u64, who: &str, secret: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"login","arguments":{{"session":"{who}-{secret}"}}}}}}"#
+        )
+    };
+    let (alice, bob) = (
+        "sess-9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "sess-0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+    );
+    let dir = sb.path("traces");
+    let input = format!(
+        "{init}\n{}\n{}\n",
+        login(2, "alice", alice),
+        login(3, "bob", bob)
+    );
+    let mut rec = crate::harness::reel();
+    rec.arg("rec")
+        .arg("--dir")
+        .arg(&dir)
+        .arg("--")
+        .arg(crate::harness::play_support::Peers::get().python)
+        .arg(&server);
+    let out = crate::harness::rec_support::run(rec, input.into_bytes());
+    let live = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(live.contains("hello bob"), "{live}{}", out.stderr_text());
+    let tape = crate::harness::play_http_support::only_trace(&dir);
+    assert!(
+        std::fs::read_to_string(&tape)
+            .unwrap()
+            .contains("[REDACTED]")
+    );
+    let out = play_all(
+        &sb,
+        &[tape.to_str().unwrap()],
+        &[init, &login(2, "bob", bob), &login(3, "alice", alice)],
+    );
+    assert!(
+        out.stderr
+            .contains("reel play: ambiguous: tools/call login (id 2)")
+            && out.stderr.contains("answered from the earliest"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("1 answered from calls equal only once redacted"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn strict_requires_the_recorded_order() {
     let sb = Sandbox::new();
