@@ -137,7 +137,7 @@ impl<W: Write> LineRecorder<W> {
         self.blocks.message(dir, tags.http.is_some());
         let mut m = MessageLine::new(t, dir, &read.raw);
         m.eol = eol;
-        m.is_error = read.is_error;
+        m.is_error = Some(read.is_error);
         m.session = tags.session;
         m.http = tags.http;
         m.origin = tags.origin;

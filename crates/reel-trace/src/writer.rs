@@ -43,8 +43,10 @@ pub struct MessageLine<'a> {
     pub raw_b64: Option<&'a str>,
     /// `"tape"` or `"live"`, on lines written by replay and verify.
     pub origin: Option<&'a str>,
-    /// True when this message is a JSON-RPC error response (counted in `end.counts`).
-    pub is_error: bool,
+    /// Whether this message is a JSON-RPC error response, when the producer already
+    /// read it so (the recorder's one walk); `None`: the writer looks for itself (see
+    /// [`ErrorTally::message_known`]). Counted in `end.counts.errors`.
+    pub is_error: Option<bool>,
 }
 
 impl<'a> MessageLine<'a> {
@@ -60,7 +62,7 @@ impl<'a> MessageLine<'a> {
             reformatted: false,
             raw_b64: None,
             origin: None,
-            is_error: false,
+            is_error: None,
         }
     }
 }
@@ -251,7 +253,7 @@ impl<W: Write> TraceWriter<W> {
         let req = m.http.map_or(0, http_req);
         // A producer that knows a line is an error says so; the others are looked at.
         self.errors
-            .message_known(m.dir, m.session, req, m.raw, m.is_error.then_some(true));
+            .message_known(m.dir, m.session, req, m.raw, m.is_error);
         self.flush_line()
     }
 
@@ -471,7 +473,7 @@ mod tests {
     fn the_end_line_counts_errors_by_the_one_rule() {
         let mut w = TraceWriter::new(Vec::new(), Timestamp(0));
         let t = Timestamp(1);
-        let mut msg = |dir, raw: &str, is_error| {
+        let mut msg = |dir, raw: &str, is_error: Option<bool>| {
             let mut m = MessageLine::new(t, dir, raw);
             m.is_error = is_error;
             w.write_message(&m).unwrap();
@@ -479,28 +481,28 @@ mod tests {
         msg(
             Dir::In,
             r#"{"jsonrpc":"2.0","id":0,"method":"server/discover"}"#,
-            false,
+            Some(false),
         );
         msg(
             Dir::Out,
             r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"no"}}"#,
-            true,
+            Some(true),
         );
         msg(
             Dir::In,
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
-            false,
+            Some(false),
         );
         msg(
             Dir::Out,
             r#"{"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":true}}"#,
-            false,
+            Some(false),
         );
         // A producer that did not classify its lines: looked at.
         msg(
             Dir::Out,
             r#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"x"}}"#,
-            false,
+            None,
         );
         assert_eq!(
             w.counts().errors,

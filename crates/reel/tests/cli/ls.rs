@@ -59,7 +59,7 @@ fn write_trace(path: &Path, label: &str, started: &str, n: u64, error: bool) -> 
             format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{"content":[]}}}}"#)
         };
         let mut m = MessageLine::new(Timestamp(t.0 + 50), Dir::Out, &resp);
-        m.is_error = is_error;
+        m.is_error = Some(is_error);
         w.write_message(&m).unwrap();
     }
     w
