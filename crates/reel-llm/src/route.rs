@@ -67,7 +67,11 @@ impl Route<'_> {
     /// body ([`Endpoint::of_body`]), so a generation posted to a gateway's own path gets
     /// its turns; the recorder and replay decide with this one rule.
     pub fn read_body_shape(&mut self, body: &[u8], anthropic_header: bool) {
-        (self.kind, self.provider) = decide(self.kind, self.provider, body, anthropic_header);
+        if self.kind == Endpoint::Other {
+            if let Some(read) = Endpoint::of_body(body, anthropic_header) {
+                (self.kind, self.provider) = read;
+            }
+        }
     }
 
     /// The upstream URL of the request with its query removed (the trace's scrubbed
@@ -77,19 +81,6 @@ impl Route<'_> {
         let path = self.upstream_path.split('?').next().unwrap_or("");
         format!("{scheme}://{}{path}", self.upstream.authority)
     }
-}
-
-/// [`Route::read_body_shape`]'s rule: the path's kind, else the body's shape.
-pub fn decide(
-    kind: Endpoint,
-    provider: Provider,
-    body: &[u8],
-    anthropic_header: bool,
-) -> (Endpoint, Provider) {
-    if kind != Endpoint::Other {
-        return (kind, provider);
-    }
-    Endpoint::of_body(body, anthropic_header).unwrap_or((kind, provider))
 }
 
 fn parse(flag: &'static str, url: &str) -> Result<McpUrl, RouteError> {

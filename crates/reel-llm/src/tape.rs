@@ -142,16 +142,15 @@ impl Tape {
 
     /// An `llm.*` event of exchange `n` with payload `raw` and reel's other members.
     pub fn event(&self, n: u64, t: Timestamp, kind: &str, raw: &Value, fields: Map<String, Value>) {
-        let raw_value = raw;
+        if kind == kinds::REQUEST || kind == kinds::EXCHANGE {
+            self.coverage().exchange(n, 0, raw);
+        }
         let Ok(raw_text) = serde_json::to_string(raw) else {
             return;
         };
         let Ok(raw) = RawValue::from_string(raw_text) else {
             return;
         };
-        if kind == kinds::REQUEST || kind == kinds::EXCHANGE {
-            self.coverage().exchange(n, 0, raw_value);
-        }
         let mut e = EventLine::new(t, kind);
         e.raw = Some(&raw);
         e.fields = fields;

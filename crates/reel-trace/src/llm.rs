@@ -197,6 +197,26 @@ impl TurnCoverage {
         e.answered = status < 400;
     }
 
+    /// An event line at `line`: an `llm.request` / `llm.exchange` or a `reel.llm.body`
+    /// piece is taken in (other kinds are not this rule's); true for an exchange's event.
+    pub fn event(&mut self, e: &crate::line::MessageView<'_>, line: u64) -> bool {
+        use crate::line::kinds;
+        match e.kind.as_deref() {
+            Some(kinds::LLM_REQUEST | kinds::LLM_EXCHANGE) => {
+                let raw = e.raw_str().and_then(|r| serde_json::from_str(r).ok());
+                if let Some(raw) = raw {
+                    self.exchange(e.http_req(), line, &raw);
+                }
+                true
+            }
+            Some(kinds::LLM_BODY) => {
+                self.body(e.http_req());
+                false
+            }
+            _ => false,
+        }
+    }
+
     /// A `reel.llm.body` piece of exchange `n`.
     pub fn body(&mut self, n: u64) {
         self.exchanges.entry(n).or_default().body = true;

@@ -558,7 +558,7 @@ fn count_lines(files: &[PathBuf]) -> (Counts, LlmSummary) {
         while let Some(Ok(line)) = reader.next_line() {
             let parsed = line.parse();
             if let Ok(Line::Event(e)) = &parsed {
-                coverage_event(&mut coverage, e);
+                coverage.event(e, 0);
                 if e.kind.as_deref() == Some(crate::line::kinds::LLM_ERROR) {
                     errors.llm_error();
                 }
@@ -590,20 +590,6 @@ fn count_lines(files: &[PathBuf]) -> (Counts, LlmSummary) {
     llm.turnless = coverage.turnless().len() as u64;
     c.errors = errors.errors();
     (c, llm)
-}
-
-/// Feeds an event line to `coverage` (which llm exchanges gave turns).
-pub fn coverage_event(coverage: &mut crate::llm::TurnCoverage, e: &crate::line::MessageView<'_>) {
-    use crate::line::kinds;
-    match e.kind.as_deref() {
-        Some(kinds::LLM_REQUEST | kinds::LLM_EXCHANGE) => {
-            if let Some(raw) = e.raw_str().and_then(|r| serde_json::from_str(r).ok()) {
-                coverage.exchange(e.http_req(), 0, &raw);
-            }
-        }
-        Some(kinds::LLM_BODY) => coverage.body(e.http_req()),
-        _ => {}
-    }
 }
 
 /// What an llm run's `end` line sums up (reel's `llm` member): the models that

@@ -354,7 +354,9 @@ impl Recording {
             &end,
             self.status,
             self.framing,
-            ex_knows_its_end(&self.ex),
+            // Only the generation endpoints have an end marker reel reads; an unknown
+            // API's stream (Gemini's has none) ends when its body does.
+            self.ex.route.kind.generates(),
             &assembler,
         );
         let sh = &self.sh;
@@ -409,13 +411,6 @@ impl Recording {
             sh.pool.give_back(&ex.route.upstream, sender);
         }
     }
-}
-
-/// Whether the protocol of the exchange has an end marker reel reads (the generation
-/// endpoints it assembles); an unknown API's stream (Gemini's has none) ends when its
-/// body does.
-fn ex_knows_its_end(ex: &Exchange) -> bool {
-    ex.route.kind.generates()
 }
 
 /// Why a response counts as truncated, or `None` when its content arrived whole.

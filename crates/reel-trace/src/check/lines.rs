@@ -216,14 +216,10 @@ impl Checker {
         if kind == kinds::LLM_REQUEST || kind == kinds::LLM_EXCHANGE {
             if let Some(raw) = view.raw {
                 self.request_body(loc, raw.get());
-                if let Ok(v) = serde_json::from_str::<Value>(raw.get()) {
-                    let n = view.http_req();
-                    self.llm.exchange(n, loc.line, &v);
-                    self.llm_locs.insert(n, loc);
-                }
             }
-        } else if kind == kinds::LLM_BODY {
-            self.llm.body(view.http_req());
+        }
+        if self.llm.event(view, loc.line) {
+            self.llm_locs.insert(view.http_req(), loc);
         }
     }
 
