@@ -1152,7 +1152,7 @@ mod description {
         for (d, needle) in [
             (json!("x"), "expected an object"),
             (json!({}), "`rules`"),
-            (json!({"rules":"reel/3"}), "newer reel"),
+            (json!({"rules":"reel/4"}), "newer reel"),
             (json!({"rules":2}), "rule-set version"),
             (
                 json!({"rules":"reel/1","builtin":["nope"]}),

@@ -16,20 +16,25 @@ pub(crate) enum Revision {
     /// Provider token formats, PEM blocks, query strings, labelled values, JSON held
     /// as text, secret names beyond mcp-tape's.
     Reel2,
+    /// The documented token formats of the public secret-scanning rule sets
+    /// ([`super::providers`]), webhook URLs, Basic credentials, credential files,
+    /// schemeless DSNs, quoted secrets in prose, name/value pairs and secret columns.
+    Reel3,
 }
 
 impl Revision {
     /// The revision new rule sets are built with.
-    pub(crate) const CURRENT: Revision = Revision::Reel2;
+    pub(crate) const CURRENT: Revision = Revision::Reel3;
 
     /// Every revision, oldest first.
-    pub(crate) const ALL: [Revision; 2] = [Revision::Reel1, Revision::Reel2];
+    pub(crate) const ALL: [Revision; 3] = [Revision::Reel1, Revision::Reel2, Revision::Reel3];
 
     /// Its name in `meta.redaction.rules`.
     pub(crate) fn name(self) -> &'static str {
         match self {
             Revision::Reel1 => "reel/1",
             Revision::Reel2 => "reel/2",
+            Revision::Reel3 => "reel/3",
         }
     }
 
@@ -41,7 +46,8 @@ impl Revision {
     pub(crate) fn rules(self) -> &'static [ValueRule] {
         match self {
             Revision::Reel1 => &REEL1,
-            Revision::Reel2 => &ValueRule::ALL,
+            Revision::Reel2 => &REEL2,
+            Revision::Reel3 => &ValueRule::ALL,
         }
     }
 }
@@ -79,7 +85,40 @@ pub(crate) enum ValueRule {
     DotenvPath,
     SshKeyPath,
     GoogleApiKey,
+    ProviderToken,
+    WebhookUrl,
+    BasicCredential,
+    SchemelessDsn,
+    UserPasswordFlag,
+    CredentialFile,
+    QuotedSecret,
 }
+
+/// The `reel/2` rules, in their order (a prefix of [`ValueRule::ALL`]).
+const REEL2: [ValueRule; 22] = [
+    ValueRule::PemPrivateKey,
+    ValueRule::AwsAccessKey,
+    ValueRule::SkKey,
+    ValueRule::GithubToken,
+    ValueRule::GithubPat,
+    ValueRule::GitlabToken,
+    ValueRule::NpmToken,
+    ValueRule::HuggingfaceToken,
+    ValueRule::SendgridKey,
+    ValueRule::Jwt,
+    ValueRule::AuthorizationHeader,
+    ValueRule::Bearer,
+    ValueRule::SlackToken,
+    ValueRule::SlackWebhook,
+    ValueRule::StripeKey,
+    ValueRule::StripeWebhookSecret,
+    ValueRule::UrlPassword,
+    ValueRule::UrlQuerySecret,
+    ValueRule::SecretAssignment,
+    ValueRule::DotenvPath,
+    ValueRule::SshKeyPath,
+    ValueRule::GoogleApiKey,
+];
 
 /// The `reel/1` rules, in their order (a subsequence of [`ValueRule::ALL`]).
 const REEL1: [ValueRule; 13] = [
@@ -116,11 +155,17 @@ pub(crate) enum Shape {
     Dotenv,
     /// mcp-tape's pattern 11, word-based.
     SshKey,
+    /// `reel/3` `basic-credential`: a Basic credential whose base64 holds `user:pass`.
+    Basic,
+    /// `reel/3` `credential-file`: `.netrc` and `.pgpass` lines.
+    CredentialFile,
+    /// `reel/3` `quoted-secret`: a quoted value after a strong label in prose.
+    Quoted,
 }
 
 impl ValueRule {
     /// Every rule of the current revision, in application order.
-    pub(crate) const ALL: [ValueRule; 22] = [
+    pub(crate) const ALL: [ValueRule; 29] = [
         ValueRule::PemPrivateKey,
         ValueRule::AwsAccessKey,
         ValueRule::SkKey,
@@ -143,6 +188,13 @@ impl ValueRule {
         ValueRule::DotenvPath,
         ValueRule::SshKeyPath,
         ValueRule::GoogleApiKey,
+        ValueRule::ProviderToken,
+        ValueRule::WebhookUrl,
+        ValueRule::BasicCredential,
+        ValueRule::SchemelessDsn,
+        ValueRule::UserPasswordFlag,
+        ValueRule::CredentialFile,
+        ValueRule::QuotedSecret,
     ];
 
     /// The rule's name in `meta.redaction` and `--help`.
@@ -170,6 +222,13 @@ impl ValueRule {
             ValueRule::DotenvPath => "dotenv-path",
             ValueRule::SshKeyPath => "ssh-key-path",
             ValueRule::GoogleApiKey => "google-api-key",
+            ValueRule::ProviderToken => "provider-token",
+            ValueRule::WebhookUrl => "webhook-url",
+            ValueRule::BasicCredential => "basic-credential",
+            ValueRule::SchemelessDsn => "schemeless-dsn",
+            ValueRule::UserPasswordFlag => "user-password-flag",
+            ValueRule::CredentialFile => "credential-file",
+            ValueRule::QuotedSecret => "quoted-secret",
         }
     }
 
@@ -180,7 +239,13 @@ impl ValueRule {
 
     pub(crate) fn shape(self, revision: Revision) -> Shape {
         match self {
-            ValueRule::SlackWebhook => Shape::Group,
+            ValueRule::SlackWebhook
+            | ValueRule::WebhookUrl
+            | ValueRule::SchemelessDsn
+            | ValueRule::UserPasswordFlag => Shape::Group,
+            ValueRule::BasicCredential => Shape::Basic,
+            ValueRule::CredentialFile => Shape::CredentialFile,
+            ValueRule::QuotedSecret => Shape::Quoted,
             ValueRule::UrlPassword if revision == Revision::Reel1 => Shape::Group,
             ValueRule::UrlPassword => Shape::Userinfo,
             ValueRule::UrlQuerySecret => Shape::Query,
@@ -274,6 +339,26 @@ impl ValueRule {
             ),
             ValueRule::UrlPassword => format!("://[^/:@{s}]{{1,128}}:([^/@{s}]+)@"),
             ValueRule::GoogleApiKey => format!("{B}AIza[0-9A-Za-z_-]{{35}}{B}"),
+            ValueRule::ProviderToken => super::providers::regex(),
+            // The path of a webhook URL is its credential: Discord, Microsoft Teams
+            // (incoming webhooks and workflows), Zapier, Mattermost, Google Chat's
+            // `key=…&token=…` is the query rule's.
+            ValueRule::WebhookUrl => "(?:discord(?:app)?\\.com/api/webhooks|webhook\\.office\\.com/webhookb2|\\.logic\\.azure\\.com(?::443)?/workflows|hooks\\.zapier\\.com/hooks/catch|/hooks)/([A-Za-z0-9_@./-]{16,})"
+                .to_owned(),
+            // `user:password@host:port/db` or Go's `user:password@tcp(host)/db`: a DSN
+            // with no scheme (a scheme's is `url-password`'s). The host part must be
+            // followed by a port, a path or `tcp(`, so `a:b@example.com` in prose and
+            // `mailto:x@y` stay.
+            ValueRule::SchemelessDsn => format!(
+                "(?:^|[{s}\"'=(,;])[A-Za-z0-9._-]{{1,64}}:([^@/:{s}\"']{{1,128}})@(?:(?:tcp|unix|udp)\\(|[A-Za-z0-9.-]+(?::[0-9]{{2,5}})?/|[A-Za-z0-9.-]+:[0-9]{{2,5}}(?:$|[^0-9]))"
+            ),
+            // `curl -u user:secret`, `--user user:secret`, `-uuser:secret`.
+            ValueRule::UserPasswordFlag => format!(
+                "(?:^|[{s}])(?:-u|--user|--proxy-user)(?:[{s}]+|=)?[^:{s}\"'-][^:{s}\"']{{0,127}}:([^{s}\"']*[^0-9{s}\"'][^{s}\"']*)"
+            ),
+            ValueRule::BasicCredential
+            | ValueRule::CredentialFile
+            | ValueRule::QuotedSecret => return None,
             ValueRule::UrlQuerySecret
             | ValueRule::SecretAssignment
             | ValueRule::DotenvPath
@@ -343,7 +428,15 @@ impl ValueRule {
             ValueRule::DotenvPath => &[".env"],
             ValueRule::SshKeyPath => &["id_"],
             ValueRule::GoogleApiKey => &["AIza"],
-            ValueRule::UrlQuerySecret | ValueRule::SecretAssignment => &[],
+            ValueRule::ProviderToken => super::providers::literals(),
+            ValueRule::WebhookUrl => &["/api/webhooks", "webhookb2", "/workflows", "/hooks/"],
+            ValueRule::BasicCredential => &["Basic ", "basic ", "BASIC "],
+            // Their own trigger: `:` (see `context::may_match`).
+            ValueRule::SchemelessDsn | ValueRule::UserPasswordFlag => &[],
+            ValueRule::UrlQuerySecret
+            | ValueRule::SecretAssignment
+            | ValueRule::CredentialFile
+            | ValueRule::QuotedSecret => &[],
         }
     }
 }

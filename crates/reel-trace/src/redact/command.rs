@@ -35,15 +35,26 @@ pub(super) fn redact_command(
 
 fn one_pass(redactor: &Redactor, secret_keys: bool, args: &[String]) -> Vec<String> {
     let revision = redactor.compiled.revision;
+    let reel3 = secret_keys && revision >= Revision::Reel3;
+    let mysql = reel3 && args.first().is_some_and(|a| is_mysql_client(a));
     let mut out = Vec::with_capacity(args.len());
     let mut value_follows = false;
+    let mut prev: Option<&str> = None;
     for arg in args {
+        let before = prev.replace(arg.as_str());
+        if reel3 {
+            if let Some(redacted) = reel3_argument(redactor, before, arg, mysql) {
+                out.push(redacted);
+                value_follows = false;
+                continue;
+            }
+        }
         if std::mem::take(&mut value_follows) {
             // Decide on the redacted text, so a second pass decides the same.
             let text = redactor.redact_text(arg);
             let value = match revision {
                 Revision::Reel1 => !text.starts_with('-'),
-                Revision::Reel2 => !context::is_flag(&text),
+                Revision::Reel2 | Revision::Reel3 => !context::is_flag(&text),
             };
             if value {
                 out.push(if is_secret_value(&text) {
@@ -63,6 +74,84 @@ fn one_pass(redactor: &Redactor, secret_keys: bool, args: &[String]) -> Vec<Stri
         out.push(redactor.redact_text(arg).into_owned());
     }
     out
+}
+
+/// Whether argv[0] is a MySQL client, whose `-pPASSWORD` glues the password on.
+fn is_mysql_client(program: &str) -> bool {
+    let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    let name = name.strip_suffix(".exe").unwrap_or(name);
+    matches!(
+        name,
+        "mysql"
+            | "mysqldump"
+            | "mysqladmin"
+            | "mysqlimport"
+            | "mysqlshow"
+            | "mysqlsh"
+            | "mariadb"
+            | "mariadb-dump"
+            | "mariadb-admin"
+    )
+}
+
+/// Flags named after a provider whose value is its key (`--openai sk-…`,
+/// `--anthropic KEY`): the value goes when it looks random.
+const PROVIDER_FLAGS: [&str; 24] = [
+    "openai",
+    "anthropic",
+    "claude",
+    "gemini",
+    "google",
+    "groq",
+    "mistral",
+    "cohere",
+    "perplexity",
+    "xai",
+    "deepseek",
+    "openrouter",
+    "together",
+    "fireworks",
+    "replicate",
+    "huggingface",
+    "hf",
+    "tavily",
+    "exa",
+    "firecrawl",
+    "brave",
+    "serpapi",
+    "pinecone",
+    "github",
+];
+
+/// `reel/3` arguments: the password of `-u user:password` (curl, wget), a MySQL
+/// client's `-pPASSWORD`, and the random-looking value after a provider flag.
+fn reel3_argument(
+    redactor: &Redactor,
+    before: Option<&str>,
+    arg: &str,
+    mysql: bool,
+) -> Option<String> {
+    if mysql {
+        if let Some(password) = arg.strip_prefix("-p") {
+            if !password.is_empty() && password != MARKER && !password.starts_with('-') {
+                return Some(format!("-p{MARKER}"));
+            }
+        }
+    }
+    if let Some(flag) = before {
+        if matches!(flag, "-u" | "--user" | "--proxy-user" | "-U") {
+            let (user, password) = arg.split_once(':')?;
+            return (is_secret_value(password) && !arg.starts_with('-'))
+                .then(|| format!("{}:{MARKER}", redactor.redact_text(user)));
+        }
+        let name = flag.strip_prefix("--")?;
+        if PROVIDER_FLAGS.iter().any(|p| name.eq_ignore_ascii_case(p)) && context::looks_random(arg)
+        {
+            return Some(MARKER.to_owned());
+        }
+        return None;
+    }
+    None
 }
 
 /// A flag value worth redacting: not empty, not a plain number, not already the marker.

@@ -12,7 +12,7 @@
 //! [`LABEL_MAX`] bytes for the label, and resume after what they replaced: every byte
 //! is looked at a bounded number of times.
 
-use memchr::{memchr2_iter, memchr3_iter, memmem};
+use memchr::{memchr3_iter, memmem};
 
 use super::builtin::Revision;
 use super::names::{self, Strength};
@@ -32,7 +32,7 @@ fn is_label(b: u8) -> bool {
 }
 
 /// `secret-assignment`: the value after every secret-like label.
-pub(crate) fn replace_assignments(text: &str) -> Option<String> {
+pub(crate) fn replace_assignments(text: &str, revision: Revision) -> Option<String> {
     let b = text.as_bytes();
     let mut splice: Option<Splicer<'_>> = None;
     let mut resume = 0;
@@ -41,8 +41,8 @@ pub(crate) fn replace_assignments(text: &str) -> Option<String> {
             continue;
         }
         let found = match b[p] {
-            b'-' => flag_value(b, p),
-            _ => separated_value(b, p),
+            b'-' => flag_value(b, p, revision),
+            _ => separated_value(b, p, revision),
         };
         // A value that is not a secret is not searched again for labels: every byte
         // is scanned as a value at most once.
@@ -75,7 +75,7 @@ impl Value {
 }
 
 /// A label, then `=`, `:`, `:=` or `=>` at `p`, then its value.
-fn separated_value(b: &[u8], p: usize) -> Option<Value> {
+fn separated_value(b: &[u8], p: usize, revision: Revision) -> Option<Value> {
     let next = b.get(p + 1).copied();
     let prev = p.checked_sub(1).map(|i| b[i]);
     let sep_len = match (b[p], next) {
@@ -110,7 +110,7 @@ fn separated_value(b: &[u8], p: usize) -> Option<Value> {
             return None;
         }
     }
-    let strength = names::label(label_text(b, ls, le)?, Revision::Reel2)?;
+    let strength = names::label(label_text(b, ls, le)?, revision)?;
     let mut q = p + sep_len;
     while matches!(b.get(q), Some(b' ' | b'\t')) {
         q += 1;
@@ -123,7 +123,7 @@ fn separated_value(b: &[u8], p: usize) -> Option<Value> {
 }
 
 /// `--label value` at `p` (the first `-`): a secret-like flag and the word after it.
-fn flag_value(b: &[u8], p: usize) -> Option<Value> {
+fn flag_value(b: &[u8], p: usize, revision: Revision) -> Option<Value> {
     if b.get(p + 1) != Some(&b'-') || p.checked_sub(1).is_some_and(|i| is_label(b[i])) {
         return None;
     }
@@ -142,7 +142,7 @@ fn flag_value(b: &[u8], p: usize) -> Option<Value> {
     if q == le {
         return None; // `--label=value` is the separator case
     }
-    let strength = names::label(label_text(b, start, le)?, Revision::Reel2)?;
+    let strength = names::label(label_text(b, start, le)?, revision)?;
     let (vs, ve, _) = value_at(b, q, false)?;
     if std::str::from_utf8(&b[vs..ve]).is_ok_and(is_flag) {
         return None; // `--a --b`: the next flag, not a value
@@ -269,17 +269,26 @@ fn accepts(strength: Strength, value: &[u8]) -> bool {
     }
 }
 
-/// `url-query-secret`: the value of every query parameter (after `?` or `&`) whose
-/// name is secret-like.
-pub(crate) fn replace_query_values(text: &str) -> Option<String> {
+/// `url-query-secret`: the value of every query parameter (after `?` or `&`; `reel/3`
+/// also a path parameter after `;`, as in `;jsessionid=…`) whose name is secret-like.
+pub(crate) fn replace_query_values(text: &str, revision: Revision) -> Option<String> {
     let b = text.as_bytes();
     let mut splice: Option<Splicer<'_>> = None;
     let mut resume = 0;
-    for p in memchr2_iter(b'?', b'&', b) {
+    let third = if revision >= Revision::Reel3 {
+        b';'
+    } else {
+        b'?'
+    };
+    for p in memchr3_iter(b'?', b'&', third, b) {
         if p < resume {
             continue;
         }
-        let Some(Value { start, end, secret }) = query_value(b, p + 1) else {
+        // After `;` only a session cookie's name (`;jsessionid=`): `;Password=` is a
+        // connection string's, which `secret-assignment` reads whole (`{p;w}`).
+        let path_parameter = b[p] == b';';
+        let Some(Value { start, end, secret }) = query_value(b, p + 1, revision, path_parameter)
+        else {
             continue;
         };
         resume = end;
@@ -292,7 +301,7 @@ pub(crate) fn replace_query_values(text: &str) -> Option<String> {
 }
 
 /// `name=value` at `at`, when `name` is secret-like.
-fn query_value(b: &[u8], at: usize) -> Option<Value> {
+fn query_value(b: &[u8], at: usize, revision: Revision, path_parameter: bool) -> Option<Value> {
     let is_name = |c: u8| is_label(c) || matches!(c, b'~' | b'%' | b'[' | b']');
     let mut ne = at;
     while ne < b.len() && is_name(b[ne]) && ne - at <= 2 * LABEL_MAX {
@@ -302,7 +311,10 @@ fn query_value(b: &[u8], at: usize) -> Option<Value> {
         return None;
     }
     let name = std::str::from_utf8(&b[at..ne]).ok()?;
-    let strength = names::label(name, Revision::Reel2)?;
+    if path_parameter && names::label(name, Revision::Reel2).is_some() {
+        return None;
+    }
+    let strength = names::label(name, revision)?;
     let vs = ne + 1;
     let ve = bare_end(b, vs, |c| {
         c.is_ascii_whitespace()
@@ -376,11 +388,11 @@ mod tests {
     use super::*;
 
     fn assign(text: &str) -> String {
-        replace_assignments(text).unwrap_or_else(|| text.to_owned())
+        replace_assignments(text, Revision::Reel2).unwrap_or_else(|| text.to_owned())
     }
 
     fn query(text: &str) -> String {
-        replace_query_values(text).unwrap_or_else(|| text.to_owned())
+        replace_query_values(text, Revision::Reel2).unwrap_or_else(|| text.to_owned())
     }
 
     const RANDOM: &str = "q8Zr2LmX0pVb7KdT4wNs";

@@ -132,6 +132,41 @@ pub const RULE_DOCS: &[RuleDoc] = &[
         what: "AIza + 35 of [0-9A-Za-z_-]",
         example: "AIza + 35 characters → [REDACTED]",
     },
+    RuleDoc {
+        name: "provider-token",
+        what: "a token in a provider's documented format (a fixed prefix and a body of known alphabet and length): model APIs (Groq gsk_, xAI xai-, Perplexity pplx-, Replicate r8_, …), clouds (Google ya29. and GOCSPX-, Vault hvs., DigitalOcean dop_v1_, Azure AD secrets, Databricks dapi, …), registries and CI (PyPI pypi-, Docker dckr_pat_, …), payments, messaging (Discord and Telegram bot tokens, …) and more; the list follows the rules",
+        example: "pplx-4f1Xk2Lr9Qz7Vb3Nw8Hs → [REDACTED]",
+    },
+    RuleDoc {
+        name: "webhook-url",
+        what: "the credential path of a webhook URL: Discord, Microsoft Teams (webhook.office.com, Logic Apps workflows), Zapier, Mattermost-style /hooks/ + 16 or more characters",
+        example: "https://discord.com/api/webhooks/1234567890/AbCdEfGhIjKlMnOpQrSt → https://discord.com/api/webhooks/[REDACTED]",
+    },
+    RuleDoc {
+        name: "basic-credential",
+        what: "the base64 after Basic (Basic, basic, BASIC) when it decodes to user:password",
+        example: "Basic dXNlcjpodW50ZXIy → Basic [REDACTED]",
+    },
+    RuleDoc {
+        name: "schemeless-dsn",
+        what: "the password of a DSN with no scheme: user:password@host:port, user:password@host/db, user:password@tcp(host)/db",
+        example: "app:s3cret@db.internal:5432/app → app:[REDACTED]@db.internal:5432/app",
+    },
+    RuleDoc {
+        name: "user-password-flag",
+        what: "the password of -u, --user or --proxy-user user:password (curl, wget, httpie); a value of digits only stays (docker -u 1000:1000)",
+        example: "curl -u admin:hunter2 https://x → curl -u admin:[REDACTED] https://x",
+    },
+    RuleDoc {
+        name: "credential-file",
+        what: "the password of a .netrc entry (machine … login … password P) and of a .pgpass line (host:port:db:user:P)",
+        example: "machine h login u password p4ss → machine h login u password [REDACTED]",
+    },
+    RuleDoc {
+        name: "quoted-secret",
+        what: "a quoted value ('…' or \"…\") after a strong secret name and white space, as error messages write them",
+        example: "password 'hunter2' rejected → password '[REDACTED]' rejected",
+    },
 ];
 
 /// The replay exemptions, one line each, for `--help`.
@@ -154,6 +189,14 @@ pub(super) fn rules_help() -> String {
             rule.name, rule.what, "", rule.example
         ));
     }
+    let providers: Vec<&str> = super::providers::FORMATS
+        .iter()
+        .map(|f| f.provider)
+        .collect();
+    out.push_str(&format!(
+        "provider-token formats: {}.\n",
+        providers.join(", ")
+    ));
     out.push_str(
         "A trace keeps the version of its rules (meta.redaction.rules); play, verify and diff\n\
          apply that version to live messages (reel/1 traces keep reel/1's rules).\n",

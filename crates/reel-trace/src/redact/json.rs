@@ -27,8 +27,10 @@
 use std::borrow::Cow;
 
 use super::Compiled;
+use super::builtin::Revision;
 use super::context::looks_random;
 use super::names::Strength;
+use super::pairs::{self, Pairs, Slot};
 use super::path::{Action, Member};
 use super::protocol::{self, Role};
 use super::text::{Gate, LiteralCursor, MARKER};
@@ -62,6 +64,8 @@ struct Frame {
     next_index: usize,
     /// Start of this container's path states on the walker's state stack.
     states: usize,
+    /// `reel/3`: what its members say of each other (`pairs`).
+    pairs: Pairs,
 }
 
 /// The input is not JSON; the walker gives up and the input is returned as is.
@@ -214,6 +218,10 @@ struct Walker<'s, 'r> {
     eof: bool,
     /// What the root is: a batch, an object whose members are noted, or neither.
     root: Root,
+    /// `reel/3` sibling rules apply (the key rule is on).
+    pairs: bool,
+    /// Where the value being read sits, for the sibling rules.
+    slot: Slot,
 }
 
 /// The root value, as far as its JSON-RPC kind goes.
@@ -241,6 +249,8 @@ impl<'s, 'r> Walker<'s, 'r> {
             how,
             eof: false,
             root: Root::Scalar,
+            pairs: rules.secret_keys && rules.revision >= Revision::Reel3,
+            slot: Slot::Member,
         }
     }
 
@@ -353,6 +363,11 @@ impl<'s, 'r> Walker<'s, 'r> {
                 members.note(key, first);
             }
         }
+        self.slot = if self.pairs {
+            Slot::of_key(key)
+        } else {
+            Slot::Member
+        };
         let (mode, role, truncate, states) = self.child(Member::Key(key), first);
         self.key_buf = key_buf;
         self.value(mode, role, truncate, states)
@@ -368,6 +383,7 @@ impl<'s, 'r> Walker<'s, 'r> {
             None => return Err(Invalid),
         };
         let first = self.peek()?;
+        self.slot = Slot::Index(index);
         let (mode, role, truncate, states) = self.child(Member::Index(index), first);
         self.value(mode, role, truncate, states)
     }
@@ -394,7 +410,13 @@ impl<'s, 'r> Walker<'s, 'r> {
             _ if key.is_some_and(|k| protocol::is_verbatim(top.role, k)) => Mode::Verbatim,
             Mode::Secret => Mode::Secret,
             inherited @ (Mode::Normal | Mode::Weak) => {
-                match key.and_then(|k| self.rules.key_strength(k)) {
+                let named = key.and_then(|k| self.rules.key_strength(k));
+                let sibling = if self.pairs {
+                    pairs::strength(&top.pairs, self.slot)
+                } else {
+                    None
+                };
+                match named.or(sibling) {
                     Some(Strength::Strong) => Mode::Secret,
                     Some(Strength::Weak) => Mode::Weak,
                     None => inherited,
@@ -426,6 +448,11 @@ impl<'s, 'r> Walker<'s, 'r> {
     ) -> Result<(), Invalid> {
         match self.peek()? {
             c @ (b'{' | b'[') => {
+                let pairs = if self.pairs {
+                    pairs::open(self.frames.last().map(|f| &f.pairs), self.slot, c == b'[')
+                } else {
+                    Pairs::default()
+                };
                 self.frames.push(Frame {
                     object: c == b'{',
                     mode,
@@ -433,12 +460,20 @@ impl<'s, 'r> Walker<'s, 'r> {
                     first: true,
                     next_index: 0,
                     states,
+                    pairs,
                 });
                 self.pos += 1;
                 return Ok(());
             }
             b'"' => {
                 let (start, end, escaped) = self.string()?;
+                let mut mode = mode;
+                if self.pairs
+                    && matches!(mode, Mode::Normal | Mode::Weak)
+                    && self.sibling_secret(start, end, escaped)
+                {
+                    mode = Mode::Secret;
+                }
                 // Rules that change nothing: the walk only validates (and classifies).
                 if !self.rules.is_identity() {
                     self.string_value(mode, truncate, start, end, escaped);
@@ -452,6 +487,28 @@ impl<'s, 'r> Walker<'s, 'r> {
         }
         self.states.truncate(states);
         Ok(())
+    }
+
+    /// Tells the sibling rules of the string token `start..end` just read; whether it
+    /// is a secret by itself (a JWT part standing alone).
+    fn sibling_secret(&mut self, start: usize, end: usize, escaped: bool) -> bool {
+        if !matches!(self.slot, Slot::Name | Slot::Index(_)) {
+            return false;
+        }
+        let raw = &self.src[start..end];
+        let text: Cow<'_, str> = if escaped {
+            let mut s = String::with_capacity(raw.len());
+            decode_into(raw, &mut s);
+            Cow::Owned(s)
+        } else {
+            Cow::Borrowed(raw)
+        };
+        let (parent, top) = match self.frames.as_mut_slice() {
+            [.., parent, top] => (Some(&mut parent.pairs), &mut top.pairs),
+            [top] => (None, &mut top.pairs),
+            [] => return false,
+        };
+        pairs::saw_string(top, parent, self.slot, &text)
     }
 
     /// Applies the rules to the string token whose contents are `start..end`.

@@ -166,8 +166,11 @@ mod help;
 mod json;
 mod lines;
 mod names;
+mod pairs;
 mod path;
+mod prose;
 mod protocol;
+mod providers;
 mod rules;
 mod size;
 mod text;
@@ -191,10 +194,10 @@ pub use self::lines::{LineBlock, LineStreams};
 pub use self::text::{BASE64_SKIP_MIN, MARKER};
 
 /// The version of the rule set reel records with, written as `meta.redaction.rules`.
-pub const RULES_VERSION: &str = "reel/2";
+pub const RULES_VERSION: &str = "reel/3";
 
 /// Every rule-set version [`Redactor::from_description`] rebuilds, oldest first.
-pub const KNOWN_RULES_VERSIONS: [&str; 2] = ["reel/1", "reel/2"];
+pub const KNOWN_RULES_VERSIONS: [&str; 3] = ["reel/1", "reel/2", "reel/3"];
 
 /// What the user asked for (the recorder's flags).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -74,16 +74,73 @@ pub(crate) const REEL2_WORDS: [&str; 18] = [
     "dsn",
 ];
 
+/// `reel/3`: the words above, and the session cookies of web stacks (`jsessionid`,
+/// `phpsessid`, `sessid`, `sid` — the last weak, and only as a label or query name),
+/// `authkey`, and a webhook's URL (`webhook_url`, `--webhook-url`): its path is its
+/// credential.
+pub(crate) const REEL3_WORDS: [&str; 23] = [
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "token",
+    "api_key",
+    "authorization",
+    "bearer",
+    "private_key",
+    "access_key",
+    "passphrase",
+    "credential",
+    "connection_string",
+    "pass",
+    "cookie",
+    "session",
+    "auth",
+    "dsn",
+    "jsessionid",
+    "phpsessid",
+    "sid",
+    "authkey",
+    "webhook_url",
+];
+
 /// The words of `meta.redaction.keys` for a revision.
 pub(crate) fn listed_words(revision: Revision) -> &'static [&'static str] {
     match revision {
         Revision::Reel1 => &MCP_TAPE_WORDS,
         Revision::Reel2 => &REEL2_WORDS,
+        Revision::Reel3 => &REEL3_WORDS,
     }
+}
+
+/// `reel/3`'s names beyond `reel/2`'s, for a name `reel/2` finds nothing in. `label`
+/// says whether it is a text label or query name (where `sid` is weak).
+fn reel3(name: &str, label: bool) -> Option<Strength> {
+    let mut prev: Option<&str> = None;
+    let mut last = None;
+    for w in words(name) {
+        if is_one_of(w, &["jsessionid", "phpsessid", "sessid", "authkey"])
+            || (is_one_of(w, &["url", "uri"]) && prev.is_some_and(|p| is_one_of(p, &["webhook"])))
+            || is_one_of(w, &["webhookurl"])
+        {
+            return Some(Strength::Strong);
+        }
+        prev = Some(w);
+        last = Some(w);
+    }
+    (label && last.is_some_and(|w| w.eq_ignore_ascii_case("sid"))).then_some(Strength::Weak)
 }
 
 /// A JSON member name, an environment variable or a flag name.
 pub(crate) fn member(name: &str, revision: Revision) -> Option<Strength> {
+    let found = member_reel2(name, revision);
+    if found.is_none() && revision >= Revision::Reel3 {
+        return reel3(name, false);
+    }
+    found
+}
+
+fn member_reel2(name: &str, revision: Revision) -> Option<Strength> {
     let scan = Scan::of(name.as_bytes());
     if scan.mcp_tape {
         return Some(Strength::Strong);
@@ -161,6 +218,14 @@ impl Scan {
 /// A label in free text (`password:`, `key=`) or a URL query parameter name. As a
 /// member name, except that `session` alone is weak (`session: started` is a state).
 pub(crate) fn label(name: &str, revision: Revision) -> Option<Strength> {
+    let found = label_reel2(name, revision);
+    if found.is_none() && revision >= Revision::Reel3 {
+        return reel3(name, true);
+    }
+    found
+}
+
+fn label_reel2(name: &str, revision: Revision) -> Option<Strength> {
     let scan = Scan::of(name.as_bytes());
     if scan.mcp_tape {
         return Some(Strength::Strong);

@@ -24,7 +24,7 @@ use memchr::memmem;
 use regex::Regex;
 
 use super::builtin::{Revision, Shape, ValueRule};
-use super::context;
+use super::{context, prose};
 
 /// What replaces a secret; mcp-tape's marker, so both tools' traces read alike.
 pub const MARKER: &str = "[REDACTED]";
@@ -48,10 +48,16 @@ enum Finder {
     Group(Regex),
     /// `reel/2` `url-password`: group 1, or group 2 when it looks random.
     Userinfo(Regex),
-    /// `url-query-secret`.
-    Query,
-    /// `secret-assignment`.
-    Assignment,
+    /// `url-query-secret`, with the revision's names.
+    Query(Revision),
+    /// `secret-assignment`, with the revision's names.
+    Assignment(Revision),
+    /// `basic-credential`.
+    Basic,
+    /// `credential-file`.
+    CredentialFile,
+    /// `quoted-secret`.
+    Quoted,
     /// mcp-tape's pattern 10, word-based.
     Dotenv,
     /// mcp-tape's pattern 11, word-based.
@@ -73,7 +79,19 @@ pub(crate) enum Gate {
 #[derive(Debug, Clone)]
 struct Builtin {
     finder: Finder,
-    gated: bool,
+    trigger: Trigger,
+}
+
+/// What decides whether a built-in runs on a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trigger {
+    /// The prefilter (a rule with a literal core).
+    Prefilter,
+    /// A separator a context rule starts at (`context::may_match`).
+    Separator,
+    /// Nothing: the rule's own first step is its cheap check (`credential-file`,
+    /// `quoted-secret`).
+    Always,
 }
 
 /// A compiled, ordered list of value rules: the enabled built-ins, then the user's.
@@ -85,6 +103,8 @@ pub(crate) struct ValueRules {
     prefilter: Prefilter,
     /// A context scanner is enabled.
     scanners: bool,
+    /// A rule that runs on every text is enabled.
+    always: bool,
     /// `pem-private-key` is enabled.
     pem: bool,
     user: Vec<Regex>,
@@ -107,18 +127,28 @@ impl ValueRules {
                 Shape::Whole => Finder::Regex(regex()),
                 Shape::Group => Finder::Group(regex()),
                 Shape::Userinfo => Finder::Userinfo(regex()),
-                Shape::Query => Finder::Query,
-                Shape::Assignment => Finder::Assignment,
+                Shape::Query => Finder::Query(revision),
+                Shape::Assignment => Finder::Assignment(revision),
+                Shape::Basic => Finder::Basic,
+                Shape::CredentialFile => Finder::CredentialFile,
+                Shape::Quoted => Finder::Quoted,
                 Shape::Dotenv => Finder::Dotenv,
                 Shape::SshKey => Finder::SshKey,
             };
             builtins.push(Builtin {
                 finder,
-                gated: !own.is_empty(),
+                trigger: if !own.is_empty() {
+                    Trigger::Prefilter
+                } else if matches!(rule, ValueRule::CredentialFile | ValueRule::QuotedSecret) {
+                    Trigger::Always
+                } else {
+                    Trigger::Separator
+                },
             });
         }
         ValueRules {
-            scanners: builtins.iter().any(|b| !b.gated),
+            scanners: builtins.iter().any(|b| b.trigger != Trigger::Prefilter),
+            always: builtins.iter().any(|b| b.trigger == Trigger::Always),
             pem: enabled.contains(&ValueRule::PemPrivateKey),
             builtins,
             prefilter: Prefilter::new(&literals),
@@ -186,14 +216,19 @@ impl ValueRules {
             Gate::Known(candidate) => candidate,
         };
         let run_scanners = self.scanners && context::may_match(text);
-        if !run_gated && !run_scanners && self.user.is_empty() {
+        if !run_gated && !run_scanners && !self.always && self.user.is_empty() {
             return None;
         }
         let mut current: Cow<'_, str> = Cow::Borrowed(text);
         for _ in 0..MAX_ROUNDS {
             let mut changed = false;
             for rule in &self.builtins {
-                if !(if rule.gated { run_gated } else { run_scanners }) {
+                let runs = match rule.trigger {
+                    Trigger::Prefilter => run_gated,
+                    Trigger::Separator => run_scanners,
+                    Trigger::Always => true,
+                };
+                if !runs {
                     continue;
                 }
                 if let Some(next) = rule.finder.apply(&current) {
@@ -303,8 +338,11 @@ impl Finder {
             Finder::Regex(re) => replace_regex(re, text, false),
             Finder::Group(re) => replace_regex(re, text, true),
             Finder::Userinfo(re) => replace_userinfo(re, text),
-            Finder::Query => context::replace_query_values(text),
-            Finder::Assignment => context::replace_assignments(text),
+            Finder::Query(revision) => context::replace_query_values(text, *revision),
+            Finder::Assignment(revision) => context::replace_assignments(text, *revision),
+            Finder::Basic => prose::replace_basic(text),
+            Finder::CredentialFile => prose::replace_credential_files(text),
+            Finder::Quoted => prose::replace_quoted(text),
             Finder::Dotenv => replace_words(text, b".env", dotenv_match_end),
             Finder::SshKey => replace_words(text, b"id_", ssh_key_word),
         }
