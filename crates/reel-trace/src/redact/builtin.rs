@@ -338,6 +338,10 @@ impl ValueRule {
                 "://(?:[^/:@{s}]{{0,128}}:([^/@{s}\"]*[^0-9/@{s}\"][^@{s}\"]*|[^/@{s}\"]+)|([^/:@{s}\"]{{16,128}}))@"
             ),
             ValueRule::UrlPassword => format!("://[^/:@{s}]{{1,128}}:([^/@{s}]+)@"),
+            // `reel/3`: a key may end in `-`, where `\b` would need a word character.
+            ValueRule::GoogleApiKey if revision >= Revision::Reel3 => {
+                format!("{B}AIza[0-9A-Za-z_-]{{35}}")
+            }
             ValueRule::GoogleApiKey => format!("{B}AIza[0-9A-Za-z_-]{{35}}{B}"),
             ValueRule::ProviderToken => super::providers::regex(),
             // The path of a webhook URL is its credential: Discord, Microsoft Teams

@@ -73,7 +73,26 @@ fn one_pass(redactor: &Redactor, secret_keys: bool, args: &[String]) -> Vec<Stri
         }
         out.push(redactor.redact_text(arg).into_owned());
     }
+    if revision >= Revision::Reel3 {
+        split_secrets(redactor, args, &mut out);
+    }
     out
+}
+
+/// `reel/3`: a secret a shell split into two arguments (`Bearer` `TOKEN`, `SSWS`
+/// `TOKEN`, `password` `'X'`): an argument the rules leave alone but take when read
+/// after its neighbour, as one line, goes whole.
+fn split_secrets(redactor: &Redactor, args: &[String], out: &mut [String]) {
+    for i in 1..args.len().min(out.len()) {
+        if out[i] == MARKER || out[i] != args[i] {
+            continue;
+        }
+        let joined = format!("{} {}", args[i - 1], args[i]);
+        let read = redactor.redact_text(&joined);
+        if !read.ends_with(args[i].as_str()) {
+            out[i] = MARKER.to_owned();
+        }
+    }
 }
 
 /// Whether argv[0] is a MySQL client, whose `-pPASSWORD` glues the password on.

@@ -117,7 +117,14 @@ pub(crate) fn redact_embedded(
         .bytes()
         .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
     if first != b'{' && first != b'[' {
-        return None;
+        // `reel/3`: a line that ends in JSON (`connect failed: {"password": …}`, a
+        // log line's JSON payload) is walked from where the JSON starts.
+        if rules.revision < Revision::Reel3 {
+            return None;
+        }
+        let at = json_start(text)?;
+        let tail = redact_embedded(rules, &text[at..], depth, false)?;
+        return Some(format!("{}{tail}", &text[..at]));
     }
     let how = Embedding::Text { depth, message };
     let mut walker = Walker::new(rules, text, how);
@@ -126,6 +133,17 @@ pub(crate) fn redact_embedded(
         Err(Invalid) if walker.eof => walker.finish(),
         Err(Invalid) => None,
     }
+}
+
+/// Where JSON held inside a line of text starts: the first `{"`, `[{`, `["` or `[[`.
+fn json_start(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    memchr::memchr2_iter(b'{', b'[', b).find(|&i| {
+        matches!(
+            (b[i], b.get(i + 1)),
+            (b'{', Some(b'"')) | (b'[', Some(b'"' | b'[' | b'{'))
+        )
+    })
 }
 
 /// The members of a root object that decide its JSON-RPC kind, noted as the walker

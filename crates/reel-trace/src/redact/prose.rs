@@ -102,17 +102,56 @@ pub(crate) fn replace_credential_files(text: &str) -> Option<String> {
     splice.finish()
 }
 
-/// The whitespace-separated words of `text`, with where each starts.
+/// The white-space-separated words of `text`, line by line (see [`lines`]), with
+/// where each starts.
 fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.split_ascii_whitespace()
-        .map(move |w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
+    lines(text).flat_map(move |(at, line)| {
+        line.split_ascii_whitespace()
+            .map(move |w| (at + (w.as_ptr() as usize - line.as_ptr() as usize), w))
+    })
+}
+
+/// The lines of `text`, split at line breaks and at `\n` escapes, with where each
+/// starts.
+fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let b = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        if at > b.len() {
+            return None;
+        }
+        let start = at;
+        let mut i = at;
+        while i < b.len() {
+            if b[i] == b'\n' {
+                at = i + 1;
+                return Some((start, &text[start..i]));
+            }
+            if b[i] == b'\\' && b.get(i + 1) == Some(&b'n') {
+                at = i + 2;
+                return Some((start, &text[start..i]));
+            }
+            i += 1;
+        }
+        at = b.len() + 1;
+        Some((start, &text[start..]))
+    })
 }
 
 /// `.netrc`: a `password`/`passwd` word followed by its value, in a text that also
-/// has `machine`, `default` or `login` as words.
+/// has `machine`, `default` or `login` as words, or on a line of just those two words
+/// (a file read line by line, as stderr is).
 fn netrc(text: &str, spans: &mut Vec<(usize, usize)>) {
     let netrc_like = words(text).any(|(_, w)| matches!(w, "machine" | "default" | "login"));
     if !netrc_like {
+        for (at, line) in lines(text) {
+            let mut w = line.split_ascii_whitespace();
+            if let (Some("password" | "passwd"), Some(value), None) = (w.next(), w.next(), w.next())
+            {
+                let start = at + (value.as_ptr() as usize - line.as_ptr() as usize);
+                spans.push((start, start + value.len()));
+            }
+        }
         return;
     }
     let mut after_keyword = false;
@@ -126,17 +165,18 @@ fn netrc(text: &str, spans: &mut Vec<(usize, usize)>) {
     }
 }
 
-/// `.pgpass`: `hostname:port:database:username:password` on a line of its own (a
-/// port may be `*`; `\:` escapes are part of a field).
+/// `.pgpass`: `hostname:port:database:username:password` ending a line (a port may
+/// be `*`; the host has a letter, a `.` or is `*`, so a time `12:30:00:00:01` is not
+/// one).
 fn pgpass(text: &str, spans: &mut Vec<(usize, usize)>) {
     static LINE: OnceLock<Regex> = OnceLock::new();
     let re = LINE.get_or_init(|| {
-        Regex::new(r"(?m)^[ \t]*[^:\s#]+:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:([^\s]+)[ \t]*\r?$")
+        Regex::new(r"(?:^|[ \t])(?:\*|[A-Za-z0-9_-]*[A-Za-z.][A-Za-z0-9._-]*):(?:[0-9]{1,5}|\*):[^:\s\\]+:[^:\s\\]+:([^\s\\]+)[ \t]*(?:\r|\\r)?$")
             .expect("pgpass pattern compiles")
     });
-    for caps in re.captures_iter(text) {
-        if let Some(m) = caps.get(1) {
-            spans.push((m.start(), m.end()));
+    for (at, line) in lines(text) {
+        if let Some(m) = re.captures(line).and_then(|c| c.get(1)) {
+            spans.push((at + m.start(), at + m.end()));
         }
     }
 }
@@ -231,6 +271,18 @@ mod tests {
         assert_eq!(
             apply(replace_credential_files, pgpass),
             "db.internal:5432:app:alice:[REDACTED]\n*:*:*:bob:[REDACTED]\n"
+        );
+        // Held as text: the line breaks are `\n` escapes.
+        assert_eq!(
+            apply(
+                replace_credential_files,
+                r"machine h\nlogin u\npassword p4ss-x"
+            ),
+            r"machine h\nlogin u\npassword [REDACTED]"
+        );
+        assert_eq!(
+            apply(replace_credential_files, r"x\ndb:5432:app:u:Zq9-pw"),
+            r"x\ndb:5432:app:u:[REDACTED]"
         );
         // A sentence about passwords is not a netrc file; a time is not a pgpass line.
         for plain in ["reset the password please", "at 12:30:00:00:01 we met"] {

@@ -288,14 +288,15 @@ pub(crate) const FORMATS: &[Format] = &[
     ),
 ];
 
-/// The rule's regex: every format, between ASCII word boundaries.
+/// The rule's regex: every format, after an ASCII word boundary. None after it: a body
+/// may end in `-`, where `\b` would need a word character to follow.
 pub(crate) fn regex() -> String {
     let b = r"(?-u:\b)";
     let alternatives: Vec<String> = FORMATS
         .iter()
         .map(|f| format!("(?:{})", f.pattern))
         .collect();
-    format!("{b}(?:{}){b}", alternatives.join("|"))
+    format!("{b}(?:{})", alternatives.join("|"))
 }
 
 /// Every format's literals, for the prefilter.
