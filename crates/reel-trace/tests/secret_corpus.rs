@@ -110,6 +110,23 @@ const PLACES: &[Place] = &[
         },
     },
     Place {
+        name: "Python repr in a log line",
+        fits: one_line,
+        redact: |r, s| {
+            let repr: String = s
+                .as_line()
+                .chars()
+                .map(|c| match c {
+                    '"' => '\'',
+                    '\'' => '"',
+                    c => c,
+                })
+                .collect();
+            r.redact_text(&format!("config loaded: {repr}"))
+                .into_owned()
+        },
+    },
+    Place {
         name: "command line",
         fits: one_line,
         redact: |r, s| {

@@ -306,4 +306,58 @@ mod tests {
         assert_eq!(once, ["--token: [REDACTED]=[REDACTED]", "plain"]);
         assert_eq!(r.redact_command(&once), once);
     }
+
+    #[test]
+    fn reel3_command_lines() {
+        let r = Redactor::builtin();
+        let run = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+            let once = r.redact_command(&args);
+            assert_eq!(r.redact_command(&once), once, "{args:?}");
+            once.join(" ")
+        };
+        assert_eq!(
+            run(&["mysql", "-uroot", "-pS3cr3t!", "app"]),
+            "mysql -uroot -p[REDACTED] app"
+        );
+        // Not a MySQL client: `-p8080` is a port.
+        assert_eq!(run(&["server", "-p8080"]), "server -p8080");
+        assert_eq!(
+            run(&["curl", "-u", "admin:hunter2", "https://x"]),
+            "curl -u admin:[REDACTED] https://x"
+        );
+        assert_eq!(
+            run(&["docker", "run", "-u", "1000:1000", "app"]),
+            "docker run -u 1000:1000 app"
+        );
+        assert_eq!(
+            run(&["agent", "--groq", "Zq8rT2mX9pLk4VbN7wHs3dYc"]),
+            "agent --groq [REDACTED]"
+        );
+        assert_eq!(
+            run(&["agent", "--openai", "gpt-4o"]),
+            "agent --openai gpt-4o"
+        );
+        assert_eq!(
+            run(&["tailscale", "up", "--authkey", "abc123"]),
+            "tailscale up --authkey [REDACTED]"
+        );
+        assert_eq!(
+            run(&["notify", "--webhook-url", "https://hooks.example.com/x"]),
+            "notify --webhook-url [REDACTED]"
+        );
+        assert_eq!(
+            run(&["call", "-H", "BEARER", "q8Zr2LmX0pVb7KdT4wNs"]),
+            "call -H BEARER [REDACTED]"
+        );
+        assert_eq!(
+            run(&[
+                "twine",
+                "upload",
+                "-p",
+                "pypi-AgEIcHlwaS5vcmcCJDk0ZTg4YzZhLTI0MzMtNDY2Yy1hNDFkLTE3ZmRmNmVkMjQ5NQ"
+            ]),
+            "twine upload -p [REDACTED]"
+        );
+    }
 }

@@ -113,6 +113,39 @@ pub(crate) fn redact_embedded(
     depth: u8,
     message: bool,
 ) -> Option<String> {
+    // `reel/3`: a Python `repr` (`{'password': 'x'}`, `[['API_KEY', 'x']]`), as logs
+    // and error messages print dicts and lists, is walked as the JSON it would be with
+    // its quotes swapped (a byte-for-byte exchange, undone on the result).
+    if rules.revision >= Revision::Reel3 && python_start(text) {
+        let swapped = swap_quotes(text);
+        return walk_embedded(rules, &swapped, depth, message).map(|out| swap_quotes(&out));
+    }
+    walk_embedded(rules, text, depth, message)
+}
+
+/// Whether `text` holds what may be a Python `repr` of a dict or list: its first
+/// opening of a container (`{` or `[`, after any further `[`/`{`) is followed by `'`.
+fn python_start(text: &str) -> bool {
+    let b = text.as_bytes();
+    let Some(i) = memchr::memchr2(b'{', b'[', b) else {
+        return false;
+    };
+    let next = b[i..].iter().find(|&&c| !matches!(c, b'{' | b'[' | b' '));
+    next == Some(&b'\'')
+}
+
+/// `text` with `'` and `"` exchanged.
+fn swap_quotes(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\'' => '"',
+            '"' => '\'',
+            c => c,
+        })
+        .collect()
+}
+
+fn walk_embedded(rules: &Compiled, text: &str, depth: u8, message: bool) -> Option<String> {
     let first = text
         .bytes()
         .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
@@ -347,7 +380,11 @@ impl<'s, 'r> Walker<'s, 'r> {
             }
         }
         self.ws();
-        if self.pos == self.b.len() {
+        // `reel/3`: JSON held in text may have text after it (`… error="{…}" more`);
+        // the walk ends with the value, and the rest is left to the value rules.
+        let text_after =
+            matches!(self.how, Embedding::Text { .. }) && self.rules.revision >= Revision::Reel3;
+        if self.pos == self.b.len() || text_after {
             Ok(())
         } else {
             Err(Invalid)

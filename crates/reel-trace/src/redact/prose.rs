@@ -171,7 +171,7 @@ fn netrc(text: &str, spans: &mut Vec<(usize, usize)>) {
 fn pgpass(text: &str, spans: &mut Vec<(usize, usize)>) {
     static LINE: OnceLock<Regex> = OnceLock::new();
     let re = LINE.get_or_init(|| {
-        Regex::new(r"(?:^|[ \t])(?:\*|[A-Za-z0-9_-]*[A-Za-z.][A-Za-z0-9._-]*):(?:[0-9]{1,5}|\*):[^:\s\\]+:[^:\s\\]+:([^\s\\]+)[ \t]*(?:\r|\\r)?$")
+        Regex::new(r#"(?:^|[ \t'"=])(?:\*|[A-Za-z0-9_-]*[A-Za-z.][A-Za-z0-9._-]*):(?:[0-9]{1,5}|\*):[^:\s\\'"]+:[^:\s\\'"]+:([^\s\\'"]+)['"]*[ \t]*(?:\r|\\r)?$"#)
             .expect("pgpass pattern compiles")
     });
     for (at, line) in lines(text) {
@@ -219,7 +219,11 @@ fn quoted_secret(b: &[u8], q: usize) -> Option<usize> {
     }
     if s == e
         || e - s > LABEL_MAX
-        || (s > 0 && !matches!(b[s - 1], b' ' | b'\t' | b'\n' | b'(' | b',' | b'.' | b':'))
+        || (s > 0
+            && !matches!(
+                b[s - 1],
+                b' ' | b'\t' | b'\n' | b'(' | b',' | b'.' | b':' | b'\'' | b'"' | b'='
+            ))
     {
         return None;
     }

@@ -139,6 +139,32 @@ fn pem(rng: &mut Rng, label: &str, lines: usize) -> (String, Vec<String>) {
     (text, body)
 }
 
+/// The kinds known only by the words around them (a label, a file's layout, a
+/// structure), not by a documented shape of their own. The corpus allows them to
+/// leak in at most 1% of their placements (places that mangle their context, such as
+/// a JSON list with its quotes swapped into a header); every other kind, none.
+pub fn is_context(class: &str) -> bool {
+    matches!(
+        class,
+        "netrc-entry"
+            | "pgpass-line"
+            | "schemeless-dsn-tcp"
+            | "schemeless-dsn-host"
+            | "curl-user"
+            | "twilio-curl"
+            | "prose-password"
+            | "jsessionid"
+            | "phpsessid"
+            | "sid-query"
+            | "authkey-flag"
+            | "webhook-url-flag"
+            | "env-pair-object"
+            | "env-pair-array"
+            | "sql-secret-column"
+            | "jwt-parts"
+    )
+}
+
 /// A documented prefix and a random body: (token, [body]).
 fn token(r: &mut Rng, prefix: &str, alphabet: &str, n: usize) -> (String, Vec<String>) {
     let body = r.chars(alphabet, n);
@@ -1161,19 +1187,23 @@ impl Corpus {
     /// The placements whose random parts show up in `haystack` (an 8-character run
     /// of any of them), as `class @ place: text`.
     pub fn leaks(&self, haystack: &str) -> Vec<String> {
+        self.leaked(haystack)
+            .into_iter()
+            .map(|s| format!("{} @ {}: {:?}", s.class, s.place, s.as_text()))
+            .collect()
+    }
+
+    /// The placements whose random parts show up in `haystack`.
+    pub fn leaked(&self, haystack: &str) -> Vec<&Secret> {
         let runs: std::collections::HashSet<&[u8]> = haystack.as_bytes().windows(RUN).collect();
-        let mut out = Vec::new();
-        for s in &self.placed {
-            let leaked = s
-                .random
-                .iter()
-                .any(|part| part.as_bytes().windows(RUN).any(|w| runs.contains(w)));
-            if leaked {
-                // Test data, random each run: shown so a failure can be read.
-                out.push(format!("{} @ {}: {:?}", s.class, s.place, s.as_text()));
-            }
-        }
-        out
+        self.placed
+            .iter()
+            .filter(|s| {
+                s.random
+                    .iter()
+                    .any(|part| part.as_bytes().windows(RUN).any(|w| runs.contains(w)))
+            })
+            .collect()
     }
 
     /// How many placements, classes and places the run made.
@@ -1194,17 +1224,22 @@ impl Corpus {
         )
     }
 
-    /// Fails, naming every leak, when any random part shows up in `haystack`.
+    /// Fails, naming every leak, when a random part of a kind with a documented
+    /// shape shows up in `haystack`, or those of more than 1% of the placements of
+    /// context kinds ([`is_context`]: a secret known only by the words around it).
     pub fn assert_no_leaks(&self, haystack: &str, what: &str) {
-        let leaks = self.leaks(haystack);
-        if !leaks.is_empty() {
+        let leaked = self.leaked(haystack);
+        let context_placed = self.placed.iter().filter(|s| is_context(s.class)).count();
+        let context_leaked = leaked.iter().filter(|s| is_context(s.class)).count();
+        let shaped_leaked = leaked.len() - context_leaked;
+        if shaped_leaked > 0 || context_leaked * 100 > context_placed {
             let mut msg = format!(
-                "{} of {} secrets reached {what}:\n",
-                leaks.len(),
+                "{} of {} secrets reached {what} ({shaped_leaked} of a documented shape; {context_leaked} of {context_placed} context placements, at most 1% allowed):\n",
+                leaked.len(),
                 self.placed.len()
             );
-            for l in &leaks {
-                let _ = writeln!(msg, "  {l}");
+            for s in &leaked {
+                let _ = writeln!(msg, "  {} @ {}: {:?}", s.class, s.place, s.as_text());
             }
             panic!("{msg}{}", self.summary());
         }
