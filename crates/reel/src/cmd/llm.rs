@@ -338,10 +338,10 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     let trace =
         TraceTarget::create(&dir, &label).map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
     let trace = seal.apply(trace)?;
-    let mut live = None;
+    let (mut live, mut _viewer) = (None, None);
     if let Some(p) = trace.path() {
         say!("reel: recording LLM calls to {}", p.display());
-        args.view.start_beside(p)?;
+        _viewer = args.view.start_beside(p)?;
         live = crate::cmd::otlp::OtlpFlag::start_beside(collector, p)?;
     }
     if let Some(cache) = &args.mmsp {

@@ -245,12 +245,12 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
     let trace = seal.apply(trace)?;
     #[cfg(feature = "http")]
-    let mut live = None;
+    let (mut live, mut _viewer) = (None, None);
     if let Some(p) = trace.path() {
         say!("reel: recording `{}` to {}", recorder.label(), p.display());
         #[cfg(feature = "http")]
         {
-            args.view.start_beside(p)?;
+            _viewer = args.view.start_beside(p)?;
             live = crate::cmd::otlp::OtlpFlag::start_beside(collector, p)?;
         }
     }
@@ -393,10 +393,10 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::R
         .create_trace(dir)
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
     let trace = seal.apply(trace)?;
-    let mut live = None;
+    let (mut live, mut _viewer) = (None, None);
     if let Some(p) = trace.path() {
         say!("reel: recording {} to {}", recorder.upstream(), p.display());
-        args.view.start_beside(p)?;
+        _viewer = args.view.start_beside(p)?;
         live = crate::cmd::otlp::OtlpFlag::start_beside(collector, p)?;
     }
     seal.say(&trace);

@@ -68,6 +68,11 @@ pub struct Args {
     /// Show the directory as an MMSP cache directory (RFC-0010's listing and pages).
     #[arg(long)]
     pub mmsp: bool,
+
+    /// Run as the viewer of a recording (`--view`): stop when stdin closes, which the
+    /// recorder holds open for as long as it runs.
+    #[arg(long, hide = true)]
+    pub beside_recording: bool,
 }
 
 /// Runs `reel view`.
@@ -111,7 +116,17 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     if args.open {
         open_browser(&view.url());
     }
-    view.run(Stop::new(), true)
+    let stop = Stop::new();
+    if args.beside_recording {
+        let on_close = stop.clone();
+        let _ = std::thread::Builder::new()
+            .name("reel-view-recorder".into())
+            .spawn(move || {
+                let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+                on_close.stop();
+            });
+    }
+    view.run(stop, true)
         .map_err(|e| coded(exit::INTERNAL, e.to_string()))?;
     Ok(exit::OK)
 }
@@ -161,7 +176,8 @@ fn open_browser(url: &str) {
 pub struct ViewFlag {
     /// Show the trace in the web viewer while it is recorded (the URL is printed on
     /// stderr; new lines show within a second). Listens on loopback, a free port unless
-    /// IP:PORT is given; it stops with the recording.
+    /// IP:PORT is given; it runs as a process of its own (a viewer that fails leaves
+    /// the recording running) and stops with the recording.
     #[arg(
         long,
         value_name = "IP:PORT",
@@ -173,27 +189,97 @@ pub struct ViewFlag {
 }
 
 impl ViewFlag {
-    /// Starts the viewer on `trace` in a thread of its own when the flag was given.
-    pub fn start_beside(&self, trace: &std::path::Path) -> anyhow::Result<()> {
+    /// Starts the viewer on `trace` when the flag was given, in a process of its own
+    /// (`reel view --beside-recording`): whatever the viewer meets — a hostile trace,
+    /// memory running out, a crash — ends that process and leaves the recording
+    /// running and its trace whole. It prints its URL (or why it could not listen,
+    /// which fails the recording with its exit code) before this returns, and stops
+    /// when the returned guard is dropped or the recorder dies (its stdin closes).
+    pub fn start_beside(&self, trace: &std::path::Path) -> anyhow::Result<Option<BesideView>> {
         let Some(listen) = &self.view else {
-            return Ok(());
+            return Ok(None);
         };
-        let config = Config {
-            paths: vec![trace.to_owned()],
-            default_dir: PathBuf::new(),
-            listen: listen.clone(),
-            mmsp: false,
-            allow_hosts: Vec::new(),
-        };
-        let view = start(&config)?;
-        std::thread::Builder::new()
-            .name("reel-view".into())
-            .spawn(move || {
-                if let Err(e) = view.run(Stop::new(), false) {
-                    say!("reel: the viewer stopped: {e}");
-                }
-            })
+        let exe = std::env::current_exe()
             .map_err(|e| coded(exit::INTERNAL, format!("cannot start the viewer: {e}")))?;
-        Ok(())
+        let mut child = std::process::Command::new(exe)
+            .arg("view")
+            .arg("--beside-recording")
+            .arg(format!("--listen={listen}"))
+            .arg("--")
+            .arg(trace)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| coded(exit::INTERNAL, format!("cannot start the viewer: {e}")))?;
+        let stderr = child.stderr.take().map(std::io::BufReader::new);
+        let mut lines = stderr.map(std::io::BufRead::lines);
+        // Its lines up to and including `viewing at` (a warning may come first); the
+        // rest is passed on as it comes.
+        let mut said = Vec::new();
+        let listening = loop {
+            match lines.as_mut().and_then(Iterator::next) {
+                Some(Ok(line)) => {
+                    let done = line.starts_with("reel: viewing at ");
+                    said.push(line);
+                    if done {
+                        break true;
+                    }
+                }
+                _ => break false,
+            }
+        };
+        if !listening {
+            let status = child.wait().ok().and_then(|s| s.code());
+            let code = status
+                .and_then(|c| u8::try_from(c).ok())
+                .unwrap_or(exit::INTERNAL);
+            let why = said.join("\n");
+            let why = why.strip_prefix("reel: ").unwrap_or(&why).to_owned();
+            return Err(coded(
+                code,
+                if why.is_empty() {
+                    "the viewer did not start".to_owned()
+                } else {
+                    why
+                },
+            ));
+        }
+        for line in &said {
+            say!("{line}");
+        }
+        if let Some(rest) = lines {
+            let _ = std::thread::Builder::new()
+                .name("reel-view-stderr".into())
+                .spawn(move || {
+                    for line in rest.map_while(Result::ok) {
+                        say!("{line}");
+                    }
+                });
+        }
+        Ok(Some(BesideView { child }))
+    }
+}
+
+/// The viewer process beside a recording; dropping it stops the viewer.
+#[derive(Debug)]
+pub struct BesideView {
+    child: std::process::Child,
+}
+
+impl Drop for BesideView {
+    fn drop(&mut self) {
+        // Closing its stdin is its signal to stop; a viewer that does not within its
+        // grace period is killed.
+        drop(self.child.stdin.take());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -147,6 +147,100 @@ fn rec_view_follows_the_recording_as_the_session_goes() {
     assert_eq!(lines[4]["raw"]["method"], "tools/list", "{lines:?}");
 }
 
+/// The processes `pid` started.
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_viewer_that_dies_leaves_the_recording_running_and_its_trace_whole() {
+    // Regression: the viewer of `rec --view` ran in the recorder's process, so a line
+    // whose detail took the memory (issue 28) aborted the recording with it. It runs
+    // in a process of its own now: killed here with SIGKILL, as the kernel's OOM
+    // killer would, it takes nothing of the recording with it.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("traces");
+    let mut c = reel();
+    c.arg("rec")
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--name", "isolated", "--view", "--"])
+        .arg(env!("CARGO_BIN_EXE_reel"))
+        .args(["example", "server"]);
+    let (mut v, mut stdin) = Viewer::spawn_feeding(c);
+    let viewer = children(v.pid())
+        .into_iter()
+        .find(|&p| cmdline(p).contains("--beside-recording"))
+        .unwrap_or_else(|| panic!("no viewer process beside reel rec {}", v.pid()));
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &viewer.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut send = |m: Value| {
+        stdin
+            .write_all(format!("{m}\n").as_bytes())
+            .and_then(|()| stdin.flush())
+            .expect("write to the server");
+    };
+    send(rpc::request(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "view-test", "version": "1"}}),
+    ));
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(rpc::request(json!(2), "tools/list", json!({})));
+    drop(stdin);
+    let status = v.wait();
+    assert!(status.success(), "{status:?}: {}", v.stderr_text());
+    let trace = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("the trace");
+    let lines = lines_of(&trace);
+    assert!(
+        lines.iter().any(|l| l["raw"]["result"]["tools"].is_array()),
+        "the tools/list answer: {lines:?}"
+    );
+    assert_eq!(lines.last().unwrap()["type"], "end", "{lines:?}");
+    // And the viewer is gone with its port: nothing answers there.
+    assert!(std::net::TcpStream::connect(&v.addr).is_err());
+}
+
+#[test]
+fn a_viewer_that_cannot_listen_fails_the_recording_before_it_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let out = reel()
+        .arg("rec")
+        .arg("--dir")
+        .arg(tmp.path())
+        .arg(format!("--view={addr}"))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_reel"))
+        .args(["example", "server"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(73), "{stderr}");
+    assert!(stderr.contains(&addr.to_string()), "{stderr}");
+}
+
 /// `reel llm --view` shows the model calls as the agent makes them: a turn recorded
 /// through the real Anthropic SDK appears in the viewer's turns without a restart.
 #[test]

@@ -109,6 +109,18 @@ impl Viewer {
     }
 }
 
+impl Viewer {
+    /// The process started (`reel view`, or the recorder of `rec --view`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the process to end on its own.
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        self.child.wait().expect("waiting for reel")
+    }
+}
+
 impl Drop for Viewer {
     fn drop(&mut self) {
         let _ = self.child.kill();
