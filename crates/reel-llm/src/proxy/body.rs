@@ -232,7 +232,7 @@ pub(crate) struct Recording {
     to_assemble: Vec<Piece>,
     /// Pieces forwarded and not yet in the trace: they are redacted together (a
     /// secret streamed across pieces) when the response ends.
-    held: HeldBody,
+    unwritten: HeldBody,
     ttft: Option<Duration>,
     bytes_so_far: u64,
     /// The upstream connection, back to the pool when the body ended cleanly.
@@ -266,7 +266,7 @@ impl Recording {
             encoding,
             head_at: Instant::now(),
             to_assemble: Vec::new(),
-            held: HeldBody::default(),
+            unwritten: HeldBody::default(),
             ttft: None,
             bytes_so_far: 0,
             sender: Some(sender),
@@ -333,7 +333,7 @@ impl Recording {
             us,
             bytes: piece.to_vec(),
         };
-        if self.held.hold(piece) {
+        if self.unwritten.hold(piece) {
             self.write_held();
         }
     }
@@ -341,7 +341,7 @@ impl Recording {
     /// Writes the pieces held, redacted together.
     fn write_held(&mut self) {
         let decoded = self.decoder.as_ref().and(self.encoding.as_deref());
-        self.sh.tape.bodies(self.ex.n, &mut self.held, decoded);
+        self.sh.tape.bodies(self.ex.n, &mut self.unwritten, decoded);
     }
 
     /// The end of the response: the rest of the body, the turn, and the error and
