@@ -23,10 +23,18 @@
 //! allowlisted headers in `raw`. `request_sha256` (of the unredacted bytes) lets replay
 //! find the exact request without keeping it.
 //!
-//! Every line is written whole and flushed before the bytes it describes go on to the
-//! client, so a recorder killed mid-stream leaves a trace holding every event the client
-//! could have seen. Redaction (`reel_trace::redact`, the rules of `reel rec`) applies to
-//! turns, `system`, `request.body`, error bodies and body pieces.
+//! Every line is written whole and flushed before the next. The lines of a request
+//! and its response head are written before the response goes on to the client. The
+//! body pieces of a response are held ([`HeldBody`]) and written together when the
+//! response ends — completed, cut by the upstream, timed out, or abandoned by the
+//! client — or when they exceed [`HOLD_MAX`] (4 MiB): a secret streamed a few
+//! characters per event can only be redacted once its pieces are seen together (see
+//! [`crate::seams`]). So the client gets a piece before the trace holds it, and a
+//! recorder killed with `kill -9` mid-response loses the pieces held of the responses
+//! in flight (at most [`HOLD_MAX`] each, and their turns, which were never written);
+//! every completed response, and every line before, is in the trace. Redaction
+//! (`reel_trace::redact`, the rules of `reel rec`) applies to turns, `system`,
+//! `request.body`, error bodies and body pieces.
 
 use std::io;
 use std::sync::Mutex;
@@ -159,25 +167,34 @@ impl Tape {
         self.write(|w| w.write_event(&e));
     }
 
-    /// A piece of exchange `n`'s response body, `us` microseconds after its head.
-    pub fn body(&self, n: u64, t: Timestamp, us: u64, piece: &[u8], decoded: Option<&str>) {
+    /// The pieces of exchange `n`'s response body held so far, redacted together (see
+    /// [`crate::seams`]) and written in order, each with its own time.
+    pub fn bodies(&self, n: u64, held: &mut HeldBody, decoded: Option<&str>) {
+        if held.pieces.is_empty() {
+            return;
+        }
         self.coverage().body(n);
-        let redacted;
-        let mut e = EventLine::new(t, BODY);
-        match std::str::from_utf8(piece) {
-            Ok(text) => {
-                redacted = redact_piece(&self.redactor, text);
-                e.text = Some(&redacted);
+        let pieces = std::mem::take(&mut held.pieces);
+        held.bytes = 0;
+        let refs: Vec<&[u8]> = pieces.iter().map(|p| p.bytes.as_slice()).collect();
+        let redacted = crate::seams::redact_pieces(&self.redactor, &refs);
+        for (p, bytes) in pieces.iter().zip(&redacted) {
+            if bytes.is_empty() {
+                continue; // all it held went into a marker an earlier piece carries
             }
-            Err(_) => e = e.with_payload(piece),
+            let mut e = EventLine::new(p.t, BODY);
+            match std::str::from_utf8(bytes) {
+                Ok(text) => e.text = Some(text),
+                Err(_) => e = e.with_payload(bytes),
+            }
+            e.fields.insert("source".into(), "llm".into());
+            e.fields.insert("http".into(), json!({ "req": n }));
+            e.fields.insert("us".into(), p.us.into());
+            if let Some(d) = decoded {
+                e.fields.insert("decoded".into(), d.into());
+            }
+            self.write(|w| w.write_event(&e));
         }
-        e.fields.insert("source".into(), "llm".into());
-        e.fields.insert("http".into(), json!({ "req": n }));
-        e.fields.insert("us".into(), us.into());
-        if let Some(d) = decoded {
-            e.fields.insert("decoded".into(), d.into());
-        }
-        self.write(|w| w.write_event(&e));
     }
 
     /// Writes the end line, with the `llm` summary (the models that generated and
@@ -207,30 +224,37 @@ impl Tape {
     }
 }
 
-/// Redacts a body piece: each SSE `data:` line and each NDJSON line as JSON when it is
-/// JSON (replay-safe), every other line as text; SSE field names and line endings stay.
-fn redact_piece(redactor: &Redactor, text: &str) -> String {
-    if !redactor.is_active() {
-        return text.to_owned();
+/// The most bytes of one response's body pieces held for redaction: past it, what is
+/// held is written and the next piece starts afresh (a secret straddling that point is
+/// redacted as two halves, as every piece was before pieces were held).
+pub const HOLD_MAX: usize = 4 << 20;
+
+/// One piece of a response body, as it arrived.
+pub struct BodyPiece {
+    /// When it arrived.
+    pub t: Timestamp,
+    /// Microseconds after the response head.
+    pub us: u64,
+    /// Its bytes (decoded when the body came compressed).
+    pub bytes: Vec<u8>,
+}
+
+/// The pieces of one response held until they can be redacted together: written by
+/// [`Tape::bodies`] at the end of the response (however it ended) or once they exceed
+/// [`HOLD_MAX`].
+#[derive(Default)]
+pub struct HeldBody {
+    pieces: Vec<BodyPiece>,
+    bytes: usize,
+}
+
+impl HeldBody {
+    /// Holds `piece`; true when what is held exceeds [`HOLD_MAX`] and should be written.
+    pub fn hold(&mut self, piece: BodyPiece) -> bool {
+        self.bytes += piece.bytes.len();
+        self.pieces.push(piece);
+        self.bytes > HOLD_MAX
     }
-    let mut out = String::with_capacity(text.len());
-    for line in text.split_inclusive('\n') {
-        let body = line.trim_end_matches(['\n', '\r']);
-        let eol = &line[body.len()..];
-        match body.strip_prefix("data:") {
-            Some(rest) => {
-                let payload = rest.strip_prefix(' ').unwrap_or(rest);
-                out.push_str(&body[..body.len() - payload.len()]);
-                out.push_str(&redactor.redact_json_or_text(payload));
-            }
-            None if body.starts_with(['{', '[']) => {
-                out.push_str(&redactor.redact_json_or_text(body));
-            }
-            None => out.push_str(&redactor.redact_text(body)),
-        }
-        out.push_str(eol);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -241,10 +265,13 @@ mod tests {
     fn a_piece_keeps_its_framing_when_redacted() {
         let r = Redactor::builtin();
         let piece = "event: x\r\ndata: {\"k\":\"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCD\"}\r\n\r\n";
-        let out = redact_piece(&r, piece);
+        let out = crate::seams::redact_lines(&r, piece);
         assert!(out.starts_with("event: x\r\ndata: {\"k\":\""), "{out}");
         assert!(out.ends_with("\"}\r\n\r\n"), "{out}");
         assert!(!out.contains("abcdefghijklmnop"), "{out}");
-        assert_eq!(redact_piece(&r, "data: [DONE]\n\n"), "data: [DONE]\n\n");
+        assert_eq!(
+            crate::seams::redact_lines(&r, "data: [DONE]\n\n"),
+            "data: [DONE]\n\n"
+        );
     }
 }

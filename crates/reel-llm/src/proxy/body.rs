@@ -3,12 +3,14 @@
 //! forwarding an event costs what recording it costs and no thread wake-up.
 //!
 //! Per frame: the bytes are decoded when compressed, cut into pieces (SSE events,
-//! NDJSON lines, or a whole body), each piece written to the trace, and the frame is
+//! NDJSON lines, or a whole body), each piece held for the trace (written past a budget
+//! or at the end, so pieces are redacted together), and the frame is
 //! returned, together with the frames that had already arrived behind it (never
 //! waiting for more); the pieces are read into the assistant turn on the next poll, after the
 //! frame went out. The end of the response — the upstream's end or error, the idle
-//! timeout, or the client going away (the body is dropped) — writes the turn and the
-//! `llm.error` / `llm.truncated` lines.
+//! timeout, or the client going away (the body is dropped) — writes the body pieces
+//! held for redaction (see [`crate::tape::HeldBody`]), the turn and the `llm.error` /
+//! `llm.truncated` lines.
 
 use std::io::Write as _;
 use std::pin::Pin;
@@ -24,7 +26,7 @@ use reel_trace::line::Timing;
 
 use super::{Exchange, Framing, Notice, Sender, Shared, WHOLE_KEPT_MAX, millis, redacted_value};
 use crate::response::Assembler;
-use crate::tape::kinds;
+use crate::tape::{BodyPiece, HeldBody, kinds};
 
 use std::sync::Arc;
 
@@ -228,6 +230,9 @@ pub(crate) struct Recording {
     cutter: Cutter,
     /// Pieces recorded and forwarded, still to be read into the turn.
     to_assemble: Vec<Piece>,
+    /// Pieces forwarded and not yet in the trace: they are redacted together (a
+    /// secret streamed across pieces) when the response ends.
+    unwritten: HeldBody,
     ttft: Option<Duration>,
     bytes_so_far: u64,
     /// The upstream connection, back to the pool when the body ended cleanly.
@@ -261,6 +266,7 @@ impl Recording {
             encoding,
             head_at: Instant::now(),
             to_assemble: Vec::new(),
+            unwritten: HeldBody::default(),
             ttft: None,
             bytes_so_far: 0,
             sender: Some(sender),
@@ -316,15 +322,26 @@ impl Recording {
         }
     }
 
-    fn record_piece(&self, piece: &[u8]) {
+    /// Holds a piece for the trace; what is held is written once it passes the budget.
+    fn record_piece(&mut self, piece: &[u8]) {
         if piece.is_empty() {
             return;
         }
         let us = u64::try_from(self.head_at.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let piece = BodyPiece {
+            t: Timestamp::now(),
+            us,
+            bytes: piece.to_vec(),
+        };
+        if self.unwritten.hold(piece) {
+            self.write_held();
+        }
+    }
+
+    /// Writes the pieces held, redacted together.
+    fn write_held(&mut self) {
         let decoded = self.decoder.as_ref().and(self.encoding.as_deref());
-        self.sh
-            .tape
-            .body(self.ex.n, Timestamp::now(), us, piece, decoded);
+        self.sh.tape.bodies(self.ex.n, &mut self.unwritten, decoded);
     }
 
     /// The end of the response: the rest of the body, the turn, and the error and
@@ -348,6 +365,8 @@ impl Recording {
                 self.to_assemble.push(p);
             }
         }
+        // However the response ended, nothing held is dropped: it goes before the turn.
+        self.write_held();
         self.feed(&mut assembler);
         let duration = self.ex.started.elapsed();
         let reason = truncation(

@@ -33,6 +33,10 @@ Scripts (the request's `model`)
     reel-think   reasoning first (Anthropic thinking block with signature, chat
                  reasoning_content and reasoning tokens, Responses reasoning item with
                  a summary, Ollama `thinking`), then the answer
+    reel-leak    an answer repeating credentials (LEAK_ANSWER: an Anthropic key, a
+                 SendGrid key, a Stripe key, an npm token, a Basic authorization
+                 header) streamed 4 characters per delta, as a model streams a key
+                 it was shown
     reel-big-N   N MiB of answer text in 16 KiB deltas, made as it is sent
     reel-mcp-T   (Anthropic Messages) a call of the offered tool named T or ending in
                  `__T` (an MCP tool as Claude Code names it: `mcp__SERVER__T`) with the
@@ -84,6 +88,17 @@ ANSWER = "Hello from the upstream."
 TOOL_ANSWER = "It is sunny in Paris."
 THINKING = "The user greets me. I should greet them back."
 SIGNATURE = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+# Made-up credentials of the providers' shapes, for reel-leak.
+LEAK_ANSWER = (
+    "Here they are:\n"
+    "sk-ant-api03-Xq7LmN2pR9sT4vW6yZ1bC3dF5gH8jK0aEoIuUeYrXq7LmN2pR9sT4vW6yZ1bC3dF5gH8jK0a"
+    "EoIuUeYrXq7LmN2pR9sAA\n"
+    "SG.Qw3Er5Ty7Ui9Op1As2Df4G.Hj6Kl8Zx0Cv2Bn4Mq6Wr8Ty0Ui2Op4As6Df8Gh0Jk2Lm4\n"
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc\n"
+    "npm_Ab3De5Gh7Jk9Mn1Pq3St5Vw7Yz9Bc1Ef3Hi5\n"
+    "Authorization: Basic cmVlbDpzM2NyM3RQYXNzd29yZDQy\n"
+    "Keep them safe."
+)
 TOOL_NAME = "get_weather"
 TOOL_INPUT = {"city": "Paris"}
 TOOL_ARGS = json.dumps(TOOL_INPUT)          # '{"city": "Paris"}'
@@ -98,7 +113,7 @@ OLLAMA_COUNTS = {"prompt_eval_count": 13, "eval_count": 6}
 FAULTS = ("midstream-error", "sever", "stall", "429", "529", "500", "gzip", "slow",
           "coalesce", "gap", "linger", "closedelim")
 ENDINGS = ("coalesce", "gap", "linger", "closedelim")
-BASES = ("reel-text", "reel-tool", "reel-think")
+BASES = ("reel-text", "reel-tool", "reel-think", "reel-leak")
 # reel-mcp-T: the input each known MCP test tool is called with.
 MCP_INPUTS = {"add": {"a": 2, "b": 3}, "shout": {"text": "hi"}, "echo": {"message": "hi"}}
 
@@ -203,11 +218,15 @@ class Scenario:
             return self.answer
         if self.base == "reel-big":
             return "".join(big_pieces(self.big))
+        if self.base == "reel-leak":
+            return LEAK_ANSWER
         return TOOL_ANSWER if self.base == "reel-tool" else ANSWER
 
     def text_pieces(self):
         if self.base == "reel-big":
             return big_pieces(self.big)
+        if self.base == "reel-leak":
+            return (LEAK_ANSWER[i:i + 4] for i in range(0, len(LEAK_ANSWER), 4))
         return iter(split_text(self.text()))
 
     def rid(self, prefix):
