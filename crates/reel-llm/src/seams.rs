@@ -244,8 +244,40 @@ struct Stream {
     deltas: Vec<Delta>,
 }
 
+/// Whether the pieces held so far (`text`, whole events) can be written without
+/// waiting for more: every stream of deltas that is still being written (the last
+/// stream a delta went to, and every stream whose text does not end a line) ends in a
+/// line break, and no PEM block is open. What follows starts a new line of every
+/// stream, so no secret and no label with its value spans the seam.
+pub(crate) fn at_line_seam(text: &str) -> bool {
+    let streams = streams_of(text);
+    let Some(last) = streams
+        .iter()
+        .max_by_key(|s| s.deltas.last().map(|d| d.token.start))
+    else {
+        return false;
+    };
+    let ends_line = |s: &Stream| s.deltas.last().is_some_and(|d| d.text.ends_with('\n'));
+    let joined: String = streams
+        .iter()
+        .flat_map(|s| s.deltas.iter().map(|d| d.text.as_str()))
+        .collect();
+    let open_pem = joined.matches("-----BEGIN").count() > joined.matches("-----END").count();
+    ends_line(last) && streams.iter().all(|s| ends_line(s) || !s.json) && !open_pem
+}
+
 /// The rewrites of delta tokens that redacting each stream's joined text calls for.
 fn delta_edits(redactor: &Redactor, text: &str) -> Vec<(Range<usize>, String)> {
+    let mut edits = Vec::new();
+    for s in &streams_of(text) {
+        redistribute(redactor, s, &mut edits);
+    }
+    edits.sort_by_key(|(r, _)| r.start);
+    edits
+}
+
+/// The streams of deltas in `text`, in the order each first appears.
+fn streams_of(text: &str) -> Vec<Stream> {
     let mut streams: Vec<Stream> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
     let mut at = 0;
@@ -282,12 +314,7 @@ fn delta_edits(redactor: &Redactor, text: &str) -> Vec<(Range<usize>, String)> {
             });
         }
     }
-    let mut edits = Vec::new();
-    for s in &streams {
-        redistribute(redactor, s, &mut edits);
-    }
-    edits.sort_by_key(|(r, _)| r.start);
-    edits
+    streams
 }
 
 /// Redacts a stream's joined text and deals the result back to its deltas.

@@ -25,14 +25,18 @@
 //!
 //! Every line is written whole and flushed before the next. The lines of a request
 //! and its response head are written before the response goes on to the client. The
-//! body pieces of a response are held ([`HeldBody`]) and written together when the
-//! response ends — completed, cut by the upstream, timed out, or abandoned by the
-//! client — or when they exceed [`HOLD_MAX`] (4 MiB): a secret streamed a few
-//! characters per event can only be redacted once its pieces are seen together (see
-//! [`crate::seams`]). So the client gets a piece before the trace holds it, and a
-//! recorder killed with `kill -9` mid-response loses the pieces held of the responses
-//! in flight (at most [`HOLD_MAX`] each, and their turns, which were never written);
-//! every completed response, and every line before, is in the trace. Redaction
+//! body pieces of a response are held ([`HeldBody`]) and written together at the
+//! first *line seam* (every stream of deltas so far ends a line: a piece whose delta
+//! ends in a line break, no PEM block open), when the response ends — completed, cut
+//! by the upstream, timed out, or abandoned by the client — or when they exceed
+//! [`HOLD_MAX`] (4 MiB): a secret streamed a few characters per event can only be
+//! redacted once its pieces are seen together (see [`crate::seams`]), and the rules
+//! that read a label and its value (`password: …`, `Authorization: …`) read one line.
+//! So the client gets a piece before the trace holds it, and a recorder killed with
+//! `kill -9` mid-response loses the pieces of the responses in flight since their last
+//! line seam (at most [`HOLD_MAX`] each; their turns were never written); every
+//! completed response, every line of an answer before the one being streamed, and
+//! every trace line before, is in the trace. Redaction
 //! (`reel_trace::redact`, the rules of `reel rec`) applies to turns, `system`,
 //! `request.body`, error bodies and body pieces.
 
@@ -174,8 +178,7 @@ impl Tape {
             return;
         }
         self.coverage().body(n);
-        let pieces = std::mem::take(&mut held.pieces);
-        held.bytes = 0;
+        let pieces = held.take();
         let refs: Vec<&[u8]> = pieces.iter().map(|p| p.bytes.as_slice()).collect();
         let redacted = crate::seams::redact_pieces(&self.redactor, &refs);
         for (p, bytes) in pieces.iter().zip(&redacted) {
@@ -249,11 +252,31 @@ pub struct HeldBody {
 }
 
 impl HeldBody {
-    /// Holds `piece`; true when what is held exceeds [`HOLD_MAX`] and should be written.
+    /// What is held, in order; nothing is held after.
+    pub(crate) fn take(&mut self) -> Vec<BodyPiece> {
+        self.bytes = 0;
+        std::mem::take(&mut self.pieces)
+    }
+
+    /// Holds `piece`; true when what is held should be written: it exceeds
+    /// [`HOLD_MAX`], or `piece` ends a line of every stream of deltas held
+    /// ([`crate::seams::at_line_seam`], asked only of a whole event holding a `\n`
+    /// escape, so a long line is not read again with each piece).
     pub fn hold(&mut self, piece: BodyPiece) -> bool {
         self.bytes += piece.bytes.len();
+        let candidate = piece.bytes.ends_with(b"\n") && piece.bytes.windows(2).any(|w| w == b"\\n");
         self.pieces.push(piece);
-        self.bytes > HOLD_MAX
+        if self.bytes > HOLD_MAX {
+            return true;
+        }
+        candidate && {
+            let joined: Vec<u8> = self
+                .pieces
+                .iter()
+                .flat_map(|p| p.bytes.iter().copied())
+                .collect();
+            std::str::from_utf8(&joined).is_ok_and(crate::seams::at_line_seam)
+        }
     }
 }
 

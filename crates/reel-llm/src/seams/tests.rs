@@ -137,6 +137,39 @@ fn text_of(t: &Turn) -> String {
         .collect()
 }
 
+/// The pieces as the recorder writes them: held ([`crate::tape::HeldBody`]), written
+/// together whenever the hold says so and at the end; and how many writes that took.
+fn through_holds(r: &Redactor, pieces: &[String]) -> (Vec<String>, usize) {
+    let mut held = crate::tape::HeldBody::default();
+    let mut out = Vec::new();
+    let mut writes = 0;
+    let mut write = |held: &mut crate::tape::HeldBody, out: &mut Vec<String>| {
+        let taken = held.take();
+        if taken.is_empty() {
+            return;
+        }
+        writes += 1;
+        let refs: Vec<&[u8]> = taken.iter().map(|p| p.bytes.as_slice()).collect();
+        out.extend(
+            redact_pieces(r, &refs)
+                .into_iter()
+                .map(|p| String::from_utf8(p).unwrap()),
+        );
+    };
+    for p in pieces {
+        let piece = crate::tape::BodyPiece {
+            t: reel_trace::Timestamp::now(),
+            us: 0,
+            bytes: p.as_bytes().to_vec(),
+        };
+        if held.hold(piece) {
+            write(&mut held, &mut out);
+        }
+    }
+    write(&mut held, &mut out);
+    (out, writes)
+}
+
 fn check(endpoint: Endpoint, stream: fn(&[String]) -> Vec<String>) {
     let r = Redactor::builtin();
     for (secret, random) in secrets() {
@@ -144,11 +177,7 @@ fn check(endpoint: Endpoint, stream: fn(&[String]) -> Vec<String>) {
             let mut rng = Rng(seed * 7919);
             let text = format!("Here it is:\n{secret}\nKeep it safe.");
             let pieces = stream(&deltas(&text, &mut rng));
-            let refs: Vec<&[u8]> = pieces.iter().map(|p| p.as_bytes()).collect();
-            let written: Vec<String> = redact_pieces(&r, &refs)
-                .into_iter()
-                .map(|p| String::from_utf8(p).unwrap())
-                .collect();
+            let (written, _) = through_holds(&r, &pieces);
             assert_eq!(written.len(), pieces.len());
             let joined = written.concat();
             let chars: Vec<char> = random.chars().collect();
@@ -164,6 +193,36 @@ fn check(endpoint: Endpoint, stream: fn(&[String]) -> Vec<String>) {
             assert_eq!(text_of(&got), text_of(&expected), "{secret} (seed {seed})");
             assert!(text_of(&got).contains(MARKER), "{}", text_of(&got));
         }
+    }
+}
+
+#[test]
+fn what_is_held_is_written_at_each_line_seam_and_a_secret_after_one_is_still_redacted() {
+    // Models stream a line break as (the end of) a token: each delta that ends a line
+    // is a seam, where what is held so far goes to the trace (a recorder killed later
+    // has it). A key split across the deltas of the next line is redacted whole.
+    let r = Redactor::builtin();
+    let key = "sk-ant-api03-Zq8rT2mX0pVb7KdT4wNsXq7LmN2pR9sT4vW6yZ1bC3dF5gH8jK0aEoIuUeYrAA";
+    let mut parts: Vec<String> = ["First line.\n", "Second ", "line.\n", "Key: "]
+        .map(str::to_owned)
+        .to_vec();
+    parts.extend(
+        key.as_bytes()
+            .chunks(4)
+            .map(|c| String::from_utf8(c.to_vec()).unwrap()),
+    );
+    parts.push("\nDone.".to_owned());
+    for stream in [
+        anthropic_stream as fn(&[String]) -> Vec<String>,
+        chat_stream,
+    ] {
+        let pieces = stream(&parts);
+        let (written, writes) = through_holds(&r, &pieces);
+        assert!(writes >= 3, "{writes} writes");
+        let joined = written.concat();
+        assert!(!joined.contains("Zq8rT2mX"), "{joined}");
+        assert!(!joined.contains("EoIuUeYr"), "{joined}");
+        assert!(joined.contains(MARKER), "{joined}");
     }
 }
 
