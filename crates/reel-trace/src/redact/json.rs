@@ -146,18 +146,14 @@ fn swap_quotes(text: &str) -> String {
 }
 
 fn walk_embedded(rules: &Compiled, text: &str, depth: u8, message: bool) -> Option<String> {
+    if rules.revision >= Revision::Reel3 {
+        return walk_values_in_text(rules, text, depth, message);
+    }
     let first = text
         .bytes()
         .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
     if first != b'{' && first != b'[' {
-        // `reel/3`: a line that ends in JSON (`connect failed: {"password": …}`, a
-        // log line's JSON payload) is walked from where the JSON starts.
-        if rules.revision < Revision::Reel3 {
-            return None;
-        }
-        let at = json_start(text)?;
-        let tail = redact_embedded(rules, &text[at..], depth, false)?;
-        return Some(format!("{}{tail}", &text[..at]));
+        return None;
     }
     let how = Embedding::Text { depth, message };
     let mut walker = Walker::new(rules, text, how);
@@ -166,6 +162,62 @@ fn walk_embedded(rules: &Compiled, text: &str, depth: u8, message: bool) -> Opti
         Err(Invalid) if walker.eof => walker.finish(),
         Err(Invalid) => None,
     }
+}
+
+/// At most this many JSON values are looked for in one text (`reel/3`).
+const VALUES_IN_TEXT_MAX: usize = 256;
+
+/// `reel/3`: every JSON value held in `text` — the whole text, a line that ends in JSON
+/// (`connect failed: {"password": …}`), several documents among lines of prose — each
+/// walked from where it starts (see [`json_start`]) to where it ends; the text between
+/// is left to the value rules. Only a text that starts with its JSON may be a JSON-RPC
+/// message (`message`).
+fn walk_values_in_text(rules: &Compiled, text: &str, depth: u8, message: bool) -> Option<String> {
+    let leading = text
+        .bytes()
+        .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
+    let mut out = String::new();
+    let mut changed = false;
+    let mut from = 0;
+    for tries in 0..VALUES_IN_TEXT_MAX {
+        let rest = &text[from..];
+        let at = if tries == 0 && matches!(text.as_bytes()[leading], b'{' | b'[') {
+            leading
+        } else {
+            match json_start(rest) {
+                Some(at) => at,
+                None => break,
+            }
+        };
+        let whole_message = message && from == 0 && at == leading;
+        let how = Embedding::Text {
+            depth,
+            message: whole_message,
+        };
+        let mut walker = Walker::new(rules, &rest[at..], how);
+        let walked = matches!(walker.run(), Ok(())) || walker.eof;
+        out.push_str(&rest[..at]);
+        if !walked {
+            // Not JSON after all: step past the bracket and look again.
+            out.push_str(&rest[at..at + 1]);
+            from += at + 1;
+            continue;
+        }
+        let end = walker.pos.max(1);
+        match walker.finish_at(end) {
+            Some(rewritten) => {
+                out.push_str(&rewritten);
+                changed = true;
+            }
+            None => out.push_str(&rest[at..at + end]),
+        }
+        from += at + end;
+        if from >= text.len() {
+            break;
+        }
+    }
+    out.push_str(&text[from..]);
+    changed.then_some(out)
 }
 
 /// Where JSON held inside a line of text starts: the first `{"`, `[{`, `["` or `[[`.
@@ -312,6 +364,13 @@ impl<'s, 'r> Walker<'s, 'r> {
             Root::Object(members) => members.kind(),
             Root::Scalar => RpcKind::Invalid,
         }
+    }
+
+    /// The output for `src[..end]`, when anything was rewritten there.
+    fn finish_at(self, end: usize) -> Option<String> {
+        let mut out = self.out?;
+        out.push_str(&self.src[self.copied.min(end)..end]);
+        Some(out)
     }
 
     /// The output, when anything was rewritten.

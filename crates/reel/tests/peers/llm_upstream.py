@@ -37,6 +37,9 @@ Scripts (the request's `model`)
                  SendGrid key, a Stripe key, an npm token, a Basic authorization
                  header) streamed 4 characters per delta, as a model streams a key
                  it was shown
+    reel-echo    the text of the last message (a string, or its text blocks/parts)
+                 as the answer, streamed 4 characters per delta: what a model does
+                 with a key it was shown
     reel-big-N   N MiB of answer text in 16 KiB deltas, made as it is sent
     reel-mcp-T   (Anthropic Messages) a call of the offered tool named T or ending in
                  `__T` (an MCP tool as Claude Code names it: `mcp__SERVER__T`) with the
@@ -113,7 +116,7 @@ OLLAMA_COUNTS = {"prompt_eval_count": 13, "eval_count": 6}
 FAULTS = ("midstream-error", "sever", "stall", "429", "529", "500", "gzip", "slow",
           "coalesce", "gap", "linger", "closedelim")
 ENDINGS = ("coalesce", "gap", "linger", "closedelim")
-BASES = ("reel-text", "reel-tool", "reel-think", "reel-leak")
+BASES = ("reel-text", "reel-tool", "reel-think", "reel-leak", "reel-echo")
 # reel-mcp-T: the input each known MCP test tool is called with.
 MCP_INPUTS = {"add": {"a": 2, "b": 3}, "shout": {"text": "hi"}, "echo": {"message": "hi"}}
 
@@ -171,6 +174,18 @@ def parse_model(model):
     return None
 
 
+def last_message_text(body):
+    """The text of the request's last message or input item (reel-echo)."""
+    items = body.get("messages") or body.get("input") or []
+    if isinstance(items, str):
+        return items
+    last = items[-1] if items else {}
+    content = last.get("content") if isinstance(last, dict) else None
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
 def sse(data, event=None) -> bytes:
     head = f"event: {event}\n" if event else ""
     body = data if isinstance(data, str) else json.dumps(data)
@@ -225,8 +240,9 @@ class Scenario:
     def text_pieces(self):
         if self.base == "reel-big":
             return big_pieces(self.big)
-        if self.base == "reel-leak":
-            return (LEAK_ANSWER[i:i + 4] for i in range(0, len(LEAK_ANSWER), 4))
+        if self.base in ("reel-leak", "reel-echo"):
+            text = self.text()
+            return (text[i:i + 4] for i in range(0, len(text), 4))
         return iter(split_text(self.text()))
 
     def rid(self, prefix):
@@ -727,7 +743,10 @@ class Handler(BaseHTTPRequestHandler):
         if parsed is None:
             return None
         base, big, fault = parsed
-        return Scenario(n, model, base, big, fault, tool_result(body))
+        sc = Scenario(n, model, base, big, fault, tool_result(body))
+        if base == "reel-echo":
+            sc.answer = last_message_text(body)
+        return sc
 
     def status_fault(self, sc):
         return {"429": 429, "529": 529, "500": 500}.get(sc.fault)

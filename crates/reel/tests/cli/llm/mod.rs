@@ -26,5 +26,5 @@ mod matrix;
 mod mmsp;
 mod offline;
 mod replay;
-mod secrets;
+pub(crate) mod secrets;
 pub(crate) mod support;

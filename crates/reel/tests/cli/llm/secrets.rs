@@ -142,7 +142,7 @@ const LEAKED: &[&str] = &[
 
 /// The text an SSE body streams: its deltas' strings joined (Anthropic `delta.text`,
 /// chat `choices[0].delta.content`).
-fn streamed_text(body: &str) -> String {
+pub(crate) fn streamed_text(body: &str) -> String {
     body.lines()
         .filter_map(|l| l.strip_prefix("data: "))
         .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())

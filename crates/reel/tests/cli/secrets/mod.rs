@@ -18,6 +18,7 @@
 //!   stderr (the listening line, the refusal of `--url` with user info).
 
 mod http;
+mod llm;
 mod stdio;
 
 use std::path::Path;
