@@ -14,6 +14,73 @@
 //! [`Limit::Skip`] asks to discard. So, without `Skip`, the input is the emitted lines
 //! each followed by CRLF, LF or nothing as `crlf` and `terminated` say.
 
+/// How far back from a [`Limit::Cut`] a piece may end early to end at a word.
+const SOFT_CUT_WINDOW: usize = 64 * 1024;
+
+/// Where to end a piece of at most `piece.len()` bytes cut off a longer line: just
+/// after the last white space of its last [`SOFT_CUT_WINDOW`] bytes, so the cut falls
+/// between words and a secret is not split over two pieces (each is redacted as a
+/// line of its own) — unless the word before announces what follows (`password:`,
+/// `Bearer`, `--token`), which would part a label from its value; else at the limit.
+fn soft_cut(piece: &[u8]) -> usize {
+    let max = piece.len();
+    let floor = max.saturating_sub(SOFT_CUT_WINDOW.min(max / 2));
+    let mut i = max;
+    while i > floor {
+        i -= 1;
+        if !piece[i].is_ascii_whitespace() {
+            continue;
+        }
+        let mut w = i;
+        while w > floor && piece[w - 1].is_ascii_whitespace() {
+            w -= 1;
+        }
+        let start = piece[..w]
+            .iter()
+            .rposition(u8::is_ascii_whitespace)
+            .map_or(0, |p| p + 1);
+        if !announces(&piece[start..w]) {
+            return i + 1;
+        }
+        i = w;
+    }
+    max
+}
+
+/// Whether a word announces a value after it: it ends in `:` or `=`, or is one of
+/// the words a credential follows.
+fn announces(word: &[u8]) -> bool {
+    const WORDS: [&str; 14] = [
+        "bearer",
+        "basic",
+        "token",
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "secret",
+        "key",
+        "ssws",
+        "authorization",
+        "-p",
+        "-u",
+        "--password",
+    ];
+    let trimmed: &[u8] = {
+        let mut w = word;
+        while let [rest @ .., b'"' | b'\'' | b','] = w {
+            w = rest;
+        }
+        w
+    };
+    matches!(trimmed.last(), Some(b':' | b'='))
+        || word.len() > 64
+        || WORDS
+            .iter()
+            .any(|k| trimmed.eq_ignore_ascii_case(k.as_bytes()))
+        || trimmed.starts_with(b"--")
+}
+
 /// What happens to a line longer than a limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
@@ -137,7 +204,8 @@ impl LineFramer {
             // is never lost between a piece and the next line.
             Limit::Cut(max) => {
                 while self.partial.len() > max {
-                    let tail = self.partial.split_off(max);
+                    let at = soft_cut(&self.partial[..max]);
+                    let tail = self.partial.split_off(at);
                     let bytes = std::mem::replace(&mut self.partial, tail);
                     emit(Line {
                         bytes,
@@ -176,6 +244,50 @@ impl LineFramer {
                 oversized,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod soft_cut_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_line_is_cut_between_words_so_a_token_stays_whole() {
+        // Regression (issue 28): a 1 MiB stderr piece ended in the middle of a key, so
+        // each half was redacted alone and both survived.
+        let key = "sk-ant-api03-Zq8rT2mX0pVb7KdT4wNsXq7LmN2pR9sT4vW6yZ1bC3dF5gH8jK0a";
+        let max = 1000;
+        let mut line = "word ".repeat(190).into_bytes();
+        line.extend_from_slice(key.as_bytes());
+        line.extend_from_slice(b" and the rest of the line");
+        let mut f = LineFramer::new(Limit::Cut(max));
+        let mut pieces = Vec::new();
+        // As a pipe reads it: the line comes before its line break.
+        f.feed(&line, |l| pieces.push(l));
+        f.feed(b"\n", |l| pieces.push(l));
+        line.push(b'\n');
+        assert!(pieces.len() >= 2);
+        assert!(pieces.iter().all(|p| p.bytes.len() <= max));
+        let texts: Vec<String> = pieces
+            .iter()
+            .map(|p| String::from_utf8_lossy(&p.bytes).into_owned())
+            .collect();
+        assert!(texts.iter().any(|t| t.contains(key)), "{texts:?}");
+        let joined: Vec<u8> = pieces.iter().flat_map(|p| p.bytes.clone()).collect();
+        assert_eq!(joined, line[..line.len() - 1]);
+    }
+
+    #[test]
+    fn a_label_is_not_parted_from_its_value() {
+        let mut piece = "x".repeat(50).into_bytes();
+        piece.extend_from_slice(b" ok password: hunter2-and-more");
+        let at = soft_cut(&piece);
+        assert_eq!(
+            &piece[..at],
+            b"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx ok ".as_slice()
+        );
+        // No white space in the window: the limit.
+        assert_eq!(soft_cut(&[b'a'; 100]), 100);
     }
 }
 

@@ -237,3 +237,45 @@ fn no_secret_reaches_a_stdio_trace_and_the_trace_replays() {
     assert!(answers >= 3 * CLASSES.len(), "{answers} answers: {summary}");
     eprintln!("stdio corpus: {seed}");
 }
+
+#[test]
+fn keys_across_the_cut_of_a_long_stderr_line_are_redacted() {
+    // Regression (issue 28): a server's stderr line over 1 MiB is recorded in pieces,
+    // each redacted alone; a key across the cut left both halves in the trace. The cut
+    // now falls between words.
+    let mut corpus = Corpus::new();
+    let s = Session::new();
+    let words = "word ".repeat((1 << 20) / 5 - 8);
+    let mut line = words.clone();
+    let mut placed = Vec::new();
+    for name in ["anthropic-key", "groq-key", "github-classic-token"] {
+        let class = CLASSES.iter().find(|c| c.name == name).unwrap();
+        let secret = corpus.place(class, "stderr across the 1 MiB cut");
+        placed.push(secret.text.clone());
+    }
+    // The first key straddles the 1 MiB limit; the others follow it, and the line goes
+    // on past a second cut.
+    line.push_str(&placed.join(" "));
+    line.push(' ');
+    line.push_str(&words);
+    line.push_str(&words);
+    let printer = s.tmp.path().join("stderr.txt");
+    std::fs::write(&printer, format!("{line}\n")).unwrap();
+    let command = [
+        "sh",
+        "-c",
+        "cat \"$0\" >&2; cat >/dev/null",
+        printer.to_str().unwrap(),
+    ];
+    let out = run(s.command(&[], &command), Vec::new());
+    assert_eq!(out.code(), Some(0), "{}", out.stderr_text());
+    let trace = s.trace_path();
+    corpus.assert_no_leaks(&trace_haystack(&trace), "the trace of a long stderr line");
+    // Recorded in more than one piece.
+    let pieces = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"reel.stderr\""))
+        .count();
+    assert!(pieces >= 2, "{pieces} stderr events");
+}
