@@ -17,12 +17,12 @@
 /// How far back from a [`Limit::Cut`] a piece may end early to end at a word.
 const SOFT_CUT_WINDOW: usize = 64 * 1024;
 
-/// Where to end a piece of at most `piece.len()` bytes cut off a longer line: just
+/// Where to end a piece of at most `piece.len()` bytes cut off a longer text: just
 /// after the last white space of its last [`SOFT_CUT_WINDOW`] bytes, so the cut falls
 /// between words and a secret is not split over two pieces (each is redacted as a
 /// line of its own) — unless the word before announces what follows (`password:`,
 /// `Bearer`, `--token`), which would part a label from its value; else at the limit.
-fn soft_cut(piece: &[u8]) -> usize {
+pub fn soft_cut(piece: &[u8]) -> usize {
     let max = piece.len();
     let floor = max.saturating_sub(SOFT_CUT_WINDOW.min(max / 2));
     let mut i = max;

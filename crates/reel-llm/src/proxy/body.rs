@@ -131,13 +131,17 @@ struct Piece {
     event: Option<(String, String)>,
 }
 
+/// The size of the pieces a whole body past [`WHOLE_KEPT_MAX`] is recorded in.
+const OVERFLOW_PIECE: usize = 1 << 20;
+
 /// The pieces of a body being cut for the record.
 struct Cutter {
     framing: Framing,
     sse: reel_mcp::sse::Parser,
     pending: Vec<u8>,
-    /// A whole body grew past [`WHOLE_KEPT_MAX`]: it is recorded in the chunks it came
-    /// in, and assembles no turn.
+    /// A whole body grew past [`WHOLE_KEPT_MAX`]: it is recorded in pieces of at most
+    /// [`OVERFLOW_PIECE`] bytes after the first, cut between words, and assembles no
+    /// turn.
     overflow: bool,
 }
 
@@ -174,18 +178,29 @@ impl Cutter {
                 }
                 self.pending.extend_from_slice(rest);
             }
-            Framing::Whole if self.overflow => out.push(Piece {
-                bytes: bytes.to_vec(),
-                event: None,
-            }),
-            Framing::Whole if self.pending.len() + bytes.len() > WHOLE_KEPT_MAX => {
-                // Too large to be one piece: from here on, the chunks as they came.
+            Framing::Whole
+                if self.overflow || self.pending.len() + bytes.len() > WHOLE_KEPT_MAX =>
+            {
+                // Too large to be one piece: from here on, pieces of about
+                // OVERFLOW_PIECE bytes, each cut between words where it can be, so a
+                // key is not split between two pieces redacted apart.
+                let limit = if self.overflow {
+                    OVERFLOW_PIECE
+                } else {
+                    WHOLE_KEPT_MAX
+                };
                 self.overflow = true;
                 self.pending.extend_from_slice(bytes);
-                out.push(Piece {
-                    bytes: std::mem::take(&mut self.pending),
-                    event: None,
-                });
+                let mut limit = limit;
+                while self.pending.len() > limit {
+                    let at = reel_mcp::framing::soft_cut(&self.pending[..limit]);
+                    let rest = self.pending.split_off(at);
+                    out.push(Piece {
+                        bytes: std::mem::replace(&mut self.pending, rest),
+                        event: None,
+                    });
+                    limit = OVERFLOW_PIECE;
+                }
             }
             Framing::Whole => self.pending.extend_from_slice(bytes),
         }
@@ -628,5 +643,48 @@ impl Drop for RecordedBody {
             };
             self.rec.finish(end);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_body_past_its_limit_is_cut_between_words_so_a_key_stays_in_one_piece() {
+        // Regression (issue 28): a non-streamed body over 16 MiB was recorded in the
+        // chunks it came in, each redacted alone, so a key across the 16 MiB mark
+        // survived as two halves.
+        let key = b"sk-ant-api03-Zq8rT2mX0pVb7KdT4wNsXq7LmN2pR9sT4vW6yZ1bC3dF5gH8jK0aEoIuAA";
+        let mut body = b"{\"text\":\"".to_vec();
+        // Across the end of the chunk that first passes the limit.
+        while body.len() < WHOLE_KEPT_MAX + 64 * 1024 - 20 {
+            body.extend_from_slice(b"lorem ipsum ");
+        }
+        body.extend_from_slice(key);
+        for _ in 0..300_000 {
+            body.extend_from_slice(b" dolor sit");
+        }
+        body.extend_from_slice(b"\"}");
+        let mut cutter = Cutter {
+            framing: Framing::Whole,
+            sse: reel_mcp::sse::Parser::default(),
+            pending: Vec::new(),
+            overflow: false,
+        };
+        let mut pieces = Vec::new();
+        for chunk in body.chunks(64 * 1024) {
+            pieces.extend(cutter.feed(chunk).into_iter().map(|p| p.bytes));
+        }
+        pieces.extend(cutter.finish().map(|p| p.bytes));
+        assert!(pieces.len() >= 3, "{} pieces", pieces.len());
+        assert!(pieces.iter().all(|p| p.len() <= WHOLE_KEPT_MAX));
+        assert!(pieces[1..].iter().all(|p| p.len() <= OVERFLOW_PIECE));
+        assert_eq!(pieces.concat(), body);
+        let whole = pieces
+            .iter()
+            .filter(|p| p.windows(key.len()).any(|w| w == key))
+            .count();
+        assert_eq!(whole, 1, "the key is in one piece");
     }
 }

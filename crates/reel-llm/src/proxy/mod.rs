@@ -16,7 +16,7 @@
 //!
 //! Limits: a request body is read whole before it is forwarded, up to
 //! [`REQUEST_MAX`] (larger: 413 in the provider's shape); a non-streamed response body
-//! over [`WHOLE_KEPT_MAX`] is recorded in its chunks and assembles no turn; an assistant
+//! over [`WHOLE_KEPT_MAX`] is recorded in pieces cut between words and assembles no turn; an assistant
 //! turn holds at most `response::TURN_CONTENT_MAX` of content (the body pieces hold all
 //! of it); an upstream silent for `--idle-timeout` (default
 //! [`IDLE_TIMEOUT`]) mid-response is cut off (`idle_timeout`). Upstream connections
@@ -59,7 +59,8 @@ use crate::tape::{Tape, Trouble, kinds};
 /// not fill memory).
 pub const REQUEST_MAX: usize = 256 << 20;
 /// The largest non-streamed response body recorded as one piece (and read for its
-/// turn); a larger one is recorded in the chunks it arrived in, each redacted as text,
+/// turn); a larger one is recorded in pieces (16 MiB, then 1 MiB each, cut after white
+/// space where there is some so no key is split), redacted together as text,
 /// and gives no assistant turn.
 pub const WHOLE_KEPT_MAX: usize = 16 << 20;
 /// How long an upstream may stay silent mid-response (`--idle-timeout`).
