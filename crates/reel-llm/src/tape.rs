@@ -200,6 +200,18 @@ impl Tape {
         }
     }
 
+    /// A `reel.gap` of exchange `n`: `bytes` of its body as received are not in the
+    /// trace, and why.
+    pub fn gap(&self, n: u64, bytes: u64, why: &str) {
+        let mut e = EventLine::new(Timestamp::now(), reel_trace::line::kinds::GAP);
+        e.fields.insert("source".into(), "llm".into());
+        e.fields.insert("http".into(), json!({ "req": n }));
+        e.fields.insert("lines".into(), 0.into());
+        e.fields.insert("bytes".into(), bytes.into());
+        e.fields.insert("why".into(), why.into());
+        self.write(|w| w.write_event(&e));
+    }
+
     /// Writes the end line, with the `llm` summary (the models that generated and
     /// their tokens, so `reel ls` reads them from the last line); the trace is complete.
     /// An error says the trace is incomplete (a write failed now or earlier).

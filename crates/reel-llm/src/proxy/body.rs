@@ -80,48 +80,92 @@ enum End {
     IdleTimeout,
 }
 
+/// The most decoded bytes of one compressed response recorded: past it, decoding
+/// stops and a `reel.gap` event counts the compressed bytes not decoded (a gzip bomb
+/// costs the recorder this much, not its expansion; the client gets every byte as sent).
+pub(crate) const DECODED_MAX: usize = 64 << 20;
+
 /// A decoder for a `content-encoding` reel can read for the record.
 fn decoder(encoding: &str) -> Option<Decoder> {
+    let out = Capped {
+        buf: Vec::new(),
+        room: DECODED_MAX,
+    };
     match encoding {
-        "gzip" | "x-gzip" => Some(Decoder::Gzip(Box::new(flate2::write::GzDecoder::new(
-            Vec::new(),
-        )))),
+        "gzip" | "x-gzip" => Some(Decoder::Gzip(Box::new(flate2::write::GzDecoder::new(out)))),
         "deflate" => Some(Decoder::Deflate(Box::new(flate2::write::ZlibDecoder::new(
-            Vec::new(),
+            out,
         )))),
         _ => None,
     }
 }
 
+/// The decoder's output: takes at most `room` bytes more, then refuses, which stops
+/// the decoder within the chunk that reached the cap.
+struct Capped {
+    buf: Vec<u8>,
+    room: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::Error::other("the decoded-bytes cap is reached"));
+        }
+        let n = bytes.len().min(self.room);
+        self.buf.extend_from_slice(&bytes[..n]);
+        self.room -= n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 enum Decoder {
-    Gzip(Box<flate2::write::GzDecoder<Vec<u8>>>),
-    Deflate(Box<flate2::write::ZlibDecoder<Vec<u8>>>),
+    Gzip(Box<flate2::write::GzDecoder<Capped>>),
+    Deflate(Box<flate2::write::ZlibDecoder<Capped>>),
 }
 
 impl Decoder {
-    /// Decodes a chunk: what it completes; a corrupt stream yields nothing more (the
-    /// bytes still went on).
+    /// Decodes a chunk: what it completes (up to the cap); a corrupt stream yields
+    /// nothing more (the bytes still went on).
     fn decode(&mut self, chunk: &[u8]) -> Vec<u8> {
-        let out = match self {
-            Decoder::Gzip(d) => d
-                .write_all(chunk)
-                .and_then(|()| d.flush())
-                .map(|()| std::mem::take(d.get_mut())),
-            Decoder::Deflate(d) => d
-                .write_all(chunk)
-                .and_then(|()| d.flush())
-                .map(|()| std::mem::take(d.get_mut())),
+        let written = match self {
+            Decoder::Gzip(d) => d.write_all(chunk).and_then(|()| d.flush()),
+            Decoder::Deflate(d) => d.write_all(chunk).and_then(|()| d.flush()),
         };
-        out.unwrap_or_default()
+        let _ = written;
+        std::mem::take(&mut self.out().buf)
+    }
+
+    /// Whether the cap stopped it.
+    fn capped(&self) -> bool {
+        let out = match self {
+            Decoder::Gzip(d) => d.get_ref(),
+            Decoder::Deflate(d) => d.get_ref(),
+        };
+        out.room == 0
+    }
+
+    fn out(&mut self) -> &mut Capped {
+        match self {
+            Decoder::Gzip(d) => d.get_mut(),
+            Decoder::Deflate(d) => d.get_mut(),
+        }
     }
 
     /// What the decoder still holds at the end of the body.
     fn finish(&mut self) -> Vec<u8> {
-        let out = match self {
-            Decoder::Gzip(d) => d.try_finish().map(|()| std::mem::take(d.get_mut())),
-            Decoder::Deflate(d) => d.try_finish().map(|()| std::mem::take(d.get_mut())),
+        if self.capped() {
+            return Vec::new();
+        }
+        let _ = match self {
+            Decoder::Gzip(d) => d.try_finish(),
+            Decoder::Deflate(d) => d.try_finish(),
         };
-        out.unwrap_or_default()
+        std::mem::take(&mut self.out().buf)
     }
 }
 
@@ -250,6 +294,9 @@ pub(crate) struct Recording {
     unwritten: HeldBody,
     ttft: Option<Duration>,
     bytes_so_far: u64,
+    /// Compressed bytes not decoded for the record, from the frame that reached
+    /// [`DECODED_MAX`] on.
+    undecoded: u64,
     /// The upstream connection, back to the pool when the body ended cleanly.
     sender: Option<Sender>,
 }
@@ -284,6 +331,7 @@ impl Recording {
             unwritten: HeldBody::default(),
             ttft: None,
             bytes_so_far: 0,
+            undecoded: 0,
             sender: Some(sender),
         }
     }
@@ -297,8 +345,12 @@ impl Recording {
             return;
         }
         match &mut self.decoder {
+            Some(d) if d.capped() => self.undecoded += data.len() as u64,
             Some(d) => {
                 let plain = d.decode(data);
+                if d.capped() {
+                    self.undecoded += data.len() as u64;
+                }
                 self.take_in(&plain);
             }
             None => self.take_in(data),
@@ -382,6 +434,13 @@ impl Recording {
         }
         // However the response ended, nothing held is dropped: it goes before the turn.
         self.write_held();
+        if self.undecoded > 0 {
+            self.sh.tape.gap(
+                self.ex.n,
+                self.undecoded,
+                "decoded body past its cap (64 MiB)",
+            );
+        }
         self.feed(&mut assembler);
         let duration = self.ex.started.elapsed();
         let reason = truncation(

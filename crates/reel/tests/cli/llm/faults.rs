@@ -324,6 +324,51 @@ fn a_gzip_body_reaches_the_client_compressed_and_the_trace_decoded() {
 }
 
 #[test]
+fn a_gzip_bomb_reaches_the_client_whole_and_the_trace_decoded_up_to_its_cap() {
+    // Regression (issue 28): a body that decodes to far more than it weighs was decoded
+    // whole into the trace (1 MB → 1 GiB) while the client waited. Past 64 MiB decoded,
+    // the recorder stops decoding and counts the rest as a gap.
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    let mut headers = ANTHROPIC.to_vec();
+    headers.push(("accept-encoding", "gzip"));
+    let body = anthropic_body("reel-big-72-gzip", false);
+    let direct = {
+        let up = Upstream::scripted(tmp, "direct");
+        request(up.addr(), "POST", "/v1/messages", &headers, &body)
+    };
+    let up = Upstream::scripted(tmp, "up");
+    let llm = Llm::record(&tmp.join("traces"), &up.url, &[]);
+    let through = request(&llm.addr, "POST", "/v1/messages", &headers, &body);
+    let peak_mib = llm.peak_rss_kib() >> 10;
+    let trace = llm.finish();
+    assert_eq!(through.status, 200, "{}", through.text());
+    assert!(
+        direct.body.len() < 2 << 20,
+        "a bomb: {} bytes",
+        direct.body.len()
+    );
+    assert!(through.body == direct.body, "the compressed bytes differ");
+    let tape = Tape::read(&trace);
+    let gap = tape
+        .exchange(1)
+        .into_iter()
+        .find(|l| l["kind"] == "reel.gap")
+        .expect("a reel.gap for the bytes not decoded");
+    assert!(gap["bytes"].as_u64().unwrap() > 0, "{gap}");
+    let recorded: usize = tape
+        .exchange(1)
+        .into_iter()
+        .filter(|l| l["kind"] == "reel.llm.body")
+        .map(|l| l["text"].as_str().map_or(0, str::len))
+        .sum();
+    assert!(recorded <= 64 << 20, "{recorded} decoded bytes recorded");
+    assert!(peak_mib < 640, "reel held {peak_mib} MiB");
+    eprintln!("gzip bomb: reel held {peak_mib} MiB at most");
+    assert_check_clean(&trace);
+}
+
+#[test]
 fn an_in_stream_error_is_recorded_as_truncated_by_the_upstream() {
     let tmp = tempfile::tempdir().unwrap();
     let tmp = tmp.path();

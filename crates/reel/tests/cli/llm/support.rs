@@ -193,6 +193,17 @@ impl Llm {
     }
 
     /// The base URLs an SDK gets to reach it.
+    /// The most memory reel has held so far (`VmHWM`, KiB).
+    pub fn peak_rss_kib(&self) -> u64 {
+        let pid = self.l.as_ref().map_or(0, |l| l.child.id());
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
     pub fn bases(&self) -> Bases {
         Bases::of(&self.url)
     }
