@@ -15,6 +15,8 @@ pub enum Failure {
     Miss,
     /// The request cannot be read (400).
     BadRequest,
+    /// Too many request bytes are being read at once; retry (503, `retry-after: 1`).
+    Busy,
 }
 
 impl Failure {
@@ -24,6 +26,7 @@ impl Failure {
             Failure::BadGateway => 502,
             Failure::NoRoute | Failure::Miss => 404,
             Failure::BadRequest => 400,
+            Failure::Busy => 503,
         }
     }
 
@@ -32,6 +35,7 @@ impl Failure {
             Failure::BadGateway => "api_error",
             Failure::NoRoute | Failure::Miss => "not_found_error",
             Failure::BadRequest => "invalid_request_error",
+            Failure::Busy => "overloaded_error",
         }
     }
 
@@ -41,6 +45,7 @@ impl Failure {
             Failure::NoRoute => "unknown_url",
             Failure::Miss => "reel_tape_miss",
             Failure::BadRequest => "invalid_request",
+            Failure::Busy => "reel_busy",
         }
     }
 }

@@ -85,6 +85,9 @@ enum End {
 /// costs the recorder this much, not its expansion; the client gets every byte as sent).
 pub(crate) const DECODED_MAX: usize = 64 << 20;
 
+/// How much compressed input is decoded at a time.
+const DECODE_STEP: usize = 4 << 10;
+
 /// A decoder for a `content-encoding` reel can read for the record.
 fn decoder(encoding: &str) -> Option<Decoder> {
     let out = Capped {
@@ -187,6 +190,60 @@ struct Cutter {
     /// [`OVERFLOW_PIECE`] bytes after the first, cut between words, and assembles no
     /// turn.
     overflow: bool,
+    /// An SSE event grew past [`EVENT_MAX`]: it is recorded raw, not read, until its end.
+    oversized: Option<EventEnd>,
+    /// Bytes of events too large to read (what the turn leaves out).
+    oversized_bytes: u64,
+}
+
+/// The largest SSE event read into the turn; a larger one is recorded in raw pieces
+/// and counted in the turn's `omitted_bytes` (memory stays bounded whatever one event
+/// weighs).
+const EVENT_MAX: usize = 16 << 20;
+
+/// Looks for the blank line that ends an SSE event, across chunks: a line break right
+/// after a line break (LF, CR or CRLF).
+#[derive(Debug, Clone, Copy)]
+struct EventEnd {
+    /// The last byte seen ended a line.
+    at_line_start: bool,
+    /// The last byte seen was a CR (a LF right after it is the same line break).
+    after_cr: bool,
+}
+
+impl EventEnd {
+    /// The state after `seen`, the start of an event.
+    fn after(seen: &[u8]) -> EventEnd {
+        let mut end = EventEnd {
+            at_line_start: false,
+            after_cr: false,
+        };
+        let tail = &seen[seen.len().saturating_sub(2)..];
+        let _ = end.find(tail);
+        end
+    }
+
+    /// Where in `bytes` the event ends (just past its blank line), if it does.
+    fn find(&mut self, bytes: &[u8]) -> Option<usize> {
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' && self.after_cr {
+                self.after_cr = false;
+                continue;
+            }
+            if b == b'\n' || b == b'\r' {
+                if self.at_line_start {
+                    let crlf = b == b'\r' && bytes.get(i + 1) == Some(&b'\n');
+                    return Some(i + 1 + usize::from(crlf));
+                }
+                self.at_line_start = true;
+                self.after_cr = b == b'\r';
+            } else {
+                self.at_line_start = false;
+                self.after_cr = false;
+            }
+        }
+        None
+    }
 }
 
 impl Cutter {
@@ -194,6 +251,7 @@ impl Cutter {
     fn feed(&mut self, bytes: &[u8]) -> Vec<Piece> {
         let mut out = Vec::new();
         match self.framing {
+            Framing::Sse if self.oversized.is_some() => self.feed_oversized(bytes, &mut out),
             Framing::Sse => {
                 let mut last = 0;
                 let pending = &mut self.pending;
@@ -209,6 +267,16 @@ impl Cutter {
                     });
                 });
                 self.pending.extend_from_slice(&bytes[last..]);
+                if self.pending.len() > EVENT_MAX {
+                    // An event too large to read: recorded raw, the parser's copy of it
+                    // dropped, and its end looked for in the bytes alone.
+                    let held = std::mem::take(&mut self.pending);
+                    self.sse = reel_mcp::sse::Parser::new();
+                    self.oversized = Some(EventEnd::after(&held));
+                    self.oversized_bytes += held.len() as u64;
+                    self.pending = held;
+                    self.cut_raw(EVENT_MAX, &mut out);
+                }
             }
             Framing::Ndjson => {
                 let mut rest = bytes;
@@ -235,26 +303,65 @@ impl Cutter {
                 };
                 self.overflow = true;
                 self.pending.extend_from_slice(bytes);
-                let mut limit = limit;
-                while self.pending.len() > limit {
-                    let at = reel_mcp::framing::soft_cut(&self.pending[..limit]);
-                    let rest = self.pending.split_off(at);
-                    out.push(Piece {
-                        bytes: std::mem::replace(&mut self.pending, rest),
-                        event: None,
-                    });
-                    limit = OVERFLOW_PIECE;
-                }
+                self.cut_raw(limit, &mut out);
             }
             Framing::Whole => self.pending.extend_from_slice(bytes),
         }
         out
     }
 
+    /// Bytes of an event past [`EVENT_MAX`]: recorded raw up to the blank line that ends
+    /// it; what follows is parsed again.
+    fn feed_oversized(&mut self, bytes: &[u8], out: &mut Vec<Piece>) {
+        let Some(end) = self.oversized.as_mut() else {
+            return;
+        };
+        match end.find(bytes) {
+            Some(at) => {
+                self.oversized = None;
+                self.oversized_bytes += at as u64;
+                self.pending.extend_from_slice(&bytes[..at]);
+                out.push(Piece {
+                    bytes: std::mem::take(&mut self.pending),
+                    event: None,
+                });
+                out.extend(self.feed(&bytes[at..]));
+            }
+            None => {
+                self.oversized_bytes += bytes.len() as u64;
+                self.pending.extend_from_slice(bytes);
+                self.cut_raw(OVERFLOW_PIECE, out);
+            }
+        }
+    }
+
+    /// Emits `pending` as raw pieces of at most `first` bytes, then [`OVERFLOW_PIECE`],
+    /// each cut between words where it can be; keeps what is left.
+    fn cut_raw(&mut self, first: usize, out: &mut Vec<Piece>) {
+        let mut limit = first;
+        let mut start = 0;
+        while self.pending.len() - start > limit {
+            let at = start + reel_mcp::framing::soft_cut(&self.pending[start..start + limit]);
+            out.push(Piece {
+                bytes: self.pending[start..at].to_vec(),
+                event: None,
+            });
+            start = at;
+            limit = OVERFLOW_PIECE;
+        }
+        self.pending.drain(..start);
+    }
+
     /// The rest, at the end of the body.
     fn finish(&mut self) -> Option<Piece> {
         if self.pending.is_empty() {
             return None;
+        }
+        if self.oversized.take().is_some() {
+            return Some(Piece {
+                bytes: std::mem::take(&mut self.pending),
+                event: None,
+            });
         }
         let bytes = std::mem::take(&mut self.pending);
         let event = match self.framing {
@@ -320,6 +427,8 @@ impl Recording {
                 sse: reel_mcp::sse::Parser::new(),
                 pending: Vec::new(),
                 overflow: false,
+                oversized: None,
+                oversized_bytes: 0,
             },
             sh,
             ex,
@@ -344,17 +453,25 @@ impl Recording {
             self.record_piece(data);
             return;
         }
-        match &mut self.decoder {
-            Some(d) if d.capped() => self.undecoded += data.len() as u64,
-            Some(d) => {
-                let plain = d.decode(data);
-                if d.capped() {
-                    self.undecoded += data.len() as u64;
-                }
-                self.take_in(&plain);
+        let Some(mut d) = self.decoder.take() else {
+            self.take_in(data);
+            return;
+        };
+        // A few KiB of compressed input at a time, each step's output cut into pieces
+        // before the next: what one step can expand to (about a thousand times its
+        // size for deflate) is all the decoded bytes held at once.
+        let mut rest = data;
+        while !rest.is_empty() {
+            if d.capped() {
+                self.undecoded += rest.len() as u64;
+                break;
             }
-            None => self.take_in(data),
+            let (step, after) = rest.split_at(rest.len().min(DECODE_STEP));
+            let plain = d.decode(step);
+            self.take_in(&plain);
+            rest = after;
         }
+        self.decoder = Some(d);
     }
 
     /// Cuts `plain` bytes into pieces, records each and keeps them for the turn.
@@ -456,6 +573,16 @@ impl Recording {
         let ex = &self.ex;
         if ex.route.kind.generates() && ex.facts.is_some() && self.status < 400 {
             let mut turn = assembler.finish(reason.is_some());
+            if self.cutter.oversized_bytes > 0 {
+                let before = turn
+                    .extra
+                    .get("omitted_bytes")
+                    .and_then(serde_json::Value::as_u64);
+                turn.extra.insert(
+                    "omitted_bytes".into(),
+                    (before.unwrap_or(0) + self.cutter.oversized_bytes).into(),
+                );
+            }
             turn.t = Some(Timestamp::now().to_iso().as_str().to_owned());
             turn.endpoint = Some(ex.route.endpoint.clone());
             turn.stream = Some(self.framing != Framing::Whole);
@@ -730,6 +857,8 @@ mod tests {
             sse: reel_mcp::sse::Parser::default(),
             pending: Vec::new(),
             overflow: false,
+            oversized: None,
+            oversized_bytes: 0,
         };
         let mut pieces = Vec::new();
         for chunk in body.chunks(64 * 1024) {
@@ -745,5 +874,49 @@ mod tests {
             .filter(|p| p.windows(key.len()).any(|w| w == key))
             .count();
         assert_eq!(whole, 1, "the key is in one piece");
+    }
+
+    #[test]
+    fn an_sse_event_past_its_limit_is_recorded_raw_and_the_stream_read_on_after_it() {
+        // Regression (issue 28): one 1.2 GB event cost 5 times its size (the parser's
+        // line, its data, the pending bytes, the piece) and aborted the recorder.
+        let small = |text: &str| {
+            format!(
+                "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"{text}\"}}}}\n\n"
+            )
+        };
+        let mut stream = small("before").into_bytes();
+        stream.extend_from_slice(b"event: content_block_delta\ndata: {\"delta\":{\"text\":\"");
+        while stream.len() < 40 << 20 {
+            stream.extend_from_slice(b"lorem ipsum ");
+        }
+        stream.extend_from_slice(b"\"}}\r\n\r\n");
+        stream.extend_from_slice(small("after").as_bytes());
+        let mut cutter = Cutter {
+            framing: Framing::Sse,
+            sse: reel_mcp::sse::Parser::new(),
+            pending: Vec::new(),
+            overflow: false,
+            oversized: None,
+            oversized_bytes: 0,
+        };
+        let mut pieces = Vec::new();
+        for chunk in stream.chunks(100_000) {
+            pieces.extend(cutter.feed(chunk));
+        }
+        pieces.extend(cutter.finish());
+        let joined: Vec<u8> = pieces.iter().flat_map(|p| p.bytes.clone()).collect();
+        assert_eq!(joined, stream);
+        assert!(pieces.iter().all(|p| p.bytes.len() <= EVENT_MAX + 100_000));
+        let read: Vec<&str> = pieces
+            .iter()
+            .filter_map(|p| p.event.as_ref().map(|(_, d)| d.as_str()))
+            .collect();
+        assert_eq!(read.len(), 2, "the events around the large one are read");
+        assert!(
+            read[0].contains("before") && read[1].contains("after"),
+            "{read:?}"
+        );
+        assert!(cutter.oversized_bytes > 39 << 20);
     }
 }

@@ -7,15 +7,19 @@
 //!   other than hop-by-hop ones and `Host`; reel never retries; a compressed response
 //!   is passed on compressed and decoded only for the record;
 //! - a streamed response is forwarded chunk by chunk as the upstream sends it; every
-//!   SSE event or NDJSON line a chunk completes is written to the trace before the chunk
-//!   goes on (so the client never saw an event the trace lacks);
+//!   SSE event or NDJSON line a chunk completes is held for the trace before the chunk
+//!   goes on, and written at the next line seam or the response's end (see
+//!   [`crate::tape`]: pieces are redacted together);
 //! - when the upstream cannot be reached the client gets a 502 in the provider's error
 //!   shape and the trace an `llm.error`; a severed stream reaches the client as a
 //!   severed response (what it would have seen direct), and the trace gets the turn as
 //!   assembled so far, `truncated`, and an `llm.truncated` with the reason.
 //!
 //! Limits: a request body is read whole before it is forwarded, up to
-//! [`REQUEST_MAX`] (larger: 413 in the provider's shape); a non-streamed response body
+//! [`REQUEST_MAX`] (larger: 413 in the provider's shape); the request bodies being
+//! read and recorded at once take at most [`REQUEST_BUDGET`] (a request that declares
+//! its length waits for room; one that does not, and finds none, gets 503 with
+//! `retry-after: 1`, which the SDKs retry); a non-streamed response body
 //! over [`WHOLE_KEPT_MAX`] is recorded in pieces cut between words and assembles no turn; an assistant
 //! turn holds at most `response::TURN_CONTENT_MAX` of content (the body pieces hold all
 //! of it); an upstream silent for `--idle-timeout` (default
@@ -58,6 +62,10 @@ use crate::tape::{Tape, Trouble, kinds};
 /// The largest request body forwarded (images and long contexts fit; a runaway does
 /// not fill memory).
 pub const REQUEST_MAX: usize = 256 << 20;
+/// The request bytes read and recorded at once, all requests together: each costs
+/// a few times its size while it is parsed and redacted for the record, so this bounds
+/// the recorder's memory whatever the clients send at once.
+pub const REQUEST_BUDGET: usize = 512 << 20;
 /// The largest non-streamed response body recorded as one piece (and read for its
 /// turn); a larger one is recorded in pieces (16 MiB, then 1 MiB each, cut after white
 /// space where there is some so no key is split), redacted together as text,
@@ -256,6 +264,7 @@ impl LlmRecorder {
         ));
         let rt = serve::runtime(self.config.threads, "reel-llm").map_err(LlmError::Setup)?;
         let shared = Arc::new(Shared {
+            bodies: Arc::new(tokio::sync::Semaphore::new(REQUEST_BUDGET >> 10)),
             routes: self.routes,
             tls: self.tls,
             tape: Arc::clone(&tape),
@@ -300,6 +309,8 @@ impl LlmRecorder {
 }
 
 struct Shared {
+    /// [`REQUEST_BUDGET`], in KiB.
+    bodies: Arc<tokio::sync::Semaphore>,
     routes: Routes,
     tls: TlsConnector,
     tape: Arc<Tape>,
@@ -428,28 +439,36 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
     let anthropic = req.headers().contains_key("anthropic-version");
     let mut route = sh.routes.route(&path, anthropic);
     let (mut parts, body) = req.into_parts();
-    let body = match http_body_util::Limited::new(body, REQUEST_MAX)
-        .collect()
-        .await
-    {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
-            let too_big = e
-                .downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some();
-            let msg = if too_big {
-                format!(
-                    "reel: the request body is larger than {} MiB",
-                    REQUEST_MAX >> 20
-                )
-            } else {
-                format!("reel: the request body could not be read: {e}")
-            };
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    // Held until the request is recorded: its share of the budget.
+    let (body, _room) = match read_body(body, declared, &sh.bodies).await {
+        Ok(read) => read,
+        Err(BodyError::TooLarge) => {
+            let msg = format!(
+                "reel: the request body is larger than {} MiB",
+                REQUEST_MAX >> 20
+            );
             let mut r = reply(route.provider, Failure::BadRequest, &msg);
-            if too_big {
-                *r.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
-            }
+            *r.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
             return r;
+        }
+        Err(BodyError::Busy) => {
+            let msg = format!(
+                "reel: the request bodies being recorded take {} MiB already; retry",
+                REQUEST_BUDGET >> 20
+            );
+            let mut r = reply(route.provider, Failure::Busy, &msg);
+            r.headers_mut()
+                .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return r;
+        }
+        Err(BodyError::Read(e)) => {
+            let msg = format!("reel: the request body could not be read: {e}");
+            return reply(route.provider, Failure::BadRequest, &msg);
         }
     };
     if parts.method == http::Method::POST {
@@ -507,6 +526,63 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
         Err(e) => return bad_gateway(&sh, &ex, &format!("the upstream broke off: {e}")),
     };
     respond(sh, ex, response, sender)
+}
+
+/// Why a request body was not read.
+enum BodyError {
+    TooLarge,
+    Busy,
+    Read(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// KiB of the budget `bytes` take (at least one).
+fn kib(bytes: usize) -> u32 {
+    u32::try_from(bytes.div_ceil(1024).max(1)).unwrap_or(u32::MAX)
+}
+
+/// Reads a request body whole, up to [`REQUEST_MAX`], taking its room in the budget:
+/// all of it up front when its length is `declared` (waiting for room), else as its
+/// frames come (refused when there is none, so two readers cannot wait on each other).
+async fn read_body<B>(
+    mut body: B,
+    declared: Option<usize>,
+    budget: &Arc<tokio::sync::Semaphore>,
+) -> Result<(Bytes, tokio::sync::OwnedSemaphorePermit), BodyError>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut room = match declared {
+        Some(n) if n > REQUEST_MAX => return Err(BodyError::TooLarge),
+        Some(n) => Arc::clone(budget)
+            .acquire_many_owned(kib(n))
+            .await
+            .map_err(|_| BodyError::Busy)?,
+        None => Arc::clone(budget)
+            .try_acquire_many_owned(1)
+            .map_err(|_| BodyError::Busy)?,
+    };
+    let mut taken = declared.map_or(1024, |n| kib(n) as usize * 1024);
+    let mut out = Vec::with_capacity(declared.unwrap_or(0));
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| BodyError::Read(e.into()))?;
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        if out.len() + data.len() > REQUEST_MAX {
+            return Err(BodyError::TooLarge);
+        }
+        out.extend_from_slice(&data);
+        if out.len() > taken {
+            let more = kib(out.len() - taken);
+            let extra = Arc::clone(budget)
+                .try_acquire_many_owned(more)
+                .map_err(|_| BodyError::Busy)?;
+            room.merge(extra);
+            taken += more as usize * 1024;
+        }
+    }
+    Ok((Bytes::from(out), room))
 }
 
 /// Reads the request for the record and writes its turns.
@@ -726,4 +802,90 @@ fn respond(
 
 fn millis(d: Duration) -> f64 {
     (d.as_secs_f64() * 1000.0).round()
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    fn run<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    fn budget(kib: usize) -> Arc<tokio::sync::Semaphore> {
+        Arc::new(tokio::sync::Semaphore::new(kib))
+    }
+
+    #[test]
+    fn a_body_declared_past_the_maximum_is_refused_unread() {
+        let b = budget(1 << 10);
+        let r = run(read_body(
+            Full::new(Bytes::from_static(b"{}")),
+            Some(REQUEST_MAX + 1),
+            &b,
+        ));
+        assert!(matches!(r, Err(BodyError::TooLarge)));
+    }
+
+    #[test]
+    fn a_body_of_unknown_length_finding_no_room_is_refused_not_queued() {
+        // Two readers of unknown length must not wait on each other: the one that
+        // finds the budget taken gets 503 (and retries).
+        let b = budget(4);
+        let held = Arc::clone(&b).try_acquire_many_owned(4).unwrap();
+        let r = run(read_body(frames(vec![vec![b'x'; 10]]), None, &b));
+        assert!(matches!(r, Err(BodyError::Busy)));
+        drop(held);
+        let (body, room) = run(read_body(
+            frames(vec![vec![b'x'; 1000], vec![b'x'; 2000]]),
+            None,
+            &b,
+        ))
+        .ok()
+        .unwrap();
+        assert_eq!(body.len(), 3000);
+        assert_eq!(room.num_permits(), 3, "its size in KiB, rounded up");
+        assert_eq!(b.available_permits(), 1);
+        drop(room);
+        assert_eq!(b.available_permits(), 4);
+    }
+
+    #[test]
+    fn a_body_of_declared_length_waits_for_room() {
+        let b = budget(8);
+        let held = Arc::clone(&b).try_acquire_many_owned(8).unwrap();
+        let got = run(async {
+            let release = tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                drop(held);
+            });
+            let r = read_body(Full::new(Bytes::from(vec![b'y'; 5000])), Some(5000), &b).await;
+            release.await.unwrap();
+            r.ok().map(|(body, room)| (body.len(), room.num_permits()))
+        });
+        assert_eq!(got, Some((5000, 5)));
+    }
+
+    /// A body of unknown length that comes as these frames.
+    struct Frames(std::collections::VecDeque<Bytes>);
+
+    impl hyper::body::Body for Frames {
+        type Data = Bytes;
+        type Error = Infallible;
+
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+            std::task::Poll::Ready(self.0.pop_front().map(|b| Ok(hyper::body::Frame::data(b))))
+        }
+    }
+
+    fn frames(frames: Vec<Vec<u8>>) -> Frames {
+        Frames(frames.into_iter().map(Bytes::from).collect())
+    }
 }
