@@ -65,7 +65,7 @@ pub const REQUEST_MAX: usize = 256 << 20;
 /// The request bytes read and recorded at once, all requests together: each costs
 /// a few times its size while it is parsed and redacted for the record, so this bounds
 /// the recorder's memory whatever the clients send at once.
-pub const REQUEST_BUDGET: usize = 512 << 20;
+pub const REQUEST_BUDGET: usize = 256 << 20;
 /// The largest non-streamed response body recorded as one piece (and read for its
 /// turn); a larger one is recorded in pieces (16 MiB, then 1 MiB each, cut after white
 /// space where there is some so no key is split), redacted together as text,
