@@ -36,6 +36,7 @@ pub mod mcptape;
 pub mod mmsp;
 pub mod readable;
 pub mod recorder;
+pub mod yaml_limits;
 
 /// The largest one-document file (JSON or YAML) reel reads: such files are parsed whole.
 pub const MAX_DOCUMENT: u64 = 512 << 20;
@@ -255,6 +256,9 @@ pub enum ConvertError {
     /// A one-document file over [`MAX_DOCUMENT`].
     #[error("{0} bytes: over the {MAX_DOCUMENT}-byte limit for a one-document file")]
     TooLarge(u64),
+    /// A YAML document past a limit of [`yaml_limits`], refused before parsing.
+    #[error("refused before parsing: {0}")]
+    YamlLimit(#[from] yaml_limits::YamlLimitError),
 }
 
 /// A recording found: its format and where it is (a file, or a run directory).
