@@ -28,6 +28,11 @@ durationMs), and the end says reason \"imported\". A line that cannot be convert
 as a reel.nonjson event and counted. Redaction is on, as when recording: these tools store
 what they saw raw.
 
+Limits: a one-document file (JSON, YAML) is read whole, up to 512 MiB. A YAML document is
+refused before parsing when its collections nest more than 128 deep, when its aliases
+would expand it past 4 times its size (at least 1 MiB, at most 512 MiB), or when an alias
+stands inside the node it names.
+
 Exit status: 0 imported; 64 bad flags (-o with several sources); 66 a source that cannot
 be read or is not a format reel reads (after importing the rest of a directory); 73 the
 trace cannot be created.";

@@ -11,6 +11,7 @@ mod demo;
 mod diff;
 mod diff_peers;
 mod foreign;
+mod hostile_yaml;
 mod import;
 mod install;
 mod limits;
