@@ -335,7 +335,7 @@ fn foreign_run_of(
                     }
                 }
             }
-            Err(Fault::Bad(..)) => counts.events += 1,
+            Err(Fault::Bad(..) | Fault::TooLong { .. }) => counts.events += 1,
             Err(Fault::Io(e)) => return Err(e.into()),
         }
     }

@@ -16,6 +16,7 @@ mod import;
 mod install;
 mod limits;
 mod llm;
+mod long_lines;
 mod ls;
 mod otlp;
 mod play;
