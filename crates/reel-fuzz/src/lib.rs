@@ -35,6 +35,7 @@ pub mod redact_trace;
 pub mod sse;
 pub mod trace_line;
 pub mod trace_reader;
+pub mod yaml_limits;
 
 /// A fuzz target: its name (the cargo-fuzz target, the corpus directory) and its body.
 #[derive(Clone, Copy, Debug)]
@@ -122,6 +123,10 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "js_stringify",
         run: js_stringify::run,
+    },
+    Target {
+        name: "yaml_limits",
+        run: yaml_limits::run,
     },
 ];
 

@@ -106,12 +106,23 @@ impl<R: Read> LineReader<R> {
                 if let Some(n) = self.skipping.take() {
                     return Ok(Some(self.skipped_span(n + (nl - s) as u64, true)));
                 }
+                if nl - s > self.max_line {
+                    // Whole in the buffer, but past the limit all the same: every line
+                    // over it is treated alike, wherever the reads happened to end.
+                    return Ok(Some(self.skipped_span((nl - s) as u64, true)));
+                }
                 return Ok(Some(self.span(s, nl, true)));
             }
             if self.end - self.start > self.max_line || self.skipping.is_some() {
-                // Too long to hold: count it and let the bytes go.
+                // Too long to hold: count it and let the bytes go, and the memory that
+                // held them (the rest of the line is read a chunk at a time).
                 *self.skipping.get_or_insert(0) += (self.end - self.start) as u64;
                 self.start = self.end;
+                if self.buf.len() > READ_CHUNK {
+                    self.buf = vec![0; READ_CHUNK];
+                    self.start = 0;
+                    self.end = 0;
+                }
                 if self.eof {
                     let n = self.skipping.take().unwrap_or_default();
                     return Ok(Some(self.skipped_span(n, false)));
@@ -200,6 +211,9 @@ impl<R: Read> LineReader<R> {
             } else {
                 len + GROW_STEP
             };
+            // `resize` alone would double the capacity (amortised growth): address
+            // space for a 2 GB buffer to hold a 1 GB line.
+            self.buf.reserve_exact(new_len - len);
             self.buf.resize(new_len, 0);
         }
         loop {

@@ -18,8 +18,9 @@
 //! Rotated companions (`x.jsonl.2`, `x.jsonl.1`) belong to the run of `x.jsonl`: its head
 //! is read from the oldest file and its tail from the newest, and its size is the sum.
 //! A file holding several appended sessions is described by its first `meta` and its last
-//! `end`. Files named `*.jsonl` whose first line is not a meta line are reported as
-//! skipped; other files (and directories, and names starting with `.`) are only counted.
+//! `end`. Files named `*.jsonl` whose first line is not a meta line, and recordings of a
+//! format reel reads that cannot be read, are reported as skipped with the reason; other
+//! files (and directories, and names starting with `.`) are only counted.
 
 pub mod render;
 mod resolve;
@@ -181,7 +182,7 @@ pub struct Listing {
     pub dir: PathBuf,
     /// The runs, newest start first; runs without a readable start come last.
     pub runs: Vec<Run>,
-    /// `*.jsonl` files that are not traces.
+    /// `*.jsonl` files that are not traces, and recordings that cannot be read.
     pub skipped: Vec<Skipped>,
     /// Other entries: files that are neither traces nor another tool's recordings,
     /// directories other than mcptape runs, dotfiles.
@@ -234,9 +235,11 @@ pub fn list_runs(dir: &Path) -> Result<Listing, ListError> {
             _ if !name.starts_with('.')
                 && (is_file || crate::foreign::mcptape::is_run_dir(&path)) =>
             {
-                // Another tool's recording, listed as the run it holds.
+                // Another tool's recording, listed as the run it holds; one of a
+                // format reel reads that cannot be read is said, not passed over.
                 match foreign_run(&path) {
-                    Some(run) => listing.runs.push(run),
+                    Some(Ok(run)) => listing.runs.push(run),
+                    Some(Err(reason)) => listing.skipped.push(Skipped { path, reason }),
                     None => listing.ignored += 1,
                 }
             }
@@ -252,7 +255,8 @@ pub fn list_runs(dir: &Path) -> Result<Listing, ListError> {
             Ok(run) => listing.runs.push(run),
             // A `.jsonl` of another tool's (a Claude Code session, an mcp-rec session).
             Err((path, reason)) => match single.as_deref().and_then(foreign_run) {
-                Some(run) => listing.runs.push(run),
+                Some(Ok(run)) => listing.runs.push(run),
+                Some(Err(reason)) => listing.skipped.push(Skipped { path, reason }),
                 None => listing.skipped.push(Skipped { path, reason }),
             },
         }
@@ -281,20 +285,31 @@ fn foreign_bytes(path: &Path) -> u64 {
 /// The run another tool's recording holds (a format of [`crate::foreign`]), read
 /// through its converter: `source` names the format, the label is the file's name,
 /// times and counts are the recording's (read whole: such files are small, and the
-/// converter streams).
-fn foreign_run(path: &Path) -> Option<Run> {
-    use crate::foreign::{Fault, Found, Item};
+/// converter streams). `None` when it is no format reel reads; the reason when it is
+/// one but cannot be read (a YAML document past the parser's limits, say).
+fn foreign_run(path: &Path) -> Option<Result<Run, String>> {
     let format = if crate::foreign::mcptape::is_run_dir(path) {
         crate::foreign::Format::Mcptape
     } else {
         crate::foreign::sniff_file(path).ok()??
     };
+    Some(
+        foreign_run_of(path, format)
+            .map_err(|e| format!("cannot read this {} recording: {e}", format.name())),
+    )
+}
+
+fn foreign_run_of(
+    path: &Path,
+    format: crate::foreign::Format,
+) -> Result<Run, crate::foreign::ConvertError> {
+    use crate::foreign::{Fault, Found, Item};
     let found = Found {
         format,
         path: path.to_owned(),
         label: String::new(),
     };
-    let converted = crate::foreign::convert(&found).ok()?;
+    let converted = crate::foreign::convert(&found)?;
     let mut counts = Counts::default();
     let mut llm = LlmSummary::default();
     let mut errors = ErrorTally::default();
@@ -320,12 +335,12 @@ fn foreign_run(path: &Path) -> Option<Run> {
                     }
                 }
             }
-            Err(Fault::Bad(..)) => counts.events += 1,
-            Err(Fault::Io(_)) => return None,
+            Err(Fault::Bad(..) | Fault::TooLong { .. }) => counts.events += 1,
+            Err(Fault::Io(e)) => return Err(e.into()),
         }
     }
     counts.errors = errors.errors();
-    Some(Run {
+    Ok(Run {
         path: path.to_owned(),
         files: vec![path.to_owned()],
         label: path.file_stem().map(|s| s.to_string_lossy().into_owned()),

@@ -153,6 +153,12 @@ impl<'p> Collector<'p> {
         let mut first = true;
         while let Some(line) = reader.next_line() {
             let line = line?;
+            if line.raw.skipped.is_some() {
+                // Read past, not held (over the reader's limit): a line not counted.
+                scan.lost_lines(1);
+                read(reader.bytes_read());
+                continue;
+            }
             let bytes = line.raw.bytes;
             let Some(start) = bytes.iter().position(|b| !b.is_ascii_whitespace()) else {
                 continue; // blank lines are not records

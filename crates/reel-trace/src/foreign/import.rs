@@ -80,8 +80,34 @@ pub struct Imported {
     pub items: u64,
     /// Source lines that could not be converted (each also an event in the trace).
     pub problems: Vec<Problem>,
+    /// Source lines too long to hold ([`crate::reader::MAX_LINE`]): lost, each marked
+    /// in the trace by a `reel.gap` event.
+    pub too_long: Vec<LostLine>,
     /// What this file lacks or holds wrong, beyond the format's limits.
     pub warnings: Vec<String>,
+}
+
+/// A source line too long to hold, read past and lost; shown as where, how long, the
+/// limit, and where the trace marks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LostLine {
+    /// Its 1-based number in the source.
+    pub line: u64,
+    /// Its length in bytes.
+    pub bytes: u64,
+}
+
+impl std::fmt::Display for LostLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}: {} bytes, over the {} GiB a line may have: read past, not converted \
+             (a reel.gap event marks its place)",
+            self.line,
+            self.bytes,
+            crate::reader::MAX_LINE >> 30
+        )
+    }
 }
 
 /// Where the trace goes, once its start is known.
@@ -175,6 +201,7 @@ pub fn import(
         path,
         items: 0,
         problems: Vec::new(),
+        too_long: Vec::new(),
         warnings,
     };
     let mut sessions = (transport.as_deref() == Some("http")).then(|| HttpSessions {
@@ -186,6 +213,12 @@ pub fn import(
         let item = match item {
             Ok(item) => item,
             Err(Fault::Io(e)) => return Err(read_err(e)),
+            Err(Fault::TooLong { line, bytes }) => {
+                // Nothing of it can be kept: the trace says where and how much.
+                rec.gap(last, 1, bytes).map_err(write_err)?;
+                out.too_long.push(LostLine { line, bytes });
+                continue;
+            }
             Err(Fault::Bad(p, bytes)) => {
                 // Kept, redacted, as what it was: a part reel could not read.
                 rec.event(kinds::NONJSON, None, last, &bytes, Eol::Lf, Tags::default())
@@ -235,7 +268,7 @@ pub fn import(
     }
     rec.finish(Ending::Reason("imported".into()), last)
         .map_err(write_err)?;
-    if out.items == 0 && out.problems.is_empty() {
+    if out.items == 0 && out.problems.is_empty() && out.too_long.is_empty() {
         // A file that only looks like the format: no trace of nothing is left behind.
         if let Some(p) = &out.path {
             let _ = std::fs::remove_file(p);

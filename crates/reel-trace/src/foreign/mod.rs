@@ -29,6 +29,7 @@ pub mod agent_vcr;
 pub mod cassette;
 pub mod claude;
 pub mod import;
+mod lines;
 pub mod mcp_rec;
 pub mod mcp_vcr;
 pub mod mcporter;
@@ -36,6 +37,9 @@ pub mod mcptape;
 pub mod mmsp;
 pub mod readable;
 pub mod recorder;
+pub mod yaml_limits;
+
+pub use lines::{Entry, LineItems, Lines, line_items, read_lines};
 
 /// The largest one-document file (JSON or YAML) reel reads: such files are parsed whole.
 pub const MAX_DOCUMENT: u64 = 512 << 20;
@@ -200,11 +204,20 @@ pub struct Problem {
 }
 
 /// What stops an item: a part of the source that cannot be converted (kept, as its
-/// bytes, as a `reel.nonjson` event), or the source failing to read.
+/// bytes, as a `reel.nonjson` event), a line too long to hold (lost, and said), or the
+/// source failing to read.
 #[derive(Debug)]
 pub enum Fault {
     /// A line or entry that cannot be converted, and its bytes.
     Bad(Problem, Vec<u8>),
+    /// A line over [`crate::reader::MAX_LINE`], read past without being held: its
+    /// 1-based number and length. Nothing of it can be kept.
+    TooLong {
+        /// The line's number.
+        line: u64,
+        /// Its length in bytes.
+        bytes: u64,
+    },
     /// Reading failed: the conversion stops.
     Io(io::Error),
 }
@@ -255,6 +268,9 @@ pub enum ConvertError {
     /// A one-document file over [`MAX_DOCUMENT`].
     #[error("{0} bytes: over the {MAX_DOCUMENT}-byte limit for a one-document file")]
     TooLarge(u64),
+    /// A YAML document past a limit of [`yaml_limits`], refused before parsing.
+    #[error("refused before parsing: {0}")]
+    YamlLimit(#[from] yaml_limits::YamlLimitError),
 }
 
 /// A recording found: its format and where it is (a file, or a run directory).
@@ -463,31 +479,6 @@ pub fn read_document(path: &Path) -> Result<Vec<u8>, ConvertError> {
     Ok(bytes)
 }
 
-/// The lines of a line-format file, streamed: `(number, bytes)` for each, blank lines
-/// included, read errors as [`Fault::Io`].
-pub fn read_lines(path: &Path) -> io::Result<Lines> {
-    let f = File::open(path)?;
-    Ok(Lines(crate::reader::LineReader::new(io::BufReader::new(f))))
-}
-
-/// See [`read_lines`].
-pub struct Lines(crate::reader::LineReader<io::BufReader<File>>);
-
-impl Lines {
-    /// The next line: its number and bytes (the buffer is reused by the next call); a
-    /// byte order mark before the first line is not part of it.
-    pub fn next_line(&mut self) -> io::Result<Option<(u64, &[u8])>> {
-        Ok(self.0.next_line()?.map(|l| {
-            let bytes = if l.number == 1 {
-                without_bom(l.bytes)
-            } else {
-                l.bytes
-            };
-            (l.number, bytes)
-        }))
-    }
-}
-
 /// A date-time as the recorders write them: RFC 3339, or without an offset (Python's
 /// naive `isoformat()`, read as UTC; the `bool` says it had none).
 pub fn parse_time(s: &str) -> Option<(Timestamp, bool)> {
@@ -534,44 +525,6 @@ pub enum ExportError {
     /// The output cannot be written.
     #[error("cannot write the export: {0}")]
     Write(io::Error),
-}
-
-/// The items of a line format: each line of `lines` through `convert`, which gives
-/// nothing for a line without an item (blank, a header), the item, or the fault (for a
-/// line it cannot convert, with the bytes to keep); a read error ends the stream.
-pub fn line_items<F>(lines: Lines, convert: F) -> LineItems<F>
-where
-    F: FnMut(u64, &[u8]) -> Result<Option<Item>, Fault>,
-{
-    LineItems { lines, convert }
-}
-
-/// See [`line_items`].
-pub struct LineItems<F> {
-    lines: Lines,
-    convert: F,
-}
-
-impl<F> Iterator for LineItems<F>
-where
-    F: FnMut(u64, &[u8]) -> Result<Option<Item>, Fault>,
-{
-    type Item = Result<Item, Fault>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let (number, bytes) = match self.lines.next_line() {
-                Ok(Some(l)) => l,
-                Ok(None) => return None,
-                Err(e) => return Some(Err(Fault::Io(e))),
-            };
-            match (self.convert)(number, bytes) {
-                Ok(None) => continue,
-                Ok(Some(item)) => return Some(Ok(item)),
-                Err(fault) => return Some(Err(fault)),
-            }
-        }
-    }
 }
 
 /// Which sessions of a trace an export to a one-session format takes.

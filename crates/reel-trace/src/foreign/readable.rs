@@ -74,10 +74,12 @@ pub fn convert_if_foreign(path: &Path) -> Result<Option<Conversion>, ReadableErr
     let trace = dir.join(format!("{}.jsonl", file_name_part(&label)));
     let done = import(&found, &label, Output::File(&trace), &Redactor::builtin())
         .map_err(|e| ReadableError::Import(e.to_string()))?;
+    let mut warnings = done.warnings;
+    warnings.extend(done.too_long.iter().map(ToString::to_string));
     Ok(Some(Conversion {
         trace,
         format: found.format,
-        warnings: done.warnings,
+        warnings,
     }))
 }
 

@@ -151,6 +151,12 @@ impl<'c, 'p> Scan<'c, 'p> {
         Err(problem)
     }
 
+    /// `n` lines that were lost (too long to read, or dropped by their producer, as a
+    /// `reel.gap` event says): counted as skipped.
+    pub fn lost_lines(&mut self, n: u64) {
+        self.skipped = self.skipped.saturating_add(n);
+    }
+
     /// Reads a line starting with `{` and records it. A line that is valid JSON but
     /// that the summary refuses (a repeated member inside `params` or `result`) is
     /// normalised through `serde_json::Value` and read again.
@@ -209,6 +215,9 @@ impl<'c, 'p> Scan<'c, 'p> {
                 Some("event" | "command" | "telemetry") => {
                     self.records.event += 1;
                     if head.dir.get() == Some("event") {
+                        if head.kind.get() == Some(crate::line::kinds::GAP) {
+                            self.gap(text);
+                        }
                         self.llm_event(head, text);
                     }
                 }
@@ -216,6 +225,16 @@ impl<'c, 'p> Scan<'c, 'p> {
             },
         }
         Ok(())
+    }
+
+    /// A `reel.gap` event: the lines it says were lost (one when it does not say) were
+    /// never read, so they are skipped lines of this trace.
+    fn gap(&mut self, text: &str) {
+        let lines = serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|v| v.get("lines").and_then(serde_json::Value::as_u64))
+            .unwrap_or(1);
+        self.lost_lines(lines);
     }
 
     /// An `llm.*` or `reel.llm.body` event: errors, and which exchanges gave turns.

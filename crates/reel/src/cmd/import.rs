@@ -28,9 +28,16 @@ durationMs), and the end says reason \"imported\". A line that cannot be convert
 as a reel.nonjson event and counted. Redaction is on, as when recording: these tools store
 what they saw raw.
 
+Limits: a line of a line format may be 1 GiB long; a longer one is read past without being
+held. A one-document file (JSON, YAML) is read whole, up to 512 MiB. A YAML document is
+refused before parsing when its collections nest more than 128 deep, when its aliases
+would expand it past 4 times its size (at least 1 MiB, at most 512 MiB), or when an alias
+stands inside the node it names.
+
 Exit status: 0 imported; 64 bad flags (-o with several sources); 66 a source that cannot
-be read or is not a format reel reads (after importing the rest of a directory); 73 the
-trace cannot be created.";
+be read or is not a format reel reads (after importing the rest of a directory), or one
+imported without a line longer than 1 GiB (read past, said, and marked in the trace by a
+reel.gap event); 73 the trace cannot be created.";
 
 /// Arguments of `reel import`.
 #[derive(clap::Args)]
@@ -97,6 +104,8 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
     let mut told = Vec::new();
     let mut imported = 0usize;
     let mut failed = 0usize;
+    // Sources imported without some of their lines (too long to hold).
+    let mut lossy = 0usize;
     let several = args.sources.len() > 1;
     for src in &args.sources {
         // With several sources, one that cannot be read is said and the rest imported.
@@ -190,6 +199,15 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
                 done.format.name(),
                 done.items
             );
+            for lost in &done.too_long {
+                say!(
+                    "reel: error: {}: {lost}",
+                    crate::output::path_shown(&f.path)
+                );
+            }
+            if !done.too_long.is_empty() {
+                lossy += 1;
+            }
             if let Some(p) = done.problems.first() {
                 say!(
                     "reel: {} parts could not be converted and are kept as reel.nonjson events; the first, {p}",
@@ -206,6 +224,14 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
         return Err(coded(
             exit::NO_INPUT,
             format!("{failed} recordings could not be imported (said above)"),
+        ));
+    }
+    if lossy > 0 {
+        // Part of an input could not be read: the trace holds the rest, and the status
+        // says it is not whole.
+        return Err(coded(
+            exit::NO_INPUT,
+            format!("{lossy} recordings were imported without lines too long to read (said above)"),
         ));
     }
     Ok(exit::OK)

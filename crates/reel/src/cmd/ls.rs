@@ -74,7 +74,11 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
         Err(e) => return Err(coded(exit::NO_INPUT, e.to_string())),
     };
     for s in &listing.skipped {
-        say!("reel ls: skipped {}: {}", s.path.display(), s.reason);
+        say!(
+            "reel ls: skipped {}: {}",
+            crate::output::path_shown(&s.path),
+            s.reason
+        );
     }
     if args.json {
         out.json(&listing)?;

@@ -107,8 +107,11 @@ impl Iterator for FileStream {
             if self.done {
                 return None;
             }
-            match self.lines.next_line() {
-                Ok(Some((number, bytes))) => self.conv.line(number, bytes),
+            match self.lines.next_entry() {
+                Ok(Some(Entry::TooLong { line, bytes })) => {
+                    return Some(Err(Fault::TooLong { line, bytes }));
+                }
+                Ok(Some(Entry::Line(number, bytes))) => self.conv.line(number, bytes),
                 Ok(None) => {
                     self.done = true;
                     self.conv.finish();

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{ConvertError, Converted, Fault, Item, Lines, Problem, first_line, read_lines};
+use super::{ConvertError, Converted, Entry, Fault, Item, Lines, Problem, first_line, read_lines};
 use crate::line::{Block, Timing, Turn, Usage};
 use crate::time::Timestamp;
 

@@ -243,7 +243,13 @@ fn message(started: Timestamp, line: u64, m: Message) -> Result<Item, Problem> {
 
 fn convert_yaml(path: &Path) -> Result<Converted, ConvertError> {
     let doc = read_document(path)?;
-    let value: Value = serde_norway::from_slice(&doc)
+    let text = std::str::from_utf8(&doc).map_err(|e| {
+        ConvertError::Invalid(format!("not an mcp-vcr YAML transcript: not UTF-8: {e}"))
+    })?;
+    // The parser is slow and hungry on deep nesting and aliases it accepts: the limits
+    // are checked first, in one pass.
+    super::yaml_limits::check(text, super::yaml_limits::YamlLimits::for_input(doc.len()))?;
+    let value: Value = serde_norway::from_str(text)
         .map_err(|e| ConvertError::Invalid(format!("not an mcp-vcr YAML transcript: {e}")))?;
     let Value::Object(mut top) = value else {
         return Err(ConvertError::Invalid(
