@@ -239,6 +239,7 @@ pub(crate) fn read_side(
         open: 0,
         seq: 0,
         roles: HashMap::new(),
+        requests: HashMap::new(),
         labels: HashMap::new(),
         buf: String::new(),
         ring: Default::default(),
@@ -303,6 +304,9 @@ struct SideReader {
     open: usize,
     seq: u64,
     roles: HashMap<Arc<str>, u64>,
+    /// Per conversation, each HTTP request's place among its requests, in the order
+    /// the requests came (their first turn is written when they are sent).
+    requests: HashMap<Option<u64>, HashMap<u64, u64>>,
     labels: HashMap<String, Arc<str>>,
     buf: String,
     ring: Ring,
@@ -695,9 +699,18 @@ impl SideReader {
     }
 
     fn turn(&mut self, t: &Turn, loc: Loc) {
-        if let Some(n) = t.http_req() {
+        let conversation = t
+            .extra
+            .get("conversation")
+            .and_then(serde_json::Value::as_u64);
+        // The request's place among its conversation's requests, fixed by its first
+        // turn (written as it is sent).
+        let request = t.http_req().map(|n| {
             self.bodies.turn(n);
-        }
+            let places = self.requests.entry(conversation).or_default();
+            let next = places.len() as u64 + 1;
+            *places.entry(n).or_insert(next)
+        });
         if t.is_echoed() {
             self.totals.echoed_turns += 1;
             return;
@@ -705,14 +718,13 @@ impl SideReader {
         self.totals.turns += 1;
         let role = self.intern(t.role.as_deref().unwrap_or("(no role)"));
         // Turns pair within their conversation (reel llm numbers them), by role and
-        // position.
-        let key = match t
-            .extra
-            .get("conversation")
-            .and_then(serde_json::Value::as_u64)
-        {
-            Some(c) => self.intern(&format!("{c}:{role}")),
-            None => role.clone(),
+        // position; an answer by the request it answers, since answers to requests
+        // that overlapped are written as they end, in whichever order that is.
+        let answer = role.as_ref() == "assistant";
+        let key = match (conversation, request.filter(|_| answer)) {
+            (c, Some(r)) => self.intern(&format!("{}:{role}#{r}", c.unwrap_or(0))),
+            (Some(c), None) => self.intern(&format!("{c}:{role}")),
+            (None, None) => role.clone(),
         };
         let n = self.roles.entry(role.clone()).or_insert(0);
         *n += 1;

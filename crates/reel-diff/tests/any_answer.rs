@@ -222,3 +222,49 @@ proptest! {
         }
     }
 }
+
+/// An llm trace of `requests` requests sent in order, each answered with its own
+/// text, the answers written in `answer_order` (requests that overlapped end in
+/// whichever order they end).
+fn overlapping(answer_order: &[u64], texts: &[&str]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"{{"v":1,"type":"meta","startedAt":"{T}","label":"l","command":[],"kind":"llm"}}"#
+    );
+    for n in 1..=texts.len() as u64 {
+        let _ = writeln!(
+            s,
+            "{}",
+            json!({"t": T, "type": "turn", "role": "user", "conversation": 1,
+                   "blocks": [{"type": "text", "text": "Say hello."}], "http": {"req": n}})
+        );
+    }
+    for &n in answer_order {
+        let _ = writeln!(
+            s,
+            "{}",
+            json!({"t": T, "type": "turn", "role": "assistant", "model": format!("m{n}"),
+                   "conversation": 1, "http": {"req": n},
+                   "blocks": [{"type": "text", "text": texts[n as usize - 1]}]})
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"{{"t":"{T}","type":"end","durationMs":1,"reason":"producer_shutdown"}}"#
+    );
+    s
+}
+
+#[test]
+fn answers_to_overlapping_requests_pair_by_request_not_by_when_they_ended() {
+    // Regression: two honest runs whose overlapping requests ended in another order
+    // were a structural drift (the answers paired by the order they were written).
+    let texts = ["one", "two", "three"];
+    let a = overlapping(&[1, 2, 3], &texts);
+    let b = overlapping(&[2, 1, 3], &texts);
+    assert_eq!(verdict(&a, &b, &[]), Verdict::Identical);
+    // Answers that did change still drift, whatever order they were written in.
+    let c = overlapping(&[2, 1, 3], &["one", "TWO", "three"]);
+    assert_ne!(verdict(&a, &c, &[]), Verdict::Identical);
+}

@@ -15,7 +15,7 @@
 //! each followed by CRLF, LF or nothing as `crlf` and `terminated` say.
 
 /// How far back from a [`Limit::Cut`] a piece may end early to end at a word.
-const SOFT_CUT_WINDOW: usize = 64 * 1024;
+pub const SOFT_CUT_WINDOW: usize = 64 * 1024;
 
 /// Where to end a piece of at most `piece.len()` bytes cut off a longer text: just
 /// after the last white space of its last [`SOFT_CUT_WINDOW`] bytes, so the cut falls
