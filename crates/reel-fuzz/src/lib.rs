@@ -29,6 +29,7 @@ pub mod http_guard;
 pub mod import;
 pub mod js_stringify;
 pub mod line_framer;
+pub mod llm_seams;
 pub mod normalize;
 pub mod redact;
 pub mod redact_trace;
@@ -127,6 +128,10 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "yaml_limits",
         run: yaml_limits::run,
+    },
+    Target {
+        name: "llm_seams",
+        run: llm_seams::run,
     },
 ];
 

@@ -25,7 +25,7 @@ pub mod replay;
 pub mod request;
 pub mod response;
 pub mod route;
-mod seams;
+pub mod seams;
 pub mod tape;
 
 pub use proxy::{Finished, LlmConfig, LlmError, LlmRecorder, Notice, NoticeFn};

@@ -37,7 +37,7 @@ use reel_trace::redact::{MARKER, Redactor};
 
 /// The pieces of one response body, redacted together: as many pieces as `pieces`, in
 /// order (a piece may come back empty when what it held was folded into a marker).
-pub(crate) fn redact_pieces(redactor: &Redactor, pieces: &[&[u8]]) -> Vec<Vec<u8>> {
+pub fn redact_pieces(redactor: &Redactor, pieces: &[&[u8]]) -> Vec<Vec<u8>> {
     if !redactor.is_active() {
         return pieces.iter().map(|p| p.to_vec()).collect();
     }
