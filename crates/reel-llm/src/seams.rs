@@ -9,7 +9,7 @@
 //! then, see [`crate::tape::HeldBody`]):
 //!
 //! 1. the delta strings of each stream of deltas (one content block, choice, tool call
-//!    or output item: see [`delta_stream`]) are decoded and joined, the joined text is
+//!    or output item: see `delta_stream`) are decoded and joined, the joined text is
 //!    redacted as the assembled turn is (as text, or as JSON for tool-call arguments),
 //!    and the result is dealt back to the deltas: text no redaction touched stays in
 //!    its delta, each `[REDACTED]` goes to the first delta that held part of what it

@@ -272,7 +272,7 @@ impl HeldBody {
 
     /// Holds `piece`; true when what is held should be written: it exceeds
     /// [`HOLD_MAX`], or `piece` ends a line of every stream of deltas held
-    /// ([`crate::seams::at_line_seam`], asked only of a whole event holding a `\n`
+    /// (`seams::at_line_seam`, asked only of a whole event holding a `\n`
     /// escape, so a long line is not read again with each piece).
     pub fn hold(&mut self, piece: BodyPiece) -> bool {
         self.bytes += piece.bytes.len();
