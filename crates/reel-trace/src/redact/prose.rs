@@ -146,7 +146,11 @@ fn netrc(text: &str, spans: &mut Vec<(usize, usize)>) {
     if !netrc_like {
         for (at, line) in lines(text) {
             let mut w = line.split_ascii_whitespace();
+            // Without the file's other words, only a value that is not a plain word
+            // (`password reset` is prose): it has a digit, a symbol or a capital.
+            let word_like = |v: &str| v.bytes().all(|b| b.is_ascii_lowercase());
             if let (Some("password" | "passwd"), Some(value), None) = (w.next(), w.next(), w.next())
+                && !word_like(value)
             {
                 let start = at + (value.as_ptr() as usize - line.as_ptr() as usize);
                 spans.push((start, start + value.len()));
@@ -288,8 +292,13 @@ mod tests {
             apply(replace_credential_files, r"x\ndb:5432:app:u:Zq9-pw"),
             r"x\ndb:5432:app:u:[REDACTED]"
         );
-        // A sentence about passwords is not a netrc file; a time is not a pgpass line.
-        for plain in ["reset the password please", "at 12:30:00:00:01 we met"] {
+        // A sentence about passwords is not a netrc file; a time is not a pgpass line; a
+        // line of `password` and a plain word is prose.
+        for plain in [
+            "reset the password please",
+            "at 12:30:00:00:01 we met",
+            "password reset",
+        ] {
             assert_eq!(apply(replace_credential_files, plain), plain);
         }
     }
