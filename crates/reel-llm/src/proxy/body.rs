@@ -1,16 +1,17 @@
-//! A response body on its way to the client: each frame the upstream sends is recorded
-//! and then handed to hyper in the same poll, with no task or channel between them, so
-//! forwarding an event costs what recording it costs and no thread wake-up.
+//! A response body on its way to the client: each frame the upstream sends is handed to
+//! hyper at once, and taken in for the record at the next poll (or the end), in the same
+//! task, with no channel between them: forwarding never waits for the record, and
+//! recording costs no thread wake-up.
 //!
-//! Per frame: the bytes are decoded when compressed, cut into pieces (SSE events,
-//! NDJSON lines, or a whole body), each piece held for the trace (written past a budget
-//! or at the end, so pieces are redacted together), and the frame is
-//! returned, together with the frames that had already arrived behind it (never
-//! waiting for more); the pieces are read into the assistant turn on the next poll, after the
-//! frame went out. The end of the response — the upstream's end or error, the idle
-//! timeout, or the client going away (the body is dropped) — writes the body pieces
-//! held for redaction (see [`crate::tape::HeldBody`]), the turn and the `llm.error` /
-//! `llm.truncated` lines.
+//! Per frame, once forwarded: the bytes are decoded when compressed (up to
+//! [`DECODED_MAX`]), cut into pieces (SSE events, NDJSON lines, or a whole body), and
+//! each piece held for the trace (written at a line seam, past a budget or at the end,
+//! so pieces are redacted together); a frame goes out together with the frames that had
+//! already arrived behind it (never waiting for more), and its pieces are read into the
+//! assistant turn at the next poll. The end of the response — the upstream's end or
+//! error, the idle timeout, or the client going away (the body is dropped) — takes in
+//! what was forwarded, writes the body pieces held for redaction (see
+//! [`crate::tape::HeldBody`]), the turn and the `llm.error` / `llm.truncated` lines.
 
 use std::io::Write as _;
 use std::pin::Pin;
@@ -445,7 +446,8 @@ impl Recording {
         }
     }
 
-    /// Records a data frame: its pieces are in the trace when this returns.
+    /// Takes a forwarded data frame in for the record: decoded (up to the cap), cut into
+    /// pieces and held (see [`crate::tape::HeldBody`]).
     fn frame(&mut self, data: &[u8]) {
         self.bytes_so_far += data.len() as u64;
         if self.encoding.is_some() && self.decoder.is_none() {
@@ -684,6 +686,10 @@ pub(crate) struct RecordedBody {
     /// How the upstream ended, seen while taking in what had arrived with a frame: the
     /// next poll ends the body.
     ended: Option<(End, Option<std::io::Error>)>,
+    /// Frames given to the client and not yet taken in for the record: a frame goes on
+    /// first, and is decoded, cut and held for the trace at the next poll (or the end),
+    /// so forwarding never waits for the record.
+    unrecorded: Vec<Bytes>,
 }
 
 /// The most bytes one frame to the client gathers from frames that had already arrived
@@ -702,6 +708,14 @@ impl RecordedBody {
             unflushed: false,
             held: None,
             ended: None,
+            unrecorded: Vec::new(),
+        }
+    }
+
+    /// Takes the frames already forwarded in for the record.
+    fn record_forwarded(&mut self) {
+        for frame in std::mem::take(&mut self.unrecorded) {
+            self.rec.frame(&frame);
         }
     }
 
@@ -728,7 +742,7 @@ impl RecordedBody {
                 }
                 Poll::Ready(Some(Ok(frame))) => {
                     if let Ok(more) = frame.into_data() {
-                        self.rec.frame(&more);
+                        self.unrecorded.push(more.clone());
                         gathered
                             .get_or_insert_with(|| data.to_vec())
                             .extend_from_slice(&more);
@@ -748,6 +762,7 @@ impl RecordedBody {
         error: Option<std::io::Error>,
     ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
         self.finished = true;
+        self.record_forwarded();
         self.rec.finish(end);
         if std::mem::take(&mut self.unflushed) {
             self.held = Some(error);
@@ -776,7 +791,8 @@ impl Body for RecordedBody {
         if let Some((end, error)) = this.ended.take() {
             return this.end(cx, end, error);
         }
-        // The pieces of the frame that went out last time.
+        // The frames that went out last time: into the record, then into the turn.
+        this.record_forwarded();
         this.rec.assemble();
         loop {
             match Pin::new(&mut this.upstream).poll_frame(cx) {
@@ -800,7 +816,7 @@ impl Body for RecordedBody {
                     let Ok(data) = frame.into_data() else {
                         continue;
                     };
-                    this.rec.frame(&data);
+                    this.unrecorded.push(data.clone());
                     this.unflushed = true;
                     let data = this.with_what_else_arrived(cx, data);
                     return Poll::Ready(Some(Ok(Frame::data(data))));
@@ -827,6 +843,7 @@ impl Drop for RecordedBody {
                 None if self.upstream.is_end_stream() => End::Complete,
                 None => End::ClientAbort,
             };
+            self.record_forwarded();
             self.rec.finish(end);
         }
     }
