@@ -352,3 +352,42 @@ fn look_alikes_stay() {
         assert!(everywhere < places.len(), "{name} is redacted everywhere");
     }
 }
+
+#[test]
+fn the_second_adversarial_rounds_cases() {
+    // Found by an adversarial probe of reel/3: each secret goes, each look-alike stays.
+    let r = Redactor::builtin();
+    let redacted = [
+        (
+            "https://api.telegram.org/bot123456789:AANqVwYSVPHbDXpPdkhxEpyIgKpaUnArlXy/sendMessage",
+            "AANqVwYSVPHbDXpP",
+        ),
+        (
+            "123456789:AAHzTDJQNCqlS0aesRSAkacvHUu1xgcZnyaZI",
+            "cvHUu1xgcZnyaZI",
+        ),
+        (
+            "token dp.st.prd.9382dffx1kVZQ2tqMnMcLRkBOzZU3G8xI7CGr5c3bxDab here",
+            "9382dffx1kVZQ2tq",
+        ),
+        ("curl -u :pLIix6MEOLeMa6 https://x", "pLIix6MEOLeMa6"),
+        (
+            "https://chat.example.com/hooks/xk1g3h5j7k9m2n4p6q8r0s2t4u ok",
+            "xk1g3h5j7k9m2n4p6q8r0s2t4u",
+        ),
+    ];
+    for (text, secret) in redacted {
+        let out = r.redact_text(text);
+        assert!(!out.contains(secret), "{text:?} → {out:?}");
+    }
+    let kept = [
+        "src/hooks/useLocalStorageState.ts",
+        "import { x } from \"../hooks/useDebouncedCallback\"",
+        "src/auth/token.rs:42:5: error: unused variable",
+        "config/secrets.yml:3: bad indentation",
+        "Reset the password from the settings page; Basic plan users can't.",
+    ];
+    for text in kept {
+        assert_eq!(r.redact_text(text), text);
+    }
+}

@@ -347,7 +347,9 @@ impl ValueRule {
             // The path of a webhook URL is its credential: Discord, Microsoft Teams
             // (incoming webhooks and workflows), Zapier, Mattermost, Google Chat's
             // `key=…&token=…` is the query rule's.
-            ValueRule::WebhookUrl => "(?:discord(?:app)?\\.com/api/webhooks|webhook\\.office\\.com/webhookb2|\\.logic\\.azure\\.com(?::443)?/workflows|hooks\\.zapier\\.com/hooks/catch|/hooks)/([A-Za-z0-9_@./-]{16,})"
+            // Mattermost's incoming hooks are 26 lower-case letters and digits: a path
+            // like `src/hooks/useLocalStorage.ts` is not one.
+            ValueRule::WebhookUrl => "(?:discord(?:app)?\\.com/api/webhooks|webhook\\.office\\.com/webhookb2|\\.logic\\.azure\\.com(?::443)?/workflows|hooks\\.zapier\\.com/hooks/catch)/([A-Za-z0-9_@./-]{16,})|/hooks/([a-z0-9]{26})(?:$|[^A-Za-z0-9._-])"
                 .to_owned(),
             // `user:password@host:port/db` or Go's `user:password@tcp(host)/db`: a DSN
             // with no scheme (a scheme's is `url-password`'s). The host part must be
@@ -358,7 +360,7 @@ impl ValueRule {
             ),
             // `curl -u user:secret`, `--user user:secret`, `-uuser:secret`.
             ValueRule::UserPasswordFlag => format!(
-                "(?:^|[{s}])(?:-u|--user|--proxy-user)(?:[{s}]+|=)?[^:{s}\"'-][^:{s}\"']{{0,127}}:([^{s}\"']*[^0-9{s}\"'][^{s}\"']*)"
+                "(?:^|[{s}])(?:-u|--user|--proxy-user)(?:[{s}]+|=)?(?:[^:{s}\"'-][^:{s}\"']{{0,127}})?:([^{s}\"']*[^0-9{s}\"'][^{s}\"']*)"
             ),
             ValueRule::BasicCredential
             | ValueRule::CredentialFile

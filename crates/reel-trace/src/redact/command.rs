@@ -37,12 +37,18 @@ fn one_pass(redactor: &Redactor, secret_keys: bool, args: &[String]) -> Vec<Stri
     let revision = redactor.compiled.revision;
     let reel3 = secret_keys && revision >= Revision::Reel3;
     let mysql = reel3 && args.first().is_some_and(|a| is_mysql_client(a));
+    let password_flags = if reel3 { password_flags(args) } else { &[] };
     let mut out = Vec::with_capacity(args.len());
     let mut value_follows = false;
     let mut prev: Option<&str> = None;
     for arg in args {
         let before = prev.replace(arg.as_str());
         if reel3 {
+            if before.is_some_and(|f| password_flags.contains(&f)) && is_secret_value(arg) {
+                out.push(MARKER.to_owned());
+                value_follows = false;
+                continue;
+            }
             if let Some(redacted) = reel3_argument(redactor, before, arg, mysql) {
                 out.push(redacted);
                 value_follows = false;
@@ -111,6 +117,33 @@ fn is_mysql_client(program: &str) -> bool {
             | "mariadb-dump"
             | "mariadb-admin"
     )
+}
+
+/// The flags whose value is a password, for the programs that have them (the word a
+/// program needs on its command line first, such as `login`: `docker run -p` publishes
+/// a port).
+const PASSWORD_FLAGS: [(&str, Option<&str>, &[&str]); 9] = [
+    ("sshpass", None, &["-p"]),
+    ("docker", Some("login"), &["-p", "--password"]),
+    ("podman", Some("login"), &["-p", "--password"]),
+    ("helm", Some("login"), &["-p", "--password"]),
+    ("az", Some("login"), &["-p", "--password"]),
+    ("redis-cli", None, &["-a", "--pass"]),
+    ("mongosh", None, &["-p", "--password"]),
+    ("mongodump", None, &["-p", "--password"]),
+    ("openssl", None, &["-k", "-pass", "-passin", "-passout"]),
+];
+
+/// The password flags of the program `args` runs.
+fn password_flags(args: &[String]) -> &'static [&'static str] {
+    let Some(program) = args.first() else {
+        return &[];
+    };
+    let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    PASSWORD_FLAGS
+        .iter()
+        .find(|(p, needs, _)| *p == name && needs.is_none_or(|w| args.iter().any(|a| a == w)))
+        .map_or(&[], |(_, _, flags)| *flags)
 }
 
 /// Flags named after a provider whose value is its key (`--openai sk-…`,

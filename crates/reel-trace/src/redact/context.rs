@@ -110,7 +110,12 @@ fn separated_value(b: &[u8], p: usize, revision: Revision) -> Option<Value> {
             return None;
         }
     }
-    let strength = names::label(label_text(b, ls, le)?, revision)?;
+    let label = label_text(b, ls, le)?;
+    // `reel/3`: a file's name is no label (`src/auth/token.rs:42:5: error`).
+    if revision >= Revision::Reel3 && b[p] == b':' && is_file_name(b, ls, label) {
+        return None;
+    }
+    let strength = names::label(label, revision)?;
     let mut q = p + sep_len;
     while matches!(b.get(q), Some(b' ' | b'\t')) {
         q += 1;
@@ -148,6 +153,20 @@ fn flag_value(b: &[u8], p: usize, revision: Revision) -> Option<Value> {
         return None; // `--a --b`: the next flag, not a value
     }
     Some(Value::judged(strength, b, vs, ve))
+}
+
+/// Whether the label at `ls` is a file's name: it stands in a path (`/` before it), or
+/// ends in a source or config file's extension.
+fn is_file_name(b: &[u8], ls: usize, label: &str) -> bool {
+    const EXTENSIONS: [&str; 24] = [
+        "rs", "go", "py", "js", "ts", "tsx", "jsx", "mjs", "cjs", "rb", "java", "kt", "c",
+        "h", "cc", "cpp", "cs", "php", "swift", "yml", "yaml", "toml", "json", "sh",
+    ];
+    let in_path = ls > 0 && matches!(b[ls - 1], b'/' | b'\\');
+    let extension = label
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext));
+    in_path || extension
 }
 
 /// Whether a word after a flag is the next flag rather than its value: `-x` or

@@ -145,9 +145,10 @@ pub(crate) const FORMATS: &[Format] = &[
         "pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,}",
         &["pscale_"],
     ),
+    // Service tokens carry their environment: `dp.st.prd.<40+>`.
     f(
         "Doppler",
-        "dp\\.(?:pt|st|sa|ct|scim|audit)\\.[A-Za-z0-9]{40,}",
+        "dp\\.(?:pt|st|sa|ct|scim|audit)\\.(?:[a-z0-9_-]{1,32}\\.)?[A-Za-z0-9]{40,}",
         &["dp."],
     ),
     f("Pulumi", "pul-[a-f0-9]{40}", &["pul-"]),
@@ -244,9 +245,11 @@ pub(crate) const FORMATS: &[Format] = &[
         "[MNO][A-Za-z0-9_-]{22,27}\\.[A-Za-z0-9_-]{6,7}\\.[A-Za-z0-9_-]{27,40}",
         DISCORD_ID_STARTS,
     ),
+    // Also in its API URL, `/bot<token>/`, where no word boundary comes before the
+    // digits.
     f(
         "Telegram bot token",
-        "[0-9]{8,10}:AA[A-Za-z0-9_-]{33}",
+        "(?:bot)?[0-9]{8,10}:AA[A-Za-z0-9_-]{30,}",
         &[":AA"],
     ),
     f("Mailgun", "key-[0-9a-f]{32}", &["key-"]),

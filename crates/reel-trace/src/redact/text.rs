@@ -465,7 +465,12 @@ fn replace_regex(re: &Regex, text: &str, group: bool) -> Option<String> {
             let whole = caps.get(0).map(|m| m.range()).unwrap_or(at..at);
             (
                 whole.clone(),
-                caps.get(1).map(|m| m.range()).unwrap_or(whole),
+                // The first group that took part (a rule may offer alternatives).
+                caps.iter()
+                    .skip(1)
+                    .flatten()
+                    .next()
+                    .map_or(whole, |m| m.range()),
             )
         } else {
             let Some(m) = re.find_at(text, at) else {
