@@ -159,8 +159,8 @@ fn flag_value(b: &[u8], p: usize, revision: Revision) -> Option<Value> {
 /// ends in a source or config file's extension.
 fn is_file_name(b: &[u8], ls: usize, label: &str) -> bool {
     const EXTENSIONS: [&str; 24] = [
-        "rs", "go", "py", "js", "ts", "tsx", "jsx", "mjs", "cjs", "rb", "java", "kt", "c",
-        "h", "cc", "cpp", "cs", "php", "swift", "yml", "yaml", "toml", "json", "sh",
+        "rs", "go", "py", "js", "ts", "tsx", "jsx", "mjs", "cjs", "rb", "java", "kt", "c", "h",
+        "cc", "cpp", "cs", "php", "swift", "yml", "yaml", "toml", "json", "sh",
     ];
     let in_path = ls > 0 && matches!(b[ls - 1], b'/' | b'\\');
     let extension = label
