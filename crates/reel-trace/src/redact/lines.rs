@@ -11,6 +11,8 @@ use std::borrow::Cow;
 
 use memchr::memmem;
 
+use super::builtin::Revision;
+use super::names::Strength;
 use super::{MARKER, Redactor};
 use crate::line::{Dir, kinds};
 
@@ -68,6 +70,9 @@ impl LineStreams {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LineBlock {
     open: bool,
+    /// `reel/3`: the last line was a YAML `env` entry's `name:` naming a secret; its
+    /// `value:` comes on this one.
+    named: Option<Strength>,
 }
 
 /// The longest line taken as PEM body (RFC 7468 lines are 64 characters; PGP armor
@@ -80,6 +85,19 @@ pub(super) fn redact_line<'a>(
     text: &'a str,
     block: &mut LineBlock,
 ) -> Cow<'a, str> {
+    let named = std::mem::take(&mut block.named);
+    if redactor.compiled.secret_keys && redactor.compiled.revision >= Revision::Reel3 {
+        let mut spans = Vec::new();
+        block.named = super::prose::env_line(text, named, 0, &mut spans);
+        if let Some(&(start, end)) = spans.first() {
+            let out = format!(
+                "{}{MARKER}{}",
+                redactor.redact_text(&text[..start]),
+                redactor.redact_text(&text[end..])
+            );
+            return Cow::Owned(out);
+        }
+    }
     if !redactor.compiled.values.has_pem() {
         return redactor.redact_text(text);
     }

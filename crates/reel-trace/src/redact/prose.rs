@@ -91,6 +91,9 @@ pub(crate) fn replace_credential_files(text: &str) -> Option<String> {
     if memchr::memchr(b':', b).is_some() {
         pgpass(text, &mut spans);
     }
+    if memmem::find(b, b"value").is_some() {
+        yaml_env(text, &mut spans);
+    }
     if spans.is_empty() {
         return None;
     }
@@ -100,6 +103,69 @@ pub(crate) fn replace_credential_files(text: &str) -> Option<String> {
         splice.mark(s, e);
     }
     splice.finish()
+}
+
+/// A YAML `env` list (Kubernetes, Compose, MCP client configs): `- name: API_TOKEN`
+/// then `value: …` on the next line, or `{name: API_TOKEN, value: …}` on one; the value
+/// of a name that says secret goes (after a weak name, only a random-looking one).
+fn yaml_env(text: &str, spans: &mut Vec<(usize, usize)>) {
+    let mut named: Option<Strength> = None;
+    for (at, line) in lines(text) {
+        named = env_line(line, named, at, spans);
+    }
+}
+
+/// One line of a YAML `env` list, after a line that named a secret of `named`
+/// strength (or not); pushes the span of a secret value this line holds (offsets
+/// from `at`), and returns what this line names for the next.
+pub(super) fn env_line(
+    line: &str,
+    named: Option<Strength>,
+    at: usize,
+    spans: &mut Vec<(usize, usize)>,
+) -> Option<Strength> {
+    let body = line.trim_start();
+    let body = body.strip_prefix("- ").map_or(body, str::trim_start);
+    let body = body.strip_prefix('{').unwrap_or(body);
+    let offset = at + (body.as_ptr() as usize - line.as_ptr() as usize);
+    if let Some(rest) = body.strip_prefix("name:") {
+        let (name, same_line) = match rest.split_once(", value:") {
+            Some((n, v)) => (n, Some(v)),
+            None => (rest, None),
+        };
+        let name = name.trim().trim_matches(['"', '\'']);
+        let strength = names::member(name, Revision::Reel3);
+        if let (Some(v), Some(strength)) = (same_line, strength) {
+            let start = offset + (v.as_ptr() as usize - body.as_ptr() as usize);
+            push_value(spans, start, v.trim_end_matches(['}', ' ']), strength);
+            return None;
+        }
+        return strength;
+    }
+    if let (Some(rest), Some(strength)) = (body.strip_prefix("value:"), named) {
+        push_value(spans, offset + "value:".len(), rest, strength);
+    }
+    None
+}
+
+/// The span of `raw` (a YAML scalar starting at `start`, quotes and spaces around it
+/// left out), when it is a secret by a name of `strength`.
+fn push_value(spans: &mut Vec<(usize, usize)>, start: usize, raw: &str, strength: Strength) {
+    let lead = raw.len() - raw.trim_start().len();
+    let value = raw.trim();
+    let (value, quoted) = match value.as_bytes().first() {
+        Some(b'"' | b'\'') if value.len() >= 2 => (&value[1..value.len() - 1], 1),
+        _ => (value, 0),
+    };
+    let secret = !value.is_empty()
+        && match strength {
+            Strength::Strong => true,
+            Strength::Weak => super::context::looks_random(value),
+        };
+    if secret {
+        let s = start + lead + quoted;
+        spans.push((s, s + value.len()));
+    }
 }
 
 /// The white-space-separated words of `text`, line by line (see [`lines`]), with
@@ -301,6 +367,24 @@ mod tests {
         ] {
             assert_eq!(apply(replace_credential_files, plain), plain);
         }
+    }
+
+    #[test]
+    fn yaml_env_lists() {
+        let block = "env:\n  - name: DB_PASSWORD\n    value: pLIix6MEOLeMa6\n  - name: REGION\n    value: eu-west-1\n";
+        assert_eq!(
+            apply(replace_credential_files, block),
+            "env:\n  - name: DB_PASSWORD\n    value: [REDACTED]\n  - name: REGION\n    value: eu-west-1\n"
+        );
+        assert_eq!(
+            apply(
+                replace_credential_files,
+                "- {name: API_TOKEN, value: \"abc-123\"}"
+            ),
+            "- {name: API_TOKEN, value: \"[REDACTED]\"}"
+        );
+        let plain = "- name: LOG_LEVEL\n  value: debug";
+        assert_eq!(apply(replace_credential_files, plain), plain);
     }
 
     #[test]

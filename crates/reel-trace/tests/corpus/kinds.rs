@@ -162,6 +162,7 @@ pub fn is_context(class: &str) -> bool {
             | "env-pair-array"
             | "sql-secret-column"
             | "jwt-parts"
+            | "yaml-env-list"
     )
 }
 
@@ -1135,6 +1136,20 @@ pub const CLASSES: &[Class] = &[
                 json!({"columns": ["id", "user", "api_token"], "rows": [[1, "alice", v]]})
                     .to_string(),
                 vec![v],
+            )
+        },
+    },
+    Class {
+        name: "yaml-env-list",
+        form: Form::Text,
+        key: None,
+        generate: |r| {
+            around(
+                r,
+                "env:\n  - name: ACME_API_TOKEN\n    value: ",
+                PASSWORD,
+                24,
+                "\n  - name: REGION\n    value: eu-west-1",
             )
         },
     },
