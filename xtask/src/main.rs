@@ -15,6 +15,7 @@
 
 mod bench;
 mod fuzz;
+mod layout;
 mod peers;
 mod process;
 mod test;
@@ -32,12 +33,16 @@ USAGE:
                                           print a table, write target/bench/results.json
   cargo xtask fuzz [--seconds N] [--merge] [TARGET…]
                                           run the fuzz targets (all by default), N s each
+  cargo xtask layout [--check]            crate sizes, import cycles, long files and functions
 
 `test`:  --no-lint skips `cargo fmt --check` and clippy. ARGS go to `cargo test`; the ones
          after `--` also go to the shared-fixtures run. Tests get REEL_PEERS=<abs .peers>.
 `bench`: --quick runs small inputs on a debug build, to prove the benches run (figures are
          not meaningful; results go to target/bench/quick/). Benches: reader, import, rec,
          rec-http, play, play-http, diff, llm, view.
+`layout`: prints each crate's production code lines and the files over 700 code lines,
+         functions over 80 and file-level import cycles; --check fails when a count is
+         above xtask/layout.json (the counts may only go down).
 `fuzz`:  needs the nightly toolchain; installs cargo-fuzz when missing. Each target runs
          N seconds (default 60) on one core, from fuzz/corpus and fuzz/regressions,
          growing fuzz/work/TARGET; prints executions per target and in total, and the
@@ -53,6 +58,7 @@ fn main() -> ExitCode {
         Some("test") => test::cmd(rest),
         Some("bench") => bench::cmd(rest),
         Some("fuzz") => fuzz::cmd(rest),
+        Some("layout") => layout::cmd(rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
@@ -62,7 +68,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Some(other) => Err(anyhow::anyhow!(
-            "unknown subcommand `{other}` (expected peers, test, bench or fuzz; see `cargo xtask --help`)"
+            "unknown subcommand `{other}` (expected peers, test, bench, fuzz or layout; see `cargo xtask --help`)"
         )),
     };
     match result {

@@ -115,6 +115,11 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
             .args(["doc", "--workspace", "--no-deps", "--quiet"])
             .env("RUSTDOCFLAGS", "-D warnings");
         report.step("docs", &doc, |c| process::run(c).map(|()| String::new()));
+        // The layout may only get better: its four counts held to xtask/layout.json.
+        match crate::layout::check(&root) {
+            Ok(summary) => report.ok("layout", summary),
+            Err(e) => report.fail("layout", format!("{e:#}")),
+        }
     } else {
         println!("xtask: --no-lint: skipping cargo fmt --check and clippy");
     }
