@@ -1,4 +1,4 @@
-//! `reel check` on a whole trace (`reel_trace::check::check_read`): every line kind,
+//! `reel check` on a whole trace (`reel_inspect::check::check_read`): every line kind,
 //! pairing, history hashes and the seal rules, then the report rendered as text and
 //! JSON.
 //!
@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use reel_trace::check::{CheckOptions, check_read, render};
+use reel_inspect::check::{CheckOptions, check_read, render};
 use reel_trace::display::plain;
 
 use crate::{ChunkedReader, choice};

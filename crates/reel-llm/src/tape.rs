@@ -47,9 +47,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use reel_inspect::runs::LlmSummary;
 use reel_trace::line::Turn;
 use reel_trace::redact::Redactor;
-use reel_trace::runs::LlmSummary;
 use reel_trace::target::TargetWriter;
 use reel_trace::{Ending, EventLine, Timestamp};
 

@@ -224,7 +224,6 @@ impl RequestDigests {
 
 /// The outcome of checking a `history_elided` marker against a request body.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Verdict {
     /// `sha256` (and `request_sha256`, when checked) match.
     Verified,

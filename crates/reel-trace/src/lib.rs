@@ -20,7 +20,6 @@
 
 #![deny(missing_docs)]
 
-pub mod check;
 pub mod display;
 pub mod errors;
 pub mod foreign;
@@ -36,9 +35,7 @@ pub mod reader;
 pub mod record;
 pub mod redact;
 pub mod redact_trace;
-pub mod runs;
 pub mod seal;
-pub mod stats;
 pub mod target;
 mod time;
 mod utf8;

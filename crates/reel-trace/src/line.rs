@@ -152,7 +152,6 @@ impl Line<'_> {
 
 /// Why a line could not be parsed at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
 pub enum LineError {
     /// The bytes are not UTF-8.
     #[error("not valid UTF-8 (first bad byte at column {column})")]

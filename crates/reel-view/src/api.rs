@@ -115,7 +115,7 @@ pub fn home(cat: &Catalog) -> Result<Value, ApiError> {
     let mut skipped = Vec::new();
     let runs: Vec<Value> = match &cat.dir {
         Some(dir) => {
-            let listing = reel_trace::runs::list_runs(dir).map_err(|e| ApiError {
+            let listing = reel_inspect::runs::list_runs(dir).map_err(|e| ApiError {
                 status: 500,
                 message: e.to_string(),
             })?;
@@ -683,12 +683,13 @@ pub fn stats(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
             return Ok(v.clone());
         }
     }
-    let s = reel_trace::stats::stats_for_paths(std::slice::from_ref(&e.trace)).map_err(|err| {
-        ApiError {
-            status: 422,
-            message: err.to_string(),
-        }
-    })?;
+    let s =
+        reel_inspect::stats::stats_for_paths(std::slice::from_ref(&e.trace)).map_err(|err| {
+            ApiError {
+                status: 422,
+                message: err.to_string(),
+            }
+        })?;
     let mut v = serde_json::to_value(&s).unwrap_or_default();
     // The mean latency per tool, from the calls the index paired (stats keeps
     // percentiles only).

@@ -336,5 +336,5 @@ fn is_mcptape_run(dir: &Path) -> bool {
         d.found
             .iter()
             .any(|f| f.format == reel_trace::foreign::Format::Mcptape)
-    }) && reel_trace::runs::list_runs(dir).is_ok_and(|l| l.runs.is_empty())
+    }) && reel_inspect::runs::list_runs(dir).is_ok_and(|l| l.runs.is_empty())
 }

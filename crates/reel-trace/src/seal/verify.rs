@@ -32,7 +32,6 @@ use crate::reader::{OpenError, TraceReader};
 /// What a finding says happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
 pub enum FindingKind {
     /// A sealed line's bytes are not what was sealed.
     Changed,

@@ -1,7 +1,7 @@
-//! `reel check TRACE…`: validates traces with `reel_trace::check` and reports per file.
+//! `reel check TRACE…`: validates traces with `reel_inspect::check` and reports per file.
 //!
 //! Wiring only: each name → a trace ([`RunDir`]), the trace → a [`check::Report`], the
-//! reports → the text or the `reel.check/1` document of [`reel_trace::check::render`]
+//! reports → the text or the `reel.check/1` document of [`reel_inspect::check::render`]
 //! (which documents its shape), the [`Verdict`] → the exit code: 66 when any input
 //! cannot be read (the others are still checked), else 1 when any trace has errors,
 //! else 0 (warnings and info allowed). With `--verify`, each trace is also read against
@@ -9,8 +9,8 @@
 
 use std::io::Write as _;
 
-use reel_trace::check::render::{self, Document, Verdict};
-use reel_trace::check::{self, CheckOptions, Report, Severity};
+use reel_inspect::check::render::{self, Document, Verdict};
+use reel_inspect::check::{self, CheckOptions, Report, Severity};
 use reel_trace::display::Tone;
 use reel_trace::seal::{self, SealKey};
 

@@ -1,7 +1,7 @@
 //! `reel diff A B`: where two runs drifted apart.
 //!
 //! Wiring only: arguments → [`reel_diff::DiffOptions`], the two traces (paths or run
-//! names, found by [`reel_trace::runs::resolve`] as for every command) →
+//! names, found by [`reel_inspect::runs::resolve`] as for every command) →
 //! [`reel_diff::diff`], the report → text, JSON or GitHub annotations on
 //! stdout, and the verdict → the exit code. A progress bar goes to stderr while the
 //! traces are read, only when stderr is a terminal.

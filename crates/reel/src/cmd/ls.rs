@@ -1,11 +1,11 @@
 //! `reel ls [DIR | --dir DIR] [--json]`: the recorded runs, newest first, each read from its first and
-//! last line only (see `reel_trace::runs`), so a directory of multi-gigabyte traces lists
+//! last line only (see `reel_inspect::runs`), so a directory of multi-gigabyte traces lists
 //! at once.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use reel_trace::runs::{self, ListError, Listing, SCAN_LIMIT, render};
+use reel_inspect::runs::{self, ListError, Listing, SCAN_LIMIT, render};
 
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};

@@ -1,13 +1,13 @@
 //! `reel stats TRACE… [--json]`: per-session, per-tool and per-model aggregates.
 //!
-//! Wiring only: names → traces, the traces → a `reel_trace::stats` report, the report
-//! → the tables of `reel_trace::stats::render` for people or the `mcp-tape.stats/1`
+//! Wiring only: names → traces, the traces → a `reel_inspect::stats` report, the report
+//! → the tables of `reel_inspect::stats::render` for people or the `mcp-tape.stats/1`
 //! JSON document for programs, failures → exit codes.
 
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use reel_trace::stats::{self, render};
+use reel_inspect::stats::{self, render};
 
 use crate::cmd::trace_arg::RunDir;
 use crate::exit;

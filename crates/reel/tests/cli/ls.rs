@@ -272,7 +272,7 @@ fn a_large_interrupted_run_has_unknown_counts() {
     let start = ts("2026-01-01T00:00:00.000Z");
     let mut written = 0u64;
     let mut i = 0;
-    while written <= reel_trace::runs::SCAN_LIMIT {
+    while written <= reel_inspect::runs::SCAN_LIMIT {
         i += 1;
         w.write_message(&MessageLine::new(
             Timestamp(start.0 + i),
@@ -290,7 +290,7 @@ fn a_large_interrupted_run_has_unknown_counts() {
     assert_eq!(r["counts"], Value::Null);
     assert_eq!(r["countsFrom"], Value::Null);
     assert_eq!(r["durationMs"], i);
-    assert!(r["bytes"].as_u64().unwrap() > reel_trace::runs::SCAN_LIMIT);
+    assert!(r["bytes"].as_u64().unwrap() > reel_inspect::runs::SCAN_LIMIT);
 
     let out = reel(&["ls", dir.path().to_str().unwrap()], None);
     let table = String::from_utf8(out.stdout).unwrap();
@@ -368,7 +368,7 @@ fn junk_files_are_skipped_with_a_note_and_the_rest_listed() {
     fs::write(d.join("binary.jsonl"), b"\xff\xfe\x00garbage\n").unwrap();
     fs::write(
         d.join("no-newline.jsonl"),
-        "x".repeat(reel_trace::runs::HEAD_LIMIT + 1),
+        "x".repeat(reel_inspect::runs::HEAD_LIMIT + 1),
     )
     .unwrap();
     fs::write(d.join("notes.txt"), "not a trace").unwrap();

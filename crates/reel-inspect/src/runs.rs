@@ -34,10 +34,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::errors::ErrorTally;
-use crate::line::{Counts, Dir, Line, LineError, parse_line};
-use crate::reader::TraceReader;
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::errors::ErrorTally;
+use reel_trace::line::{Counts, Dir, Line, LineError, parse_line};
+use reel_trace::reader::TraceReader;
 
 /// The meta line must end within this many bytes of the start of the file.
 pub const HEAD_LIMIT: usize = 1 << 20;
@@ -96,7 +96,7 @@ pub enum CountsFrom {
 /// (input, cache and output tokens of those generations; echoed turns excluded), from
 /// the `end` line's `llm` summary (reel's) or a scan, and `turnless`: how many llm
 /// exchanges carried an answer but gave no turns (their tokens are not in `tokens`; see
-/// [`crate::llm::TurnCoverage`]; absent when none). Absent facts are `null`.
+/// [`reel_trace::llm::TurnCoverage`]; absent when none). Absent facts are `null`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Run {
@@ -233,7 +233,7 @@ pub fn list_runs(dir: &Path) -> Result<Listing, ListError> {
                 groups.entry(dir.join(base)).or_default().push((n, path));
             }
             _ if !name.starts_with('.')
-                && (is_file || crate::foreign::mcptape::is_run_dir(&path)) =>
+                && (is_file || reel_trace::foreign::mcptape::is_run_dir(&path)) =>
             {
                 // Another tool's recording, listed as the run it holds; one of a
                 // format reel reads that cannot be read is said, not passed over.
@@ -282,16 +282,16 @@ fn foreign_bytes(path: &Path) -> u64 {
     }
 }
 
-/// The run another tool's recording holds (a format of [`crate::foreign`]), read
+/// The run another tool's recording holds (a format of [`reel_trace::foreign`]), read
 /// through its converter: `source` names the format, the label is the file's name,
 /// times and counts are the recording's (read whole: such files are small, and the
 /// converter streams). `None` when it is no format reel reads; the reason when it is
 /// one but cannot be read (a YAML document past the parser's limits, say).
 fn foreign_run(path: &Path) -> Option<Result<Run, String>> {
-    let format = if crate::foreign::mcptape::is_run_dir(path) {
-        crate::foreign::Format::Mcptape
+    let format = if reel_trace::foreign::mcptape::is_run_dir(path) {
+        reel_trace::foreign::Format::Mcptape
     } else {
-        crate::foreign::sniff_file(path).ok()??
+        reel_trace::foreign::sniff_file(path).ok()??
     };
     Some(
         foreign_run_of(path, format)
@@ -301,15 +301,15 @@ fn foreign_run(path: &Path) -> Option<Result<Run, String>> {
 
 fn foreign_run_of(
     path: &Path,
-    format: crate::foreign::Format,
-) -> Result<Run, crate::foreign::ConvertError> {
-    use crate::foreign::{Fault, Found, Item};
+    format: reel_trace::foreign::Format,
+) -> Result<Run, reel_trace::foreign::ConvertError> {
+    use reel_trace::foreign::{Fault, Found, Item};
     let found = Found {
         format,
         path: path.to_owned(),
         label: String::new(),
     };
-    let converted = crate::foreign::convert(&found)?;
+    let converted = reel_trace::foreign::convert(&found)?;
     let mut counts = Counts::default();
     let mut llm = LlmSummary::default();
     let mut errors = ErrorTally::default();
@@ -451,7 +451,7 @@ fn read_run(base: PathBuf, files: Vec<PathBuf>) -> Result<Run, (PathBuf, String)
 }
 
 enum Head {
-    Meta(Box<crate::line::Meta>),
+    Meta(Box<reel_trace::line::Meta>),
     NotATrace(String),
 }
 
@@ -512,7 +512,7 @@ fn short_error(e: &LineError) -> String {
 
 enum Tail {
     /// The last line is an `end` line.
-    End(Box<crate::line::End>),
+    End(Box<reel_trace::line::End>),
     /// No `end`: the `t` of the last line that parses, when there is one.
     Last { t: Option<Timestamp> },
 }
@@ -564,7 +564,7 @@ fn read_tail(path: &Path) -> io::Result<Tail> {
 fn count_lines(files: &[PathBuf]) -> (Counts, LlmSummary) {
     let mut c = Counts::default();
     let mut llm = LlmSummary::default();
-    let mut coverage = crate::llm::TurnCoverage::default();
+    let mut coverage = reel_trace::llm::TurnCoverage::default();
     let mut errors = ErrorTally::default();
     for f in files {
         let Ok(mut reader) = TraceReader::open_single(f) else {
@@ -574,7 +574,7 @@ fn count_lines(files: &[PathBuf]) -> (Counts, LlmSummary) {
             let parsed = line.parse();
             if let Ok(Line::Event(e)) = &parsed {
                 coverage.event(e, 0);
-                if e.kind.as_deref() == Some(crate::line::kinds::LLM_ERROR) {
+                if e.kind.as_deref() == Some(reel_trace::line::kinds::LLM_ERROR) {
                     errors.llm_error();
                 }
             }
@@ -624,7 +624,7 @@ pub struct LlmSummary {
 
 impl LlmSummary {
     /// Counts `turn` when it is a generation.
-    pub fn add(&mut self, turn: &crate::line::Turn) {
+    pub fn add(&mut self, turn: &reel_trace::line::Turn) {
         if turn.is_echoed() || turn.role.as_deref() != Some("assistant") {
             return;
         }

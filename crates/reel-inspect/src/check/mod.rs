@@ -36,7 +36,7 @@
 //! the [`Report`]; `seal` adds what a trace's seal says (`--verify`) to it; [`render`]
 //! writes reports as the `reel.check/1` document and as text.
 //!
-//! [`parse_line`]: crate::line::parse_line
+//! [`parse_line`]: reel_trace::line::parse_line
 
 mod checker;
 mod history;
@@ -53,10 +53,10 @@ mod testing;
 use std::io::{self, Read};
 use std::path::Path;
 
-use crate::line::kinds;
-use crate::progress::{Progress, Throttle};
-use crate::reader::{LineReader, OpenError, TraceReader};
 use checker::Checker;
+use reel_trace::line::kinds;
+use reel_trace::reader::{LineReader, OpenError, TraceReader};
+use reel_trace::{Progress, Throttle};
 
 pub use report::{Problem, Report};
 pub use rules::{Rule, Severity};
@@ -87,7 +87,7 @@ pub const KNOWN_KINDS: &[&str] = &[
     kinds::LLM_EXCHANGE,
     kinds::LLM_ERROR,
     kinds::LLM_TRUNCATED,
-    crate::foreign::mcporter::LIFECYCLE,
+    reel_trace::foreign::mcporter::LIFECYCLE,
     "mcp.request",
     "mcp.response",
     "mcp.notification",

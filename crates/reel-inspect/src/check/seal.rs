@@ -1,4 +1,4 @@
-//! `reel check --verify`: a trace's seal ([`crate::seal`]) read beside the format
+//! `reel check --verify`: a trace's seal ([`reel_trace::seal`]) read beside the format
 //! check. Each finding of the verification becomes a problem under its `seal-*` rule,
 //! so counts, `--min-severity`, the exit status and the `reel.check/1` document treat
 //! tampering as they treat any error; the verification's summary is the file entry's
@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::{Problem, Report, Rule, Severity};
-use crate::seal::{FindingKind, Verification};
+use reel_trace::seal::{FindingKind, Verification};
 
 /// The `seal` member of a checked file: what its seal says, or why it could not be read.
 #[derive(Clone, Debug, Serialize)]
@@ -83,7 +83,7 @@ impl Report {
 mod tests {
     use super::*;
     use crate::check::{CheckOptions, check_trace};
-    use crate::seal::{seal_trace, verify};
+    use reel_trace::seal::{seal_trace, verify};
 
     #[test]
     fn tampering_is_an_error_and_an_open_seal_a_warning() {

@@ -16,7 +16,7 @@ use super::members::snippet;
 use super::report::Loc;
 use super::rules::Rule;
 use super::{MAX_PENDING_MARKERS, MAX_REQUEST_BODIES};
-use crate::hash::{HashError, RequestDigests, Verdict};
+use reel_trace::hash::{HashError, RequestDigests, Verdict};
 
 /// A `history_elided` marker waiting for its request body.
 pub(super) struct Marker {
@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn history_elided_is_verified_against_a_body_in_the_trace() {
         let body = r#"{"model":"claude-example-1","max_tokens":64,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"hello"}]},{"role":"user","content":"again"}]}"#;
-        let req = crate::hash::request_sha256(body.as_bytes());
+        let req = reel_trace::hash::request_sha256(body.as_bytes());
         let good = "06b6136d214f5714bd5894f383a5fd9b13a0750810e13d8f177b5e8607472dae";
         let event = format!(
             r#"{{"t":"{T}","dir":"event","kind":"llm.request","raw":{{"request_sha256":"{req}","body":{}}}}}"#,

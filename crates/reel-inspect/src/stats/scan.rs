@@ -14,10 +14,10 @@ use super::report::{Records, Session};
 use super::tools::{self, McpPairing, Outcome, Pending, PendingKey, TurnPairing, TurnTools};
 use super::wire::{self, Head, RawKind, Rpc};
 use super::{Collector, lenient};
-use crate::errors::{self, AnswerCount, ProbeFallback};
-use crate::jsonrpc::{HttpCarried, RpcId, RpcKind};
-use crate::line::Dir;
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::errors::{self, AnswerCount, ProbeFallback};
+use reel_trace::jsonrpc::{HttpCarried, RpcId, RpcKind};
+use reel_trace::line::Dir;
 
 /// Parses `$text` as `$ty` and evaluates `$body` with it bound to `$v` (and the text
 /// it borrows from bound to `$t`). A JSON object that `$ty` refuses although it is valid
@@ -91,11 +91,11 @@ pub(super) struct Scan<'c, 'p> {
     carried: HttpCarried<PendingKey>,
     turns: TurnPairing,
     /// The current session's llm exchanges and whether they gave turns.
-    llm: crate::llm::TurnCoverage,
+    llm: reel_trace::llm::TurnCoverage,
     /// Exchanges of the sessions read so far that gave no turns.
-    turnless: Vec<crate::llm::Turnless>,
+    turnless: Vec<reel_trace::llm::Turnless>,
     /// Refused discover probes, until an `initialize` makes them a fallback (the rule
-    /// of [`crate::errors`]).
+    /// of [`reel_trace::errors`]).
     probes: ProbeFallback<ErrorRow>,
     /// Refused probes the client fell back from.
     fell_back: u64,
@@ -106,7 +106,7 @@ pub(super) struct TraceFacts {
     pub facts: Session,
     pub metas: u64,
     /// llm exchanges that carried an answer and gave no turns.
-    pub turnless: Vec<crate::llm::Turnless>,
+    pub turnless: Vec<reel_trace::llm::Turnless>,
     /// Refused discover probes the client fell back from (notes, not errors).
     pub probes_fell_back: u64,
 }
@@ -129,7 +129,7 @@ impl<'c, 'p> Scan<'c, 'p> {
             mcp: McpPairing::default(),
             carried: HttpCarried::new(),
             turns: TurnPairing::default(),
-            llm: crate::llm::TurnCoverage::default(),
+            llm: reel_trace::llm::TurnCoverage::default(),
             turnless: Vec::new(),
             probes: ProbeFallback::default(),
             fell_back: 0,
@@ -139,7 +139,7 @@ impl<'c, 'p> Scan<'c, 'p> {
     /// Reads one non-blank line. `Err` says why it is not a record (it is then counted
     /// as skipped).
     pub fn line(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let problem = match crate::utf8::validate(bytes) {
+        let problem = match reel_trace::validate_utf8(bytes) {
             Err(e) => format!("not valid UTF-8 (byte {})", e.valid_up_to() + 1),
             Ok(text) if !text.starts_with('{') => not_object(text),
             Ok(text) => match self.read(text) {
@@ -215,7 +215,7 @@ impl<'c, 'p> Scan<'c, 'p> {
                 Some("event" | "command" | "telemetry") => {
                     self.records.event += 1;
                     if head.dir.get() == Some("event") {
-                        if head.kind.get() == Some(crate::line::kinds::GAP) {
+                        if head.kind.get() == Some(reel_trace::line::kinds::GAP) {
                             self.gap(text);
                         }
                         self.llm_event(head, text);
@@ -239,7 +239,7 @@ impl<'c, 'p> Scan<'c, 'p> {
 
     /// An `llm.*` or `reel.llm.body` event: errors, and which exchanges gave turns.
     fn llm_event(&mut self, head: &Head<'_>, text: &str) {
-        use crate::line::kinds;
+        use reel_trace::line::kinds;
         match head.kind.get() {
             Some(kinds::LLM_ERROR) => {
                 let t = head.t.non_empty().map(str::to_owned);
@@ -333,7 +333,7 @@ impl<'c, 'p> Scan<'c, 'p> {
         let inbound = head.dir.get() == Some("in");
         if inbound {
             // A client's error answer to a server's request is a JSON-RPC error too (the
-            // one rule of `crate::errors`).
+            // one rule of `reel_trace::errors`).
             if let (None, Some(e)) = (rpc.method.get(), rpc.live_error()) {
                 let name = match rpc.live_id() {
                     Some(id) => format!("client answer to id {}", records::scalar_text(id)),

@@ -20,8 +20,8 @@ use serde::Serialize;
 
 use super::errors::{ErrorList, ErrorRow, ErrorSource};
 use super::samples::Samples;
-use crate::jsonrpc::RpcId;
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::jsonrpc::RpcId;
 
 /// Where a tool's calls were seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -19,21 +19,21 @@
 //!
 //! `line` is absent for file-level problems and for summaries of unlisted problems;
 //! `count` is present on aggregated problems. Counts include problems not listed.
-//! `seal` is there only with `--verify` (see [`crate::seal::Verification`]): `first` is
+//! `seal` is there only with `--verify` (see [`reel_trace::seal::Verification`]): `first` is
 //! the first failure, its `kind` one of `changed`, `removed`, `inserted`, `reordered`,
 //! `truncated`, `appended`, `seal-edited`, `wrong-key`, `not-keyed`; each finding is
 //! also a problem under its `seal-*` rule. A seal that cannot be read counts as an
 //! unreadable input.
 //!
 //! Problems quote trace content (unknown `type`, `kind`, methods): text lines are made
-//! one line ([`crate::display::one_line`] is applied where the checker quotes), and the
+//! one line ([`reel_trace::display::one_line`] is applied where the checker quotes), and the
 //! caller writes them through its terminal-safe writer.
 
 use serde::Serialize;
 
 use super::{Problem, Report, Rule, SealOutcome, Severity};
-use crate::display::{Paint, Tone, plural};
-use crate::seal::SealStatus;
+use reel_trace::display::{Paint, Tone, plural};
+use reel_trace::seal::SealStatus;
 
 /// Identifies the JSON document.
 pub const SCHEMA: &str = "reel.check/1";
@@ -248,7 +248,7 @@ pub fn rules_text(paint: Paint<'_>) -> String {
 mod tests {
     use super::*;
     use crate::check::{CheckOptions, check_read};
-    use crate::display::plain;
+    use reel_trace::display::plain;
 
     fn report(text: &str) -> Report {
         check_read(

@@ -15,8 +15,8 @@ use super::checker::Checker;
 use super::members::{describe, describe_text, required_members, snippet};
 use super::report::Loc;
 use super::rules::Rule;
-use crate::line::{Block, Dir, End, MessageView, Meta, Turn, kinds};
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::{Block, Dir, End, MessageView, Meta, Turn, kinds};
 
 impl Checker {
     pub(super) fn meta(&mut self, loc: Loc, meta: &Meta) {
@@ -81,7 +81,7 @@ impl Checker {
             }
         }
         let redacted = meta.redaction.as_ref().is_some_and(|d| {
-            crate::redact::Redactor::from_description(d).map_or(true, |r| r.is_active())
+            reel_trace::redact::Redactor::from_description(d).map_or(true, |r| r.is_active())
         });
         if !redacted {
             self.report(
@@ -147,7 +147,7 @@ impl Checker {
 
     /// An `eol` reel does not write: the pipe's byte stream cannot be rebuilt.
     fn line_end(&mut self, loc: Loc, view: &MessageView<'_>) {
-        if crate::line::Eol::from_member(view.eol.as_deref()).is_none() {
+        if reel_trace::line::Eol::from_member(view.eol.as_deref()).is_none() {
             self.report(
                 Some(loc),
                 Rule::UnknownEol,

@@ -17,9 +17,9 @@ use super::members::ill_typed_members;
 use super::pairing::PendingRequest;
 use super::report::{Found, Loc, Report, Tally};
 use super::rules::Rule;
-use crate::jsonrpc::{PairKey, Pairer};
-use crate::line::{Line, LineError, parse_line};
-use crate::reader::RawLine;
+use reel_trace::jsonrpc::{PairKey, Pairer};
+use reel_trace::line::{Line, LineError, parse_line};
+use reel_trace::reader::RawLine;
 
 /// The state of one check: a single streaming pass over a trace.
 pub(super) struct Checker {
@@ -50,7 +50,7 @@ pub(super) struct Checker {
     pub(super) no_process: bool,
     /// The current session's llm exchanges and whether they gave turns, with the
     /// line of each exchange's event.
-    pub(super) llm: crate::llm::TurnCoverage,
+    pub(super) llm: reel_trace::llm::TurnCoverage,
     pub(super) llm_locs: HashMap<u64, Loc>,
 }
 
@@ -77,7 +77,7 @@ impl Checker {
             markers: HashMap::new(),
             no_process: false,
             pending_markers: 0,
-            llm: crate::llm::TurnCoverage::default(),
+            llm: reel_trace::llm::TurnCoverage::default(),
             llm_locs: HashMap::new(),
         }
     }
@@ -102,7 +102,7 @@ impl Checker {
                 format!(
                     "this line is {len} bytes, longer than reel reads ({} bytes): it was \
                      skipped, not checked (readers skip it too)",
-                    crate::reader::MAX_LINE
+                    reel_trace::reader::MAX_LINE
                 ),
             );
             return;
@@ -250,10 +250,10 @@ impl Checker {
         }
         if first {
             let what = match line.class() {
-                crate::LineClass::Message => "a message line",
-                crate::LineClass::Event => "an event line",
-                crate::LineClass::Turn => "a turn",
-                crate::LineClass::End => "an end line",
+                reel_trace::LineClass::Message => "a message line",
+                reel_trace::LineClass::Event => "an event line",
+                reel_trace::LineClass::Turn => "a turn",
+                reel_trace::LineClass::End => "an end line",
                 _ => "a line of unknown type",
             };
             self.meta_missing(loc, what);
@@ -296,7 +296,7 @@ impl Checker {
     fn close_session(&mut self, last: Option<Loc>) {
         self.close_pairing();
         let turnless = std::mem::take(&mut self.llm).turnless();
-        if let Some(note) = crate::llm::turnless_note(&turnless) {
+        if let Some(note) = reel_trace::llm::turnless_note(&turnless) {
             let loc = turnless
                 .first()
                 .and_then(|t| self.llm_locs.get(&t.n))

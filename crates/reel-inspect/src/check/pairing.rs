@@ -1,13 +1,13 @@
 //! JSON-RPC in message lines: whether `raw` is a JSON-RPC 2.0 message (or a batch of
 //! them), and which request each response answers. Requests pair with responses by
 //! direction, MCP session and id through the crate's
-//! [`Pairer`](crate::jsonrpc::Pairer), and only within one trace session, so a
+//! [`Pairer`](reel_trace::jsonrpc::Pairer), and only within one trace session, so a
 //! session's requests still pending when it ends are unanswered. A
 //! `notifications/cancelled` closes the request it names, and up to
 //! [`MAX_CANCELLED`] cancelled ids are remembered so that a late answer is not called
 //! an orphan. The pending requests are the only state of a check that grows with the
 //! file. Over HTTP, an error without an id (a 400 refusing a `server/discover` probe)
-//! answers the request its HTTP request carried ([`crate::jsonrpc::HttpCarried`], the
+//! answers the request its HTTP request carried ([`reel_trace::jsonrpc::HttpCarried`], the
 //! rule play and verify pair by).
 
 use serde::Deserialize;
@@ -18,8 +18,8 @@ use super::checker::Checker;
 use super::members::{describe_text, snippet};
 use super::report::Loc;
 use super::rules::Rule;
-use crate::jsonrpc::{Envelope, PairKey, Paired, RpcId, RpcKind};
-use crate::line::Dir;
+use reel_trace::jsonrpc::{Envelope, PairKey, Paired, RpcId, RpcKind};
+use reel_trace::line::Dir;
 
 /// A request waiting for its response.
 pub(super) struct PendingRequest {

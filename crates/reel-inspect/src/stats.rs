@@ -40,10 +40,10 @@ pub use report::{
 };
 pub use tools::Origin;
 
-use crate::progress::{Progress, Throttle};
-use crate::reader::{OpenError, TraceReader};
 use errors::ErrorList;
 use models::ModelAgg;
+use reel_trace::reader::{OpenError, TraceReader};
+use reel_trace::{Progress, Throttle};
 use scan::Scan;
 use tools::ToolTable;
 
@@ -86,7 +86,7 @@ pub fn stats_for_paths_reporting(
     let sizes: Vec<u64> = paths
         .iter()
         .map(|p| {
-            crate::reader::trace_files(p)
+            reel_trace::reader::trace_files(p)
                 .iter()
                 .filter_map(|f| std::fs::metadata(f).ok())
                 .map(|m| m.len())
@@ -209,7 +209,7 @@ impl<'p> Collector<'p> {
                 sessions: None,
             });
         }
-        if let Some(note) = crate::llm::turnless_note(&session.turnless) {
+        if let Some(note) = reel_trace::llm::turnless_note(&session.turnless) {
             self.warnings.push(Warning {
                 code: "llm-turns-missing",
                 message: format!("{file}: {note}"),

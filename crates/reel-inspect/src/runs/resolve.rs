@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::names;
+use reel_trace::names;
 
 /// Why no trace was found for a name.
 #[derive(Debug, thiserror::Error)]
