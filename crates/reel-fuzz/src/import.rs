@@ -1,4 +1,4 @@
-//! The importers (`reel_trace::foreign`): one target per format, each feeding arbitrary
+//! The importers (`reel_convert`): one target per format, each feeding arbitrary
 //! bytes to the sniffer, the format's converter and the whole import of a file.
 //!
 //! Asserts: nothing panics on any bytes; every item a converter gives is a message or
@@ -6,8 +6,8 @@
 //! error or writes a trace that parses line by line and ends with an `end` line whose
 //! reason is `imported`.
 
-use reel_trace::foreign::import::{Output, import};
-use reel_trace::foreign::{Fault, Format, Found, Item, convert};
+use reel_convert::import::{Output, import};
+use reel_convert::{Fault, Format, Found, Item, convert};
 use reel_trace::line::{Line, parse_line};
 use reel_trace::redact::Redactor;
 

@@ -1,4 +1,4 @@
-//! The YAML limit check (`reel_trace::foreign::yaml_limits`), run before the YAML parser
+//! The YAML limit check (`reel_convert::yaml_limits`), run before the YAML parser
 //! on every YAML document reel reads.
 //!
 //! Asserts: the check never panics; what it lets through under small limits (chosen by
@@ -7,7 +7,7 @@
 //! no more nodes than the expansion limit allows bytes (every node costs a byte of
 //! text, or of an alias's expansion).
 
-use reel_trace::foreign::yaml_limits::{YamlLimits, check};
+use reel_convert::yaml_limits::{YamlLimits, check};
 use serde_json::Value;
 
 /// The body of `yaml_limits`.

@@ -233,7 +233,7 @@ pub fn list_runs(dir: &Path) -> Result<Listing, ListError> {
                 groups.entry(dir.join(base)).or_default().push((n, path));
             }
             _ if !name.starts_with('.')
-                && (is_file || reel_trace::foreign::mcptape::is_run_dir(&path)) =>
+                && (is_file || reel_convert::mcptape::is_run_dir(&path)) =>
             {
                 // Another tool's recording, listed as the run it holds; one of a
                 // format reel reads that cannot be read is said, not passed over.
@@ -282,16 +282,16 @@ fn foreign_bytes(path: &Path) -> u64 {
     }
 }
 
-/// The run another tool's recording holds (a format of [`reel_trace::foreign`]), read
+/// The run another tool's recording holds (a format of [`reel_convert`]), read
 /// through its converter: `source` names the format, the label is the file's name,
 /// times and counts are the recording's (read whole: such files are small, and the
 /// converter streams). `None` when it is no format reel reads; the reason when it is
 /// one but cannot be read (a YAML document past the parser's limits, say).
 fn foreign_run(path: &Path) -> Option<Result<Run, String>> {
-    let format = if reel_trace::foreign::mcptape::is_run_dir(path) {
-        reel_trace::foreign::Format::Mcptape
+    let format = if reel_convert::mcptape::is_run_dir(path) {
+        reel_convert::Format::Mcptape
     } else {
-        reel_trace::foreign::sniff_file(path).ok()??
+        reel_convert::sniff_file(path).ok()??
     };
     Some(
         foreign_run_of(path, format)
@@ -301,15 +301,15 @@ fn foreign_run(path: &Path) -> Option<Result<Run, String>> {
 
 fn foreign_run_of(
     path: &Path,
-    format: reel_trace::foreign::Format,
-) -> Result<Run, reel_trace::foreign::ConvertError> {
-    use reel_trace::foreign::{Fault, Found, Item};
+    format: reel_convert::Format,
+) -> Result<Run, reel_convert::ConvertError> {
+    use reel_convert::{Fault, Found, Item};
     let found = Found {
         format,
         path: path.to_owned(),
         label: String::new(),
     };
-    let converted = reel_trace::foreign::convert(&found)?;
+    let converted = reel_convert::convert(&found)?;
     let mut counts = Counts::default();
     let mut llm = LlmSummary::default();
     let mut errors = ErrorTally::default();

@@ -1,5 +1,5 @@
 //! `reel llm --mmsp DIR`: the conversations a recording sees, saved as MMSP tracer files
-//! while they happen (RFC-0010, through `reel_trace::foreign::mmsp`'s writer).
+//! while they happen (RFC-0010, through `reel_convert::mmsp`'s writer).
 //!
 //! Each exchange belongs to a trace id: the request's `x-mmsp-trace-id` header, else
 //! `<run>/conversation_NNN` for the conversation reel's history elision puts it in
@@ -13,8 +13,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use reel_trace::foreign::Left;
-use reel_trace::foreign::mmsp::{Conversation, MmspError, request_config, save};
+use reel_convert::Left;
+use reel_convert::mmsp::{Conversation, MmspError, request_config, save};
 use reel_trace::line::Turn;
 use serde_json::Value;
 

@@ -3,15 +3,16 @@
 //! The mcp-replay trace format v1, as reel reads and writes it: the line kinds
 //! ([`line`](mod@line)), a streaming reader over any size of file in bounded memory ([`reader`]),
 //! a writer that never leaves half a line behind ([`writer`]), the one path every producer
-//! records observed lines through and its `meta` line ([`record`]), validation ([`check`]),
-//! aggregates ([`stats`]), the listing of recorded runs ([`runs`]), redaction
+//! records observed lines through and its `meta` line ([`record`]), redaction
 //! ([`redact`]), the `history_elided` rolling hash ([`hash`]) and tamper evidence, a
-//! hash chain over a trace's lines in a sidecar file ([`seal`]).
+//! hash chain over a trace's lines in a sidecar file ([`seal`]). Reading traces for what
+//! they say (check, stats, runs) is `reel-inspect`; other tools' formats are
+//! `reel-convert`.
 //!
 //! This crate is synchronous and knows nothing of networks. The JSON-RPC *envelope*
 //! (request, notification, response, error; ids and pairing) lives here in [`jsonrpc`]
-//! because the format defines message lines as JSON-RPC envelopes and `check` and
-//! `stats` pair them; MCP meaning (eras, exchanges, match keys) lives in `reel-mcp`.
+//! because the format defines message lines as JSON-RPC envelopes and the writer, check
+//! and stats pair them; MCP meaning (eras, exchanges, match keys) lives in `reel-mcp`.
 //!
 //! Invariants kept by every module:
 //! - `raw` is never re-serialised on the way through: readers borrow it, writers copy it.
@@ -22,7 +23,6 @@
 
 pub mod display;
 pub mod errors;
-pub mod foreign;
 pub mod hash;
 pub mod json_str;
 pub mod json_text;

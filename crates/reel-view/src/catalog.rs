@@ -4,7 +4,7 @@
 //! name, a trace of the directory shown by its path relative to it (resolved by
 //! components with [`crate::paths::resolve`], so no key reaches outside). Each trace is
 //! opened once: another tool's recording is read through a redacted conversion
-//! ([`reel_trace::foreign::readable`]), and a thread indexes it and follows it while it
+//! ([`reel_convert::readable`]), and a thread indexes it and follows it while it
 //! grows.
 
 use std::collections::HashMap;
@@ -284,7 +284,7 @@ impl Catalog {
         if let Some(e) = opened.get(&source) {
             return Ok(e.clone());
         }
-        let conversion = reel_trace::foreign::readable::convert_if_foreign(&source)
+        let conversion = reel_convert::readable::convert_if_foreign(&source)
             .map_err(|e| KeyError::Unreadable(e.to_string()))?;
         let (trace, format, warnings) = match conversion {
             Some(c) => (c.trace, Some(c.format.name()), c.warnings),
@@ -332,9 +332,9 @@ impl Catalog {
 
 /// An mcptape run directory is one recording, not a directory of runs.
 fn is_mcptape_run(dir: &Path) -> bool {
-    reel_trace::foreign::discover(dir, None).is_ok_and(|d| {
+    reel_convert::discover(dir, None).is_ok_and(|d| {
         d.found
             .iter()
-            .any(|f| f.format == reel_trace::foreign::Format::Mcptape)
+            .any(|f| f.format == reel_convert::Format::Mcptape)
     }) && reel_inspect::runs::list_runs(dir).is_ok_and(|l| l.runs.is_empty())
 }

@@ -87,7 +87,7 @@ pub const KNOWN_KINDS: &[&str] = &[
     kinds::LLM_EXCHANGE,
     kinds::LLM_ERROR,
     kinds::LLM_TRUNCATED,
-    reel_trace::foreign::mcporter::LIFECYCLE,
+    reel_convert::mcporter::LIFECYCLE,
     "mcp.request",
     "mcp.response",
     "mcp.notification",

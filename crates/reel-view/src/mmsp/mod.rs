@@ -22,9 +22,9 @@ use std::io::Read as _;
 use std::path::{Component, Path};
 use std::time::UNIX_EPOCH;
 
+use reel_convert::mmsp::{current_item_type, looks_like};
+use reel_convert::parse_time;
 use reel_trace::Timestamp;
-use reel_trace::foreign::mmsp::{current_item_type, looks_like};
-use reel_trace::foreign::parse_time;
 use serde_json::{Map, Value};
 
 use crate::paths::{self, BadPath, Resolved};

@@ -1,11 +1,11 @@
 //! `reel export FMT TRACE [-o OUT]`: a trace written in another tool's format, for the
-//! tools people keep using (`reel_trace::foreign`), or as OpenTelemetry spans (`otlp`,
+//! tools people keep using (`reel_convert`), or as OpenTelemetry spans (`otlp`,
 //! in `cmd::otlp`). What the format cannot hold is said on stderr.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use reel_trace::foreign::{ExportError, cassette, mcp_vcr, mcporter, mcptape, mmsp};
+use reel_convert::{ExportError, cassette, mcp_vcr, mcporter, mcptape, mmsp};
 
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};

@@ -1,11 +1,11 @@
 //! `reel import [--from FMT] SRC… [-o FILE | --dir D]`: other tools' recordings converted
-//! into traces (`reel_trace::foreign`), redacted with the recording rules, each said on
+//! into traces (`reel_convert`), redacted with the recording rules, each said on
 //! stderr with what its format cannot hold.
 
 use std::path::PathBuf;
 
-use reel_trace::foreign::import::{ImportError, Output, import};
-use reel_trace::foreign::{Format, discover};
+use reel_convert::import::{ImportError, Output, import};
+use reel_convert::{Format, discover};
 
 use crate::cmd::rec::{redactor_of, trace_dir_of};
 use crate::cmd::redaction::RuleArgs;

@@ -43,9 +43,9 @@ impl RunDir {
 }
 
 /// `path`, or the trace converted from it when it is another tool's recording (see
-/// [`reel_trace::foreign::readable`]), said on stderr with what its format cannot hold.
+/// [`reel_convert::readable`]), said on stderr with what its format cannot hold.
 fn converted(path: &std::path::Path) -> anyhow::Result<PathBuf> {
-    use reel_trace::foreign::readable::convert_if_foreign;
+    use reel_convert::readable::convert_if_foreign;
     let conversion = convert_if_foreign(path).map_err(|e| {
         let code = if e.is_output() {
             crate::exit::CANT_CREATE
@@ -71,5 +71,5 @@ fn converted(path: &std::path::Path) -> anyhow::Result<PathBuf> {
 
 /// Removes the conversions [`RunDir::resolve_readable`] made.
 pub fn cleanup() {
-    reel_trace::foreign::readable::cleanup();
+    reel_convert::readable::cleanup();
 }

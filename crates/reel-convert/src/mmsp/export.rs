@@ -27,9 +27,9 @@ use serde_json::Value;
 
 use super::super::{ExportError, Left};
 use super::writer::{Conversation, MmspError, save_at, trace_files};
-use crate::line::{Line, kinds};
-use crate::reader::TraceReader;
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::{Line, kinds};
+use reel_trace::reader::TraceReader;
 
 /// Writes the conversations of `trace` into the MMSP cache directory `cache` (`cache`
 /// when empty) under the trace id `id` (RFC-0010 §4–§6); returns the `.json` files

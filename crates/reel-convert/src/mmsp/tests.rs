@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::foreign::Left;
+use crate::Left;
 
 /// A 0.5.6 trace: CJK, signed thinking, a tool call and its result, usage, finish
 /// reasons, `created_at` on every message, a naive local save time.
@@ -163,7 +163,7 @@ fn media_becomes_blocks_with_size_and_hash_not_bytes() {
         {"type": "thinking.done", "thinking": "_REDACTED_THINKING", "fidelity": {"signature": "x"}},
         {"type": "future.done", "what": 1}]}], "config": {}}"#;
     let (_, turns) = turns(text);
-    let sha = crate::hash::sha256_hex(b"AAECAw==");
+    let sha = reel_trace::hash::sha256_hex(b"AAECAw==");
     assert_eq!(
         block_json(&turns[0].1),
         [

@@ -32,9 +32,9 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::{ConvertError, Converted, Fault, Item, Problem, parse_time, read_document};
-use crate::hash::sha256_hex;
-use crate::line::{Block, Timing, Turn, Usage};
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::hash::sha256_hex;
+use reel_trace::line::{Block, Timing, Turn, Usage};
 
 mod export;
 mod transcript;

@@ -8,11 +8,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{ConvertError, Converted, Fault, Format, Found, Item, Problem, convert};
-use crate::line::{Eol, kinds};
-use crate::record::{LineRecorder, Tags, reel_meta};
-use crate::redact::Redactor;
-use crate::target::{TargetError, TraceTarget};
-use crate::writer::{Ending, EventLine};
+use reel_trace::line::{Eol, kinds};
+use reel_trace::record::{LineRecorder, Tags, reel_meta};
+use reel_trace::redact::Redactor;
+use reel_trace::target::{TargetError, TraceTarget};
+use reel_trace::writer::{Ending, EventLine};
 
 /// Why a file could not be imported.
 #[derive(Debug, thiserror::Error)]
@@ -80,7 +80,7 @@ pub struct Imported {
     pub items: u64,
     /// Source lines that could not be converted (each also an event in the trace).
     pub problems: Vec<Problem>,
-    /// Source lines too long to hold ([`crate::reader::MAX_LINE`]): lost, each marked
+    /// Source lines too long to hold ([`reel_trace::reader::MAX_LINE`]): lost, each marked
     /// in the trace by a `reel.gap` event.
     pub too_long: Vec<LostLine>,
     /// What this file lacks or holds wrong, beyond the format's limits.
@@ -105,7 +105,7 @@ impl std::fmt::Display for LostLine {
              (a reel.gap event marks its place)",
             self.line,
             self.bytes,
-            crate::reader::MAX_LINE >> 30
+            reel_trace::reader::MAX_LINE >> 30
         )
     }
 }
@@ -291,10 +291,10 @@ struct HttpSessions {
 }
 
 impl HttpSessions {
-    fn of(&mut self, dir: crate::line::Dir, raw: &str) -> &str {
+    fn of(&mut self, dir: reel_trace::line::Dir, raw: &str) -> &str {
         if self.open.is_none()
-            && dir == crate::line::Dir::In
-            && crate::jsonrpc::Envelope::parse(raw)
+            && dir == reel_trace::line::Dir::In
+            && reel_trace::jsonrpc::Envelope::parse(raw)
                 .is_some_and(|e| e.method.as_deref() == Some("initialize"))
         {
             self.open = Some(self.id.clone().unwrap_or_else(|| "imported".to_owned()));

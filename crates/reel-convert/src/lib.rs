@@ -16,14 +16,16 @@
 //! - [`mmsp`]: MMSP tracer files (`<id>.json`, 0.5.x and pre-0.5.0), read and written.
 //! - [`claude`]: Claude Code session transcripts (`~/.claude/projects/<dir>/<id>.jsonl`).
 
+#![deny(missing_docs)]
+
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::line::{Dir, Turn};
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::{Dir, Turn};
 
 pub mod agent_vcr;
 pub mod cassette;
@@ -210,7 +212,7 @@ pub struct Problem {
 pub enum Fault {
     /// A line or entry that cannot be converted, and its bytes.
     Bad(Problem, Vec<u8>),
-    /// A line over [`crate::reader::MAX_LINE`], read past without being held: its
+    /// A line over [`reel_trace::reader::MAX_LINE`], read past without being held: its
     /// 1-based number and length. Nothing of it can be kept.
     TooLong {
         /// The line's number.
@@ -518,7 +520,7 @@ impl std::fmt::Display for Left {
 pub enum ExportError {
     /// The trace cannot be read.
     #[error(transparent)]
-    Read(#[from] crate::reader::OpenError),
+    Read(#[from] reel_trace::reader::OpenError),
     /// The trace holds nothing the format can hold, or what it holds cannot be put in it.
     #[error("{0}")]
     Unfit(String),
@@ -556,7 +558,7 @@ pub struct Outgoing<'a> {
 #[derive(Debug, Clone, Copy)]
 pub enum Exported<'a> {
     /// The meta line.
-    Meta(&'a crate::line::Meta),
+    Meta(&'a reel_trace::line::Meta),
     /// A message the format can hold.
     Message(Outgoing<'a>),
 }
@@ -572,9 +574,9 @@ pub fn export_messages(
     left: &mut Left,
     mut on: impl FnMut(Exported<'_>, &mut Left) -> Result<(), ExportError>,
 ) -> Result<(), ExportError> {
-    use crate::line::Line;
+    use reel_trace::line::Line;
     let other = "other lines (stderr, non-JSON output, events)";
-    let mut reader = crate::reader::TraceReader::open(trace)?;
+    let mut reader = reel_trace::reader::TraceReader::open(trace)?;
     let mut first: Option<Option<String>> = None;
     while let Some(line) = reader.next_line() {
         let line = line?;

@@ -17,8 +17,8 @@ use super::{
     ConvertError, Converted, Fault, Item, Problem, first_line, from_epoch_secs, line_items,
     read_lines,
 };
-use crate::line::Dir;
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::Dir;
 
 /// What the format cannot hold.
 pub const LIMITS: &str = "mcp-rec sessions hold the JSON-RPC lines of one stdio session and \

@@ -1,6 +1,6 @@
 //! The lines of a line-format file, streamed in bounded memory through the trace
 //! reader's [`LineReader`], and the items a converter makes of them. A line longer than
-//! [`crate::reader::MAX_LINE`] is read past without being held and handed on as what it
+//! [`reel_trace::reader::MAX_LINE`] is read past without being held and handed on as what it
 //! is ([`Entry::TooLong`], [`Fault::TooLong`]), so an import can say it lost a line
 //! rather than take it for a blank one.
 
@@ -9,7 +9,7 @@ use std::io;
 use std::path::Path;
 
 use super::{Fault, Item, without_bom};
-use crate::reader::LineReader;
+use reel_trace::reader::LineReader;
 
 /// The lines of a line-format file, streamed: `(number, bytes)` for each, blank lines
 /// included, read errors as [`Fault::Io`].
@@ -26,7 +26,7 @@ pub fn read_lines(path: &Path) -> io::Result<Lines> {
 pub enum Entry<'a> {
     /// Its number and bytes.
     Line(u64, &'a [u8]),
-    /// A line over [`crate::reader::MAX_LINE`], read past: its number and length.
+    /// A line over [`reel_trace::reader::MAX_LINE`], read past: its number and length.
     TooLong {
         /// The line's number.
         line: u64,
@@ -44,7 +44,7 @@ pub struct Lines {
 
 impl Lines {
     /// The same, holding lines of at most `max` bytes (tests; see
-    /// [`crate::reader::MAX_LINE`]).
+    /// [`reel_trace::reader::MAX_LINE`]).
     pub fn with_max_line(mut self, max: usize) -> Lines {
         self.reader = self.reader.with_max_line(max);
         self
@@ -143,7 +143,7 @@ mod tests {
         let lines = read_lines(&path).unwrap().with_max_line(16);
         let seen: Vec<String> = line_items(lines, |n, bytes| {
             Ok(Some(Item::Event {
-                t: crate::time::Timestamp(0),
+                t: reel_trace::Timestamp(0),
                 kind: format!("line {n}"),
                 raw: String::from_utf8_lossy(bytes).into_owned(),
                 session: None,

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use proptest::prelude::*;
+use reel_convert::{Format, Found, Item};
 use reel_trace::Timestamp;
-use reel_trace::foreign::{self, Format, Found, Item};
 use reel_trace::line::{Dir, Meta};
 use reel_trace::writer::{Ending, MessageLine, TraceWriter};
 use serde_json::{Value, json};
@@ -112,7 +112,7 @@ fn write_trace(path: &Path, msgs: &[Msg]) {
 
 /// The messages `found` converts to: direction, value, time.
 fn read_back(found: &Found) -> Vec<(Dir, Value, Timestamp)> {
-    let converted = foreign::convert(found).unwrap();
+    let converted = reel_convert::convert(found).unwrap();
     converted
         .items
         .filter_map(
@@ -136,24 +136,24 @@ fn round_trip(format: Format, msgs: &[Msg], times: bool) -> Result<(), TestCaseE
     let left = match format {
         Format::Mcporter => {
             let mut f = std::fs::File::create(&out).unwrap();
-            foreign::mcporter::export(&trace, "prop", &mut f).unwrap()
+            reel_convert::mcporter::export(&trace, "prop", &mut f).unwrap()
         }
         Format::Cassette => {
             let mut f = std::fs::File::create(&out).unwrap();
-            foreign::cassette::export(&trace, &mut f).unwrap()
+            reel_convert::cassette::export(&trace, &mut f).unwrap()
         }
         Format::McpVcr => {
             let mut f = std::fs::File::create(&out).unwrap();
-            foreign::mcp_vcr::export(&trace, &mut f).unwrap()
+            reel_convert::mcp_vcr::export(&trace, &mut f).unwrap()
         }
-        Format::Mcptape => foreign::mcptape::export(&trace, &out).unwrap(),
+        Format::Mcptape => reel_convert::mcptape::export(&trace, &out).unwrap(),
         other => unreachable!("{other:?} is not an MCP export"),
     };
     prop_assert!(left.is_empty(), "{format:?} left out {left}");
     let sniffed = if format == Format::Mcptape {
         Some(Format::Mcptape)
     } else {
-        foreign::sniff_file(&out).unwrap()
+        reel_convert::sniff_file(&out).unwrap()
     };
     prop_assert_eq!(sniffed, Some(format), "the export is sniffed as its format");
     let back = read_back(&Found {

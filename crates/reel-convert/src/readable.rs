@@ -11,10 +11,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::foreign::import::{Output, import};
-use crate::foreign::{Format, Found, discover};
-use crate::names::{file_name_part, private_temp_dir};
-use crate::redact::Redactor;
+use crate::import::{Output, import};
+use crate::{Format, Found, discover};
+use reel_trace::names::{file_name_part, private_temp_dir};
+use reel_trace::redact::Redactor;
 
 /// The name every conversion directory starts with: `reel-read-<pid>-<random>`.
 const PREFIX: &str = "reel-read-";

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::writer::{ContentItem, Conversation};
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
 
 const RULE: usize = 80;
 

@@ -19,8 +19,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{ConvertError, Converted, Fault, Item, Problem, after_ms, parse_time, read_document};
-use crate::line::Dir;
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::Dir;
 
 /// What the format cannot hold.
 pub const LIMITS: &str = "agent-vcr files hold the client's requests with their responses \

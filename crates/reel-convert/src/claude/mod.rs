@@ -35,8 +35,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{ConvertError, Converted, Entry, Fault, Item, Lines, Problem, first_line, read_lines};
-use crate::line::{Block, Timing, Turn, Usage};
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::{Block, Timing, Turn, Usage};
 
 /// What the format cannot hold.
 pub const LIMITS: &str = "Claude Code transcripts hold the conversation as Claude Code \

@@ -28,8 +28,8 @@ use super::{
     ConvertError, Converted, ExportError, Exported, Fault, Item, Left, Problem, after_ms,
     first_line, line_items, read_lines,
 };
-use crate::line::Dir;
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::Dir;
 
 /// `kind` of a line that is not a message (a kind mcptape writes that reel does not
 /// know).
@@ -323,10 +323,10 @@ pub fn export(trace: &Path, dir: &Path) -> Result<Left, ExportError> {
         )));
     }
     // Read before anything is created: a trace that cannot be read leaves no directory.
-    drop(crate::reader::TraceReader::open(trace)?);
+    drop(reel_trace::reader::TraceReader::open(trace)?);
     // The run holds what the tools saw: private, as traces are.
-    crate::names::create_private_dir(dir).map_err(ExportError::Write)?;
-    let file = crate::names::private_file_options()
+    reel_trace::names::create_private_dir(dir).map_err(ExportError::Write)?;
+    let file = reel_trace::names::private_file_options()
         .create_new(true)
         .open(dir.join("trace.jsonl"))
         .map_err(ExportError::Write)?;
@@ -371,7 +371,7 @@ pub fn export(trace: &Path, dir: &Path) -> Result<Left, ExportError> {
         )));
     }
     let meta = w.meta();
-    crate::names::private_file_options()
+    reel_trace::names::private_file_options()
         .create_new(true)
         .open(dir.join("meta.json"))
         .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{meta:#}\n").as_bytes()))
@@ -595,7 +595,7 @@ mod tests {
 
     #[test]
     fn an_exported_run_reads_back_the_same_messages() {
-        use crate::writer::{Ending, MessageLine, TraceWriter};
+        use reel_trace::writer::{Ending, MessageLine, TraceWriter};
         let tmp = tempfile::tempdir().unwrap();
         let trace = tmp.path().join("t.jsonl");
         let start = Timestamp::parse("2026-04-01T00:00:00.000Z").unwrap();
@@ -628,12 +628,12 @@ mod tests {
         ];
         {
             let mut w = TraceWriter::new(std::fs::File::create(&trace).unwrap(), start);
-            let meta = crate::line::Meta {
+            let meta = reel_trace::line::Meta {
                 v: Some(1.into()),
                 ty: "meta".into(),
                 label: Some("demo".into()),
                 command: Some(serde_json::json!(["server", "--x"])),
-                ..crate::line::Meta::default()
+                ..reel_trace::line::Meta::default()
             };
             w.write_meta(&meta).unwrap();
             for (i, (dir, raw)) in msgs.iter().enumerate() {
@@ -676,16 +676,16 @@ mod tests {
 
     #[test]
     fn one_session_is_exported_and_the_others_said() {
-        use crate::writer::{Ending, MessageLine, TraceWriter};
+        use reel_trace::writer::{Ending, MessageLine, TraceWriter};
         let tmp = tempfile::tempdir().unwrap();
         let trace = tmp.path().join("t.jsonl");
         let start = Timestamp::parse("2026-04-01T00:00:00.000Z").unwrap();
         {
             let mut w = TraceWriter::new(std::fs::File::create(&trace).unwrap(), start);
-            let meta = crate::line::Meta {
+            let meta = reel_trace::line::Meta {
                 v: Some(1.into()),
                 ty: "meta".into(),
-                ..crate::line::Meta::default()
+                ..reel_trace::line::Meta::default()
             };
             w.write_meta(&meta).unwrap();
             for (session, raw) in [

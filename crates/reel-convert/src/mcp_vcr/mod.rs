@@ -19,8 +19,8 @@ use super::{
     ConvertError, Converted, ExportError, Exported, Fault, Item, Left, Problem, after_ms,
     first_line, line_items, parse_time, read_document, read_lines,
 };
-use crate::line::Dir;
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::Dir;
 
 /// What the format cannot hold.
 pub const LIMITS: &str = "mcp-vcr transcripts hold the JSON-RPC messages of one stdio or \

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use super::super::Left;
 use super::finish_reason_of;
 use super::writer::{ContentItem, Conversation, Message, UsageMetadata};
-use crate::line::{Block, Turn};
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::{Block, Turn};
 
 impl Conversation {
     /// Adds `turn` to the history as MMSP holds it, counting in `left` what MMSP has no

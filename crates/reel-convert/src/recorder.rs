@@ -26,8 +26,8 @@ use serde_json::{Map, Value};
 
 use super::cassette::{Probe as Shape, line_of, member_value, trim_to_char, whole_first_line};
 use super::{ConvertError, Converted, Fault, Item, Problem, after_ms, parse_time, read_document};
-use crate::line::Dir;
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::Dir;
 
 /// `kind` of an HTTP GET or DELETE the recorder saw.
 pub const LIFECYCLE: &str = "mcp-recorder.lifecycle";
@@ -336,7 +336,7 @@ impl Conversion {
         self.items.push(Ok(Item::Message {
             t,
             dir,
-            raw: crate::json_text::compact(raw),
+            raw: reel_trace::json_text::compact(raw),
             session: None,
         }));
     }

@@ -28,8 +28,8 @@ use super::{
     ConvertError, Converted, ExportError, Fault, Item, Left, Problem, after_ms, parse_time,
     read_document,
 };
-use crate::line::Dir;
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::Dir;
 
 /// What the format cannot hold.
 pub const LIMITS: &str = "mcp-cassette cassettes hold the JSON-RPC messages of one session \
@@ -358,7 +358,7 @@ fn message(
     Ok(Item::Message {
         t,
         dir,
-        raw: crate::json_text::compact(payload),
+        raw: reel_trace::json_text::compact(payload),
         session: None,
     })
 }
@@ -577,8 +577,8 @@ struct Entry<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::line::Meta;
-    use crate::writer::{Ending, MessageLine, TraceWriter};
+    use reel_trace::line::Meta;
+    use reel_trace::writer::{Ending, MessageLine, TraceWriter};
 
     const V2: &str = r#"{
   "format_version": 2,

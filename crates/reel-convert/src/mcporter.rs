@@ -17,8 +17,8 @@ use std::path::Path;
 use super::{
     ConvertError, Converted, ExportError, Fault, Item, Left, Problem, line_items, read_lines,
 };
-use crate::line::Dir;
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
+use reel_trace::line::Dir;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -346,8 +346,8 @@ pub fn export(
     server: &str,
     out: &mut dyn std::io::Write,
 ) -> Result<Left, ExportError> {
-    use crate::line::Line;
-    let mut reader = crate::reader::TraceReader::open(trace)?;
+    use reel_trace::line::Line;
+    let mut reader = reel_trace::reader::TraceReader::open(trace)?;
     let mut left = Left::default();
     let other = "other lines (stderr, non-JSON output, HTTP facts, turns)";
     // A trace imported from mcporter keys its sessions by server: they go back as such.

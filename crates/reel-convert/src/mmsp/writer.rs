@@ -31,7 +31,7 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
-use crate::time::Timestamp;
+use reel_trace::Timestamp;
 
 /// The client name MMSP's refusal message starts with.
 pub const CLIENT: &str = "reel";
@@ -163,7 +163,7 @@ pub(super) fn save_at(
     };
     // The cache holds conversations: private, as traces are.
     if let Some(dir) = files.json.parent() {
-        crate::names::ensure_dir(dir).map_err(write_err(dir))?;
+        reel_trace::names::ensure_dir(dir).map_err(write_err(dir))?;
     }
     let json = conversation.to_json(now);
     write_atomic(&files.json, json.as_bytes()).map_err(write_err(&files.json))?;
@@ -180,7 +180,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
     let written = (|| {
-        let mut f = crate::names::private_file_options()
+        let mut f = reel_trace::names::private_file_options()
             .create(true)
             .truncate(true)
             .open(&tmp)?;

@@ -128,7 +128,7 @@ fn the_expansion_limit_grows_with_the_document() {
     assert_eq!(YamlLimits::for_input(1 << 20).expanded, 4 << 20);
     assert_eq!(
         YamlLimits::for_input(400 << 20).expanded,
-        crate::foreign::MAX_DOCUMENT
+        crate::MAX_DOCUMENT
     );
 }
 
