@@ -8,9 +8,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{ConvertError, Converted, Fault, Format, Found, Item, Problem, convert};
+use reel_redact::record::{LineRecorder, Tags, reel_meta};
+use reel_redact::redact::Redactor;
 use reel_trace::line::{Eol, kinds};
-use reel_trace::record::{LineRecorder, Tags, reel_meta};
-use reel_trace::redact::Redactor;
 use reel_trace::target::{TargetError, TraceTarget};
 use reel_trace::writer::{Ending, EventLine};
 

@@ -13,8 +13,8 @@ use std::sync::Mutex;
 
 use crate::import::{Output, import};
 use crate::{Format, Found, discover};
+use reel_redact::redact::Redactor;
 use reel_trace::names::{file_name_part, private_temp_dir};
-use reel_trace::redact::Redactor;
 
 /// The name every conversion directory starts with: `reel-read-<pid>-<random>`.
 const PREFIX: &str = "reel-read-";

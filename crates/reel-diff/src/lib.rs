@@ -33,8 +33,8 @@ use std::sync::mpsc;
 
 use reel_mcp::normalize::{Difference, Normalizer, Pointer, diff as value_diff, json_eq, numbers};
 pub use reel_mcp::notifications::NotificationCheck;
+use reel_redact::redact::Redactor;
 use reel_trace::line::parse_line;
-use reel_trace::redact::Redactor;
 use reel_trace::{Line, TraceReader};
 use serde::Serialize;
 use serde_json::{Value, json};

@@ -15,8 +15,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use reel_mcp::normalize::Normalizer;
+use reel_redact::redact::Redactor;
 use reel_trace::line::parse_line;
-use reel_trace::redact::Redactor;
 use reel_trace::{Line, Turn};
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};

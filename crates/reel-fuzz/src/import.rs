@@ -8,8 +8,8 @@
 
 use reel_convert::import::{Output, import};
 use reel_convert::{Fault, Format, Found, Item, convert};
+use reel_redact::redact::Redactor;
 use reel_trace::line::{Line, parse_line};
-use reel_trace::redact::Redactor;
 
 /// The body of `import_<format>`: `data` is a file of `format`.
 pub fn run(format: Format, data: &[u8]) {

@@ -10,7 +10,7 @@
 use std::sync::LazyLock;
 
 use reel_llm::seams::redact_pieces;
-use reel_trace::redact::Redactor;
+use reel_redact::redact::Redactor;
 
 use crate::choice;
 

@@ -16,8 +16,8 @@ use std::sync::LazyLock;
 use reel_mcp::normalize::{
     MatchKey, NormalizeError, Normalizer, Pointer, canonical, diff, json_eq,
 };
+use reel_redact::redact::Redactor;
 use reel_trace::jsonrpc::Envelope;
-use reel_trace::redact::Redactor;
 use serde::de::{Deserializer as _, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 

@@ -1,4 +1,4 @@
-//! The redaction walk (`reel_trace::redact::Redactor`): every message, stderr line and
+//! The redaction walk (`reel_redact::redact::Redactor`): every message, stderr line and
 //! command a producer writes passes through it, and `play`, `verify` and `diff` run it
 //! on live messages rebuilt from `meta.redaction`.
 //!
@@ -12,7 +12,7 @@
 
 use std::sync::LazyLock;
 
-use reel_trace::redact::{RedactionConfig, Redactor};
+use reel_redact::redact::{RedactionConfig, Redactor};
 
 use crate::choice;
 

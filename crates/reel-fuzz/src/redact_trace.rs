@@ -1,4 +1,4 @@
-//! Post-hoc redaction of a whole trace (`reel_trace::redact_trace::redact_trace`, behind
+//! Post-hoc redaction of a whole trace (`reel_redact::redact_trace::redact_trace`, behind
 //! `reel redact`), line by line with the built-in rules.
 //!
 //! Asserts: it never panics; it writes as many lines as it read, each with the line
@@ -10,8 +10,8 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::LazyLock;
 
-use reel_trace::redact::Redactor;
-use reel_trace::redact_trace::{RewriteError, redact_trace};
+use reel_redact::redact::Redactor;
+use reel_redact::redact_trace::{RewriteError, redact_trace};
 
 /// The built-in rules, compiled once.
 static BUILTIN: LazyLock<Redactor> = LazyLock::new(Redactor::builtin);

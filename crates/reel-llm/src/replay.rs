@@ -37,9 +37,9 @@ use tokio::sync::mpsc;
 use reel_mcp::normalize::{Difference, Pointer, diff, json_eq};
 use reel_mcp::reply::{Reply, ReplyFrame};
 use reel_mcp::serve::{self, Limits, Stop};
+use reel_redact::redact::Redactor;
 use reel_trace::hash::request_sha256;
 use reel_trace::line::Line;
-use reel_trace::redact::Redactor;
 use reel_trace::{OpenError, TraceReader};
 
 use crate::api::{Endpoint, Failure, Provider, error_response as fail};

@@ -33,7 +33,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use reel_trace::redact::{MARKER, Redactor};
+use reel_redact::redact::{MARKER, Redactor};
 
 /// The pieces of one response body, redacted together: as many pieces as `pieces`, in
 /// order (a piece may come back empty when what it held was folded into a marker).

@@ -37,7 +37,7 @@
 //! line seam (at most [`HOLD_MAX`] each; their turns were never written); every
 //! completed response, every line of an answer before the one being streamed, and
 //! every trace line before, is in the trace. Redaction
-//! (`reel_trace::redact`, the rules of `reel rec`) applies to turns, `system`,
+//! (`reel_redact::redact`, the rules of `reel rec`) applies to turns, `system`,
 //! `request.body`, error bodies and body pieces.
 
 use std::io;
@@ -48,8 +48,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use reel_inspect::runs::LlmSummary;
+use reel_redact::redact::Redactor;
 use reel_trace::line::Turn;
-use reel_trace::redact::Redactor;
 use reel_trace::target::TargetWriter;
 use reel_trace::{Ending, EventLine, Timestamp};
 

@@ -21,7 +21,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use reel_trace::redact::Redactor;
+use reel_redact::redact::Redactor;
 use serde_json::{Map, Value};
 
 mod key;

@@ -74,9 +74,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use reel_mcp::serve;
+use reel_redact::record::reel_meta;
+use reel_redact::redact::Redactor;
 use reel_trace::line::Meta;
-use reel_trace::record::reel_meta;
-use reel_trace::redact::Redactor;
 use reel_trace::{Counts, Ending, Timestamp, names};
 
 use crate::queue::DEFAULT_QUEUE_BYTES;

@@ -2,7 +2,7 @@
 //!
 //! The [`Recorder`] owns the trace's [`LineRecorder`] and does all the per-line work:
 //! classifying, redacting, formatting and writing each line (the rules are
-//! `reel_trace::record`'s, the same for every producer). Client and server lines are
+//! `reel_redact::record`'s, the same for every producer). Client and server lines are
 //! messages (or `reel.nonjson` events when not JSON), server stderr lines `reel.stderr`
 //! events, lines dropped with `--drop-when-behind` `reel.gap` events.
 //!
@@ -13,8 +13,8 @@
 
 use std::io::{self, Write};
 
-use reel_trace::record::{LineRecorder, Tags};
-use reel_trace::redact::Redactor;
+use reel_redact::record::{LineRecorder, Tags};
+use reel_redact::redact::Redactor;
 use reel_trace::target::BatchSink;
 use reel_trace::{Dir, Ending, Timestamp, TraceWriter};
 

@@ -37,9 +37,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use reel_redact::record::reel_meta;
+use reel_redact::redact::Redactor;
 use reel_trace::line::Meta;
-use reel_trace::record::reel_meta;
-use reel_trace::redact::Redactor;
 use reel_trace::{Counts, Ending, Timestamp, names};
 
 pub use crate::forward::{CHUNK, DRAIN_LIMIT, STDERR_MAX_LINE};

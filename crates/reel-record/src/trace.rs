@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use reel_trace::redact::Redactor;
+use reel_redact::redact::Redactor;
 pub use reel_trace::target::{TargetError, TargetWriter, TraceTarget};
 
 use crate::forward::DRAIN_LIMIT;

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use reel_record::{ChildEnd, Notice, Outcome, StdioConfig, StdioRecorder, TraceTarget, WhenBehind};
+use reel_redact::redact::Redactor;
 use reel_trace::line::parse_line;
-use reel_trace::redact::Redactor;
 use reel_trace::{Line, Timestamp};
 
 /// A trace sink whose writes after the first (the meta line) wait until it is opened.

@@ -3,9 +3,9 @@
 //! The mcp-replay trace format v1, as reel reads and writes it: the line kinds
 //! ([`line`](mod@line)), a streaming reader over any size of file in bounded memory ([`reader`]),
 //! a writer that never leaves half a line behind ([`writer`]), the one path every producer
-//! records observed lines through and its `meta` line ([`record`]), redaction
-//! ([`redact`]), the `history_elided` rolling hash ([`hash`]) and tamper evidence, a
-//! hash chain over a trace's lines in a sidecar file ([`seal`]). Reading traces for what
+//! the `history_elided` rolling hash ([`hash`]) and tamper evidence, a hash chain over a
+//! trace's lines in a sidecar file ([`seal`]). Redaction and the one path every
+//! producer records observed lines through are `reel-redact`; reading traces for what
 //! they say (check, stats, runs) is `reel-inspect`; other tools' formats are
 //! `reel-convert`.
 //!
@@ -32,9 +32,6 @@ pub mod llm;
 pub mod names;
 mod progress;
 pub mod reader;
-pub mod record;
-pub mod redact;
-pub mod redact_trace;
 pub mod seal;
 pub mod target;
 mod time;
@@ -49,6 +46,9 @@ pub use reader::{OpenError, RawLine, TraceLine, TraceReader};
 pub use time::{IsoString, Timestamp};
 pub use utf8::validate as validate_utf8;
 pub use writer::{Ending, EventLine, MessageLine, TraceWriter};
+
+/// What redaction leaves where a secret was, in any string of a trace.
+pub const REDACTED: &str = "[REDACTED]";
 
 /// reel's version, as written to `meta.source` (`reel@<version>`).
 pub const REEL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -81,7 +81,7 @@ impl Checker {
             }
         }
         let redacted = meta.redaction.as_ref().is_some_and(|d| {
-            reel_trace::redact::Redactor::from_description(d).map_or(true, |r| r.is_active())
+            reel_redact::redact::Redactor::from_description(d).map_or(true, |r| r.is_active())
         });
         if !redacted {
             self.report(

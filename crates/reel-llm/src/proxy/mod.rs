@@ -42,8 +42,8 @@ use serde_json::{Map, Value, json};
 use reel_mcp::http::{McpUrl, strip_hop_by_hop};
 use reel_mcp::serve::{self, Limits, Stop};
 use reel_mcp::upstream::{self, TlsConnector};
+use reel_redact::redact::Redactor;
 use reel_trace::line::{Block, Turn};
-use reel_trace::redact::Redactor;
 use reel_trace::target::TraceTarget;
 use reel_trace::{Meta, Timestamp};
 
@@ -231,7 +231,7 @@ impl LlmRecorder {
 
     /// The trace's meta line: `kind: "llm"`, `transport: "http"`, `listen`, `upstream`.
     pub fn meta(&self, label: &str, command: &[String], redactor: &Redactor) -> Meta {
-        let mut meta = reel_trace::record::reel_meta(label, command, "llm", "http", redactor);
+        let mut meta = reel_redact::record::reel_meta(label, command, "llm", "http", redactor);
         meta.listen = Some(format!("http://{}", self.addr));
         meta.upstream = Some(self.routes.describe().join(" "));
         meta

@@ -11,13 +11,13 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 use std::sync::{Arc, OnceLock};
 
-use reel_trace::redact::{MARKER, Redactor};
+use reel_redact::redact::{MARKER, Redactor};
 use reel_trace::{Dir, EventLine};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::queue::LineRecord;
-use reel_trace::record::{Tags, classify};
+use reel_redact::record::{Tags, classify};
 
 use crate::recorder::Recorder;
 use reel_trace::line::kinds;

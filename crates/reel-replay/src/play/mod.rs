@@ -51,8 +51,8 @@ use std::time::Instant;
 
 use reel_mcp::jsonrpc::RpcId;
 use reel_mcp::normalize::{Normalizer, Pointer, canonical};
+use reel_redact::redact::Redactor;
 use reel_trace::line::{Line, Meta, parse_line};
-use reel_trace::redact::Redactor;
 use reel_trace::{Ending, OpenError};
 use serde_json::Value;
 

@@ -4,14 +4,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use reel_trace::record::{LineRecorder, Tags, reel_meta};
+use reel_redact::record::{LineRecorder, Tags, reel_meta};
 
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use reel_redact::redact::Redactor;
 use reel_trace::line::{Meta, kinds};
-use reel_trace::redact::Redactor;
 use reel_trace::writer::create_trace_file;
 use reel_trace::{Dir, Ending, Eol, Timestamp, TraceWriter};
 

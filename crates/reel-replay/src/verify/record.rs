@@ -12,9 +12,9 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use reel_redact::record::{LineRecorder, Tags, reel_meta};
+use reel_redact::redact::Redactor;
 use reel_trace::line::kinds;
-use reel_trace::record::{LineRecorder, Tags, reel_meta};
-use reel_trace::redact::Redactor;
 use reel_trace::writer::create_trace_file;
 use reel_trace::{Dir, Ending, Eol, Timestamp, TraceWriter};
 

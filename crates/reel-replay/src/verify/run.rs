@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 use reel_mcp::jsonrpc::{Envelope, RpcId};
 use reel_mcp::normalize::{MatchKey, Normalizer, Pointer};
 use reel_mcp::notifications::{CountVerdict, TIMING_NOTE};
+use reel_redact::redact::Redactor;
 use reel_trace::line::Meta;
-use reel_trace::redact::Redactor;
 use serde_json::Value;
 
 use super::compare::{self, Class, Kind};

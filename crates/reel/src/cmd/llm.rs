@@ -13,8 +13,8 @@ use reel_llm::replay::{LlmPlayer, LlmTape, Pace, PlayConfig, VOLATILE};
 use reel_llm::{LlmConfig, LlmRecorder};
 use reel_mcp::process::{ChildHandle, SignalForwarder, exit_code, spawn_inheriting};
 use reel_mcp::serve::{Limits, Stop};
+use reel_redact::redact::Redactor;
 use reel_trace::Ending;
-use reel_trace::redact::Redactor;
 use reel_trace::target::TraceTarget;
 
 use crate::cmd::ignore::IgnoreArgs;

@@ -11,8 +11,8 @@ use reel_record::TraceTarget;
 use reel_record::{ChildEnd, ClientIo, StdioConfig, StdioRecorder, WhenBehind};
 #[cfg(feature = "http")]
 use reel_record::{HttpConfig, HttpRecorder};
+use reel_redact::redact::Redactor;
 use reel_trace::names;
-use reel_trace::redact::Redactor;
 use reel_trace::seal::SealKey;
 
 use crate::cmd::listen_limits::ListenLimits;

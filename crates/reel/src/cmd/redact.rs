@@ -1,12 +1,12 @@
 //! `reel redact TRACE… [-o OUT | --in-place]`: the recording's redaction rules applied
-//! after the fact, by `reel_trace::redact_trace` (which says what is edited and what is
+//! after the fact, by `reel_redact::redact_trace` (which says what is edited and what is
 //! kept byte for byte).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use reel_trace::redact::Redactor;
-use reel_trace::redact_trace::{RewriteError, Rewritten, redact_trace};
+use reel_redact::redact::Redactor;
+use reel_redact::redact_trace::{RewriteError, Rewritten, redact_trace};
 
 use crate::cmd::redaction::RuleArgs;
 use crate::cmd::trace_arg::RunDir;

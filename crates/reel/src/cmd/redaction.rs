@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use reel_trace::redact::{RedactError, RedactionConfig, Redactor};
+use reel_redact::redact::{RedactError, RedactionConfig, Redactor};
 
 use crate::exit::{self, coded};
 

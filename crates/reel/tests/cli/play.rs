@@ -207,7 +207,7 @@ fn ignore_pointers_make_volatile_arguments_match() {
 #[test]
 fn the_traces_redaction_rules_apply_to_the_live_request() {
     let sb = Sandbox::new();
-    let redactor = reel_trace::redact::Redactor::builtin();
+    let redactor = reel_redact::redact::Redactor::builtin();
     let path = sb.path("t.jsonl");
     let mut t = TapeWriter::new(&path, "taped", Some(redactor.describe()));
     // What the recorder wrote: the secret already replaced.

@@ -25,7 +25,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-#[path = "../../../../reel-trace/tests/corpus/kinds.rs"]
+#[path = "../../../../reel-redact/tests/corpus/kinds.rs"]
 mod kinds;
 pub use kinds::*;
 

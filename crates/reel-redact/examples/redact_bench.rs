@@ -2,14 +2,14 @@
 //! tools/call message, with and without something to redact) and big strings (10 MB of
 //! base64 in a message, 10 MB of text every value rule must scan).
 //!
-//! `cargo run --release -p reel-trace --example redact_bench [-- --small]`
+//! `cargo run --release -p reel-redact --example redact_bench [-- --small]`
 //!
 //! Prints the median of several runs; figures, not assertions (tests never time).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use reel_trace::redact::Redactor;
+use reel_redact::redact::Redactor;
 
 fn main() {
     let started = Instant::now();

@@ -34,7 +34,7 @@ use super::pairs::{self, Pairs, Slot};
 use super::path::{Action, Member};
 use super::protocol::{self, Role};
 use super::text::{Gate, LiteralCursor, MARKER};
-use crate::jsonrpc::{EnvelopeShape, IdShape, RpcKind};
+use reel_trace::jsonrpc::{EnvelopeShape, IdShape, RpcKind};
 
 /// How many levels of JSON held as text inside JSON held as text are walked.
 pub(crate) const MAX_NESTING: u8 = 2;
@@ -233,7 +233,7 @@ fn json_start(text: &str) -> Option<usize> {
 
 /// The members of a root object that decide its JSON-RPC kind, noted as the walker
 /// passes them. A repeated one makes the object no envelope, as it does for the
-/// parser of [`crate::jsonrpc::Envelope`], which refuses a duplicate field.
+/// parser of [`reel_trace::jsonrpc::Envelope`], which refuses a duplicate field.
 #[derive(Debug, Default)]
 struct RootMembers {
     /// Which of [`ENVELOPE_MEMBERS`] were seen, a bit each.

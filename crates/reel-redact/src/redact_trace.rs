@@ -28,9 +28,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::line::Dir;
-use crate::reader::{OpenError, TraceReader};
 use crate::redact::{LineStreams, Redactor};
+use reel_trace::line::Dir;
+use reel_trace::reader::{OpenError, TraceReader};
 
 /// Why a trace could not be redacted.
 #[derive(Debug, thiserror::Error)]

@@ -14,7 +14,7 @@ use memchr::memmem;
 use super::builtin::Revision;
 use super::names::Strength;
 use super::{MARKER, Redactor};
-use crate::line::{Dir, kinds};
+use reel_trace::line::{Dir, kinds};
 
 /// The text streams of a stdio recording whose lines are redacted as streams: the
 /// server's stderr (`reel.stderr`) and each side's non-JSON lines (`reel.nonjson`).

@@ -14,7 +14,7 @@
 mod kinds;
 
 use kinds::{CLASSES, Corpus, Form, Rng, Secret};
-use reel_trace::redact::{LineBlock, Redactor};
+use reel_redact::redact::{LineBlock, Redactor};
 use serde_json::{Value, json};
 
 /// One place a secret can be: a name and what the redactor makes of a text put there.

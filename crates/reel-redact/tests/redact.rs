@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use proptest::prelude::*;
-use reel_trace::redact::{MARKER, PatternSource, RedactError, RedactionConfig, Redactor};
+use reel_redact::redact::{MARKER, PatternSource, RedactError, RedactionConfig, Redactor};
 use serde_json::{Value, json};
 
 /// Compiling a rule set takes milliseconds (tens in a debug build): share one.
@@ -1057,7 +1057,7 @@ mod description {
         assert!(
             d["rules"]
                 .as_str()
-                .is_some_and(|v| reel_trace::redact::KNOWN_RULES_VERSIONS.contains(&v)),
+                .is_some_and(|v| reel_redact::redact::KNOWN_RULES_VERSIONS.contains(&v)),
             "{d}"
         );
         assert_eq!(d["marker"], MARKER);
@@ -1135,7 +1135,7 @@ mod description {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        let documented: Vec<&str> = reel_trace::redact::RULE_DOCS
+        let documented: Vec<&str> = reel_redact::redact::RULE_DOCS
             .iter()
             .map(|r| r.name)
             .collect();

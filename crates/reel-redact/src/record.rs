@@ -30,11 +30,11 @@ use base64::Engine as _;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::jsonrpc::RpcKind;
-use crate::line::{Counts, Dir, Eol, Meta, REEL_VOCABULARY_VERSION, kinds};
 use crate::redact::{LineStreams, Redactor};
-use crate::time::Timestamp;
-use crate::writer::{Ending, EventLine, MessageLine, TraceWriter};
+use reel_trace::Timestamp;
+use reel_trace::jsonrpc::RpcKind;
+use reel_trace::line::{Counts, Dir, Eol, Meta, REEL_VOCABULARY_VERSION, kinds};
+use reel_trace::writer::{Ending, EventLine, MessageLine, TraceWriter};
 
 /// The facts a producer knows about a line beyond its bytes: reel's extension members.
 #[derive(Debug, Clone, Copy, Default)]
@@ -76,7 +76,7 @@ pub fn reel_meta(
     transport: &str,
     redactor: &Redactor,
 ) -> Meta {
-    let version = crate::REEL_VERSION;
+    let version = reel_trace::REEL_VERSION;
     Meta {
         v: Some(Value::from(1)),
         ty: "meta".to_owned(),
@@ -198,7 +198,7 @@ impl<W: Write> LineRecorder<W> {
         }
         let text;
         let http = tags.http.is_some();
-        match crate::utf8::validate(bytes) {
+        match reel_trace::validate_utf8(bytes) {
             Ok(s) => {
                 text = self.blocks.redact(&self.redactor, kind, side, http, s);
                 e.text = Some(&text);
@@ -237,7 +237,7 @@ impl<W: Write> LineRecorder<W> {
     }
 
     /// A turn, redacted (its blocks, usage and members, as JSON).
-    pub fn turn(&mut self, turn: &crate::line::Turn) -> io::Result<()> {
+    pub fn turn(&mut self, turn: &reel_trace::line::Turn) -> io::Result<()> {
         let turn = self.redactor.redact_turn(turn);
         self.writer.write_turn(&turn)
     }
@@ -303,7 +303,7 @@ pub fn classify(bytes: &[u8]) -> Option<Json<'_>> {
 /// The line as text without the JSON white space around it, and whether there was
 /// any; `None` when it is not UTF-8 or holds nothing else.
 fn trim_json(bytes: &[u8]) -> Option<(&str, bool)> {
-    let text = crate::utf8::validate(bytes).ok()?;
+    let text = reel_trace::validate_utf8(bytes).ok()?;
     let value = text.trim_matches([' ', '\t', '\n', '\r']);
     (!value.is_empty()).then_some((value, value.len() != text.len()))
 }
@@ -485,7 +485,7 @@ mod tests {
         );
         let v = serde_json::to_value(&m).unwrap();
         assert_eq!(v["type"], "meta");
-        assert_eq!(v["source"], format!("reel@{}", crate::REEL_VERSION));
+        assert_eq!(v["source"], format!("reel@{}", reel_trace::REEL_VERSION));
         assert_eq!(v["transport"], "stdio");
         assert_eq!(v["command"][2], "[REDACTED]");
         assert!(v["redaction"].is_object());

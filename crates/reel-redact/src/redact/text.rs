@@ -27,7 +27,7 @@ use super::builtin::{Revision, Shape, ValueRule};
 use super::{context, prose};
 
 /// What replaces a secret; mcp-tape's marker, so both tools' traces read alike.
-pub const MARKER: &str = "[REDACTED]";
+pub const MARKER: &str = reel_trace::REDACTED;
 
 /// At most this many passes of all value rules over one string. One pass does the work;
 /// the next confirms nothing changed. A rule set whose replacements keep exposing new

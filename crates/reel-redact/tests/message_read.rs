@@ -7,9 +7,9 @@
 use std::sync::LazyLock;
 
 use proptest::prelude::*;
+use reel_redact::record::classify;
+use reel_redact::redact::Redactor;
 use reel_trace::jsonrpc::{Envelope, RpcKind};
-use reel_trace::record::classify;
-use reel_trace::redact::Redactor;
 use serde_json::Value;
 use serde_json::value::RawValue;
 

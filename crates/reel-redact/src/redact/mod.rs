@@ -377,9 +377,9 @@ fn looks_like_json(text: &str) -> bool {
 pub struct RedactedMessage<'a> {
     /// The line redacted; borrowed when nothing changed.
     pub text: Cow<'a, str>,
-    /// Its JSON-RPC kind ([`Envelope::kind_of`](crate::jsonrpc::Envelope::kind_of)'s
+    /// Its JSON-RPC kind ([`Envelope::kind_of`](reel_trace::jsonrpc::Envelope::kind_of)'s
     /// verdict).
-    pub kind: crate::jsonrpc::RpcKind,
+    pub kind: reel_trace::jsonrpc::RpcKind,
 }
 
 /// Applies a rule set to trace content. Cheap to clone (the rules are shared).
@@ -452,22 +452,22 @@ impl Redactor {
     /// under the rules. A redacted line that no longer reads as a turn (a rule that
     /// rewrote a number into a string) keeps the turn's role, time and correlation and
     /// says so in one text block, never the unredacted content.
-    pub fn redact_turn(&self, turn: &crate::line::Turn) -> crate::line::Turn {
+    pub fn redact_turn(&self, turn: &reel_trace::line::Turn) -> reel_trace::line::Turn {
         let Ok(text) = serde_json::to_string(turn) else {
-            return crate::line::Turn::default();
+            return reel_trace::line::Turn::default();
         };
         match self.redact_json(&text) {
             Cow::Borrowed(_) => turn.clone(),
             Cow::Owned(redacted) => {
-                serde_json::from_str(&redacted).unwrap_or_else(|_| crate::line::Turn {
+                serde_json::from_str(&redacted).unwrap_or_else(|_| reel_trace::line::Turn {
                     t: turn.t.clone(),
                     role: turn.role.clone(),
                     corr_id: turn.corr_id.clone(),
-                    blocks: Some(vec![crate::line::Block::Text {
+                    blocks: Some(vec![reel_trace::line::Block::Text {
                         text: "[reel: this turn's content was redacted whole]".to_owned(),
                         extra: serde_json::Map::new(),
                     }]),
-                    ..crate::line::Turn::default()
+                    ..reel_trace::line::Turn::default()
                 })
             }
         }
