@@ -176,8 +176,10 @@ fn walk_values_in_text(rules: &Compiled, text: &str, depth: u8, message: bool) -
     let leading = text
         .bytes()
         .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
-    let mut out = String::new();
-    let mut changed = false;
+    // Filled only once something is rewritten: a text with nothing to redact is not
+    // copied (it may be a string of hundreds of megabytes).
+    let mut out: Option<String> = None;
+    let mut copied = 0;
     let mut from = 0;
     for tries in 0..VALUES_IN_TEXT_MAX {
         let rest = &text[from..];
@@ -196,28 +198,26 @@ fn walk_values_in_text(rules: &Compiled, text: &str, depth: u8, message: bool) -
         };
         let mut walker = Walker::new(rules, &rest[at..], how);
         let walked = matches!(walker.run(), Ok(())) || walker.eof;
-        out.push_str(&rest[..at]);
         if !walked {
             // Not JSON after all: step past the bracket and look again.
-            out.push_str(&rest[at..at + 1]);
             from += at + 1;
             continue;
         }
         let end = walker.pos.max(1);
-        match walker.finish_at(end) {
-            Some(rewritten) => {
-                out.push_str(&rewritten);
-                changed = true;
-            }
-            None => out.push_str(&rest[at..at + end]),
+        if let Some(rewritten) = walker.finish_at(end) {
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            o.push_str(&text[copied..from + at]);
+            o.push_str(&rewritten);
+            copied = from + at + end;
         }
         from += at + end;
         if from >= text.len() {
             break;
         }
     }
-    out.push_str(&text[from..]);
-    changed.then_some(out)
+    let mut out = out?;
+    out.push_str(&text[copied..]);
+    Some(out)
 }
 
 /// Where JSON held inside a line of text starts: the first `{"`, `[{`, `["` or `[[`.
