@@ -54,6 +54,8 @@ pub struct LineReader<R> {
     max_line: usize,
     /// The length of the line being read past (longer than `max_line`), if any.
     skipping: Option<u64>,
+    /// Where the line [`LineReader::next_line`] returned last lies in `buf`.
+    last: Option<(usize, usize)>,
 }
 
 impl<R: Read> LineReader<R> {
@@ -70,6 +72,7 @@ impl<R: Read> LineReader<R> {
             read: 0,
             max_line: MAX_LINE,
             skipping: None,
+            last: None,
         }
     }
 
@@ -92,7 +95,30 @@ impl<R: Read> LineReader<R> {
 
     /// The next line, or `None` at EOF.
     pub fn next_line(&mut self) -> io::Result<Option<RawLine<'_>>> {
-        Ok(self.next_span()?.map(|span| self.line(span)))
+        let span = self.next_span()?;
+        self.last = span
+            .filter(|s| s.skipped.is_none())
+            .map(|s| (s.start, s.end));
+        Ok(span.map(|span| self.line(span)))
+    }
+
+    /// The line [`LineReader::next_line`] returned last, taken out of the reader without
+    /// a copy (its bytes as returned): the reader goes on in a new buffer holding only
+    /// what was read past the line. For a line too large to copy; `None` when the last
+    /// call returned no line to take (end of input, a line read past, or taken already).
+    pub fn take_line(&mut self) -> Option<Vec<u8>> {
+        let (s, e) = self.last.take()?;
+        let ahead = self.end - self.start;
+        let mut next = vec![0; READ_CHUNK.max(ahead)];
+        next[..ahead].copy_from_slice(&self.buf[self.start..self.end]);
+        let mut line = std::mem::replace(&mut self.buf, next);
+        self.start = 0;
+        self.end = ahead;
+        line.truncate(e);
+        line.drain(..s);
+        // Shrinking a large allocation gives its pages back without copying them.
+        line.shrink_to_fit();
+        Some(line)
     }
 
     /// Finds the next line and returns where it is in the buffer (valid until the next call).
@@ -484,6 +510,39 @@ mod tests {
             "{}",
             r.buf.len()
         );
+    }
+
+    /// A taken line is the line's bytes (no BOM, no CR), and the lines after it read on
+    /// from what was already read past it, wherever the reads ended.
+    #[test]
+    fn a_taken_line_leaves_the_rest_to_read() {
+        let mut input = b"\xEF\xBB\xBFfirst\r\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 3 << 20));
+        input.extend_from_slice(b"\r\nthird\nfourth");
+        for chunk in [7, 4096, 5 << 20] {
+            let reader = std::io::BufReader::with_capacity(chunk, &input[..]);
+            let mut r = LineReader::new(reader);
+            let mut got = Vec::new();
+            while let Some(l) = r.next_line().unwrap() {
+                let n = l.number;
+                let taken = if n % 2 == 1 { r.take_line() } else { None };
+                got.push((
+                    n,
+                    taken.unwrap_or_else(|| r.buf[r.last.unwrap().0..r.last.unwrap().1].to_vec()),
+                ));
+                assert!(r.take_line().is_none() || n % 2 == 0);
+            }
+            let want: Vec<(u64, Vec<u8>)> = vec![
+                (1, b"first".to_vec()),
+                (2, vec![b'x'; 3 << 20]),
+                (3, b"third".to_vec()),
+                (4, b"fourth".to_vec()),
+            ];
+            assert_eq!(got.len(), want.len(), "reads of {chunk}");
+            for (g, w) in got.iter().zip(&want) {
+                assert!(g == w, "reads of {chunk}: line {} differs", w.0);
+            }
+        }
     }
 
     fn lines(input: &[u8]) -> Vec<(Vec<u8>, bool, bool)> {

@@ -374,6 +374,17 @@ impl LiveSeal {
         }
     }
 
+    /// A line handed to the sink in parts (bytes and LF, joined).
+    pub(crate) fn line_parts(&mut self, parts: &[&[u8]]) {
+        if let Some(s) = &mut self.sealer {
+            let mut h = Sha256::new();
+            for p in parts {
+                h.update(p);
+            }
+            s.push(h.finalize().into());
+        }
+    }
+
     /// The trace's sink was flushed: the records of its lines may follow.
     pub(crate) fn flushed(&mut self) {
         if let Some(s) = &mut self.sealer {
@@ -566,6 +577,46 @@ mod tests {
         let v = verify(&trace, None).unwrap();
         assert_eq!(v.status, SealStatus::Intact, "{:?}", v.findings);
         assert_eq!((v.sealed, v.verified), (4, 4));
+    }
+
+    /// A message past `INLINE_RAW` is written in parts, and sealed as the one line the
+    /// parts make (issue 28, item 6: a long line is not copied to be written).
+    #[test]
+    fn a_message_written_in_parts_is_sealed_as_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut w, trace) = sealed_writer(dir.path());
+        w.write_meta(&crate::Meta::default()).unwrap();
+        let text = "x".repeat(crate::writer::INLINE_RAW + 5);
+        let head = r#"{"jsonrpc":"2.0","id":1,"result":{"text":""#;
+        let tail = r#""}}"#;
+        w.write_message_parts(
+            &crate::MessageLine::new(Timestamp(0), crate::Dir::Out, r#"{"jsonrpc":"2.0","id":1}"#),
+            &[head, &text, tail],
+        )
+        .unwrap();
+        message(&mut w, 2);
+        w.finish(crate::Ending::ExitCode(0), Timestamp(9)).unwrap();
+        let v = verify(&trace, None).unwrap();
+        assert_eq!(v.status, SealStatus::Intact, "{:?}", v.findings);
+        assert_eq!((v.sealed, v.verified), (4, 4));
+        let written = std::fs::read_to_string(&trace).unwrap();
+        let line = written.lines().nth(1).unwrap();
+        let joined = format!("{head}{text}{tail}");
+        let mut whole = crate::TraceWriter::new(Vec::new(), Timestamp(0));
+        whole
+            .write_message(&crate::MessageLine::new(
+                Timestamp(0),
+                crate::Dir::Out,
+                &joined,
+            ))
+            .unwrap();
+        let whole = whole
+            .finish(crate::Ending::ExitCode(0), Timestamp(9))
+            .unwrap();
+        assert!(
+            whole.starts_with(format!("{line}\n").as_bytes()),
+            "the parts wrote the line the whole message writes"
+        );
     }
 
     /// The trace's file as the OS has it, behind a sink that batches lines until it is

@@ -295,6 +295,24 @@ impl<W: Write> Write for BatchSink<W> {
         Ok(data.len())
     }
 
+    /// The buffers of one line in parts: batched like one write of their total, and
+    /// past the batch size handed on together, not copied.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        if self.buf.len() + total > BATCH_BYTES {
+            self.write_buf()?;
+        }
+        if total >= BATCH_BYTES {
+            let parts: Vec<&[u8]> = bufs.iter().map(|b| &**b).collect();
+            crate::writer::write_all_parts(&mut self.inner, &parts)?;
+        } else {
+            for b in bufs {
+                self.buf.extend_from_slice(b);
+            }
+        }
+        Ok(total)
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.write_buf()?;
         self.inner.flush()

@@ -210,7 +210,19 @@ impl<W: Write> TraceWriter<W> {
 
     /// Writes a message line, copying `raw` verbatim.
     pub fn write_message(&mut self, m: &MessageLine<'_>) -> io::Result<()> {
-        debug_assert!(!m.raw.contains('\n'), "raw must fit on one line");
+        self.write_message_parts(m, &[m.raw])
+    }
+
+    /// Writes a message line whose `raw` is `parts` joined (`m.raw` is what error
+    /// accounting reads: the same message with its long strings left out, or all of
+    /// it). Parts past [`INLINE_RAW`] in all are written where they are, not copied
+    /// into the line, and still as one whole line ([`write_all_parts`]).
+    pub fn write_message_parts(&mut self, m: &MessageLine<'_>, parts: &[&str]) -> io::Result<()> {
+        debug_assert!(
+            parts.iter().all(|p| !p.contains('\n')),
+            "raw must fit on one line"
+        );
+        let len: usize = parts.iter().map(|p| p.len()).sum();
         let b = &mut self.line;
         b.clear();
         b.extend_from_slice(b"{\"t\":\"");
@@ -223,7 +235,13 @@ impl<W: Write> TraceWriter<W> {
             push_json_string(b, s);
         }
         b.extend_from_slice(b",\"raw\":");
-        b.extend_from_slice(m.raw.as_bytes());
+        let inline = len <= INLINE_RAW;
+        let at = b.len();
+        if inline {
+            for p in parts {
+                b.extend_from_slice(p.as_bytes());
+            }
+        }
         if let Some(h) = m.http {
             b.extend_from_slice(b",\"http\":");
             b.extend_from_slice(h.get().as_bytes());
@@ -254,7 +272,20 @@ impl<W: Write> TraceWriter<W> {
         // A producer that knows a line is an error says so; the others are looked at.
         self.errors
             .message_known(m.dir, m.session, req, m.raw, m.is_error);
-        self.flush_line()
+        if inline {
+            return self.flush_line();
+        }
+        let (head, tail) = self.line.split_at(at);
+        let mut all: Vec<&[u8]> = Vec::with_capacity(parts.len() + 2);
+        all.push(head);
+        all.extend(parts.iter().map(|p| p.as_bytes()));
+        all.push(tail);
+        write_all_parts(&mut self.out, &all)?;
+        self.bytes_written += (self.line.len() + len) as u64;
+        if let Some(s) = &mut self.seal {
+            s.line_parts(&all);
+        }
+        Ok(())
     }
 
     /// Writes an extension line.
@@ -378,6 +409,31 @@ impl<W: Write> TraceWriter<W> {
     }
 }
 
+/// A message's `raw` up to this size is copied into the line it is written in; a
+/// longer one is written from where it is, in parts.
+pub const INLINE_RAW: usize = 1 << 20;
+
+/// Writes `parts` as one write: through [`Write::write_vectored`] until all is written,
+/// so a sink that keeps whole writes ([`WholeLinesFile`], [`crate::target::BatchSink`])
+/// keeps the parts of one line together.
+pub fn write_all_parts<W: Write + ?Sized>(out: &mut W, parts: &[&[u8]]) -> io::Result<()> {
+    let mut slices: Vec<io::IoSlice<'_>> = parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| io::IoSlice::new(p))
+        .collect();
+    let mut rest = &mut slices[..];
+    while !rest.is_empty() {
+        match out.write_vectored(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => io::IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Appends `s` as a JSON string literal.
 pub(crate) fn push_json_string(out: &mut Vec<u8>, s: &str) {
     // serde_json writes a &str as a correctly escaped string; writing to a Vec cannot fail.
@@ -401,25 +457,38 @@ impl WholeLinesFile {
     }
 }
 
+impl WholeLinesFile {
+    fn write_whole(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        let mut written = 0;
+        for p in parts {
+            if let Err(e) = self.file.write_all(p) {
+                // Best effort: a file that cannot be cut is left as it is.
+                let _ = self.file.set_len(self.len);
+                let _ = self.file.seek(SeekFrom::Start(self.len));
+                return Err(e);
+            }
+            written += p.len() as u64;
+        }
+        self.len += written;
+        Ok(())
+    }
+}
+
 impl Write for WholeLinesFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.write_all(buf).map(|()| buf.len())
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        use std::io::{Seek, SeekFrom};
-        match self.file.write_all(buf) {
-            Ok(()) => {
-                self.len += buf.len() as u64;
-                Ok(())
-            }
-            Err(e) => {
-                // Best effort: a file that cannot be cut is left as it is.
-                let _ = self.file.set_len(self.len);
-                let _ = self.file.seek(SeekFrom::Start(self.len));
-                Err(e)
-            }
-        }
+        self.write_whole(&[buf])
+    }
+
+    /// All the buffers, or none of them: one line in parts is one write.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let parts: Vec<&[u8]> = bufs.iter().map(|b| &**b).collect();
+        self.write_whole(&parts)?;
+        Ok(parts.iter().map(|p| p.len()).sum())
     }
 
     fn flush(&mut self) -> io::Result<()> {
