@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use super::{ConvertError, Converted, Fault, Format, Found, Item, Problem, convert};
 use reel_redact::record::{LineRecorder, Tags, reel_meta};
 use reel_redact::redact::Redactor;
+use reel_trace::Timestamp;
 use reel_trace::line::{Eol, kinds};
 use reel_trace::target::{TargetError, TraceTarget};
 use reel_trace::writer::{Ending, EventLine};
@@ -229,41 +230,7 @@ pub fn import(
         };
         let t = item.t();
         last = last.max(t);
-        match item {
-            Item::Message {
-                dir,
-                raw,
-                mut session,
-                ..
-            } => {
-                if let (None, Some(s)) = (&session, sessions.as_mut()) {
-                    session = Some(s.of(dir, &raw).to_owned());
-                }
-                let tags = Tags {
-                    session: session.as_deref(),
-                    ..Tags::default()
-                };
-                rec.message(t, dir, raw.as_bytes(), Eol::Lf, tags)
-                    .map_err(write_err)?;
-            }
-            Item::Event {
-                kind, raw, session, ..
-            } => {
-                let redacted = rec.redactor().redact_json(&raw).into_owned();
-                let value = serde_json::value::RawValue::from_string(redacted)
-                    .map_err(|e| write_err(io::Error::other(e)))?;
-                let mut e = EventLine::new(t, &kind);
-                e.raw = Some(&value);
-                if let Some(s) = &session {
-                    e.fields.insert("session".into(), s.clone().into());
-                }
-                rec.write_event(&e).map_err(write_err)?;
-            }
-            Item::Turn { mut turn, .. } => {
-                turn.t = Some(t.to_iso().as_str().to_owned());
-                rec.turn(&turn).map_err(write_err)?;
-            }
-        }
+        record_item(&mut rec, sessions.as_mut(), t, item).map_err(write_err)?;
         out.items += 1;
     }
     rec.finish(Ending::Reason("imported".into()), last)
@@ -278,6 +245,67 @@ pub fn import(
         });
     }
     Ok(out)
+}
+
+/// Writes one converted item: a message (in parts when it is too large to copy), an
+/// event, or a turn, each redacted on the way.
+fn record_item<W: io::Write>(
+    rec: &mut LineRecorder<W>,
+    sessions: Option<&mut HttpSessions>,
+    t: Timestamp,
+    item: Item,
+) -> io::Result<()> {
+    let session_of =
+        |session: Option<String>, dir, raw: &str, sessions: Option<&mut HttpSessions>| match (
+            session, sessions,
+        ) {
+            (None, Some(s)) => Some(s.of(dir, raw).to_owned()),
+            (session, _) => session,
+        };
+    match item {
+        Item::Message {
+            dir, raw, session, ..
+        } => {
+            let session = session_of(session, dir, &raw, sessions);
+            let tags = Tags {
+                session: session.as_deref(),
+                ..Tags::default()
+            };
+            rec.message(t, dir, raw.as_bytes(), Eol::Lf, tags)
+        }
+        Item::Large(large) => {
+            let Item::Message {
+                dir, raw, session, ..
+            } = &*large.item
+            else {
+                // An event's payload is written whole: copied.
+                return record_item(rec, sessions, t, large.into_item());
+            };
+            let session = session_of(session.clone(), *dir, raw, sessions);
+            let tags = Tags {
+                session: session.as_deref(),
+                ..Tags::default()
+            };
+            rec.message_in_parts(t, *dir, raw, |text| large.holes_in(text), tags)
+        }
+        Item::Event {
+            kind, raw, session, ..
+        } => {
+            let redacted = rec.redactor().redact_json(&raw).into_owned();
+            let value =
+                serde_json::value::RawValue::from_string(redacted).map_err(io::Error::other)?;
+            let mut e = EventLine::new(t, &kind);
+            e.raw = Some(&value);
+            if let Some(s) = &session {
+                e.fields.insert("session".into(), s.clone().into());
+            }
+            rec.write_event(&e)
+        }
+        Item::Turn { mut turn, .. } => {
+            turn.t = Some(t.to_iso().as_str().to_owned());
+            rec.turn(&turn)
+        }
+    }
 }
 
 /// The sessions of an HTTP recording whose format keeps none per message: what came

@@ -31,6 +31,7 @@ pub mod agent_vcr;
 pub mod cassette;
 pub mod claude;
 pub mod import;
+pub mod large;
 mod lines;
 pub mod mcp_rec;
 pub mod mcp_vcr;
@@ -41,6 +42,7 @@ pub mod readable;
 pub mod recorder;
 pub mod yaml_limits;
 
+pub use large::{LARGE_LINE, Large, Part};
 pub use lines::{Entry, LineItems, Lines, line_items, read_lines};
 
 /// The largest one-document file (JSON or YAML) reel reads: such files are parsed whole.
@@ -184,6 +186,9 @@ pub enum Item {
         /// The turn.
         turn: Box<Turn>,
     },
+    /// A message or event of a line too large to copy, its long strings still in the
+    /// source line ([`large`]); [`Large::into_item`] gives the plain item.
+    Large(Large),
 }
 
 impl Item {
@@ -191,6 +196,7 @@ impl Item {
     pub fn t(&self) -> Timestamp {
         match self {
             Item::Message { t, .. } | Item::Event { t, .. } | Item::Turn { t, .. } => *t,
+            Item::Large(l) => l.item.t(),
         }
     }
 }

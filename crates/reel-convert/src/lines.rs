@@ -70,6 +70,12 @@ impl Lines {
         }))
     }
 
+    /// The line [`Lines::next_entry`] returned last, taken out of the reader without a
+    /// copy (see [`LineReader::take_line`]).
+    pub fn take_line(&mut self) -> Option<Vec<u8>> {
+        self.reader.take_line()
+    }
+
     /// The next line: its number and bytes (the buffer is reused by the next call); a
     /// byte order mark before the first line is not part of it. A line too long to hold
     /// comes back empty (what gives items reads [`Lines::next_entry`] instead, and says
@@ -91,7 +97,9 @@ impl Lines {
 /// The items of a line format: each line of `lines` through `convert`, which gives
 /// nothing for a line without an item (blank, a header), the item, or the fault (for a
 /// line it cannot convert, with the bytes to keep); a line too long to hold is
-/// [`Fault::TooLong`], never seen by `convert`; a read error ends the stream.
+/// [`Fault::TooLong`], never seen by `convert`; a read error ends the stream. A line of
+/// [`crate::LARGE_LINE`] bytes or more is converted through a skeleton
+/// ([`crate::large`]): `convert` must pass strings through as JSON text.
 pub fn line_items<F>(lines: Lines, convert: F) -> LineItems<F>
 where
     F: FnMut(u64, &[u8]) -> Result<Option<Item>, Fault>,
@@ -121,7 +129,16 @@ where
                 Ok(None) => return None,
                 Err(e) => return Some(Err(Fault::Io(e))),
             };
-            match (self.convert)(number, bytes) {
+            let converted = if bytes.len() >= crate::LARGE_LINE {
+                // Taken out of the reader rather than copied (see `large`).
+                match self.lines.take_line() {
+                    Some(line) => crate::large::convert(number, line, &mut self.convert),
+                    None => continue,
+                }
+            } else {
+                (self.convert)(number, bytes)
+            };
+            match converted {
                 Ok(None) => continue,
                 Ok(Some(item)) => return Some(Ok(item)),
                 Err(fault) => return Some(Err(fault)),

@@ -53,7 +53,8 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
     {
         let mut lines = read_lines(path)?;
         while let Some((number, bytes)) = lines.next_line()? {
-            let Ok(Some(Item::Message { t, dir, raw, .. })) = line(number, bytes) else {
+            let bytes = crate::large::skeleton(bytes);
+            let Ok(Some(Item::Message { t, dir, raw, .. })) = line(number, &bytes) else {
                 continue;
             };
             started.get_or_insert(t);

@@ -156,6 +156,7 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
         let mut lines = read_lines(path)?;
         let mut probe = Converter::new(&servers);
         while let Some((number, bytes)) = lines.next_line()? {
+            let bytes = &*crate::large::skeleton(bytes);
             let tail = meta_tail(bytes);
             servers.line(bytes, tail);
             times.line(number, bytes, tail);

@@ -39,6 +39,13 @@ pub fn run(format: Format, data: &[u8]) {
                     serde_json::from_str::<serde_json::Value>(&raw).is_ok(),
                     "an item's raw is one JSON value: {raw}"
                 ),
+                Ok(Item::Large(large)) => {
+                    let (Item::Message { raw, .. } | Item::Event { raw, .. }) = large.into_item()
+                    else {
+                        panic!("a large item is a message or an event");
+                    };
+                    assert!(serde_json::from_str::<serde_json::Value>(&raw).is_ok());
+                }
                 Ok(Item::Turn { .. }) | Err(Fault::Bad(..) | Fault::TooLong { .. }) => {}
                 Err(Fault::Io(e)) => panic!("reading a file just written failed: {e}"),
             }

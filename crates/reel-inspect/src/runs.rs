@@ -319,6 +319,11 @@ fn foreign_run_of(
         match item {
             Ok(item) => {
                 ended = ended.max(item.t());
+                // A large message's skeleton says all a listing reads of it.
+                let item = match item {
+                    Item::Large(large) => *large.item,
+                    item => item,
+                };
                 match item {
                     Item::Message { dir, raw, .. } => {
                         match dir {
@@ -333,6 +338,7 @@ fn foreign_run_of(
                         llm.add(&turn);
                         errors.turn(&turn);
                     }
+                    Item::Large(_) => {}
                 }
             }
             Err(Fault::Bad(..) | Fault::TooLong { .. }) => counts.events += 1,

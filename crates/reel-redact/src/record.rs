@@ -152,6 +152,45 @@ impl<W: Write> LineRecorder<W> {
         self.writer.write_message(&m)
     }
 
+    /// A message too large to copy, given as `skeleton` (the message with its long
+    /// strings replaced by marks) and `strings`, which finds the marks in a text (the
+    /// skeleton redacted, where a mark under a secret name is gone with its string) and
+    /// gives each one's string as JSON text. The skeleton is redacted and read as
+    /// [`LineRecorder::message`] reads a line, each string kept is redacted as a JSON
+    /// string, and the line is written from the pieces, not joined in memory.
+    pub fn message_in_parts<'s>(
+        &mut self,
+        t: Timestamp,
+        dir: Dir,
+        skeleton: &str,
+        strings: impl Fn(&str) -> Vec<(std::ops::Range<usize>, &'s str)>,
+        tags: Tags<'_>,
+    ) -> io::Result<()> {
+        let Some(read) = self.read_message(skeleton.as_bytes()) else {
+            return Err(io::Error::other("a message too large to copy is not JSON"));
+        };
+        self.blocks.message(dir, tags.http.is_some());
+        let found = strings(&read.raw);
+        let redacted: Vec<Cow<'s, str>> = found
+            .iter()
+            .map(|(_, s)| self.redactor.redact_json(s))
+            .collect();
+        let mut parts: Vec<&str> = Vec::with_capacity(2 * redacted.len() + 1);
+        let mut at = 0;
+        for ((r, _), s) in found.iter().zip(&redacted) {
+            parts.push(&read.raw[at..r.start]);
+            parts.push(s);
+            at = r.end;
+        }
+        parts.push(&read.raw[at..]);
+        let mut m = MessageLine::new(t, dir, &read.raw);
+        m.is_error = Some(read.is_error);
+        m.session = tags.session;
+        m.http = tags.http;
+        m.origin = tags.origin;
+        self.writer.write_message_parts(&m, &parts)
+    }
+
     /// Reads a line as one JSON value and redacts it: one pass of the redaction walk
     /// validates, classifies and redacts a line as received. A line with raw line
     /// breaks (white space between tokens, or not JSON when inside a string) is judged

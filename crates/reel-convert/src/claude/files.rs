@@ -59,7 +59,7 @@ pub(super) fn first_session_id(path: &Path) -> Option<String> {
     let mut lines = read_lines(path).ok()?;
     for _ in 0..8 {
         let (_, bytes) = lines.next_line().ok()??;
-        if let Ok(m) = serde_json::from_slice::<Map<String, Value>>(bytes)
+        if let Ok(m) = serde_json::from_slice::<Map<String, Value>>(&crate::large::skeleton(bytes))
             && let Some(id) = m.get("sessionId").and_then(Value::as_str)
         {
             return Some(id.to_owned());

@@ -328,7 +328,8 @@ fn convert_ndjson(path: &Path) -> Result<Converted, ConvertError> {
     {
         let mut lines = read_lines(path)?;
         while let Some((_, bytes)) = lines.next_line()? {
-            let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(bytes) else {
+            let bytes = crate::large::skeleton(bytes);
+            let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(&bytes) else {
                 continue;
             };
             if o.get("_type").and_then(Value::as_str) == Some("meta") {

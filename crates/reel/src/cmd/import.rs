@@ -29,7 +29,10 @@ as a reel.nonjson event and counted. Redaction is on, as when recording: these t
 what they saw raw.
 
 Limits: a line of a line format may be 1 GiB long; a longer one is read past without being
-held. A one-document file (JSON, YAML) is read whole, up to 512 MiB. A YAML document is
+held. A line of 16 MiB or more is converted with its strings of 1 MiB or more left where
+they are, so it costs one copy of itself plus the reader's 64 MiB growth step; a long
+string that holds a secret is copied once to be redacted, and an event's payload or a
+Claude Code session's line is read whole. A one-document file (JSON, YAML) is read whole, up to 512 MiB. A YAML document is
 refused before parsing when its collections nest more than 128 deep, when its aliases
 would expand it past 4 times its size (at least 1 MiB, at most 512 MiB), or when an alias
 stands inside the node it names.

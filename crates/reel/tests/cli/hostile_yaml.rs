@@ -29,8 +29,14 @@ pub struct Ran {
 
 /// `reel ARGS…` under [`MEMORY_CEILING`], killed after [`HANG`] (the test then fails).
 pub fn reel_bounded(args: &[&str], stdin: Option<std::fs::File>) -> Ran {
+    reel_within(MEMORY_CEILING, args, stdin)
+}
+
+/// `reel ARGS…` under the address-space ceiling `ceiling` (`--as=BYTES`), killed after
+/// [`HANG`] (the test then fails).
+pub fn reel_within(ceiling: &str, args: &[&str], stdin: Option<std::fs::File>) -> Ran {
     let mut cmd = Command::new("prlimit");
-    cmd.arg(MEMORY_CEILING)
+    cmd.arg(ceiling)
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_reel"))
         .args(args)

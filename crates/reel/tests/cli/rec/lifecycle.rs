@@ -493,6 +493,34 @@ fn a_trace_write_failing_midway_exits_74_and_says_the_servers_status() {
     );
 }
 
+/// A message too long to copy into the writer's line is written in parts, and still as
+/// one write: when the disk gives out inside it, the trace ends at the line before.
+#[test]
+fn a_long_message_cut_by_the_disk_leaves_whole_lines() {
+    let s = Session::new();
+    let server = r#"echo '{"jsonrpc":"2.0","method":"n","params":{}}'; printf '{"jsonrpc":"2.0","method":"n","params":{"t":"'; head -c 2097152 /dev/zero | tr '\0' a; printf '"}}\n'; exit 0"#;
+    let out = run(
+        with_file_limit(&s, 1 << 20, &["sh", "-c", server]),
+        Vec::new(),
+    );
+    let err = out.stderr_text();
+    assert_eq!(out.code(), Some(74), "{err}");
+    // The client got the long line whole.
+    let long = r#"{"jsonrpc":"2.0","method":"n","params":{"t":""#.len() + (2 << 20) + 4;
+    let first = r#"{"jsonrpc":"2.0","method":"n","params":{}}"#.len() + 1;
+    assert_eq!(out.stdout.len(), first + long, "{err}");
+    let trace = std::fs::read_to_string(s.trace_path()).unwrap();
+    assert!(trace.ends_with('\n'), "the trace ends on a whole line");
+    for line in trace.lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("every line is whole JSON");
+    }
+    assert!(
+        trace.len() < 1 << 20,
+        "the long line is not in: {}",
+        trace.len()
+    );
+}
+
 #[test]
 fn a_trace_whose_first_line_cannot_be_written_leaves_no_file() {
     let s = Session::new();
