@@ -104,9 +104,32 @@ impl Format {
         }
     }
 
-    /// The format named `name`.
+    /// The formats reel writes (`reel export`), in the order its help lists them.
+    pub const WRITTEN: [Format; 5] = [
+        Format::Mcporter,
+        Format::Mcptape,
+        Format::Cassette,
+        Format::McpVcr,
+        Format::Mmsp,
+    ];
+
+    /// Other names the format answers to: `reel export` once said `cassette` and `vcr`
+    /// where `import --from` said `mcp-cassette` and `mcp-vcr`; both still work.
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Format::Cassette => &["cassette"],
+            Format::McpVcr => &["vcr"],
+            _ => &[],
+        }
+    }
+
+    /// The format named `name` (its [`Format::name`] or one of its
+    /// [`Format::aliases`]).
     pub fn from_name(name: &str) -> Option<Format> {
-        Format::ALL.iter().copied().find(|f| f.name() == name)
+        Format::ALL
+            .iter()
+            .copied()
+            .find(|f| f.name() == name || f.aliases().contains(&name))
     }
 
     /// The format of a file that starts with `head` (its first [`SNIFF_BYTES`] bytes, or

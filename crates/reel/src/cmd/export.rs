@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use reel_convert::{ExportError, cassette, mcp_vcr, mcporter, mcptape, mmsp};
+use reel_convert::{ExportError, Format, cassette, mcp_vcr, mcporter, mcptape, mmsp};
 
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};
@@ -19,9 +19,9 @@ Formats, for the tools that read them:
              the run's label unless --server NAME.
   mcptape    a run directory (trace.jsonl + meta.json) for `mcptape play`; -o names the
              directory [default: .mcptape/runs/<run>].
-  cassette   an mcp-cassette cassette (JSON, format_version 3) `mcp-cassette replay`
-             serves.
-  vcr        an mcp-vcr transcript (YAML) `mcp-vcr replay` serves.
+  mcp-cassette  an mcp-cassette cassette (JSON, format_version 3) `mcp-cassette
+             replay` serves (also spelt `cassette`).
+  mcp-vcr    an mcp-vcr transcript (YAML) `mcp-vcr replay` serves (also `vcr`).
   mmsp       MMSP tracer files (RFC-0010): <id>.json and <id>.txt in the cache directory
              --cache DIR [default: $MMSP_CACHE_DIR, else cache], the id --id ID [default:
              the run's name]; one conversation per id.
@@ -48,15 +48,22 @@ Exit status: 0 written; 64 bad flags, or a trace id MMSP refuses; 66 the trace c
 read or holds nothing the format can hold; 69 the collector did not take the spans; 73
 the output cannot be written.";
 
-/// The formats `reel export` writes.
-const FORMATS: [&str; 6] = ["mcporter", "mcptape", "cassette", "vcr", "mmsp", "otlp"];
+/// The formats `reel export` writes: the recording formats by the names `import --from`
+/// takes (one list, in reel-convert), and OpenTelemetry.
+fn formats() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    let written = Format::WRITTEN
+        .iter()
+        .map(|f| PossibleValue::new(f.name()).aliases(f.aliases().iter().copied()));
+    clap::builder::PossibleValuesParser::new(written.chain([PossibleValue::new("otlp")]))
+}
 
 /// Arguments of `reel export`.
 #[derive(clap::Args)]
 #[command(after_long_help = AFTER_HELP)]
 pub struct Args {
-    /// The format to write: mcporter, mcptape, cassette, vcr, mmsp or otlp.
-    #[arg(value_name = "FORMAT", value_parser = FORMATS)]
+    /// The format to write: mcporter, mcptape, mcp-cassette, mcp-vcr, mmsp or otlp.
+    #[arg(value_name = "FORMAT", value_parser = formats())]
     format: String,
 
     /// The trace (a path or a run name); otlp takes several.
@@ -110,8 +117,10 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         ExportError::Write(_) => coded(exit::CANT_CREATE, e.to_string()),
         _ => coded(exit::NO_INPUT, e.to_string()),
     };
-    let (left, holds) = match args.format.as_str() {
-        "mcptape" => {
+    // clap gives the format's own name for an alias.
+    let format = Format::from_name(&args.format);
+    let (left, holds) = match format {
+        Some(Format::Mcptape) => {
             let dir = args
                 .output
                 .clone()
@@ -123,7 +132,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
             say!("reel: wrote the mcptape run {}", dir.display());
             (left, "mcptape runs hold MCP messages")
         }
-        "mmsp" => {
+        Some(Format::Mmsp) => {
             let cache = args
                 .cache
                 .clone()
@@ -146,7 +155,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         format => {
             let mut sink = Sink::open(args.output.as_deref())?;
             let (left, holds) = match format {
-                "mcporter" => {
+                Some(Format::Mcporter) => {
                     let server = args.server.clone().unwrap_or_else(|| label.clone());
                     let left = mcporter::export(&path, &server, &mut sink.out).map_err(refused)?;
                     (
@@ -154,15 +163,15 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
                         "mcporter recordings hold one JSON-RPC message per line",
                     )
                 }
-                "cassette" => (
+                Some(Format::Cassette) => (
                     cassette::export(&path, &mut sink.out).map_err(refused)?,
                     "cassettes hold JSON-RPC messages",
                 ),
-                "vcr" => (
+                Some(Format::McpVcr) => (
                     mcp_vcr::export(&path, &mut sink.out).map_err(refused)?,
                     "mcp-vcr transcripts hold JSON-RPC messages",
                 ),
-                other => unreachable!("clap allows only FORMATS, not {other}"),
+                other => unreachable!("clap allows only the formats written, not {other:?}"),
             };
             sink.commit()?;
             (left, holds)

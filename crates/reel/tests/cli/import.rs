@@ -299,6 +299,43 @@ fn recording_with(secret: &str) -> String {
     .concat()
 }
 
+/// Import and export name formats from one list: `export` takes the names `import
+/// --from` takes, and the old spellings (`cassette`, `vcr`) still mean the same formats
+/// on both, with the same output.
+#[test]
+fn import_and_export_take_the_same_format_names_and_the_old_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = crate::harness::workspace().join("examples/everything-demo.jsonl");
+    for (name, alias) in [("mcp-cassette", "cassette"), ("mcp-vcr", "vcr")] {
+        let mut outs = Vec::new();
+        for spelt in [name, alias] {
+            let out = tmp.path().join(format!("{spelt}.out"));
+            let mut c = reel();
+            c.args(["export", spelt]).arg(&trace).arg("-o").arg(&out);
+            let (code, _, err) = run(c);
+            assert_eq!(code, Some(0), "export {spelt}: {err}");
+            outs.push(std::fs::read(&out).unwrap());
+            let imported = tmp.path().join(format!("{spelt}.jsonl"));
+            let mut c = reel();
+            c.args(["import", "--from", spelt])
+                .arg(&out)
+                .arg("-o")
+                .arg(&imported);
+            let (code, _, err) = run(c);
+            assert_eq!(code, Some(0), "import --from {spelt}: {err}");
+        }
+        assert!(outs[0] == outs[1], "{name} and {alias} write the same file");
+    }
+    let mut c = reel();
+    c.args(["export", "nope"]).arg(&trace);
+    let (code, _, err) = run(c);
+    assert_eq!(code, Some(64), "{err}");
+    assert!(
+        err.contains("mcporter, mcptape, mcp-cassette, mcp-vcr, mmsp, otlp"),
+        "the same names listed: {err}"
+    );
+}
+
 #[test]
 fn exports_of_a_file_read_directly_are_redacted_and_leave_nothing_behind() {
     let tmp = tempfile::tempdir().unwrap();
