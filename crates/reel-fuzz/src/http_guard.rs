@@ -1,6 +1,6 @@
 //! What the HTTP side reads from outside before anything else: the `Host` and `Origin`
-//! headers the loopback guard judges (`reel_mcp::http::LoopbackGuard`, DNS-rebinding
-//! protection on every listener) and the `--url` parser (`McpUrl::parse`).
+//! headers the loopback guard judges (`reel_net::http::LoopbackGuard`, DNS-rebinding
+//! protection on every listener) and the `--url` parser (`UpstreamUrl::parse`).
 //!
 //! The input is lines: a URL, the extra allowed names (comma-separated), then header
 //! values, `Host` and `Origin` in turn (any bytes, as a client may send them).
@@ -10,7 +10,7 @@
 //! allowed whatever its case; and a URL that parses has a host, a path, and — when its
 //! host is a loopback name — is accepted as its own `Host` and `Origin`.
 
-use reel_mcp::http::{LoopbackGuard, McpUrl, is_loopback_name};
+use reel_net::http::{LoopbackGuard, UpstreamUrl, is_loopback_name};
 
 /// The target.
 pub fn run(data: &[u8]) {
@@ -54,7 +54,7 @@ pub fn run(data: &[u8]) {
         );
     }
 
-    if let Ok(u) = McpUrl::parse(&url) {
+    if let Ok(u) = UpstreamUrl::parse(&url) {
         assert!(!u.host.is_empty(), "no host: {u:?}");
         assert!(!u.path.is_empty(), "no path: {u:?}");
         let _ = u.host_port();

@@ -1,4 +1,4 @@
-//! The line framer (`reel_mcp::framing::LineFramer`) on a peer's stdio stream, split
+//! The line framer (`reel_net::framing::LineFramer`) on a peer's stdio stream, split
 //! into chunks anywhere, under each kind of [`Limit`].
 //!
 //! Asserts: without a limit, the lines with their line breaks are the input byte for
@@ -7,7 +7,7 @@
 //! with `Cut`, no piece is longer than the limit and no byte other than a line break is
 //! lost or added.
 
-use reel_mcp::framing::{Limit, Line, LineFramer};
+use reel_net::framing::{Limit, Line, LineFramer};
 
 use crate::{choice, chunks};
 

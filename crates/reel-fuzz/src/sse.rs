@@ -1,11 +1,11 @@
-//! The SSE parser (`reel_mcp::sse::Parser`) on a response body from a server, split
+//! The SSE parser (`reel_net::sse::Parser`) on a response body from a server, split
 //! into chunks anywhere.
 //!
 //! Asserts: the events do not depend on how the body was split; the parser's count is
 //! the number of events handed out; and every event, encoded with its own line ending
 //! and parsed again, is the same event (what the tape server writes, verify reads back).
 
-use reel_mcp::sse::{Event, Parser};
+use reel_net::sse::{Event, Parser};
 
 use crate::{choice, chunks};
 

@@ -78,8 +78,8 @@ pub fn error_response(
     provider: Provider,
     failure: Failure,
     message: &str,
-) -> http::Response<reel_mcp::reply::Reply> {
-    let mut r = http::Response::new(reel_mcp::reply::Reply::full(error_body(
+) -> http::Response<reel_net::reply::Reply> {
+    let mut r = http::Response::new(reel_net::reply::Reply::full(error_body(
         provider, failure, message,
     )));
     *r.status_mut() =

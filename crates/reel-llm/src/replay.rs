@@ -35,8 +35,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use reel_mcp::normalize::{Difference, Pointer, diff, json_eq};
-use reel_mcp::reply::{Reply, ReplyFrame};
-use reel_mcp::serve::{self, Limits, Stop};
+use reel_net::reply::{Reply, ReplyFrame};
+use reel_net::serve::{self, Limits, Stop};
 use reel_redact::redact::Redactor;
 use reel_trace::hash::request_sha256;
 use reel_trace::line::Line;

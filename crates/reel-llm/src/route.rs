@@ -13,7 +13,7 @@
 //! own). A path reel does not know is read by its request body's shape
 //! ([`Route::read_body_shape`]).
 
-use reel_mcp::http::McpUrl;
+use reel_net::http::UpstreamUrl;
 
 use crate::api::{Endpoint, Provider};
 use reel_trace::llm::canonical_path;
@@ -38,19 +38,19 @@ pub struct RouteError {
 /// The routing table.
 #[derive(Debug, Clone)]
 pub struct Routes {
-    anthropic: McpUrl,
-    openai: McpUrl,
+    anthropic: UpstreamUrl,
+    openai: UpstreamUrl,
     /// `--upstream`: everything not mapped goes here.
-    all: Option<McpUrl>,
+    all: Option<UpstreamUrl>,
     /// `--map`, longest prefix first.
-    maps: Vec<(String, McpUrl)>,
+    maps: Vec<(String, UpstreamUrl)>,
 }
 
 /// Where one request goes.
 #[derive(Debug, Clone)]
 pub struct Route<'r> {
     /// The upstream server.
-    pub upstream: &'r McpUrl,
+    pub upstream: &'r UpstreamUrl,
     /// Path and query to request upstream.
     pub upstream_path: String,
     /// The provider path, query removed and map prefix stripped (the trace's
@@ -83,8 +83,8 @@ impl Route<'_> {
     }
 }
 
-fn parse(flag: &'static str, url: &str) -> Result<McpUrl, RouteError> {
-    McpUrl::parse(url).map_err(|e| RouteError {
+fn parse(flag: &'static str, url: &str) -> Result<UpstreamUrl, RouteError> {
+    UpstreamUrl::parse(url).map_err(|e| RouteError {
         flag,
         value: url.to_owned(),
         reason: e.reason,

@@ -226,7 +226,7 @@ impl ModelCall {
         if let Some(url) = self
             .url
             .as_deref()
-            .and_then(|u| reel_mcp::http::McpUrl::parse(u).ok())
+            .and_then(|u| reel_net::http::UpstreamUrl::parse(u).ok())
         {
             attrs
                 .str(names::SERVER_ADDRESS, url.host)

@@ -14,8 +14,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
 use prost::Message;
-use reel_mcp::http::McpUrl;
-use reel_mcp::upstream::{self, TlsConnector};
+use reel_net::http::UpstreamUrl;
+use reel_net::upstream::{self, TlsConnector};
 
 /// Tries of one request, the first included.
 pub const ATTEMPTS: u32 = 6;
@@ -54,7 +54,7 @@ pub enum CollectorError {
 /// Where spans go: the collector's traces URL and the headers it wants (an API key).
 #[derive(Clone)]
 pub struct Collector {
-    url: McpUrl,
+    url: UpstreamUrl,
     headers: Vec<(http::HeaderName, http::HeaderValue)>,
     tls: Option<TlsConnector>,
 }
@@ -73,7 +73,7 @@ impl Collector {
     /// The collector at `url` (`http://` or `https://`), sent `headers` (`NAME=VALUE`,
     /// as `OTEL_EXPORTER_OTLP_HEADERS` lists them) with every request.
     pub fn new(url: &str, headers: &[String]) -> Result<Collector, CollectorError> {
-        let url = McpUrl::parse(url).map_err(|e| CollectorError::Url {
+        let url = UpstreamUrl::parse(url).map_err(|e| CollectorError::Url {
             url: shown(&e.url),
             reason: e.reason,
         })?;

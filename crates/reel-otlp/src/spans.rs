@@ -69,7 +69,7 @@ impl Transport {
             server: meta
                 .upstream
                 .as_deref()
-                .and_then(|u| reel_mcp::http::McpUrl::parse(u).ok())
+                .and_then(|u| reel_net::http::UpstreamUrl::parse(u).ok())
                 .map(|u| (u.host, u.port)),
         }
     }

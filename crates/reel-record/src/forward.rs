@@ -33,7 +33,7 @@ use reel_trace::Timestamp;
 
 use crate::queue::{LineRecord, Stream};
 use crate::trace::{Notice, NoticeFn, TraceSink};
-use reel_mcp::framing::{Limit, Line, LineFramer};
+use reel_net::framing::{Limit, Line, LineFramer};
 
 /// Bytes a forwarding thread reads at once (as much as a widened pipe holds).
 pub const CHUNK: usize = 1024 * 1024;
@@ -272,7 +272,7 @@ pub(crate) enum Sink {
     Blocking(Box<dyn Write + Send>),
     /// A pipe only reel writes to, set non-blocking: a write that finds it full returns.
     #[cfg(unix)]
-    Pipe(reel_mcp::process::NonBlockingPipe),
+    Pipe(reel_net::process::NonBlockingPipe),
 }
 
 impl Sink {

@@ -73,7 +73,7 @@ use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use reel_mcp::serve;
+use reel_net::serve;
 use reel_redact::record::reel_meta;
 use reel_redact::redact::Redactor;
 use reel_trace::line::Meta;
@@ -191,7 +191,7 @@ pub struct HttpOutcome {
 
 /// Stops a running proxy from another thread (tests, embedding programs): streams are
 /// closed, the trace ends.
-pub use reel_mcp::serve::Stop as StopHandle;
+pub use reel_net::serve::Stop as StopHandle;
 
 /// A configured proxy, bound to its address, before it runs.
 pub struct HttpRecorder {
@@ -199,7 +199,7 @@ pub struct HttpRecorder {
     url: UpstreamUrl,
     listener: StdListener,
     local: SocketAddr,
-    tls: Option<reel_mcp::upstream::TlsConnector>,
+    tls: Option<reel_net::upstream::TlsConnector>,
     label: String,
     command: Vec<String>,
     upstream_shown: String,

@@ -7,7 +7,7 @@
 //! HTTP (and legacy HTTP+SSE) reverse proxy behind `reel rec --url URL`. The parts they
 //! share:
 //! - `forward`: the forwarding threads, one per pipe, bytes onward first, lines after;
-//! - `reel_mcp::framing` splits a byte stream into lines *after* the bytes were
+//! - `reel_net::framing` splits a byte stream into lines *after* the bytes were
 //!   forwarded;
 //! - `queue`: the one bounded queue between the forwarding threads and the trace,
 //!   with backpressure (default) or counted drops (`--drop-when-behind`);
@@ -15,7 +15,7 @@
 //!   message or not), redacts it and writes it whole;
 //! - `trace`: where the trace goes ([`TraceTarget`]), the errors and notices of a session, the start of
 //!   the writer thread;
-//! - `reel_mcp::process` (unix): spawning, waiting for and signalling the wrapped
+//! - `reel_net::process` (unix): spawning, waiting for and signalling the wrapped
 //!   server.
 //!
 //! Invariants kept throughout: the bytes the two peers exchange are never changed, delayed

@@ -135,7 +135,7 @@ impl ClientIo {
     /// reel's own stdin, stdout and stderr (unbuffered).
     #[cfg(unix)]
     pub fn inherit() -> ClientIo {
-        use reel_mcp::process::StdFd;
+        use reel_net::process::StdFd;
         fn boxed_in(fd: Option<StdFd>) -> Box<dyn Read + Send> {
             match fd {
                 Some(f) => Box::new(f),
@@ -222,7 +222,7 @@ impl StdioRecorder {
         client: ClientIo,
         notices: impl Fn(Notice) + Send + Sync + 'static,
     ) -> Result<Outcome, RecordError> {
-        use reel_mcp::process::{self, ChildHandle, SignalForwarder};
+        use reel_net::process::{self, ChildHandle, SignalForwarder};
 
         let notices: NoticeFn = Arc::new(notices);
         let (writer, path) = trace.open(&self.meta())?;

@@ -1,7 +1,7 @@
 //! The live server of `--subset`: a child process the tape server forwards to.
 //!
 //! This is the one place `reel play` starts and stops a process. Its stdout is read line
-//! by line (framed by `reel_mcp::framing`) and its stderr in chunks on two threads, each handed to a callback (the
+//! by line (framed by `reel_net::framing`) and its stderr in chunks on two threads, each handed to a callback (the
 //! server's event channel). Closing its stdin is the stdio way to ask it to stop; a
 //! child still running [`STOP_GRACE`] later is killed. A `Live` dropped without
 //! [`Live::finish`] kills its child, so no test or error path leaves one behind.
@@ -11,7 +11,7 @@ use std::process::{Child, ChildStdin};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use reel_mcp::framing::LineFramer;
+use reel_net::framing::LineFramer;
 
 /// How long a live server has to exit after its stdin is closed.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
@@ -24,7 +24,7 @@ const STDERR_LINGER: Duration = Duration::from_secs(1);
 #[cfg(unix)]
 fn spawn(command: &[String]) -> io::Result<Child> {
     let command: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
-    reel_mcp::process::spawn(&command, true, false, &[])
+    reel_net::process::spawn(&command, true, false, &[])
 }
 
 #[cfg(not(unix))]

@@ -31,7 +31,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use reel_mcp::normalize::{MatchKey, Pointer};
-use reel_mcp::sse::Eol;
+use reel_net::sse::Eol;
 use reel_trace::line::Meta;
 use reel_trace::{Dir, OpenError, TraceReader};
 use serde_json::value::RawValue;
@@ -294,16 +294,16 @@ pub enum ItemKind {
 /// The event a `reel.sse` record line describes (`None` when the line is not one): its
 /// `text` is the event's data (`""` for a `data:` with nothing after it, as the priming
 /// event MCP servers send is written); a record without `text` is an event without data.
-pub fn recorded_sse_event(line: &[u8]) -> Option<reel_mcp::sse::Event> {
+pub fn recorded_sse_event(line: &[u8]) -> Option<reel_net::sse::Event> {
     match reel_trace::line::parse_line(line).ok()? {
         reel_trace::line::Line::Event(v) => scan::HttpMember::from_raw(v.http)
             .and_then(|h| h.sse)
-            .map(|s| reel_mcp::sse::Event {
+            .map(|s| reel_net::sse::Event {
                 data: v.text.map(|t| t.into_owned()),
                 event: s.event.map(|e| e.into_owned()),
                 id: s.id.map(|i| i.into_owned()),
                 retry: s.retry,
-                ..reel_mcp::sse::Event::default()
+                ..reel_net::sse::Event::default()
             }),
         _ => None,
     }

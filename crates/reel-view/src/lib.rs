@@ -25,8 +25,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reel_mcp::http::LoopbackGuard;
-use reel_mcp::serve::{self, Limits, Stop};
+use reel_net::http::LoopbackGuard;
+use reel_net::serve::{self, Limits, Stop};
 
 pub use catalog::{Catalog, Home};
 

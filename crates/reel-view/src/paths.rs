@@ -42,7 +42,7 @@ pub enum BadPath {
 /// or `..%2fx`). `+` stays `+` (this is a path, not a form). Errs on a bad escape, on a
 /// NUL byte (raw or `%00`) and on a result that is not UTF-8.
 pub fn decode(raw: &str) -> Result<String, BadPath> {
-    let out = reel_mcp::http::percent_decode(raw).map_err(|at| BadPath::BadEscape { at })?;
+    let out = reel_net::http::percent_decode(raw).map_err(|at| BadPath::BadEscape { at })?;
     if out.contains(&0) {
         return Err(BadPath::Nul);
     }

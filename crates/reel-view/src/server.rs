@@ -18,8 +18,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
-use reel_mcp::http::LoopbackGuard;
-use reel_mcp::reply::{Reply, ReplyFrame};
+use reel_net::http::LoopbackGuard;
+use reel_net::reply::{Reply, ReplyFrame};
 use tokio::sync::mpsc;
 
 use crate::api::{self, ApiError, Query};

@@ -86,7 +86,7 @@ fn main() -> ExitCode {
     };
     let out = output::Output::new(cli.color);
     #[cfg(unix)]
-    reel_mcp::process::file_size_limit_is_an_error();
+    reel_net::process::file_size_limit_is_an_error();
     let result = match cli.command {
         Command::Rec(args) => cmd::rec::run(args, &out),
         Command::Check(args) => cmd::check::run(args, &out),

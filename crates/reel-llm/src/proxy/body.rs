@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use serde_json::{Map, Value, json};
 
-use reel_mcp::reply::Reply;
+use reel_net::reply::Reply;
 use reel_trace::Timestamp;
 use reel_trace::line::Timing;
 
@@ -185,7 +185,7 @@ const OVERFLOW_PIECE: usize = 1 << 20;
 /// The pieces of a body being cut for the record.
 struct Cutter {
     framing: Framing,
-    sse: reel_mcp::sse::Parser,
+    sse: reel_net::sse::Parser,
     pending: Vec<u8>,
     /// A whole body grew past [`WHOLE_KEPT_MAX`]: it is recorded in pieces of at most
     /// [`OVERFLOW_PIECE`] bytes after the first, cut between words, and assembles no
@@ -272,7 +272,7 @@ impl Cutter {
                     // An event too large to read: recorded raw, the parser's copy of it
                     // dropped, and its end looked for in the bytes alone.
                     let held = std::mem::take(&mut self.pending);
-                    self.sse = reel_mcp::sse::Parser::new();
+                    self.sse = reel_net::sse::Parser::new();
                     self.oversized = Some(EventEnd::after(&held));
                     self.oversized_bytes += held.len() as u64;
                     self.pending = held;
@@ -342,7 +342,7 @@ impl Cutter {
         let mut limit = first;
         let mut start = 0;
         while self.pending.len() - start > limit {
-            let at = start + reel_mcp::framing::soft_cut(&self.pending[start..start + limit]);
+            let at = start + reel_net::framing::soft_cut(&self.pending[start..start + limit]);
             out.push(Piece {
                 bytes: self.pending[start..at].to_vec(),
                 event: None,
@@ -425,7 +425,7 @@ impl Recording {
             assembler: Some(assembler),
             cutter: Cutter {
                 framing,
-                sse: reel_mcp::sse::Parser::new(),
+                sse: reel_net::sse::Parser::new(),
                 pending: Vec::new(),
                 overflow: false,
                 oversized: None,
@@ -672,7 +672,7 @@ fn truncation(
 /// hyper aborts a response at an error, or at an end short of its `Content-Length`,
 /// without writing out the bytes it still buffers; so after a data frame, an end or an
 /// error waits one turn (hyper flushes when a body is not ready), and the client gets
-/// every byte the upstream sent before the break (as `reel_mcp::reply` does).
+/// every byte the upstream sent before the break (as `reel_net::reply` does).
 pub(crate) struct RecordedBody {
     upstream: Incoming,
     rec: Recording,
@@ -871,7 +871,7 @@ mod tests {
         body.extend_from_slice(b"\"}");
         let mut cutter = Cutter {
             framing: Framing::Whole,
-            sse: reel_mcp::sse::Parser::default(),
+            sse: reel_net::sse::Parser::default(),
             pending: Vec::new(),
             overflow: false,
             oversized: None,
@@ -911,7 +911,7 @@ mod tests {
         stream.extend_from_slice(small("after").as_bytes());
         let mut cutter = Cutter {
             framing: Framing::Sse,
-            sse: reel_mcp::sse::Parser::new(),
+            sse: reel_net::sse::Parser::new(),
             pending: Vec::new(),
             overflow: false,
             oversized: None,

@@ -39,9 +39,9 @@ use hyper::body::{Bytes, Incoming};
 use hyper::client::conn::http1::SendRequest;
 use serde_json::{Map, Value, json};
 
-use reel_mcp::http::{McpUrl, strip_hop_by_hop};
-use reel_mcp::serve::{self, Limits, Stop};
-use reel_mcp::upstream::{self, TlsConnector};
+use reel_net::http::{UpstreamUrl, strip_hop_by_hop};
+use reel_net::serve::{self, Limits, Stop};
+use reel_net::upstream::{self, TlsConnector};
 use reel_redact::redact::Redactor;
 use reel_trace::line::{Block, Turn};
 use reel_trace::target::TraceTarget;
@@ -330,7 +330,7 @@ struct Pool {
 }
 
 impl Pool {
-    async fn take(&self, url: &McpUrl, tls: &TlsConnector) -> Result<Sender, String> {
+    async fn take(&self, url: &UpstreamUrl, tls: &TlsConnector) -> Result<Sender, String> {
         let key = (url.host.clone(), url.port, url.https);
         loop {
             let candidate = {
@@ -346,7 +346,7 @@ impl Pool {
         upstream::open(&url.host, url.port, url.https.then_some(tls)).await
     }
 
-    fn give_back(&self, url: &McpUrl, sender: Sender) {
+    fn give_back(&self, url: &UpstreamUrl, sender: Sender) {
         if sender.is_closed() {
             return;
         }
@@ -393,7 +393,7 @@ struct Exchange {
 pub const KEPT_BODY_MAX: usize = 1 << 20;
 
 struct OwnedRoute {
-    upstream: McpUrl,
+    upstream: UpstreamUrl,
     upstream_path: String,
     endpoint: String,
     kind: Endpoint,

@@ -5,7 +5,7 @@
 //! trace (before the end of the body is passed on, so the request is always recorded
 //! before anything the upstream answers to it).
 //!
-//! What the client gets is a `reel_mcp::reply::Reply`: a small complete body (reel's own
+//! What the client gets is a `reel_net::reply::Reply`: a small complete body (reel's own
 //! answers, a rewritten metadata document) or a stream fed by the task that reads the
 //! upstream's response (see `proxy`).
 
@@ -144,4 +144,4 @@ impl Body for TeeBody {
     }
 }
 
-pub(crate) use reel_mcp::reply::{Reply, ReplyFrame};
+pub(crate) use reel_net::reply::{Reply, ReplyFrame};

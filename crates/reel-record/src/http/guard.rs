@@ -8,13 +8,13 @@
 //! `Origin: null` (a sandboxed page, a file) is refused too. A request without `Host`
 //! (HTTP/1.0) is let through: no browser sends one.
 //!
-//! The rule itself lives in [`reel_mcp::http::LoopbackGuard`], shared with `reel play
+//! The rule itself lives in [`reel_net::http::LoopbackGuard`], shared with `reel play
 //! --listen`; this adapter reads the two headers from a hyper request.
 
 use hyper::HeaderMap;
-use reel_mcp::http::LoopbackGuard;
+use reel_net::http::LoopbackGuard;
 
-pub(crate) use reel_mcp::http::Refusal;
+pub(crate) use reel_net::http::Refusal;
 
 /// The names the listener answers to.
 #[derive(Debug, Clone, Default)]

@@ -36,7 +36,7 @@ pub const RESPONSE_ALLOWLIST: [&str; 6] = [
     "allow",
 ];
 
-pub(crate) use reel_mcp::http::strip_hop_by_hop;
+pub(crate) use reel_net::http::strip_hop_by_hop;
 
 /// The allowlisted headers of a request (`mcp-param-*` included), as received, in the
 /// order they came.

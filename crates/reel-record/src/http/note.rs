@@ -117,7 +117,7 @@ pub(crate) struct SseFacts {
     pub event: Option<String>,
     pub retry: Option<u64>,
     /// The event's line ending, when not LF (so a replay can frame it the same way).
-    pub eol: Option<reel_mcp::sse::Eol>,
+    pub eol: Option<reel_net::sse::Eol>,
     /// The event had a `data` field, possibly empty: a `reel.sse` record then has a
     /// `text` (`""` for `data:` with nothing after it), and none when it had no `data`,
     /// which a client does not dispatch.

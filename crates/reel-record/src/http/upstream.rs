@@ -1,21 +1,21 @@
 //! The upstream: its URL, and HTTP/1.1 connections to it, over TCP or TLS (rustls with
 //! the *ring* provider, Mozilla's roots from `webpki-roots` plus any `--upstream-ca`).
 //!
-//! The connections themselves are `reel_mcp::upstream`'s (limits: connecting gives up
+//! The connections themselves are `reel_net::upstream`'s (limits: connecting gives up
 //! after [`CONNECT_TIMEOUT`]; only HTTP/1.1 is spoken upstream, which every MCP server
 //! speaks).
 
 use std::path::PathBuf;
 
 use hyper::client::conn::http1::SendRequest;
-use reel_mcp::upstream::TlsConnector;
+use reel_net::upstream::TlsConnector;
 
-use reel_mcp::http::InvalidUrl;
+use reel_net::http::InvalidUrl;
 
 use super::body::TeeBody;
 use super::headers::OriginRewriter;
 
-pub use reel_mcp::upstream::CONNECT_TIMEOUT;
+pub use reel_net::upstream::CONNECT_TIMEOUT;
 
 /// Why `--url` is not usable.
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +35,7 @@ pub enum UrlError {
 }
 
 /// The parsed upstream URL: the one URL type of reel's HTTP sides.
-pub use reel_mcp::http::McpUrl as UpstreamUrl;
+pub use reel_net::http::UpstreamUrl;
 
 /// The origin's spellings (`scheme://authority`, and with and without a default port),
 /// for rewriting URLs that point at it.
@@ -61,7 +61,7 @@ pub(crate) fn rewriter(url: &UpstreamUrl) -> OriginRewriter {
 
 /// Builds the TLS client configuration: Mozilla's roots plus each `--upstream-ca` file.
 pub(crate) fn tls_connector(ca: &[PathBuf]) -> Result<TlsConnector, UrlError> {
-    reel_mcp::upstream::tls_connector(ca).map_err(|e| UrlError::Ca {
+    reel_net::upstream::tls_connector(ca).map_err(|e| UrlError::Ca {
         path: e.path,
         reason: e.reason,
     })
@@ -72,7 +72,7 @@ pub(crate) async fn open(
     url: &UpstreamUrl,
     tls: Option<&TlsConnector>,
 ) -> Result<SendRequest<TeeBody>, String> {
-    reel_mcp::upstream::open(&url.host, url.port, tls).await
+    reel_net::upstream::open(&url.host, url.port, tls).await
 }
 
 #[cfg(test)]

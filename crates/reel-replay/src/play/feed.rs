@@ -19,8 +19,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread;
 use std::time::Duration;
 
-use reel_mcp::framing::{Limit, Line, LineFramer};
 use reel_mcp::normalize::Normalizer;
+use reel_net::framing::{Limit, Line, LineFramer};
 
 use super::incoming::parse_live;
 use super::{Content, Event, InputLine, MAX_LINE};

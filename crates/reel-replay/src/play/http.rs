@@ -26,7 +26,7 @@
 //!
 //! Security: reel binds loopback unless `--listen` says otherwise, and refuses with 403
 //! every request whose `Host` or `Origin` is not a loopback name (DNS rebinding), as
-//! `reel rec --url` does ([`reel_mcp::http::LoopbackGuard`]).
+//! `reel rec --url` does ([`reel_net::http::LoopbackGuard`]).
 //!
 //! Limits: HTTP/1.1; the `Last-Event-ID` a client sends is not looked up (a stream is
 //! not replayed from an event on: a resuming GET gets what the recording resumed, a
@@ -42,8 +42,8 @@ use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 
-use reel_mcp::http::LoopbackGuard;
-use reel_mcp::serve;
+use reel_net::http::LoopbackGuard;
+use reel_net::serve;
 use reel_trace::Ending;
 
 use crate::play::report::Summary;
@@ -117,7 +117,7 @@ pub struct ListenOptions {
     /// Worker threads of the HTTP runtime (0: as many as cores, at most 4).
     pub threads: usize,
     /// The header timeout and the connection cap.
-    pub limits: reel_mcp::serve::Limits,
+    pub limits: reel_net::serve::Limits,
 }
 
 impl ListenOptions {
@@ -128,13 +128,13 @@ impl ListenOptions {
             allow_hosts: Vec::new(),
             handle_signals: false,
             threads: 0,
-            limits: reel_mcp::serve::Limits::for_descriptors(1),
+            limits: reel_net::serve::Limits::for_descriptors(1),
         }
     }
 }
 
 /// Stops a running [`HttpPlay`] from another thread: sessions end, the summary is made.
-pub use reel_mcp::serve::Stop as StopHandle;
+pub use reel_net::serve::Stop as StopHandle;
 
 /// A tape server bound to its address, before it serves.
 pub struct HttpPlay {

@@ -327,9 +327,9 @@ fn serve(
 /// server thread (this one, which may sit in a blocking read of stdin) is sent
 /// [`Event::Stop`] and woken until it has taken it. A second signal ends the process at
 /// once (an index still being read would otherwise hold it).
-fn stop_on_signals(notifier: Notifier) -> io::Result<reel_mcp::process::Forwarding> {
-    let server = reel_mcp::process::ThreadWaker::current()?;
-    reel_mcp::process::on_stop_signals(move |sig, count| {
+fn stop_on_signals(notifier: Notifier) -> io::Result<reel_net::process::Forwarding> {
+    let server = reel_net::process::ThreadWaker::current()?;
+    reel_net::process::on_stop_signals(move |sig, count| {
         let taken = Arc::new(std::sync::atomic::AtomicBool::new(false));
         if count > 1 || !notifier.send(Event::Stop(sig, Arc::clone(&taken))) {
             std::process::exit(128 + sig);
@@ -653,7 +653,7 @@ impl<C: ClientOut, D: Write> Server<C, D> {
                 let _ = writeln!(
                     self.diag,
                     "reel play: {} received: ending as at the end of the client's input",
-                    reel_mcp::process::signal_name(sig)
+                    reel_net::process::signal_name(sig)
                 );
                 self.input_end();
             }

@@ -89,7 +89,7 @@ pub(crate) trait ClientOut {
 
     /// An event of an event stream that carries no message (a recorded priming event);
     /// nothing over stdio.
-    fn raw_event(&mut self, dest: Dest, event: &reel_mcp::sse::Event) -> io::Result<()> {
+    fn raw_event(&mut self, dest: Dest, event: &reel_net::sse::Event) -> io::Result<()> {
         let _ = (dest, event);
         Ok(())
     }

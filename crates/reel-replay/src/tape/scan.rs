@@ -16,7 +16,7 @@ use std::fmt;
 
 use reel_mcp::jsonrpc::RpcKind;
 use reel_mcp::normalize::{NormalizeError, Normalizer, Scanned};
-use reel_mcp::sse::Eol;
+use reel_net::sse::Eol;
 use reel_trace::json_str::JsonStr;
 use serde::Deserializer as _;
 use serde::de::{IgnoredAny, MapAccess, Visitor};

@@ -25,7 +25,7 @@
 //! peer's "stderr", which verify keeps in its trace and its handshake errors. A failed
 //! connection ends the peer's output, as a server process exiting does.
 //!
-//! The connection is the one every upstream of reel's gets ([`reel_mcp::upstream`]):
+//! The connection is the one every upstream of reel's gets ([`reel_net::upstream`]):
 //! `http://`, or `https://` with Mozilla's roots, the system's bundle and
 //! `--upstream-ca`. `--header NAME=VALUE` goes on every request (credentials the tape's
 //! redacted `Authorization` cannot give); it is not in the live run's trace, which holds
@@ -43,9 +43,10 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response};
-use reel_mcp::http::{McpUrl, headers as mcp_headers, mcp_name};
+use reel_mcp::http::{headers as mcp_headers, mcp_name};
 use reel_mcp::jsonrpc::{Envelope, RpcKind, is_id_less_answer};
-use reel_mcp::sse::Parser;
+use reel_net::http::UpstreamUrl;
+use reel_net::sse::Parser;
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
 
@@ -71,7 +72,7 @@ pub struct HttpUrl {
     /// `https://`.
     pub https: bool,
     /// The TLS configuration for `https://`.
-    pub tls: Option<reel_mcp::upstream::TlsConnector>,
+    pub tls: Option<reel_net::upstream::TlsConnector>,
     /// `--header`s, sent with every request.
     pub headers: Vec<(header::HeaderName, HeaderValue)>,
 }
@@ -89,9 +90,9 @@ impl std::fmt::Debug for HttpUrl {
 }
 
 impl HttpUrl {
-    /// Parses `url` ([`McpUrl`]'s grammar); the error says what is wrong with it.
+    /// Parses `url` ([`UpstreamUrl`]'s grammar); the error says what is wrong with it.
     pub fn parse(url: &str) -> Result<HttpUrl, String> {
-        let parsed = McpUrl::parse(url).map_err(|e| e.to_string())?;
+        let parsed = UpstreamUrl::parse(url).map_err(|e| e.to_string())?;
         Ok(HttpUrl {
             host: parsed.host.clone(),
             port: parsed.port,
@@ -278,7 +279,7 @@ pub fn header_pairs(
 /// request.
 async fn send(url: &HttpUrl, req: Request<Full<Bytes>>) -> Result<Response<Incoming>, String> {
     let mut sender =
-        reel_mcp::upstream::open::<Full<Bytes>>(&url.host, url.port, url.tls.as_ref()).await?;
+        reel_net::upstream::open::<Full<Bytes>>(&url.host, url.port, url.tls.as_ref()).await?;
     sender
         .send_request(req)
         .await
@@ -605,7 +606,7 @@ async fn read_events(st: &State, mut body: Incoming, request_id: Option<&str>) {
 }
 
 /// One event to the sink; true when it was an answer (a response or an error).
-fn event(st: &State, e: reel_mcp::sse::Event, request_id: Option<&str>) -> bool {
+fn event(st: &State, e: reel_net::sse::Event, request_id: Option<&str>) -> bool {
     if e.event_type() == "endpoint" {
         if let Some(d) = e.data {
             *lock(&st.endpoint) = Some(endpoint_path(&d));

@@ -39,7 +39,7 @@ impl Peer {
                 let mut url = HttpUrl::parse(url).map_err(bad)?;
                 url.headers = super::http::header_pairs(&opts.headers).map_err(bad)?;
                 if url.https {
-                    let tls = reel_mcp::upstream::tls_connector(&opts.ca)
+                    let tls = reel_net::upstream::tls_connector(&opts.ca)
                         .map_err(|e| bad(format!("--upstream-ca {e}")))?;
                     url.tls = Some(tls);
                 }

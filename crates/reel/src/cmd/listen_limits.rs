@@ -1,6 +1,6 @@
 //! `--header-timeout` and `--max-connections`: what `rec --url` and `play --listen`
 //! allow their clients, one flag shape for both (the limits themselves are
-//! `reel_mcp::serve::Limits`).
+//! `reel_net::serve::Limits`).
 
 /// The limits of an HTTP listener.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -25,7 +25,7 @@ impl ListenLimits {
 
     /// `limits` with the flags given applied.
     #[cfg(feature = "http")]
-    pub fn apply(&self, mut limits: reel_mcp::serve::Limits) -> reel_mcp::serve::Limits {
+    pub fn apply(&self, mut limits: reel_net::serve::Limits) -> reel_net::serve::Limits {
         if let Some(s) = self.header_timeout {
             limits.header_timeout = std::time::Duration::from_secs_f64(s);
         }

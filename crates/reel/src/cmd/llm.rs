@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use reel_llm::replay::{LlmPlayer, LlmTape, Pace, PlayConfig, VOLATILE};
 use reel_llm::{LlmConfig, LlmRecorder};
-use reel_mcp::process::{ChildHandle, SignalForwarder, exit_code, spawn_inheriting};
-use reel_mcp::serve::{Limits, Stop};
+use reel_net::process::{ChildHandle, SignalForwarder, exit_code, spawn_inheriting};
+use reel_net::serve::{Limits, Stop};
 use reel_redact::redact::Redactor;
 use reel_trace::Ending;
 use reel_trace::target::TraceTarget;

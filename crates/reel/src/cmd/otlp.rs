@@ -55,7 +55,7 @@ fn headers(given: &[String]) -> Vec<String> {
 
 /// A header variable's value, percent-decoded (as written when it does not decode).
 fn percent_decoded(v: &str) -> String {
-    reel_mcp::http::percent_decode(v)
+    reel_net::http::percent_decode(v)
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
         .unwrap_or_else(|| v.to_owned())

@@ -186,7 +186,7 @@ fn header_args(given: &[String]) -> anyhow::Result<Vec<(String, String)>> {
                     ),
                 )
             })?;
-            let value = reel_mcp::http::expand_env(value, |n| std::env::var(n).ok())
+            let value = reel_net::http::expand_env(value, |n| std::env::var(n).ok())
                 .map_err(|e| coded(exit::USAGE, e))?;
             Ok((name.trim().to_owned(), value))
         })

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use reel_mcp::serve::Stop;
+use reel_net::serve::Stop;
 use reel_view::{Config, View, ViewError};
 
 use crate::cmd::trace_arg::RunDir;

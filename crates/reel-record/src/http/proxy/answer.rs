@@ -10,8 +10,8 @@ use http_body_util::BodyExt;
 use hyper::body::{Frame, Incoming};
 use hyper::header::{self};
 use hyper::{Method, Response};
-use reel_mcp::serve::stopped;
-use reel_mcp::sse::Parser;
+use reel_net::serve::stopped;
+use reel_net::sse::Parser;
 use tokio::sync::mpsc;
 
 use super::conn::ClientConn;

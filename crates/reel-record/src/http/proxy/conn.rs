@@ -7,7 +7,7 @@ use hyper::Request;
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper::service::service_fn;
-use reel_mcp::serve::{Limits, serve_http1};
+use reel_net::serve::{Limits, serve_http1};
 use tokio::net::TcpStream;
 
 use super::exchange::handle;

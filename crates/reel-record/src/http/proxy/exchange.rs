@@ -11,7 +11,7 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
-use reel_mcp::serve::stopped;
+use reel_net::serve::stopped;
 use reel_trace::Timestamp;
 
 use super::answer::respond;

@@ -37,8 +37,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use hyper::header;
-use reel_mcp::serve::{Limits, accept_until_stopped};
-use reel_mcp::upstream::TlsConnector;
+use reel_net::serve::{Limits, accept_until_stopped};
+use reel_net::upstream::TlsConnector;
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
 

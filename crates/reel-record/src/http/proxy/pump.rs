@@ -8,8 +8,8 @@ use std::sync::atomic::Ordering;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Frame, Incoming};
-use reel_mcp::serve::stopped;
-use reel_mcp::sse::{Eol, Event, Parser};
+use reel_net::serve::stopped;
+use reel_net::sse::{Eol, Event, Parser};
 use tokio::sync::mpsc;
 
 use super::exchange::Exchange;

@@ -26,7 +26,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
-use reel_mcp::sse::{Eol, Event as SseEvent};
+use reel_net::sse::{Eol, Event as SseEvent};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::tapes::Tape;

@@ -32,10 +32,11 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use reel_mcp::http::{LoopbackGuard, headers as mcp_headers};
+use reel_mcp::http::headers as mcp_headers;
 use reel_mcp::jsonrpc::methods;
 use reel_mcp::normalize::Normalizer;
-use reel_mcp::serve::{Limits, accept_until_stopped, serve_http1};
+use reel_net::http::LoopbackGuard;
+use reel_net::serve::{Limits, accept_until_stopped, serve_http1};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
@@ -465,12 +466,12 @@ async fn get(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
     }
     if let Some((k, endpoint)) = ctx.tapes.claim_legacy().await {
         let s = ctx.open_session(k, true);
-        let first = reel_mcp::sse::Event {
+        let first = reel_net::sse::Event {
             event: Some("endpoint".into()),
             data: Some(format!("{endpoint}?sessionId={}", s.id)),
-            ..reel_mcp::sse::Event::default()
+            ..reel_net::sse::Event::default()
         }
-        .to_bytes(reel_mcp::sse::Eol::Lf);
+        .to_bytes(reel_net::sse::Eol::Lf);
         let rx = s.open_stream(Some(Bytes::from(first)), false);
         return sse_response(Reply::Stream(rx), None);
     }
