@@ -39,16 +39,11 @@ mod utf8;
 pub mod writer;
 
 pub use line::{
-    Block, Counts, Dir, End, Eol, Line, LineClass, LineError, MessageView, Meta, Turn, Usage,
+    Block, Counts, Dir, End, Eol, Line, LineClass, LineError, MessageView, Meta, REDACTED,
+    REEL_VERSION, Turn, Usage,
 };
 pub use progress::{Progress, Throttle};
 pub use reader::{OpenError, RawLine, TraceLine, TraceReader};
 pub use time::{IsoString, Timestamp};
 pub use utf8::validate as validate_utf8;
 pub use writer::{Ending, EventLine, MessageLine, TraceWriter};
-
-/// What redaction leaves where a secret was, in any string of a trace.
-pub const REDACTED: &str = "[REDACTED]";
-
-/// reel's version, as written to `meta.source` (`reel@<version>`).
-pub const REEL_VERSION: &str = env!("CARGO_PKG_VERSION");

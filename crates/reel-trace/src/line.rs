@@ -16,6 +16,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+/// What redaction leaves where a secret was, in any string of a trace.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// reel's version, as written to `meta.source` (`reel@<version>`).
+pub const REEL_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The format version this crate reads and writes (`meta.v`).
 pub const FORMAT_VERSION: u64 = 1;
 /// The version of reel's extension vocabulary, written as `meta.reel`.

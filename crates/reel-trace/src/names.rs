@@ -77,7 +77,7 @@ pub fn derive_label(command: &[String]) -> String {
     let usable = |arg: &str| {
         !arg.starts_with('-')
             && !arg.contains(char::is_whitespace)
-            && !arg.contains(crate::REDACTED)
+            && !arg.contains(crate::line::REDACTED)
     };
     if let Some(label) = container_image(command) {
         return label;

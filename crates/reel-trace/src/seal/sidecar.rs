@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::verify::{Finding, FindingKind, VerifyError};
+use super::findings::{Finding, FindingKind, VerifyError};
 use super::{CHAIN_HMAC, CHAIN_SHA256, Chain, ChainFn, Digest, SCHEMA, SealKey};
 use crate::display::one_line;
 use crate::reader::LineReader;

@@ -20,6 +20,7 @@ pub mod rec;
 pub mod redact;
 pub mod redaction;
 pub mod seal;
+pub mod sink;
 pub mod stats;
 pub mod trace_arg;
 pub mod verify;

@@ -86,7 +86,7 @@ pub fn export(
     traces: &[PathBuf],
     flags: &ExportFlags,
     output: Option<&std::path::Path>,
-    sink: impl FnOnce(Option<&std::path::Path>) -> anyhow::Result<super::export::Sink>,
+    sink: impl FnOnce(Option<&std::path::Path>) -> anyhow::Result<super::sink::Sink>,
 ) -> anyhow::Result<u8> {
     let endpoint = flags.endpoint.clone().or_else(|| {
         if output.is_none() {
