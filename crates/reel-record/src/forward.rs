@@ -18,12 +18,14 @@
 //!
 //! When the server has exited, [`Pumps::drain`] waits for its stdout and stderr threads
 //! to reach EOF and record their last lines, giving up only when nothing at all happens
-//! for the idle limit (a process the server started may hold the pipes open). The thread
+//! for the idle limit (a process the server started may hold the pipes open). A chunk
+//! the server wrote that is still on its way — its lines being written to a slow trace,
+//! its bytes to a slow client — is not silence: it is forwarded whole. The thread
 //! reading the client is never waited for: the client may keep its end open; a line it
 //! had begun (no LF yet) is recorded from its shared splitter when the server is gone.
 
 use std::io::{self, Read, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -49,6 +51,11 @@ pub(crate) struct Pumps {
     notices: NoticeFn,
     /// Bumped on every read and every queued chunk, by every thread: "something happens".
     progress: Arc<AtomicU64>,
+    /// How many of the threads reading the server hold a chunk they read and have not
+    /// finished with (waiting for the trace to take its lines, or for the client to take
+    /// its bytes): while one does, the server's output is not idle, however long that
+    /// takes.
+    busy: Arc<AtomicUsize>,
     eof_tx: mpsc::Sender<()>,
     eof_rx: mpsc::Receiver<()>,
     /// The threads reading the server, which the end of the session waits for.
@@ -76,6 +83,7 @@ impl Pumps {
             sink,
             notices,
             progress: Arc::new(AtomicU64::new(0)),
+            busy: Arc::new(AtomicUsize::new(0)),
             eof_tx,
             eof_rx,
             from_server: Vec::new(),
@@ -106,6 +114,8 @@ impl Pumps {
         let sink = Arc::clone(&self.sink);
         let notices = Arc::clone(&self.notices);
         let progress = Arc::clone(&self.progress);
+        // The client's thread is never waited for: its chunks do not hold the end back.
+        let busy = waited_for.then(|| Arc::clone(&self.busy));
         let thread = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
@@ -114,6 +124,7 @@ impl Pumps {
                     sink: &sink,
                     notices: &*notices,
                     progress: &progress,
+                    busy: busy.as_deref(),
                     splitter: &splitter,
                 };
                 pipe.pump(src, dst, eof);
@@ -145,7 +156,9 @@ impl Pumps {
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Drained::Panicked,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     let now = self.progress.load(Ordering::Relaxed);
-                    if now != seen {
+                    // A chunk still on its way (a slow disk, a slow client) is not
+                    // silence: the limit is for a server that says nothing.
+                    if now != seen || self.busy.load(Ordering::Relaxed) > 0 {
                         seen = now;
                         idle_since = Instant::now();
                     } else if idle_since.elapsed() >= idle_limit {
@@ -170,6 +183,8 @@ struct Pipe<'a> {
     sink: &'a TraceSink,
     notices: &'a dyn Fn(Notice),
     progress: &'a AtomicU64,
+    /// [`Pumps::busy`], for a thread reading the server.
+    busy: Option<&'a AtomicUsize>,
     /// This pipe's partial line (see [`Pumps::drain`] for why it is shared).
     splitter: &'a Mutex<LineFramer>,
 }
@@ -210,6 +225,7 @@ impl Pipe<'_> {
                 Err(_) => break,
             };
             self.progress.fetch_add(1, Ordering::Relaxed);
+            let _busy = Busy::hold(self.busy);
             let chunk = &buf[..n];
             // The lines this chunk completes go to the trace file before it goes on.
             lock(self.splitter).feed(chunk, |l| lines.push(self.record(l)));
@@ -262,6 +278,26 @@ impl Pipe<'_> {
             Stream::ServerToClient => (self.notices)(Notice::ClientGone),
             // reel's own stderr is gone: there is no one left to tell.
             Stream::ServerStderr => {}
+        }
+    }
+}
+
+/// A chunk in hand: counted in [`Pumps::busy`] until dropped.
+struct Busy<'a>(Option<&'a AtomicUsize>);
+
+impl<'a> Busy<'a> {
+    fn hold(count: Option<&'a AtomicUsize>) -> Busy<'a> {
+        if let Some(c) = count {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+        Busy(count)
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = self.0 {
+            c.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }

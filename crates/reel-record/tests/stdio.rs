@@ -203,3 +203,52 @@ fn with_drop_when_behind_lines_are_dropped_and_counted_in_a_gap() {
     let recorded = outcome.counts.inbound + outcome.counts.outbound;
     assert_eq!(recorded + dropped_lines, 2 * n as u64);
 }
+
+/// The server writes its last line and exits while the trace is held still for longer
+/// than the drain limit: that line is on its way (waiting for the trace), not silence,
+/// so it reaches the client whole and the session ends normally, without "stayed open".
+#[test]
+fn a_last_line_waiting_for_a_slow_trace_is_forwarded_after_the_server_exits() {
+    let gate = Gate::default();
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+    let mut config = StdioConfig::new(vec![
+        "sh".into(),
+        "-c".into(),
+        format!("printf '%s\\n' '{answer}'").into(),
+    ]);
+    config.drain_limit = std::time::Duration::from_millis(200);
+    config.redactor = Redactor::disabled();
+    let recorder = StdioRecorder::new(config);
+    let trace = TraceTarget::from_writer(gate.clone(), Timestamp::now());
+    let (client_in_r, client_in_w) = pipe();
+    let (mut client_out_r, client_out_w) = pipe();
+    drop(client_in_w);
+    let client = reel_record::ClientIo {
+        input: Box::new(client_in_r),
+        output: Box::new(client_out_w),
+        errors: Box::new(io::sink()),
+    };
+    let said = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::clone(&said);
+    let run = std::thread::spawn(move || {
+        recorder
+            .run(trace, client, move |n| {
+                heard.lock().unwrap().push(n.to_string())
+            })
+            .expect("the session runs")
+    });
+    // Five times the drain limit with the trace held still, then let it go.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    gate.open();
+    let outcome = run.join().unwrap();
+    let mut got = String::new();
+    client_out_r.read_to_string(&mut got).unwrap();
+    assert_eq!(got, format!("{answer}\n"), "the client got the last line");
+    let said = said.lock().unwrap();
+    assert!(
+        !said.iter().any(|n| n.contains("stayed open")),
+        "not taken for silence: {said:?}"
+    );
+    assert!(matches!(outcome.child, ChildEnd::Exited(0)));
+    assert_eq!(outcome.counts.outbound, 1);
+}
