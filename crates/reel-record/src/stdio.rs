@@ -307,7 +307,9 @@ impl StdioRecorder {
         let status = handle.wait(&mut child).map_err(RecordError::Wait)?;
         match pumps.drain(self.config.drain_limit) {
             Drained::All => {}
-            Drained::TimedOut => notices(Notice::DrainTimedOut),
+            Drained::TimedOut => notices(Notice::DrainTimedOut {
+                limit: self.config.drain_limit,
+            }),
             Drained::Panicked => return Err(RecordError::Panicked("forwarding")),
         }
         if let Some(f) = forwarding {

@@ -13,7 +13,6 @@ use std::time::Duration;
 use reel_redact::redact::Redactor;
 pub use reel_trace::target::{TargetError, TargetWriter, TraceTarget};
 
-use crate::forward::DRAIN_LIMIT;
 use crate::queue::{FirstBehind, Item, LineRecord, Pushed, Queue, Ticket, WhenBehind};
 use crate::recorder::Recorder;
 
@@ -79,8 +78,12 @@ pub enum Notice {
     /// The server stopped reading its stdin; what the client sends is still recorded.
     ServerStdinClosed,
     /// The server exited but its stdout or stderr stayed open (a process it started
-    /// still holds them); the session ends without waiting for them.
-    DrainTimedOut,
+    /// still holds them) and silent for `limit`; the session ends without waiting for
+    /// them.
+    DrainTimedOut {
+        /// How long nothing came.
+        limit: std::time::Duration,
+    },
     /// HTTP: the upstream could not be reached or broke off; the client got a 502 (told
     /// once per run of failures: again only after a request went through).
     UpstreamFailed {
@@ -118,10 +121,10 @@ impl fmt::Display for Notice {
             Notice::ServerStdinClosed => f.write_str(
                 "the server stopped reading its stdin; the client's messages are still recorded",
             ),
-            Notice::DrainTimedOut => write!(
+            Notice::DrainTimedOut { limit } => write!(
                 f,
                 "the server exited but its output stayed open, silent, for {} s (a process it started holds it?); ending the trace",
-                DRAIN_LIMIT.as_secs()
+                limit.as_secs_f64()
             ),
             Notice::UpstreamFailed { error } => {
                 write!(f, "{error}; the client got 502 Bad Gateway")
