@@ -45,6 +45,14 @@ pub mod yaml_limits;
 pub use large::{LARGE_LINE, Large, Part};
 pub use lines::{Entry, LineItems, Lines, line_items, read_lines};
 
+/// The event kinds the converters write for what a source holds besides messages and
+/// turns: one list, so `reel check` knows every kind an import can leave in a trace.
+pub const EVENT_KINDS: [&str; 3] = [
+    mcporter::LIFECYCLE,
+    recorder::LIFECYCLE,
+    mcptape::OTHER_LINE,
+];
+
 /// The largest one-document file (JSON or YAML) reel reads: such files are parsed whole.
 pub const MAX_DOCUMENT: u64 = 512 << 20;
 

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::KNOWN_KINDS;
 use super::checker::Checker;
+use super::is_known_kind;
 use super::members::{describe, describe_text, required_members, snippet};
 use super::report::Loc;
 use super::rules::Rule;
@@ -176,7 +176,7 @@ impl Checker {
                         dir.as_str()
                     ),
                 );
-            } else if !KNOWN_KINDS.contains(&kind) {
+            } else if !is_known_kind(kind) {
                 self.tally(loc, Rule::UnknownKind, kind);
             }
         }
@@ -210,7 +210,7 @@ impl Checker {
         let Some(kind) = view.kind.as_deref() else {
             return;
         };
-        if !KNOWN_KINDS.contains(&kind) {
+        if !is_known_kind(kind) {
             self.tally(loc, Rule::UnknownKind, kind);
         }
         if kind == kinds::LLM_REQUEST || kind == kinds::LLM_EXCHANGE {

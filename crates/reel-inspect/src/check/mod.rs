@@ -75,7 +75,8 @@ pub const MAX_PENDING_MARKERS: usize = 4096;
 /// Cancelled requests remembered so that a late answer is not called an orphan.
 pub const MAX_CANCELLED: usize = 4096;
 
-/// `kind` values this checker knows: reel's own and the spec's conventional ones.
+/// `kind` values this checker knows: reel's own and the spec's conventional ones; the
+/// kinds an import writes are [`reel_convert::EVENT_KINDS`] (see [`is_known_kind`]).
 pub const KNOWN_KINDS: &[&str] = &[
     kinds::NONJSON,
     kinds::STDERR,
@@ -87,11 +88,15 @@ pub const KNOWN_KINDS: &[&str] = &[
     kinds::LLM_EXCHANGE,
     kinds::LLM_ERROR,
     kinds::LLM_TRUNCATED,
-    reel_convert::mcporter::LIFECYCLE,
     "mcp.request",
     "mcp.response",
     "mcp.notification",
 ];
+
+/// Whether `kind` is one this checker knows: [`KNOWN_KINDS`] or a kind an import writes.
+pub fn is_known_kind(kind: &str) -> bool {
+    KNOWN_KINDS.contains(&kind) || reel_convert::EVENT_KINDS.contains(&kind)
+}
 
 /// Knobs of a check.
 #[derive(Clone, Debug)]

@@ -282,6 +282,19 @@ mod tests {
         assert_eq!(r.errors + r.warnings, 0);
     }
 
+    /// Every kind an import writes is known (one list in reel-convert), so a trace reel
+    /// imported itself checks without `unknown-kind` notes.
+    #[test]
+    fn the_kinds_an_import_writes_are_known() {
+        let lines: Vec<String> = reel_convert::EVENT_KINDS
+            .iter()
+            .map(|k| format!(r#"{{"t":"{T}","dir":"event","kind":"{k}","raw":{{}}}}"#))
+            .collect();
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let r = check(&trace(&refs));
+        assert_eq!(r.of_rule(Rule::UnknownKind).count(), 0, "{:?}", r.problems);
+    }
+
     #[test]
     fn distinct_unknown_names_are_capped() {
         let lines: Vec<String> = (0..MAX_DISTINCT_NAMES + 40)
