@@ -16,13 +16,23 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::hostile_yaml::{reel_bounded, reel_within};
+use crate::hostile_yaml::{MEMORY_CEILING, Ran, reel_bounded, reel_within};
 
 /// The over-long line: 1 GiB and 1 MiB of NUL bytes (a hole in the file).
 const LONG: u64 = (1 << 30) + (1 << 20);
 
 const INIT: &str = r#"{"ts": 1796020626.47, "dir": "client->server", "msg": {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}}"#;
 const ANSWER: &str = r#"{"ts": 1796020626.51, "dir": "server->client", "msg": {"jsonrpc": "2.0", "id": 1, "result": {}}}"#;
+
+/// `reel import --from mcp-rec SRC -o OUT` under the address-space ceiling `ceiling`.
+fn import_mcp_rec(ceiling: &str, src: &Path, out: &Path) -> Ran {
+    let (src, out) = (src.to_str().unwrap(), out.to_str().unwrap());
+    reel_within(
+        ceiling,
+        &["import", "--from", "mcp-rec", src, "-o", out],
+        None,
+    )
+}
 
 /// An mcp-rec session: a request, the over-long line, the answer.
 fn session_with_a_long_line(path: &Path) {
@@ -39,17 +49,7 @@ fn import_says_a_line_over_1_gib_and_exits_66_with_the_rest_imported() {
     let src = tmp.path().join("session.jsonl");
     session_with_a_long_line(&src);
     let out = tmp.path().join("out.jsonl");
-    let ran = reel_bounded(
-        &[
-            "import",
-            "--from",
-            "mcp-rec",
-            src.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
+    let ran = import_mcp_rec(MEMORY_CEILING, &src, &out);
     assert_eq!(ran.code, Some(66), "stderr: {}", ran.stderr);
     let said = format!("session.jsonl: line 2: {LONG} bytes, over the 1 GiB a line may have");
     assert!(ran.stderr.contains(&said), "{}", ran.stderr);
@@ -105,18 +105,7 @@ fn a_kept_line_of_128_mib_is_imported_in_one_copy_of_itself() {
         writeln!(f, r#""}}]}}}}}}"#).unwrap();
     }
     let out = tmp.path().join("out.jsonl");
-    let ran = reel_within(
-        "--as=469762048",
-        &[
-            "import",
-            "--from",
-            "mcp-rec",
-            src.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
+    let ran = import_mcp_rec("--as=469762048", &src, &out);
     assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
     // The answer's line is found and measured as bytes: parsing 128 MiB of JSON in a
     // debug build would take longer than the import.
