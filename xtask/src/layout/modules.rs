@@ -229,7 +229,10 @@ fn referenced(m: &Module) -> Vec<Vec<String>> {
             }
         }
         let text = &m.code[start..end];
-        if text.contains("::") {
+        // `a::b::{…}` and `a::*` are use trees, read whole by `use_paths`: their prefix
+        // alone names the module the tree is in, not an import of it.
+        let tree = m.code[end..].starts_with("::{") || m.code[end..].starts_with("::*");
+        if text.contains("::") && !tree {
             out.push(segments(text));
         }
         i = end.max(i + 1);
@@ -360,6 +363,36 @@ mod tests {
         .map(|p| segments(p))
         .collect();
         assert_eq!(got, want);
+    }
+
+    /// A use tree names what it imports, not the module it is written against: a child
+    /// importing `super::{X}` that its parent re-exports from a sibling depends on the
+    /// sibling, and the parent stays free of a back edge.
+    #[test]
+    fn a_use_tree_imports_its_items_not_its_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path();
+        std::fs::write(
+            src.join("lib.rs"),
+            "mod a;\nmod b;\npub use b::X;\nfn f() { a::g(); }\n",
+        )
+        .unwrap();
+        std::fs::write(src.join("a.rs"), "use super::{X};\npub fn g() -> X { X }\n").unwrap();
+        std::fs::write(src.join("b.rs"), "pub struct X;\n").unwrap();
+        let tree = tree(&src.join("lib.rs"));
+        let name = |i: usize| {
+            tree[i]
+                .file
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        };
+        let edges = imports(&tree);
+        let a = tree.iter().position(|m| m.path == ["a"]).unwrap();
+        let of_a: Vec<String> = edges[a].iter().map(|&i| name(i)).collect();
+        assert_eq!(of_a, ["b.rs"]);
+        assert!(cycles(&edges).is_empty());
     }
 
     #[test]
