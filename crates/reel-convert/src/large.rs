@@ -17,29 +17,12 @@ use std::ops::Range;
 use memchr::memmem;
 
 use crate::Item;
+use crate::model::{Hole, Large};
 
 /// Lines of this size or more take the large path.
 pub const LARGE_LINE: usize = 16 << 20;
 /// Strings of this size or more (quotes included) are left in the line as holes.
 pub const HOLE_MIN: usize = 1 << 20;
-
-/// A message or event whose `raw` holds marks for long strings of the source line it
-/// came from, and that line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Large {
-    /// The item as the converter made it of the skeleton.
-    pub item: Box<Item>,
-    line: Vec<u8>,
-    holes: Vec<Hole>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct Hole {
-    /// The mark, as a JSON string (quotes included).
-    mark: String,
-    /// The string in the line, quotes included.
-    token: Range<usize>,
-}
 
 /// A piece of a large item's `raw`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,14 +22,10 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
-
-use reel_trace::Timestamp;
-use reel_trace::line::{Dir, Turn};
-
 pub mod agent_vcr;
 pub mod cassette;
 pub mod claude;
+mod export;
 pub mod import;
 pub mod large;
 mod lines;
@@ -38,12 +34,20 @@ pub mod mcp_vcr;
 pub mod mcporter;
 pub mod mcptape;
 pub mod mmsp;
+mod model;
 pub mod readable;
 pub mod recorder;
+mod source;
 pub mod yaml_limits;
 
-pub use large::{LARGE_LINE, Large, Part};
+pub use export::{ExportError, Exported, Left, Outgoing, Sessions, export_messages};
+pub use large::{LARGE_LINE, Part};
 pub use lines::{Entry, LineItems, Lines, line_items, read_lines};
+pub use model::{ConvertError, Converted, Fault, Item, Large, MAX_DOCUMENT, Problem};
+pub(crate) use source::shown;
+pub use source::{
+    SNIFF_BYTES, after_ms, first_line, from_epoch_secs, parse_time, read_document, without_bom,
+};
 
 /// The event kinds the converters write for what a source holds besides messages and
 /// turns: one list, so `reel check` knows every kind an import can leave in a trace.
@@ -52,12 +56,6 @@ pub const EVENT_KINDS: [&str; 3] = [
     recorder::LIFECYCLE,
     mcptape::OTHER_LINE,
 ];
-
-/// The largest one-document file (JSON or YAML) reel reads: such files are parsed whole.
-pub const MAX_DOCUMENT: u64 = 512 << 20;
-
-/// How much of a file [`Format::sniff`] looks at.
-pub const SNIFF_BYTES: usize = 64 << 10;
 
 /// A format reel reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -176,140 +174,6 @@ impl Format {
             Format::ClaudeCode => claude::LIMITS,
         }
     }
-}
-
-/// The first line of `head` that is not blank (all of `head` when it has no line end).
-pub fn first_line(head: &[u8]) -> &[u8] {
-    head.split(|&b| b == b'\n')
-        .find(|l| !l.iter().all(u8::is_ascii_whitespace))
-        .unwrap_or_default()
-}
-
-/// One item of a converted file, in the order of the source.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Item {
-    /// A JSON-RPC message.
-    Message {
-        /// When the source says it was seen.
-        t: Timestamp,
-        /// Client to server (`In`) or back (`Out`).
-        dir: Dir,
-        /// The message, one JSON value on one line.
-        raw: String,
-        /// The session it belongs to, when the file holds several.
-        session: Option<String>,
-    },
-    /// Anything else the source records, as an event of `kind` with a JSON payload.
-    Event {
-        /// When.
-        t: Timestamp,
-        /// reel's name for it.
-        kind: String,
-        /// The payload, one JSON value.
-        raw: String,
-        /// The session it belongs to, when the file holds several.
-        session: Option<String>,
-    },
-    /// A conversation turn (an LLM or Claude Code session); its own `t` is ignored.
-    Turn {
-        /// When.
-        t: Timestamp,
-        /// The turn.
-        turn: Box<Turn>,
-    },
-    /// A message or event of a line too large to copy, its long strings still in the
-    /// source line ([`large`]); [`Large::into_item`] gives the plain item.
-    Large(Large),
-}
-
-impl Item {
-    /// The item's time.
-    pub fn t(&self) -> Timestamp {
-        match self {
-            Item::Message { t, .. } | Item::Event { t, .. } | Item::Turn { t, .. } => *t,
-            Item::Large(l) => l.item.t(),
-        }
-    }
-}
-
-/// A source line that cannot be converted: where and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: {reason}")]
-pub struct Problem {
-    /// 1-based line number in the source (of the document's item, for a document).
-    pub line: u64,
-    /// What is wrong.
-    pub reason: String,
-}
-
-/// What stops an item: a part of the source that cannot be converted (kept, as its
-/// bytes, as a `reel.nonjson` event), a line too long to hold (lost, and said), or the
-/// source failing to read.
-#[derive(Debug)]
-pub enum Fault {
-    /// A line or entry that cannot be converted, and its bytes.
-    Bad(Problem, Vec<u8>),
-    /// A line over [`reel_trace::reader::MAX_LINE`], read past without being held: its
-    /// 1-based number and length. Nothing of it can be kept.
-    TooLong {
-        /// The line's number.
-        line: u64,
-        /// Its length in bytes.
-        bytes: u64,
-    },
-    /// Reading failed: the conversion stops.
-    Io(io::Error),
-}
-
-/// A file converted: what the trace's `meta` needs, then its items.
-pub struct Converted {
-    /// The trace's `kind`: `"mcp"`, `"llm"` or `"cc-session"`.
-    pub kind: &'static str,
-    /// The trace's `transport`, when the source says (`"stdio"`, `"http"`).
-    pub transport: Option<String>,
-    /// When the recording started.
-    pub started: Timestamp,
-    /// What the source says of itself (server info, its own ids, protocol version),
-    /// kept in `meta.imported`.
-    pub facts: Map<String, Value>,
-    /// What this file lacks or holds wrong, beyond the format's limits.
-    pub warnings: Vec<String>,
-    /// The items, in order.
-    pub items: Box<dyn Iterator<Item = Result<Item, Fault>>>,
-}
-
-impl std::fmt::Debug for Converted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Converted")
-            .field("kind", &self.kind)
-            .field("transport", &self.transport)
-            .field("started", &self.started)
-            .field("facts", &self.facts)
-            .field("warnings", &self.warnings)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Why a file cannot be converted at all.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConvertError {
-    /// It cannot be read.
-    #[error(transparent)]
-    Io(#[from] io::Error),
-    /// It holds nothing to convert.
-    #[error("empty: no message in it")]
-    Empty,
-    /// It is not what its format says (a document that does not parse, a member of the
-    /// wrong shape).
-    #[error("{0}")]
-    Invalid(String),
-    /// A one-document file over [`MAX_DOCUMENT`].
-    #[error("{0} bytes: over the {MAX_DOCUMENT}-byte limit for a one-document file")]
-    TooLarge(u64),
-    /// A YAML document past a limit of [`yaml_limits`], refused before parsing.
-    #[error("refused before parsing: {0}")]
-    YamlLimit(#[from] yaml_limits::YamlLimitError),
 }
 
 /// A recording found: its format and where it is (a file, or a run directory).
@@ -459,14 +323,6 @@ fn strip_extension(path: &Path) -> PathBuf {
 /// Code line can hold a whole tool result).
 pub const SNIFF_LINE_MAX: usize = 16 << 20;
 
-/// The UTF-8 byte order mark some editors put first.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// `bytes` without a leading byte order mark.
-pub fn without_bom(bytes: &[u8]) -> &[u8] {
-    bytes.strip_prefix(BOM).unwrap_or(bytes)
-}
-
 /// The format of the file at `path`, from its first [`SNIFF_BYTES`] bytes, or its whole
 /// first line when that is longer (up to [`SNIFF_LINE_MAX`]); a byte order mark is
 /// skipped. `None` for anything but a regular file (a FIFO is never opened here: reading
@@ -502,202 +358,4 @@ pub fn convert(found: &Found) -> Result<Converted, ConvertError> {
         Format::Mmsp => mmsp::convert(path),
         Format::ClaudeCode => claude::convert(path),
     }
-}
-
-/// Reads a one-document file whole (refusing one over [`MAX_DOCUMENT`]), without a
-/// leading byte order mark.
-pub fn read_document(path: &Path) -> Result<Vec<u8>, ConvertError> {
-    let len = std::fs::metadata(path)?.len();
-    if len > MAX_DOCUMENT {
-        return Err(ConvertError::TooLarge(len));
-    }
-    let mut bytes = std::fs::read(path)?;
-    if bytes.starts_with(BOM) {
-        bytes.drain(..BOM.len());
-    }
-    Ok(bytes)
-}
-
-/// A date-time as the recorders write them: RFC 3339, or without an offset (Python's
-/// naive `isoformat()`, read as UTC; the `bool` says it had none).
-pub fn parse_time(s: &str) -> Option<(Timestamp, bool)> {
-    if let Some(t) = Timestamp::parse(s) {
-        return Some((t, false));
-    }
-    Timestamp::parse(&format!("{s}Z")).map(|t| (t, true))
-}
-
-/// What an export left out, by what it was (`"batches"`, `"stderr events"`), for the
-/// note on stderr.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Left(pub std::collections::BTreeMap<&'static str, u64>);
-
-impl Left {
-    /// One more `what` left out.
-    pub fn add(&mut self, what: &'static str) {
-        *self.0.entry(what).or_default() += 1;
-    }
-
-    /// Nothing was left out.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl std::fmt::Display for Left {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let parts: Vec<String> = self.0.iter().map(|(w, n)| format!("{n} {w}")).collect();
-        f.write_str(&parts.join(", "))
-    }
-}
-
-/// Why an export failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ExportError {
-    /// The trace cannot be read.
-    #[error(transparent)]
-    Read(#[from] reel_trace::reader::OpenError),
-    /// The trace holds nothing the format can hold, or what it holds cannot be put in it.
-    #[error("{0}")]
-    Unfit(String),
-    /// The output cannot be written.
-    #[error("cannot write the export: {0}")]
-    Write(io::Error),
-}
-
-/// Which sessions of a trace an export to a one-session format takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sessions {
-    /// The first session's messages (no session counts as one).
-    First,
-    /// The first session's messages and those of no session (an HTTP recording's probe
-    /// before its session began).
-    FirstAndNone,
-}
-
-/// One JSON-RPC message of a trace being exported: a JSON object.
-#[derive(Debug, Clone, Copy)]
-pub struct Outgoing<'a> {
-    /// When, if the line says.
-    pub t: Option<Timestamp>,
-    /// Client to server (`In`) or back (`Out`); never another direction.
-    pub dir: Dir,
-    /// The message, without surrounding white space.
-    pub raw: &'a str,
-    /// The HTTP exchange that carried it (0: none).
-    pub http_req: u64,
-    /// The line had HTTP facts.
-    pub http: bool,
-}
-
-/// What [`export_messages`] hands an export, in the trace's order.
-#[derive(Debug, Clone, Copy)]
-pub enum Exported<'a> {
-    /// The meta line.
-    Meta(&'a reel_trace::line::Meta),
-    /// A message the format can hold.
-    Message(Outgoing<'a>),
-}
-
-/// The trace walk every MCP export shares: calls `on` (with `left`, for what the export
-/// itself passes over) with the meta line and each message the format can hold (one JSON object, of the sessions `sessions` takes), in
-/// order, and counts in `left` what it passed over: batches, messages of other
-/// sessions, messages that are not JSON objects, turns, and other lines (stderr,
-/// non-JSON output, events).
-pub fn export_messages(
-    trace: &Path,
-    sessions: Sessions,
-    left: &mut Left,
-    mut on: impl FnMut(Exported<'_>, &mut Left) -> Result<(), ExportError>,
-) -> Result<(), ExportError> {
-    use reel_trace::line::Line;
-    let other = "other lines (stderr, non-JSON output, events)";
-    let mut reader = reel_trace::reader::TraceReader::open(trace)?;
-    let mut first: Option<Option<String>> = None;
-    while let Some(line) = reader.next_line() {
-        let line = line?;
-        let view = match line.parse() {
-            Ok(Line::Meta(m)) => {
-                on(Exported::Meta(&m), left)?;
-                continue;
-            }
-            Ok(Line::End(_)) => continue,
-            Ok(Line::Message(v)) => v,
-            Ok(Line::Turn(_)) => {
-                left.add("turns");
-                continue;
-            }
-            _ => {
-                left.add(other);
-                continue;
-            }
-        };
-        let (Some(dir @ (Dir::In | Dir::Out)), Some(raw)) =
-            (view.dir(), view.raw_str().map(str::trim))
-        else {
-            left.add(other);
-            continue;
-        };
-        let session = view.session.as_deref();
-        let taken = match (sessions, session) {
-            (Sessions::FirstAndNone, None) => true,
-            _ => {
-                first
-                    .get_or_insert_with(|| session.map(str::to_owned))
-                    .as_deref()
-                    == session
-            }
-        };
-        if !taken {
-            left.add("messages of other sessions");
-            continue;
-        }
-        if raw.starts_with('[') {
-            left.add("batches");
-            continue;
-        }
-        if !raw.starts_with('{') {
-            left.add("messages that are not JSON objects");
-            continue;
-        }
-        on(
-            Exported::Message(Outgoing {
-                t: view.t.as_deref().and_then(Timestamp::parse),
-                dir,
-                raw,
-                http_req: view.http_req(),
-                http: view.http.is_some(),
-            }),
-            left,
-        )?;
-    }
-    Ok(())
-}
-
-/// Milliseconds (fractional allowed) after `start`.
-pub fn after_ms(start: Timestamp, ms: f64) -> Timestamp {
-    if ms.is_finite() {
-        Timestamp(start.0.saturating_add(ms.round() as i64))
-    } else {
-        start
-    }
-}
-
-/// The last second a trace can write (9999-12-31T23:59:59Z).
-const LAST_SECOND: f64 = 253_402_300_799.0;
-
-/// A time given as seconds since the Unix epoch (fractional allowed); `None` outside
-/// the years a trace can write (0 to 9999).
-pub fn from_epoch_secs(secs: f64) -> Option<Timestamp> {
-    (secs.is_finite() && (0.0..=LAST_SECOND).contains(&secs))
-        .then(|| Timestamp((secs * 1000.0).round() as i64))
-}
-
-/// A member's value as a message shows it: a JSON string, or `missing`.
-pub(crate) fn shown(value: Option<&str>) -> String {
-    value.map_or_else(
-        || "missing".to_owned(),
-        |v| serde_json::Value::from(v).to_string(),
-    )
 }

@@ -50,14 +50,15 @@ pub struct YamlLimits {
 }
 
 impl YamlLimits {
-    /// The limits for a document of `len` bytes: [`MAX_DEPTH`], and an expansion to
+    /// The limits for a document of `len` bytes read under a ceiling of `max_document`
+    /// bytes (the reader's, [`crate::MAX_DOCUMENT`]): [`MAX_DEPTH`], and an expansion to
     /// [`EXPANSION_FACTOR`] times `len`, at least [`EXPANSION_FLOOR`], at most
-    /// [`super::MAX_DOCUMENT`].
-    pub fn for_input(len: usize) -> YamlLimits {
+    /// `max_document`.
+    pub fn for_input(len: usize, max_document: u64) -> YamlLimits {
         let expanded = (len as u64)
             .saturating_mul(EXPANSION_FACTOR)
             .max(EXPANSION_FLOOR)
-            .min(super::MAX_DOCUMENT.max(len as u64));
+            .min(max_document.max(len as u64));
         YamlLimits {
             depth: MAX_DEPTH,
             expanded,

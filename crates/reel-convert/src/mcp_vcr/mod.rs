@@ -248,7 +248,8 @@ fn convert_yaml(path: &Path) -> Result<Converted, ConvertError> {
     })?;
     // The parser is slow and hungry on deep nesting and aliases it accepts: the limits
     // are checked first, in one pass.
-    super::yaml_limits::check(text, super::yaml_limits::YamlLimits::for_input(doc.len()))?;
+    let limits = super::yaml_limits::YamlLimits::for_input(doc.len(), super::MAX_DOCUMENT);
+    super::yaml_limits::check(text, limits)?;
     let value: Value = serde_norway::from_str(text)
         .map_err(|e| ConvertError::Invalid(format!("not an mcp-vcr YAML transcript: {e}")))?;
     let Value::Object(mut top) = value else {

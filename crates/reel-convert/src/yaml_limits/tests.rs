@@ -1,7 +1,7 @@
 use super::*;
 
 fn limits() -> YamlLimits {
-    YamlLimits::for_input(0)
+    YamlLimits::for_input(0, crate::MAX_DOCUMENT)
 }
 
 fn ok(text: &str) {
@@ -124,10 +124,16 @@ fn aliases_within_the_limit_pass() {
 
 #[test]
 fn the_expansion_limit_grows_with_the_document() {
-    assert_eq!(YamlLimits::for_input(10).expanded, EXPANSION_FLOOR);
-    assert_eq!(YamlLimits::for_input(1 << 20).expanded, 4 << 20);
     assert_eq!(
-        YamlLimits::for_input(400 << 20).expanded,
+        YamlLimits::for_input(10, crate::MAX_DOCUMENT).expanded,
+        EXPANSION_FLOOR
+    );
+    assert_eq!(
+        YamlLimits::for_input(1 << 20, crate::MAX_DOCUMENT).expanded,
+        4 << 20
+    );
+    assert_eq!(
+        YamlLimits::for_input(400 << 20, crate::MAX_DOCUMENT).expanded,
         crate::MAX_DOCUMENT
     );
 }
