@@ -7,17 +7,19 @@
 //! calls) and starts a new pairing scope.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use super::errors::{ErrorRow, ErrorSource, MAX_MESSAGE_BYTES};
 use super::records::{self, EndRec, LlmErrorRec, MetaRec, TurnRec};
 use super::report::{Records, Session};
 use super::tools::{self, McpPairing, Outcome, Pending, PendingKey, TurnPairing, TurnTools};
 use super::wire::{self, Head, RawKind, Rpc};
-use super::{Collector, lenient};
+use super::{Collector, StatsError, Warning, lenient};
 use reel_trace::Timestamp;
 use reel_trace::errors::{self, AnswerCount, ProbeFallback};
 use reel_trace::jsonrpc::{HttpCarried, RpcId, RpcKind};
 use reel_trace::line::Dir;
+use reel_trace::reader::TraceReader;
 
 /// Parses `$text` as `$ty` and evaluates `$body` with it bound to `$v` (and the text
 /// it borrows from bound to `$t`). A JSON object that `$ty` refuses although it is valid
@@ -614,5 +616,92 @@ fn not_object(text: &str) -> String {
             Some(b'"') => "a JSON string, not an object".to_owned(),
             _ => "a JSON scalar, not an object".to_owned(),
         },
+    }
+}
+
+impl Collector<'_> {
+    /// Reads the trace at `path` (after its rotated companions `path.N`…`path.1`).
+    pub fn add_trace(&mut self, path: &Path) -> Result<(), StatsError> {
+        self.add_trace_reporting(path, &mut |_| {})
+    }
+
+    /// [`Collector::add_trace`], telling `read` the bytes of this trace read so far
+    /// after each line.
+    pub(super) fn add_trace_reporting(
+        &mut self,
+        path: &Path,
+        read: &mut dyn FnMut(u64),
+    ) -> Result<(), StatsError> {
+        let mut reader = TraceReader::open(path)?;
+        let mut scan = Scan::new(self);
+        let mut first = true;
+        while let Some(line) = reader.next_line() {
+            let line = line?;
+            if line.raw.skipped.is_some() {
+                // Read past, not held (over the reader's limit): a line not counted.
+                scan.lost_lines(1);
+                read(reader.bytes_read());
+                continue;
+            }
+            let bytes = line.raw.bytes;
+            let Some(start) = bytes.iter().position(|b| !b.is_ascii_whitespace()) else {
+                continue; // blank lines are not records
+            };
+            let counted = scan.line(&bytes[start..]);
+            if first {
+                if let Err(problem) = counted {
+                    return Err(StatsError::NotATrace {
+                        path: line.path.to_owned(),
+                        line: line.raw.number,
+                        problem,
+                    });
+                }
+                first = false;
+            }
+            read(reader.bytes_read());
+        }
+        if first {
+            return Err(StatsError::Empty {
+                path: reader
+                    .files()
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| path.to_owned()),
+            });
+        }
+        let session = scan.finish();
+        let file = path.display().to_string();
+        if session.metas > 1 {
+            self.warnings.push(Warning {
+                code: "multiple-sessions-in-file",
+                message: format!(
+                    "{file}: {} sessions were appended to one file (one per meta line); \
+                     JSON-RPC ids and tool_use ids are paired within each session",
+                    session.metas
+                ),
+                sessions: Some(session.metas),
+            });
+        }
+        if session.probes_fell_back > 0 {
+            self.warnings.push(Warning {
+                code: "discover-probe-fallback",
+                message: format!(
+                    "{file}: the server refused the client's server/discover probe and the \
+                     client fell back to initialize ({} time(s)): a note, not an error",
+                    session.probes_fell_back
+                ),
+                sessions: None,
+            });
+        }
+        if let Some(note) = reel_trace::llm::turnless_note(&session.turnless) {
+            self.warnings.push(Warning {
+                code: "llm-turns-missing",
+                message: format!("{file}: {note}"),
+                sessions: None,
+            });
+        }
+        self.sessions.push(session.facts);
+        self.files.push(file);
+        Ok(())
     }
 }
