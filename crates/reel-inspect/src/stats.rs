@@ -3,7 +3,7 @@
 //! mcp-tape already read.
 //!
 //! Why it is shaped this way: traces are large and message-heavy, so the scan streams
-//! ([`TraceReader`], memory bounded by the longest line) and reads each message line
+//! ([`TraceReader`](reel_trace::reader::TraceReader), memory bounded by the longest line) and reads each message line
 //! once, borrowing from the line (module `wire`). What it keeps grows only with what it
 //! must report: open requests, tools, models, distinct latency values, the tool blocks
 //! of the current session's turns (to pair them in `t` order) and at most
