@@ -34,6 +34,8 @@ mod progress;
 pub mod reader;
 pub mod seal;
 pub mod target;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod time;
 mod utf8;
 pub mod writer;

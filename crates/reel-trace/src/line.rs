@@ -321,6 +321,30 @@ pub struct MessageView<'a> {
 }
 
 impl MessageView<'_> {
+    /// The members the view reads, as named in a line. A line that repeats one of them
+    /// is refused (a repeated member whose value would depend on which copy a reader
+    /// takes); any other member may repeat. A fast reader that takes lines the view
+    /// would refuse must refuse a repeat of these too.
+    pub const MEMBERS: [&'static str; 15] = [
+        "type",
+        "t",
+        "dir",
+        "raw",
+        "kind",
+        "source",
+        "session",
+        "http",
+        "eol",
+        "origin",
+        "reformatted",
+        "text",
+        "bytes",
+        "side",
+        "corr_id",
+    ];
+}
+
+impl MessageView<'_> {
     /// The parsed `dir`, `None` when absent or unknown.
     pub fn dir(&self) -> Option<Dir> {
         self.dir.as_deref().and_then(Dir::parse)
@@ -1170,5 +1194,27 @@ mod tests {
         let again: Value = serde_json::to_value(&*turn).unwrap();
         let orig: Value = serde_json::from_str(text).unwrap();
         assert_eq!(again, orig);
+    }
+
+    /// `MessageView::MEMBERS` is the parser's own list: a repeat of each is refused,
+    /// a repeat of any other name is not.
+    #[test]
+    fn the_view_members_are_the_ones_a_repeat_of_is_refused() {
+        for m in MessageView::MEMBERS {
+            let line = format!(r#"{{"dir":"event","{m}":"a","{m}":"b"}}"#);
+            let line = line.replacen(
+                r#""dir":"event","dir":"a","dir":"b""#,
+                r#""dir":"in","dir":"out""#,
+                1,
+            );
+            assert!(
+                parse_line(line.as_bytes()).is_err(),
+                "{m} repeated is refused: {line}"
+            );
+        }
+        for other in ["note", "types", "raw_b64", "Dir"] {
+            let line = format!(r#"{{"dir":"event","{other}":1,"{other}":2}}"#);
+            assert!(parse_line(line.as_bytes()).is_ok(), "{other} may repeat");
+        }
     }
 }

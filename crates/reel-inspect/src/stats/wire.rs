@@ -401,4 +401,66 @@ mod tests {
         assert!(!r(r#"{"id":1,"result":{"requestState":"x","isError":true}}"#).is_input_required());
         assert!(!r(r#"{"id":1,"result":null}"#).is_input_required());
     }
+
+    /// One decoder family (issue 29): on every line the reference parser
+    /// (`reel_trace::line::parse_line`) accepts, stats' one-pass head reads the same
+    /// class, `t`, `session`, `kind` and shape of `raw`. Lines are drawn from a grammar
+    /// of the members both read — right and wrong JSON types, unknown values, escaped
+    /// names, members in any order, others between them — so the lenient reader is held
+    /// to the reference wherever the reference has an answer. (Where the reference
+    /// refuses a line, a wrong type or a repeated member, stats reads on leniently by
+    /// design: it counts what `reel check` reports.)
+    mod against_the_reference {
+        use super::*;
+        use proptest::prelude::*;
+        use reel_trace::line::{Line, classify, parse_line};
+        use reel_trace::testing::trace_line as line;
+
+        /// The grammar reaches every class the reference gives, with lines it accepts:
+        /// the property above is not vacuous.
+        #[test]
+        fn the_grammar_reaches_every_class() {
+            use proptest::strategy::ValueTree;
+            let mut runner = proptest::test_runner::TestRunner::deterministic();
+            let mut seen = std::collections::BTreeSet::new();
+            let mut accepted = 0;
+            for _ in 0..2000 {
+                let l = line().new_tree(&mut runner).unwrap().current();
+                if let Ok(reference) = parse_line(l.as_bytes()) {
+                    accepted += 1;
+                    seen.insert(format!("{:?}", reference.class()));
+                }
+            }
+            assert!(accepted >= 200, "only {accepted} of 2000 lines accepted");
+            assert_eq!(seen.len(), 6, "classes reached: {seen:?}");
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+            #[test]
+            fn the_head_reads_what_the_reference_reads(line in line()) {
+                let Ok(reference) = parse_line(line.as_bytes()) else {
+                    return Ok(());
+                };
+                let mut head = Head::default();
+                prop_assert!(read_head(&line, &mut head).is_ok(), "stats refused {line}");
+                prop_assert_eq!(
+                    classify(head.ty.get(), head.dir.get()),
+                    reference.class(),
+                    "class of {}", line
+                );
+                if let Line::Message(v) | Line::Event(v) | Line::Other(v) = &reference {
+                    prop_assert_eq!(head.t.get(), v.t.as_deref(), "t of {}", line);
+                    prop_assert_eq!(head.session.get(), v.session.as_deref(), "session of {}", line);
+                    prop_assert_eq!(head.kind.get(), v.kind.as_deref(), "kind of {}", line);
+                    let shape = match v.raw.map(|r| r.get().as_bytes()[0]) {
+                        None => RawKind::Absent,
+                        Some(b'{') => RawKind::Object,
+                        Some(_) => RawKind::Other,
+                    };
+                    prop_assert_eq!(head.raw, shape, "raw of {}", line);
+                }
+            }
+        }
+    }
 }

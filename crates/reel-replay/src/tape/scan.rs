@@ -18,6 +18,7 @@ use reel_mcp::jsonrpc::RpcKind;
 use reel_mcp::normalize::{NormalizeError, Normalizer, Scanned};
 use reel_net::sse::Eol;
 use reel_trace::json_str::JsonStr;
+use reel_trace::line::MessageView;
 use serde::Deserializer as _;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -81,7 +82,16 @@ impl<'de> Visitor<'de> for LineVisitor<'_, 'de> {
         };
         // A response's `raw` whose end is told by what follows it: where it starts.
         let mut open_raw: Option<usize> = None;
+        // The reference refuses a line that repeats a member it reads: so does this pass
+        // (the tolerant reader then has the line, and refuses it too).
+        let mut seen = 0u16;
         while let Some(k) = map.next_key::<JsonStr<'de>>()? {
+            if let Some(i) = MessageView::MEMBERS.iter().position(|m| *m == k.as_ref()) {
+                if seen & (1 << i) != 0 {
+                    return Err(serde::de::Error::custom("a member is repeated"));
+                }
+                seen |= 1 << i;
+            }
             if let Some(start) = open_raw.take() {
                 // The next name's opening quote follows the value.
                 let end = name_at(self.line, &k).and_then(|at| value_end_before(self.line, at - 1));
@@ -342,5 +352,68 @@ mod tests {
         assert_eq!(h.sse_event(), Some("message"));
         let bad: Box<RawValue> = serde_json::from_str(r#"{"req":"x"}"#).unwrap();
         assert!(HttpMember::from_raw(Some(&bad)).is_none());
+    }
+
+    /// One decoder family (issue 29): the index's one-pass reader agrees with the
+    /// reference parser (`reel_trace::line::parse_line`) on every line both read, on
+    /// the shared grammar of `reel_trace::testing`: a line the indexer takes from the
+    /// one pass (a message line with its `raw`) is one the reference reads as a message
+    /// with the same `dir`, `t` and `session`. Every other line goes to the reference.
+    mod against_the_reference {
+        use super::*;
+        use proptest::prelude::*;
+        use reel_trace::line::{Dir, Line, parse_line};
+        use reel_trace::testing::trace_line;
+
+        /// The grammar gives the one pass lines to take: the property is not vacuous.
+        #[test]
+        fn the_grammar_reaches_the_one_pass() {
+            use proptest::strategy::ValueTree;
+            let mut runner = proptest::test_runner::TestRunner::deterministic();
+            let norm = Normalizer::new();
+            let taken = (0..2000)
+                .map(|_| trace_line().new_tree(&mut runner).unwrap().current())
+                .filter(|l| {
+                    ScannedLine::parse(l.as_bytes(), &norm).is_some_and(|s| {
+                        s.ty.is_none()
+                            && s.raw.is_some()
+                            && s.dir
+                                .as_deref()
+                                .and_then(Dir::parse)
+                                .is_some_and(|d| d.is_message())
+                    })
+                })
+                .count();
+            assert!(taken >= 50, "only {taken} of 2000 lines taken");
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+            #[test]
+            fn the_one_pass_reads_what_the_reference_reads(line in trace_line()) {
+                let norm = Normalizer::new();
+                let Some(scanned) = ScannedLine::parse(line.as_bytes(), &norm) else {
+                    return Ok(());
+                };
+                // What the indexer takes from this pass: a message line with its `raw`
+                // (everything else it reads with the reference).
+                let dir = scanned.dir.as_deref().and_then(Dir::parse);
+                let taken = scanned.ty.is_none()
+                    && dir.is_some_and(|d| d.is_message())
+                    && scanned.raw.is_some();
+                if !taken {
+                    return Ok(());
+                }
+                let reference = parse_line(line.as_bytes());
+                prop_assert!(reference.is_ok(), "the index took a line the reference refuses: {}", line);
+                let Ok(Line::Message(v)) = reference else {
+                    return Err(TestCaseError::fail(format!("the reference reads no message in {line}")));
+                };
+                prop_assert_eq!(scanned.dir.as_deref(), v.dir.as_deref(), "dir of {}", line);
+                prop_assert_eq!(scanned.t.as_deref(), v.t.as_deref(), "t of {}", line);
+                prop_assert_eq!(scanned.session.as_deref(), v.session.as_deref(), "session of {}", line);
+                prop_assert!(v.raw.is_some(), "raw of {}", line);
+            }
+        }
     }
 }
