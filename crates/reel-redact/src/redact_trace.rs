@@ -160,8 +160,13 @@ fn redact_line(
     streams: &mut LineStreams,
 ) -> Result<Option<String>, ()> {
     let Ok(m) = serde_json::from_str::<Members<'_>>(text) else {
-        // Not a JSON object: nothing to find members in.
-        return Ok(None);
+        // Not a line of members this reads (a member of the wrong type, one repeated,
+        // not an object): whatever JSON it is, it is walked whole with every rule, so
+        // a secret in a line no reader accepts does not stay in the trace either.
+        return Ok(match redactor.redact_json(text) {
+            Cow::Owned(whole) => Some(whole),
+            Cow::Borrowed(_) => None,
+        });
     };
     let at = |v: &RawValue| {
         let start = v.get().as_ptr() as usize - text.as_ptr() as usize;
@@ -436,5 +441,53 @@ mod tests {
             matches!(refused, Err(RewriteError::OtherRules { line: 1, .. })),
             "{refused:?}"
         );
+    }
+
+    /// `reel redact` on lines of every shape (the shared grammar of
+    /// `reel_trace::testing`, with a secret put in at any place as a `raw` member): the
+    /// secret is gone from the rewritten trace, whether or not the reference parser reads
+    /// the line (a wrong-typed or repeated member must not keep a secret in).
+    mod against_the_grammar {
+        use super::*;
+        use proptest::prelude::*;
+        use reel_trace::testing::trace_line;
+
+        const SECRET: &str = "hunter2-correct-horse-battery";
+        static BUILTIN: std::sync::LazyLock<Redactor> = std::sync::LazyLock::new(Redactor::builtin);
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(1000))]
+            #[test]
+            fn a_secret_in_any_line_is_gone(line in trace_line(), at in 0usize..8) {
+                let member = format!(r#""raw":{{"password":"{SECRET}"}}"#);
+                let inner = &line[1..line.len() - 1];
+                let mut parts: Vec<&str> = if inner.is_empty() { Vec::new() } else { inner.split(',').collect() };
+                // Members never hold a top-level comma of their own in this grammar
+                // except inside `raw` objects: insert at a member boundary found by
+                // re-joining, so the line stays one JSON object when it was one.
+                let joined: Vec<String> = {
+                    let mut out = Vec::new();
+                    let mut cur = String::new();
+                    let mut depth = 0i32;
+                    for p in parts.drain(..) {
+                        if !cur.is_empty() { cur.push(','); }
+                        cur.push_str(p);
+                        depth += p.matches(['{', '[']).count() as i32 - p.matches(['}', ']']).count() as i32;
+                        if depth == 0 { out.push(std::mem::take(&mut cur)); }
+                    }
+                    if !cur.is_empty() { out.push(cur); }
+                    out
+                };
+                let mut members = joined;
+                let at = at.min(members.len());
+                members.insert(at, member);
+                let line = format!("{{{}}}", members.join(","));
+                let redactor = &*BUILTIN;
+                let out = redact_line(&line, redactor, &redactor.describe(), &mut LineStreams::default())
+                    .unwrap_or(None)
+                    .unwrap_or_else(|| line.clone());
+                prop_assert!(!out.contains(SECRET), "the secret stayed in {}", line);
+            }
+        }
     }
 }
