@@ -23,7 +23,9 @@ mod bodies;
 mod compare;
 pub mod drift;
 mod linediff;
+mod options;
 mod payload;
+mod place;
 pub mod render;
 mod side;
 
@@ -31,7 +33,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use reel_mcp::normalize::{Difference, Normalizer, Pointer, diff as value_diff, json_eq, numbers};
+use reel_mcp::normalize::{Difference, Normalizer, diff as value_diff, json_eq, numbers};
 pub use reel_mcp::notifications::NotificationCheck;
 use reel_redact::redact::Redactor;
 use reel_trace::line::parse_line;
@@ -44,6 +46,7 @@ pub use drift::{
     Change, ChangeEntry, Changelog, Class, ContextLine, Drift, HonestRule, Kind, Note, Passed,
     Place, honest_rules, honest_rules_help,
 };
+pub use options::{DiffError, DiffOptions};
 pub use side::{BATCH_LINES, CONTEXT, RESET_AFTER};
 
 use crate::drift::Refs;
@@ -54,68 +57,8 @@ use crate::side::{Batch, SideTotals};
 /// take over the other.
 const CHANNEL_BATCHES: usize = 2;
 
-/// What changes the comparison.
-#[derive(Clone, Debug, Default)]
-pub struct DiffOptions {
-    /// JSON pointers removed from every message before comparing (`--ignore`); for
-    /// turns they address `{"role", "blocks"}`.
-    pub ignore: Vec<Pointer>,
-    /// Compare notifications outside a call's progress in place, by content, instead of
-    /// as counts per method (those whose counts [`DiffOptions::notifications`] does not
-    /// compare still count).
-    pub strict_notifications: bool,
-    /// Which notification counts are compared (`--notifications`): the rule `reel verify`
-    /// applies too.
-    pub notifications: NotificationCheck,
-    /// Count a turn's usage and timing differences as output drift.
-    pub strict_usage: bool,
-    /// Keep every exchange and turn that paired without drift in
-    /// [`Report::passed`] (a report of every exchange: `--format junit`). Off, only
-    /// drifts are kept, so memory does not grow with the traces.
-    pub keep_passed: bool,
-}
-
 /// How far the diff has read: bytes of both traces together.
 pub use reel_trace::Progress;
-
-/// Why two traces could not be diffed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum DiffError {
-    /// A trace cannot be opened or read.
-    #[error("{source}")]
-    Open {
-        /// The reader's error (it names the file).
-        source: reel_trace::OpenError,
-    },
-    /// A trace has no lines.
-    #[error("{path}: empty, not a trace")]
-    Empty {
-        /// The file.
-        path: PathBuf,
-    },
-    /// A trace's first line is not a JSON object.
-    #[error("{path}:1: not a trace: {problem}")]
-    NotATrace {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong with line 1.
-        problem: String,
-    },
-    /// A line could not be read again to show or compare it.
-    #[error("{path}:{line}: cannot read the line again: {problem}")]
-    Reread {
-        /// The file.
-        path: PathBuf,
-        /// Its line.
-        line: u64,
-        /// Why.
-        problem: String,
-    },
-    /// A reader stopped because the comparison failed (the other error is reported).
-    #[error("stopped")]
-    Aborted,
-}
 
 /// One side's facts.
 #[derive(Clone, Debug, Serialize)]

@@ -46,6 +46,8 @@ use serde_json::value::RawValue;
 use crate::DiffError;
 use crate::bodies::{self, LlmBodies, ValueRec};
 use crate::payload::{Prep, turn_shape, turn_value, usage_value};
+pub use crate::place::CONTEXT;
+pub(crate) use crate::place::{Loc, Ring};
 use reel_mcp::normalize::KeyHasher as Fingerprint;
 
 /// A fresh exchange builder is started when none is open and this many have formed
@@ -57,19 +59,6 @@ pub const BATCH_LINES: usize = 4096;
 pub const INTERNED_LABELS: usize = 65_536;
 /// Longest name kept in a label (tool names, URIs), in characters.
 pub const LABEL_NAME_CHARS: usize = 80;
-/// Exchanges named as context before a drift.
-pub const CONTEXT: usize = 3;
-
-/// Where a line is: its file (index into the side's files), 1-based line number, and
-/// byte range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub(crate) struct Loc {
-    pub file: u16,
-    pub line: u64,
-    pub offset: u64,
-    pub len: u64,
-}
-
 /// How an exchange ended, as far as drift is concerned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Answer {
@@ -107,9 +96,6 @@ pub(crate) struct ExRec {
     /// The exchanges opened just before it on this side (label, line).
     pub context: Ring,
 }
-
-/// The last [`CONTEXT`] exchanges or turns read on a side, oldest first.
-pub(crate) type Ring = [Option<(Arc<str>, Loc)>; CONTEXT];
 
 /// One LLM turn, compactly.
 #[derive(Debug)]
