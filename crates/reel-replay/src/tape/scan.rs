@@ -86,7 +86,7 @@ impl<'de> Visitor<'de> for LineVisitor<'_, 'de> {
         // (the tolerant reader then has the line, and refuses it too).
         let mut seen = 0u16;
         while let Some(k) = map.next_key::<JsonStr<'de>>()? {
-            if let Some(i) = MessageView::MEMBERS.iter().position(|m| *m == k.as_ref()) {
+            if let Some(i) = MessageView::member_index(k.as_ref()) {
                 if seen & (1 << i) != 0 {
                     return Err(serde::de::Error::custom("a member is repeated"));
                 }
