@@ -135,12 +135,8 @@ impl<W: Write> LineRecorder<W> {
             return self.event(kinds::NONJSON, Some(dir), t, bytes, eol, tags);
         };
         self.blocks.message(dir, tags.http.is_some());
-        let mut m = MessageLine::new(t, dir, &read.raw);
+        let mut m = tagged(t, dir, &read, tags);
         m.eol = eol;
-        m.is_error = Some(read.is_error);
-        m.session = tags.session;
-        m.http = tags.http;
-        m.origin = tags.origin;
         let b64;
         if read.reformatted {
             m.reformatted = true;
@@ -183,12 +179,8 @@ impl<W: Write> LineRecorder<W> {
             at = r.end;
         }
         parts.push(&read.raw[at..]);
-        let mut m = MessageLine::new(t, dir, &read.raw);
-        m.is_error = Some(read.is_error);
-        m.session = tags.session;
-        m.http = tags.http;
-        m.origin = tags.origin;
-        self.writer.write_message_parts(&m, &parts)
+        self.writer
+            .write_message_parts(&tagged(t, dir, &read, tags), &parts)
     }
 
     /// Reads a line as one JSON value and redacts it: one pass of the redaction walk
@@ -326,6 +318,23 @@ struct ReadMessage<'a> {
 
 /// The rules that change nothing: redacting with them only validates and classifies.
 static VALIDATOR: LazyLock<Redactor> = LazyLock::new(Redactor::disabled);
+
+/// A message line of `read` with what the producer knows of it (`tags`) and the error
+/// verdict of the read: the members [`LineRecorder::message`] and
+/// [`LineRecorder::message_in_parts`] write alike.
+fn tagged<'m>(
+    t: Timestamp,
+    dir: Dir,
+    read: &'m ReadMessage<'_>,
+    tags: Tags<'m>,
+) -> MessageLine<'m> {
+    let mut m = MessageLine::new(t, dir, &read.raw);
+    m.is_error = Some(read.is_error);
+    m.session = tags.session;
+    m.http = tags.http;
+    m.origin = tags.origin;
+    m
+}
 
 /// Decides whether a line is one JSON value; `None` for anything else. The same walk
 /// as the recorder's (one reader of message lines for validity and kind).
