@@ -28,6 +28,26 @@ fn append(path: &std::path::Path, lines: &[Value]) {
 }
 
 /// Waits until the page shows line `n` and counts `n` lines in its header.
+/// `reel rec --dir DIR --name NAME --view -- reel example server`.
+fn rec_view(dir: &std::path::Path, name: &str) -> std::process::Command {
+    let mut c = reel();
+    c.arg("rec")
+        .arg("--dir")
+        .arg(dir)
+        .args(["--name", name, "--view", "--"])
+        .arg(env!("CARGO_BIN_EXE_reel"))
+        .args(["example", "server"]);
+    c
+}
+
+/// Writes `m` as one line to the server through reel.
+fn send(stdin: &mut std::process::ChildStdin, m: Value) {
+    stdin
+        .write_all(format!("{m}\n").as_bytes())
+        .and_then(|()| stdin.flush())
+        .expect("write to the server");
+}
+
 fn shows(b: &Browser, n: usize) {
     b.wait(&format!("tr.line[data-n=\"{n}\"]"), FOLLOWED);
     b.wait(&format!(".count-lines[data-n=\"{n}\"]"), FOLLOWED);
@@ -98,21 +118,9 @@ fn lines_appended_to_a_followed_trace_show_without_a_reload() {
 fn rec_view_follows_the_recording_as_the_session_goes() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("traces");
-    let mut c = reel();
-    c.arg("rec")
-        .arg("--dir")
-        .arg(&dir)
-        .args(["--name", "live", "--view", "--"])
-        .arg(env!("CARGO_BIN_EXE_reel"))
-        .args(["example", "server"]);
+    let c = rec_view(&dir, "live");
     let (v, mut stdin) = Viewer::spawn_feeding(c);
     let b = Browser::start();
-    let send = |stdin: &mut std::process::ChildStdin, m: Value| {
-        stdin
-            .write_all(format!("{m}\n").as_bytes())
-            .and_then(|()| stdin.flush())
-            .expect("write to the server");
-    };
     send(
         &mut stdin,
         rpc::request(
@@ -170,13 +178,7 @@ fn a_viewer_that_dies_leaves_the_recording_running_and_its_trace_whole() {
     // killer would, it takes nothing of the recording with it.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("traces");
-    let mut c = reel();
-    c.arg("rec")
-        .arg("--dir")
-        .arg(&dir)
-        .args(["--name", "isolated", "--view", "--"])
-        .arg(env!("CARGO_BIN_EXE_reel"))
-        .args(["example", "server"]);
+    let c = rec_view(&dir, "isolated");
     let (mut v, mut stdin) = Viewer::spawn_feeding(c);
     let viewer = children(v.pid())
         .into_iter()
@@ -187,12 +189,7 @@ fn a_viewer_that_dies_leaves_the_recording_running_and_its_trace_whole() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let mut send = |m: Value| {
-        stdin
-            .write_all(format!("{m}\n").as_bytes())
-            .and_then(|()| stdin.flush())
-            .expect("write to the server");
-    };
+    let mut send = |m: Value| send(&mut stdin, m);
     send(rpc::request(
         json!(1),
         "initialize",
