@@ -1,8 +1,9 @@
 //! Connections to an upstream HTTP server, the one way reel's proxies (`rec --url`,
 //! `reel llm`) reach theirs: HTTP/1.1 over TCP, or over TLS with rustls (the *ring*
-//! provider). Trusted roots: Mozilla's (`webpki-roots`), the system's bundle (the file
-//! `SSL_CERT_FILE` names, else the first of [`SYSTEM_BUNDLES`] that exists: where a
-//! corporate proxy's CA is usually installed), and any CA files the user names.
+//! provider). Trusted roots: Mozilla's (`webpki-roots`), the platform's (where a
+//! corporate proxy's CA is usually installed: `SSL_CERT_FILE`/`SSL_CERT_DIR`, the system
+//! bundle, the macOS keychain, the Windows store; read by `rustls-native-certs`), and any
+//! CA files the user names.
 //!
 //! Limits: connecting (TCP and TLS handshake) gives up after [`CONNECT_TIMEOUT`]; only
 //! HTTP/1.1 is spoken upstream (ALPN `http/1.1`).
@@ -23,28 +24,13 @@ pub use tokio_rustls::TlsConnector;
 /// How long a connection to the upstream may take to open.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Where the system's CA bundle is, by platform (Debian and Ubuntu, Fedora and RHEL,
-/// openSUSE, Alpine, macOS and the BSDs).
-pub const SYSTEM_BUNDLES: &[&str] = &[
-    "/etc/ssl/certs/ca-certificates.crt",
-    "/etc/pki/tls/certs/ca-bundle.crt",
-    "/etc/ssl/ca-bundle.pem",
-    "/etc/ssl/cert.pem",
-];
-
-/// The system's roots, best effort: a bundle that cannot be read, or a certificate in it
-/// rustls refuses, is skipped (Mozilla's roots are there either way).
+/// The platform's roots, best effort (`rustls-native-certs`: the bundle and directory
+/// `SSL_CERT_FILE`/`SSL_CERT_DIR` name, else the system's, the macOS keychain or the
+/// Windows store): a store that cannot be read, or a certificate rustls refuses, is
+/// skipped (Mozilla's roots are there either way).
 fn system_roots(roots: &mut rustls::RootCertStore) {
-    let named = std::env::var_os("SSL_CERT_FILE").map(PathBuf::from);
-    let bundle = named.or_else(|| {
-        SYSTEM_BUNDLES
-            .iter()
-            .map(PathBuf::from)
-            .find(|p| p.is_file())
-    });
-    if let Some(certs) = bundle.and_then(|p| read_pem(&p).ok()) {
-        let _ = roots.add_parsable_certificates(certs);
-    }
+    let found = rustls_native_certs::load_native_certs();
+    let _ = roots.add_parsable_certificates(found.certs);
 }
 
 /// A CA file that cannot be used.
