@@ -18,7 +18,7 @@ use reel_trace::Ending;
 use reel_trace::target::TraceTarget;
 
 use crate::cmd::ignore::IgnoreArgs;
-use crate::cmd::listen_limits::ListenLimits;
+use crate::cmd::net_flags::ListenLimits;
 use crate::cmd::rec::{Seal, redactor_of, trace_dir_of};
 use crate::cmd::redaction::RuleArgs;
 use crate::cmd::seal::KeyFile;

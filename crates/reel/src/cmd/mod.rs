@@ -8,10 +8,10 @@ pub mod export;
 pub mod ignore;
 pub mod import;
 pub mod install;
-pub mod listen_limits;
 #[cfg(feature = "http")]
 pub mod llm;
 pub mod ls;
+pub mod net_flags;
 pub mod notifications;
 #[cfg(feature = "http")]
 pub mod otlp;

@@ -1,6 +1,64 @@
-//! `--header-timeout` and `--max-connections`: what `rec --url` and `play --listen`
-//! allow their clients, one flag shape for both (the limits themselves are
-//! `reel_net::serve::Limits`).
+//! The flags of reel's HTTP listeners and upstream connections, each defined once and
+//! flattened into the commands that take it: `--listen` and `--allow-host` ([`Listen`]),
+//! `--header-timeout` and `--max-connections` ([`ListenLimits`], applied to
+//! `reel_net::serve::Limits`), `--upstream-ca` ([`UpstreamCa`]). A command narrows a
+//! flag with `mut_arg` (what it conflicts with, its own help) rather than defining it
+//! again.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// The loopback address and free port a listener binds when `--listen` is not given.
+pub const LOOPBACK_ANY_PORT: &str = "127.0.0.1:0";
+
+/// Where an HTTP listener binds and which names its requests may carry.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct Listen {
+    /// Where reel's HTTP listener binds (port 0: a free one) [default: 127.0.0.1:0,
+    /// loopback]. A non-loopback address exposes it to other machines: say so on
+    /// purpose.
+    #[arg(long, value_name = "IP:PORT")]
+    pub listen: Option<String>,
+
+    /// Also accept requests whose Host or Origin names HOST (repeatable), for a --listen
+    /// address other machines reach; loopback names are always accepted, every other
+    /// name gets 403 (DNS rebinding).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_host: Vec<String>,
+}
+
+impl Listen {
+    /// The address to bind: `--listen`, else loopback on a free port.
+    pub fn addr(&self) -> &str {
+        self.listen.as_deref().unwrap_or(LOOPBACK_ANY_PORT)
+    }
+
+    /// True when either flag was given.
+    pub fn given(&self) -> bool {
+        self.listen.is_some() || !self.allow_host.is_empty()
+    }
+}
+
+/// Says on stderr that `addr` is reachable from other machines, and what anyone who
+/// reaches it can do (`anyone`): the loopback guard stops browsers (DNS rebinding), not
+/// other machines.
+pub fn warn_if_exposed(addr: SocketAddr, anyone: &str) {
+    if !addr.ip().is_loopback() {
+        say!(
+            "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it {anyone}"
+        );
+    }
+}
+
+/// Extra certificate authorities for an https upstream.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct UpstreamCa {
+    /// A PEM file of extra certificate authorities for an https upstream (repeatable;
+    /// Mozilla's roots and the platform's, $SSL_CERT_FILE/$SSL_CERT_DIR, the system
+    /// bundle or keychain, are always trusted).
+    #[arg(long = "upstream-ca", alias = "ca-file", value_name = "PATH")]
+    pub upstream_ca: Vec<PathBuf>,
+}
 
 /// The limits of an HTTP listener.
 #[derive(clap::Args, Clone, Debug, Default)]

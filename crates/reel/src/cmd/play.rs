@@ -15,7 +15,7 @@ use reel_replay::play::http::{HttpPlay, ListenOptions};
 use reel_replay::{Pace, PlayError, PlayOptions, Subset, match_rules_help};
 
 use crate::cmd::ignore::IgnoreArgs;
-use crate::cmd::listen_limits::ListenLimits;
+use crate::cmd::net_flags::{Listen, ListenLimits, warn_if_exposed};
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, CANT_CREATE, INTERNAL, NO_INPUT, UNAVAILABLE, USAGE, coded};
 use crate::output::Output;
@@ -25,7 +25,14 @@ use reel_trace::display::TerminalSafe;
 #[derive(clap::Args)]
 #[command(
     after_help = "`reel play --help` lists the normalisation rules, the matching rules and the exit codes.",
-    after_long_help = long_help()
+    after_long_help = long_help(),
+    mut_arg("listen", |a| a.conflicts_with("session").help(
+        "Serve over Streamable HTTP on IP:PORT (port 0: a free one) instead of stdio; \
+         prints `reel: listening on http://IP:PORT/PATH` on stderr (PATH: the recorded \
+         one, else /mcp) and serves every recorded session, the n-th live session from the \
+         n-th recorded one, until SIGINT or SIGTERM. Loopback unless given otherwise"
+    )),
+    mut_arg("allow_host", |a| a.requires("listen")),
 )]
 pub struct Args {
     /// The trace to serve: a trace file, or a run name (the newest run recorded with
@@ -54,17 +61,8 @@ pub struct Args {
           value_parser = clap::value_parser!(u64).range(1..))]
     session: u64,
 
-    /// Serve over Streamable HTTP on IP:PORT (port 0: a free one) instead of stdio;
-    /// prints `reel: listening on http://IP:PORT/PATH` on stderr (PATH: the recorded
-    /// one, else /mcp) and serves every recorded session, the n-th live session from the
-    /// n-th recorded one, until SIGINT or SIGTERM. Loopback unless given otherwise.
-    #[arg(long, value_name = "IP:PORT", conflicts_with = "session")]
-    listen: Option<String>,
-
-    /// With --listen: a host name (besides loopback ones) requests may name in `Host`
-    /// and `Origin` (repeatable); others are refused with 403 (DNS rebinding).
-    #[arg(long = "allow-host", value_name = "HOST", requires = "listen")]
-    allow_host: Vec<String>,
+    #[command(flatten)]
+    listen: Listen,
 
     #[command(flatten)]
     limits: ListenLimits,
@@ -318,7 +316,7 @@ impl Write for Tee {
 
 /// `reel play` itself: the exit code and, when it served, the summary.
 fn serve(args: Args, diag: Captured) -> anyhow::Result<(u8, Option<reel_replay::Summary>)> {
-    if args.listen.is_none() && args.limits.given() {
+    if args.listen.listen.is_none() && args.limits.given() {
         return Err(coded(
             USAGE,
             "--header-timeout and --max-connections are for the HTTP listener: give --listen IP:PORT",
@@ -332,7 +330,7 @@ fn serve(args: Args, diag: Captured) -> anyhow::Result<(u8, Option<reel_replay::
         };
         return Err(coded(USAGE, msg));
     }
-    if args.listen.is_some() && !args.subset.is_empty() {
+    if args.listen.listen.is_some() && !args.subset.is_empty() {
         return Err(coded(
             USAGE,
             "--subset is served over stdio only; drop --listen, or serve the whole trace over HTTP without --subset",
@@ -353,9 +351,9 @@ fn serve(args: Args, diag: Captured) -> anyhow::Result<(u8, Option<reel_replay::
         pace: args.pace,
         argv: std::env::args().collect(),
     };
-    let result = match &args.listen {
+    let result = match &args.listen.listen {
         #[cfg(feature = "http")]
-        Some(listen) => serve_http(opts, listen, args.allow_host, &args.limits, &diag),
+        Some(_) => serve_http(opts, args.listen, &args.limits, &diag),
         #[cfg(not(feature = "http"))]
         Some(_) => {
             return Err(coded(
@@ -379,24 +377,17 @@ fn serve(args: Args, diag: Captured) -> anyhow::Result<(u8, Option<reel_replay::
 #[cfg(feature = "http")]
 fn serve_http(
     opts: PlayOptions,
-    listen: &str,
-    allow_hosts: Vec<String>,
+    listen: Listen,
     limits: &ListenLimits,
     diag: &Captured,
 ) -> Result<reel_replay::Summary, PlayError> {
-    let mut l = ListenOptions::new(listen);
-    l.allow_hosts = allow_hosts;
+    let mut l = ListenOptions::new(listen.addr());
+    l.allow_hosts = listen.allow_host;
     l.limits = limits.apply(l.limits);
     l.handle_signals = true;
     let play = HttpPlay::bind(opts, l, Box::new(diag.writer()))?;
     let addr = play.local_addr();
-    // The loopback guard stops browsers (DNS rebinding), not other machines: any of
-    // them that can reach the address gets the recording's answers. `rec` says so too.
-    if !addr.ip().is_loopback() {
-        say!(
-            "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it can read the recording's answers"
-        );
-    }
+    warn_if_exposed(addr, "can read the recording's answers");
     say!("reel: listening on {}", play.url());
     play.run()
 }

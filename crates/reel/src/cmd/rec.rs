@@ -15,7 +15,7 @@ use reel_redact::redact::Redactor;
 use reel_trace::names;
 use reel_trace::seal::SealKey;
 
-use crate::cmd::listen_limits::ListenLimits;
+use crate::cmd::net_flags::{Listen, ListenLimits, UpstreamCa, warn_if_exposed};
 use crate::cmd::redaction::RuleArgs;
 use crate::cmd::seal::KeyFile;
 use crate::exit::{self, coded};
@@ -126,21 +126,11 @@ pub struct Args {
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     url: Option<String>,
 
-    /// Where the HTTP proxy listens [default: 127.0.0.1:0, loopback on a free port].
-    /// A non-loopback address exposes the proxy: say so on purpose.
-    #[arg(long, value_name = "ADDR")]
-    listen: Option<String>,
+    #[command(flatten)]
+    listen: Listen,
 
-    /// Also accept requests whose Host or Origin names HOST (repeatable); loopback names
-    /// are always accepted, every other name gets 403.
-    #[arg(long, value_name = "HOST")]
-    allow_host: Vec<String>,
-
-    /// A PEM file of extra certificate authorities for an https upstream (repeatable;
-    /// Mozilla's roots and the system's bundle, $SSL_CERT_FILE or the platform's, are
-    /// always trusted).
-    #[arg(long, value_name = "PATH")]
-    upstream_ca: Vec<PathBuf>,
+    #[command(flatten)]
+    upstream_ca: UpstreamCa,
 
     #[command(flatten)]
     limits: ListenLimits,
@@ -193,10 +183,7 @@ pub struct Args {
 /// Runs `reel rec`.
 pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     if args.url.is_none()
-        && (args.listen.is_some()
-            || !args.allow_host.is_empty()
-            || !args.upstream_ca.is_empty()
-            || args.limits.given())
+        && (args.listen.given() || !args.upstream_ca.upstream_ca.is_empty() || args.limits.given())
     {
         return Err(coded(
             exit::USAGE,
@@ -359,14 +346,14 @@ const WITHOUT_HTTP: &str = "--url: this reel was built without HTTP (the `http` 
 #[cfg(feature = "http")]
 fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::Result<u8> {
     let mut config = HttpConfig::new(args.url.unwrap_or_default());
-    if let Some(l) = args.listen {
+    if let Some(l) = args.listen.listen {
         config.listen = l;
     }
     config.name = args.name;
     config.redactor = redactor.clone();
-    config.allow_hosts = args.allow_host;
+    config.allow_hosts = args.listen.allow_host;
     config.limits = args.limits.apply(config.limits);
-    config.upstream_ca = args.upstream_ca;
+    config.upstream_ca = args.upstream_ca.upstream_ca;
     config.handle_signals = true;
     if args.drop_when_behind {
         config.when_behind = WhenBehind::Drop;
@@ -384,11 +371,7 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::R
         coded(exit::of_http_record(&e), message)
     })?;
     let addr = recorder.local_addr();
-    if !addr.ip().is_loopback() {
-        say!(
-            "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it can use the upstream through reel"
-        );
-    }
+    warn_if_exposed(addr, "can use the upstream through reel");
     let trace = recorder
         .create_trace(dir)
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;

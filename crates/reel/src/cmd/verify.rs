@@ -4,7 +4,6 @@
 //! the exit code.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use reel_mcp::normalize;
@@ -13,6 +12,7 @@ use reel_trace::names;
 
 use crate::cmd::diff::Format;
 use crate::cmd::ignore::IgnoreArgs;
+use crate::cmd::net_flags::UpstreamCa;
 use crate::cmd::notifications::NotificationsFlag;
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};
@@ -99,7 +99,10 @@ Exit status:
 
 /// Arguments of `reel verify`.
 #[derive(clap::Args)]
-#[command(after_long_help = after_help())]
+#[command(
+    after_long_help = after_help(),
+    mut_arg("upstream_ca", |a| a.requires("url")),
+)]
 pub struct Args {
     /// The recording: a trace file, or a run name (the newest run recorded with that
     /// --name in --dir; NAME~1 is the one before it).
@@ -157,11 +160,8 @@ pub struct Args {
     #[arg(long = "header", value_name = "NAME=VALUE", requires = "url")]
     headers: Vec<String>,
 
-    /// With an https:// --url: a PEM file of extra certificate authorities (repeatable;
-    /// Mozilla's roots and the system's bundle, $SSL_CERT_FILE or the platform's, are
-    /// always trusted).
-    #[arg(long, value_name = "PATH", requires = "url")]
-    upstream_ca: Vec<PathBuf>,
+    #[command(flatten)]
+    upstream_ca: UpstreamCa,
 
     /// The live server's command and its arguments (after `--`).
     #[arg(
@@ -218,7 +218,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     let mut opts = VerifyOptions::new(trace, command);
     opts.url = args.url.clone();
     opts.headers = header_args(&args.headers)?;
-    opts.ca = args.upstream_ca.clone();
+    opts.ca = args.upstream_ca.upstream_ca.clone();
     opts.session = args.session;
     opts.timeout = timeout;
     opts.start_timeout = start_timeout;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use reel_net::serve::Stop;
 use reel_view::{Config, View, ViewError};
 
+use crate::cmd::net_flags::{Listen, warn_if_exposed};
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};
 use crate::output::Output;
@@ -51,15 +52,8 @@ pub struct Args {
     #[command(flatten)]
     pub runs: RunDir,
 
-    /// Where to listen (port 0: a free one).
-    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:0")]
-    pub listen: String,
-
-    /// Also accept requests whose Host or Origin names HOST (repeatable), for a
-    /// --listen address other machines reach; loopback names are always accepted,
-    /// every other name gets 403.
-    #[arg(long, value_name = "HOST")]
-    pub allow_host: Vec<String>,
+    #[command(flatten)]
+    pub listen: Listen,
 
     /// Open the page in the system browser.
     #[arg(long)]
@@ -108,9 +102,9 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     let config = Config {
         paths,
         default_dir,
-        listen: args.listen,
+        listen: args.listen.addr().to_owned(),
         mmsp: args.mmsp,
-        allow_hosts: args.allow_host,
+        allow_hosts: args.listen.allow_host,
     };
     let view = start(&config)?;
     if args.open {
@@ -142,11 +136,10 @@ pub fn start(config: &Config) -> anyhow::Result<View> {
         coded(code, e.to_string())
     })?;
     let addr = view.local_addr();
-    if !addr.ip().is_loopback() {
-        say!(
-            "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it can read the traces shown (the Host check keeps browsers from being turned against the viewer; it is no password)"
-        );
-    }
+    warn_if_exposed(
+        addr,
+        "can read the traces shown (the Host check keeps browsers from being turned against the viewer; it is no password)",
+    );
     say!("reel: viewing at {}", view.url());
     Ok(view)
 }
