@@ -2,7 +2,8 @@
 //! --listen`, and those to come) run: a tokio runtime sized by [`worker_threads`], a
 //! [`Stop`] flag set by a handle or by SIGINT, SIGTERM and SIGHUP, an accept loop
 //! that, once stopped, closes the listener and gives open connections a grace period
-//! before it aborts them, and one way to serve a connection ([`serve_http1`]).
+//! before it aborts them, and one way to serve a connection ([`serve_http1`]); [`run`]
+//! puts them together, the one entry every listener uses.
 //!
 //! [`Limits`] hold under abuse: a request head (the first, or the next on a kept-alive
 //! connection) must arrive whole within [`HEADER_TIMEOUT`], so a crowd of slow clients
@@ -260,9 +261,115 @@ pub async fn accept_until_stopped<F, Fut>(
     tasks.abort_all();
 }
 
+/// How one listener serves: what it allows its clients, how long a stopping
+/// connection may finish its request in progress, and whether SIGINT, SIGTERM and
+/// SIGHUP stop it too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Serving {
+    /// See [`Limits`].
+    pub limits: Limits,
+    /// The grace of [`serve_http1`] and [`accept_until_stopped`].
+    pub grace: Duration,
+    /// Set `stop` on the signals ([`stop_on_signals`]).
+    pub on_signals: bool,
+}
+
+/// The one way a reel listener serves HTTP/1.1: adopts `listener` (from [`bind`]) into
+/// the runtime, stops on the signals when `serving` says so, and accepts until `stop`
+/// is set, serving connection `n` (from 1) with the service `service(n)` builds; once
+/// stopped, calls `on_stop` and lets the connections finish (see
+/// [`accept_until_stopped`]). Call inside the runtime ([`runtime`]); fails only when
+/// the listener cannot be adopted or the signals cannot be hooked.
+pub async fn run<F, S>(
+    listener: std::net::TcpListener,
+    serving: Serving,
+    stop: &Stop,
+    on_stop: impl FnOnce(),
+    mut service: F,
+) -> io::Result<()>
+where
+    F: FnMut(u64) -> S,
+    S: hyper::service::HttpService<hyper::body::Incoming> + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::ResBody: Send + 'static,
+    <S::ResBody as hyper::body::Body>::Data: Send,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let listener = TcpListener::from_std(listener)?;
+    if serving.on_signals {
+        stop_on_signals(stop.clone())?;
+    }
+    let Serving { limits, grace, .. } = serving;
+    let conn_stop = stop.clone();
+    accept_until_stopped(
+        listener,
+        stop.subscribe(),
+        limits.max_connections,
+        grace,
+        on_stop,
+        move |stream, n| {
+            let svc = service(n);
+            let stop = conn_stop.subscribe();
+            async move { serve_http1(stream, svc, limits, stop, grace).await }
+        },
+    )
+    .await;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `run` serves each connection with the service built for its number, and once
+    /// stopped calls `on_stop` and returns.
+    #[test]
+    fn run_serves_each_connection_with_its_own_service_until_stopped() {
+        use std::io::{Read, Write};
+        use std::sync::atomic::{AtomicBool, Ordering};
+
+        let rt = runtime(2, "t").unwrap();
+        let (listener, addr) = bind("127.0.0.1:0").unwrap();
+        let stop = Stop::new();
+        let stopped = Arc::new(AtomicBool::new(false));
+        let serving = Serving {
+            limits: Limits::for_descriptors(1),
+            grace: Duration::from_secs(1),
+            on_signals: false,
+        };
+        let (s, seen) = (stop.clone(), Arc::clone(&stopped));
+        let server = std::thread::spawn(move || {
+            rt.block_on(run(
+                listener,
+                serving,
+                &s,
+                move || seen.store(true, Ordering::SeqCst),
+                |n| {
+                    hyper::service::service_fn(move |_req| async move {
+                        Ok::<_, std::convert::Infallible>(hyper::Response::new(format!("conn {n}")))
+                    })
+                },
+            ))
+        });
+        for n in 1..=2 {
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            c.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            let mut answer = String::new();
+            c.read_to_string(&mut answer).unwrap();
+            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+            assert!(answer.ends_with(&format!("conn {n}")), "{answer}");
+        }
+        assert!(!stopped.load(Ordering::SeqCst));
+        stop.stop();
+        server.join().unwrap().unwrap();
+        assert!(stopped.load(Ordering::SeqCst), "on_stop ran");
+        assert!(
+            std::net::TcpStream::connect(addr).is_err(),
+            "the listener is closed"
+        );
+    }
 
     /// A stopped loop closes its listener and waits for a connection in progress.
     #[test]
