@@ -127,14 +127,14 @@ fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
         .map(|p| from + p)
 }
 
-/// Blanks every item under `#[cfg(test)]` in stripped code, and returns the names of
-/// the test modules declared out of line (`#[cfg(test)] mod tests;`).
+/// Blanks every item under a test-only `cfg` (`#[cfg(test)]`, `#[cfg(all(test, …))]`)
+/// in stripped code, and returns the names of the test modules declared out of line
+/// (`#[cfg(test)] mod tests;`).
 pub fn drop_tests(code: &mut String) -> Vec<String> {
     let mut out_of_line = Vec::new();
     let mut from = 0;
-    while let Some(at) = code[from..].find("#[cfg(test)]").map(|p| from + p) {
+    while let Some((at, item)) = next_test_attr(code, from) {
         let b = code.as_bytes();
-        let item = at + "#[cfg(test)]".len();
         // The item ends at its first `;` or at the brace that closes its first `{`.
         let semi = b[item..].iter().position(|&c| c == b';').map(|p| item + p);
         let brace = b[item..].iter().position(|&c| c == b'{').map(|p| item + p);
@@ -156,6 +156,28 @@ pub fn drop_tests(code: &mut String) -> Vec<String> {
         from = at + blanked.len();
     }
     out_of_line
+}
+
+/// The next test-only `cfg` attribute at or after `from`: where it starts and where the
+/// item under it does. A predicate is test-only when it is `test`, or an `all(…)` with
+/// `test` among its terms (`not(test)` and `any(test, …)` are not).
+fn next_test_attr(code: &str, mut from: usize) -> Option<(usize, usize)> {
+    const OPEN: &str = "#[cfg(";
+    while let Some(at) = code[from..].find(OPEN).map(|p| from + p) {
+        let pred_start = at + OPEN.len();
+        let close = code[pred_start..].find(")]").map(|p| pred_start + p)?;
+        let pred: String = code[pred_start..close].split_whitespace().collect();
+        let test_only = pred == "test"
+            || pred
+                .strip_prefix("all(")
+                .and_then(|p| p.strip_suffix(')'))
+                .is_some_and(|terms| terms.split(',').any(|t| t == "test"));
+        if test_only {
+            return Some((at, close + ")]".len()));
+        }
+        from = close;
+    }
+    None
 }
 
 /// The index of the `}` that closes the `{` at `open`, in stripped code.
@@ -210,5 +232,19 @@ mod tests {
         assert_eq!(out, ["more"]);
         assert!(s.contains("keep") && !s.contains("gone"), "{s}");
         assert_eq!(code_lines(&s), 1);
+    }
+
+    #[test]
+    fn a_test_only_all_is_a_test_and_not_or_any_is_not() {
+        let mut s = strip(
+            "#[cfg(all(test, unix))]\nmod a { fn gone() {} }\n\
+             #[cfg(not(test))]\nfn kept_not() {}\n\
+             #[cfg(any(test, feature = \"x\"))]\nfn kept_any() {}\n\
+             #[cfg( all( target_os = \"linux\" , test ) )]\nmod b;\n",
+        );
+        let out = drop_tests(&mut s);
+        assert_eq!(out, ["b"]);
+        assert!(!s.contains("gone"), "{s}");
+        assert!(s.contains("kept_not") && s.contains("kept_any"), "{s}");
     }
 }
