@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::attrs::{Attrs, names};
 use crate::ids::TraceParent;
-use crate::spans::{Session, error_status};
+use crate::scope::{SessionScope, error_status};
 
 /// How a model call ended, as far as the lines so far tell.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -187,7 +187,7 @@ impl ModelCall {
     }
 
     /// The span, ending at `end` when no line ended it.
-    pub fn into_span(self, s: &Session, end: u64) -> Span {
+    pub fn into_span(self, s: &SessionScope, end: u64) -> Span {
         let end = self.end.unwrap_or(end);
         // The recorder's own clock: the call began `duration_ms` before its turn.
         let start = match self.duration_ms {
