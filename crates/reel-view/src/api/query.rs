@@ -1,0 +1,97 @@
+//! A request to the API as the handlers read it: its query parameters decoded, the
+//! limits of a page, and the error an answer becomes when a request cannot be met.
+
+use crate::catalog::KeyError;
+
+/// Lines one page holds at most.
+pub const MAX_PAGE: usize = 1000;
+/// Search hits one answer holds at most.
+pub const MAX_HITS: usize = 500;
+
+/// A request the API cannot answer.
+#[derive(Debug)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: u16,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl ApiError {
+    pub(crate) fn bad(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: 400,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<KeyError> for ApiError {
+    fn from(e: KeyError) -> ApiError {
+        let status = match e {
+            KeyError::Outside(_) => 403,
+            KeyError::Missing(_) => 404,
+            KeyError::Unreadable(_) => 422,
+        };
+        ApiError {
+            status,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// The query parameters of a request, decoded.
+#[derive(Debug, Default)]
+pub struct Query(Vec<(String, String)>);
+
+impl Query {
+    /// Parses `a=1&b=x%20y` (`+` is a space).
+    pub fn parse(q: Option<&str>) -> Result<Query, ApiError> {
+        let mut out = Vec::new();
+        for pair in q.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let dec = |s: &str| {
+                crate::paths::decode(&s.replace('+', " "))
+                    .map_err(|e| ApiError::bad(format!("query parameter {k:?}: {e}")))
+            };
+            out.push((dec(k)?, dec(v)?));
+        }
+        Ok(Query(out))
+    }
+
+    /// The first value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of `name`.
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    pub(crate) fn required(&self, name: &str) -> Result<&str, ApiError> {
+        self.get(name)
+            .ok_or_else(|| ApiError::bad(format!("missing query parameter {name:?}")))
+    }
+
+    pub(crate) fn number(&self, name: &str, default: u64) -> Result<u64, ApiError> {
+        match self.get(name) {
+            None | Some("") => Ok(default),
+            Some(v) => v
+                .parse()
+                .map_err(|_| ApiError::bad(format!("{name}={v:?} is not a number"))),
+        }
+    }
+
+    /// The `count` of a page: 200 unless asked, at most [`MAX_PAGE`].
+    pub(crate) fn count(&self) -> Result<usize, ApiError> {
+        Ok((self.number("count", 200)? as usize).min(MAX_PAGE))
+    }
+}
