@@ -1,5 +1,8 @@
 //! RFC-0010 §7's conformance cases and reel's own, against real directories.
 
+use super::media::{base64_decode, base64_encode, wav_of_pcm};
+use super::page::{HTML, PLAIN, delta_text, escape_text, grouped, percent_encode, size_text};
+use super::trace::{call_text, footer, kind_of};
 use super::*;
 use serde_json::json;
 use std::os::unix::fs::symlink;
