@@ -307,3 +307,6 @@ impl SpanBuilder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
