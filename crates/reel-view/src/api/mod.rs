@@ -412,3 +412,6 @@ pub fn merge(cat: &Catalog, q: &Query) -> Result<Value, ApiError> {
         "lines": rows,
     }))
 }
+
+#[cfg(test)]
+mod tests;

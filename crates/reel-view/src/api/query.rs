@@ -95,3 +95,63 @@ impl Query {
         Ok((self.number("count", 200)? as usize).min(MAX_PAGE))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_are_decoded_and_repeated_ones_kept_in_order() {
+        let q = Query::parse(Some("t=a%2Fb.jsonl&q=hello+world&t=c&flag&empty=")).unwrap();
+        assert_eq!(q.get("t"), Some("a/b.jsonl"));
+        assert_eq!(q.all("t"), ["a/b.jsonl", "c"]);
+        assert_eq!(q.get("q"), Some("hello world"));
+        assert_eq!(q.get("flag"), Some(""));
+        assert_eq!(q.get("missing"), None);
+        assert!(Query::parse(None).unwrap().all("t").is_empty());
+    }
+
+    #[test]
+    fn a_bad_escape_is_a_400_naming_the_parameter() {
+        let e = Query::parse(Some("q=%zz")).unwrap_err();
+        assert_eq!(e.status, 400);
+        assert!(
+            e.message.starts_with("query parameter \"q\": "),
+            "{}",
+            e.message
+        );
+        let e = Query::parse(Some("n=%00")).unwrap_err();
+        assert_eq!(e.status, 400);
+    }
+
+    #[test]
+    fn numbers_default_when_absent_or_empty_and_pages_are_capped() {
+        let q = Query::parse(Some("from=7&n=&count=5000")).unwrap();
+        assert_eq!(q.number("from", 1).unwrap(), 7);
+        assert_eq!(q.number("n", 3).unwrap(), 3);
+        assert_eq!(q.number("absent", 9).unwrap(), 9);
+        assert_eq!(q.count().unwrap(), MAX_PAGE);
+        assert_eq!(Query::parse(None).unwrap().count().unwrap(), 200);
+        let e = Query::parse(Some("from=-1"))
+            .unwrap()
+            .number("from", 1)
+            .unwrap_err();
+        assert_eq!(
+            (e.status, e.message.as_str()),
+            (400, "from=\"-1\" is not a number")
+        );
+        let e = Query::parse(None).unwrap().required("t").unwrap_err();
+        assert_eq!(
+            (e.status, e.message.as_str()),
+            (400, "missing query parameter \"t\"")
+        );
+    }
+
+    #[test]
+    fn key_errors_become_their_statuses() {
+        let status = |e: KeyError| ApiError::from(e).status;
+        assert_eq!(status(KeyError::Outside("k".into())), 403);
+        assert_eq!(status(KeyError::Missing("k".into())), 404);
+        assert_eq!(status(KeyError::Unreadable("k".into())), 422);
+    }
+}

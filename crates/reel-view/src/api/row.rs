@@ -236,3 +236,122 @@ fn clip(s: &str) -> String {
         None => s.to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn of(class: LineClass, line: Value) -> String {
+        summary(Class::Line(class), Some(&line), &line.to_string())
+    }
+
+    #[test]
+    fn a_message_is_summarised_by_its_method_and_subject_or_its_answer() {
+        let m = |raw: Value| of(LineClass::Message, json!({"dir": "in", "raw": raw}));
+        assert_eq!(
+            m(json!({"method": "tools/call",
+                     "params": {"name": "get_weather", "arguments": {"city": "Paris"}}})),
+            "tools/call get_weather {\"city\":\"Paris\"}"
+        );
+        assert_eq!(
+            m(json!({"method": "resources/read", "params": {"uri": "file:///a"}})),
+            "resources/read file:///a"
+        );
+        assert_eq!(
+            m(json!({"method": "notifications/progress",
+                     "params": {"progressToken": 1, "progress": 3, "total": 10}})),
+            "notifications/progress 3/10"
+        );
+        assert_eq!(
+            m(json!({"method": "initialize", "params": {"protocolVersion": "x"}})),
+            "initialize {\"protocolVersion\":\"x\"}"
+        );
+        assert_eq!(
+            m(json!({"id": 1, "error": {"code": -32601, "message": "no such method"}})),
+            "error -32601 no such method"
+        );
+        assert_eq!(
+            m(json!({"id": 1, "result": {"isError": true}})),
+            "result (isError) {\"isError\":true}"
+        );
+        assert_eq!(m(json!({"id": 1, "result": {}})), "result {}");
+        assert_eq!(of(LineClass::Message, json!({"dir": "in"})), "");
+    }
+
+    #[test]
+    fn events_turns_meta_and_end_lines_have_summaries_of_their_own() {
+        assert_eq!(
+            of(
+                LineClass::Event,
+                json!({"t": "x", "dir": "stderr", "text": "boot"})
+            ),
+            "boot"
+        );
+        assert_eq!(
+            of(
+                LineClass::Event,
+                json!({"t": "x", "dir": "event", "kind": "llm.error", "status": 529})
+            ),
+            "llm.error {\"status\":529}"
+        );
+        assert_eq!(
+            of(LineClass::Event, json!({"kind": "stdout", "bytes": "AAE="})),
+            "stdout (bytes, not UTF-8)"
+        );
+        assert_eq!(
+            of(
+                LineClass::Turn,
+                json!({"role": "assistant", "model": "m1", "blocks": [
+                    {"type": "tool_use", "name": "Read", "input": {}},
+                    {"type": "text", "text": "later"}]})
+            ),
+            "assistant [m1]: tool_use Read"
+        );
+        assert_eq!(
+            of(
+                LineClass::Turn,
+                json!({"role": "user", "blocks": [{"type": "history_elided", "count": 4}]})
+            ),
+            "user: history elided (4 turns)"
+        );
+        assert_eq!(
+            of(
+                LineClass::Meta,
+                json!({"type": "meta", "label": "demo", "kind": "mcp", "transport": "stdio"})
+            ),
+            "demo · mcp · stdio"
+        );
+        assert_eq!(
+            of(
+                LineClass::End,
+                json!({"type": "end", "exitCode": 2, "reason": "signal"})
+            ),
+            "exit 2 · signal"
+        );
+    }
+
+    #[test]
+    fn a_summary_is_cut_at_160_characters_and_a_bad_line_is_its_text() {
+        let long = "é".repeat(200);
+        let cut = clip(&format!("  {long}  "));
+        assert_eq!(cut.chars().count(), SUMMARY_CHARS + 1);
+        assert!(cut.ends_with('…'));
+        assert_eq!(clip(" short "), "short");
+        assert_eq!(summary(Class::Bad, None, "{not json"), "{not json");
+        assert_eq!(
+            summary(Class::Line(LineClass::Message), None, "cut off"),
+            "cut off"
+        );
+    }
+
+    #[test]
+    fn the_raw_member_is_read_as_written() {
+        assert_eq!(
+            raw_member(r#"{"t":"x","raw":{"b": 1,"a":[2]}}"#),
+            Some(r#"{"b": 1,"a":[2]}"#)
+        );
+        assert_eq!(raw_member(r#"{"t":"x"}"#), None);
+        assert_eq!(raw_member("not json"), None);
+    }
+}
