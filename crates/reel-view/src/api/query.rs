@@ -18,7 +18,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    pub(crate) fn bad(message: impl Into<String>) -> ApiError {
+    pub(super) fn bad(message: impl Into<String>) -> ApiError {
         ApiError {
             status: 400,
             message: message.into(),
@@ -76,12 +76,12 @@ impl Query {
             .collect()
     }
 
-    pub(crate) fn required(&self, name: &str) -> Result<&str, ApiError> {
+    pub(super) fn required(&self, name: &str) -> Result<&str, ApiError> {
         self.get(name)
             .ok_or_else(|| ApiError::bad(format!("missing query parameter {name:?}")))
     }
 
-    pub(crate) fn number(&self, name: &str, default: u64) -> Result<u64, ApiError> {
+    pub(super) fn number(&self, name: &str, default: u64) -> Result<u64, ApiError> {
         match self.get(name) {
             None | Some("") => Ok(default),
             Some(v) => v
@@ -91,7 +91,7 @@ impl Query {
     }
 
     /// The `count` of a page: 200 unless asked, at most [`MAX_PAGE`].
-    pub(crate) fn count(&self) -> Result<usize, ApiError> {
+    pub(super) fn count(&self) -> Result<usize, ApiError> {
         Ok((self.number("count", 200)? as usize).min(MAX_PAGE))
     }
 }

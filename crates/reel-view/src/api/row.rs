@@ -11,12 +11,12 @@ use crate::index::{Class, LineRec, NO_TIME, TraceIndex, read_line};
 /// Bytes of a line the raw view and a line's detail show (the rest is said cut).
 pub const MAX_LINE_SHOWN: usize = 4 << 20;
 /// Bytes of a line read for its one-line summary.
-pub(crate) const SUMMARY_READ: usize = 64 << 10;
+pub(super) const SUMMARY_READ: usize = 64 << 10;
 /// Characters of a one-line summary.
 const SUMMARY_CHARS: usize = 160;
 
 /// One timeline row.
-pub(crate) fn row(ix: &TraceIndex, n: u64, r: &LineRec, full: bool) -> Value {
+pub(super) fn row(ix: &TraceIndex, n: u64, r: &LineRec, full: bool) -> Value {
     let max = if full { MAX_LINE_SHOWN } else { SUMMARY_READ };
     let (bytes, cut) = read_line(ix.file_of(r), r, max).unwrap_or_default();
     let text = String::from_utf8_lossy(&bytes);
@@ -89,7 +89,7 @@ fn raw_member(line: &str) -> Option<&str> {
     serde_json::from_str::<R>(line).ok()?.raw.map(|r| r.get())
 }
 
-pub(crate) fn latency(ix: &TraceIndex, request: u64, response: u64) -> Option<i64> {
+pub(super) fn latency(ix: &TraceIndex, request: u64, response: u64) -> Option<i64> {
     let (a, b) = (ix.line(request)?.t, ix.line(response)?.t);
     (a != NO_TIME && b != NO_TIME).then_some(b - a)
 }
