@@ -169,3 +169,14 @@ fn row_html(out: &mut String, row: &Row) {
         },
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_sort_mtime_orders_by_time() {
+        assert_eq!(Sort::from_query(Some("x=1&sort=mtime")), Sort::Mtime);
+        assert_eq!(Sort::from_query(Some("sort=size")), Sort::Name);
+    }
+}

@@ -135,3 +135,33 @@ pub(super) fn base64_encode(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_round_trips_and_refuses_bad_text() {
+        for bytes in [&b""[..], b"a", b"ab", b"abc", b"abcd", &[0, 255, 128, 7, 9]] {
+            let text = base64_encode(bytes);
+            assert_eq!(base64_decode(&text).as_deref(), Some(bytes), "{text}");
+        }
+        assert_eq!(base64_encode(b"hello"), "aGVsbG8=");
+        for bad in ["abc", "a===", "ab=c", "ab==abcd", "ab\"=", "AAAA\"><"] {
+            assert_eq!(base64_decode(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn pcm_is_wrapped_as_24_khz_mono_16_bit_wav() {
+        let wav = wav_of_pcm(&[1, 2, 3, 4]);
+        assert_eq!(&wav[..4], b"RIFF");
+        assert_eq!(u32::from_le_bytes(wav[4..8].try_into().unwrap()), 40);
+        assert_eq!(&wav[8..16], b"WAVEfmt ");
+        assert_eq!(u16::from_le_bytes([wav[22], wav[23]]), 1);
+        assert_eq!(u32::from_le_bytes(wav[24..28].try_into().unwrap()), 24_000);
+        assert_eq!(u16::from_le_bytes([wav[34], wav[35]]), 16);
+        assert_eq!(&wav[36..40], b"data");
+        assert_eq!(&wav[44..], &[1, 2, 3, 4]);
+    }
+}

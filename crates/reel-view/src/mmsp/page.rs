@@ -176,3 +176,26 @@ pub(super) fn delta_text(ms: i64) -> String {
 pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_formatters() {
+        assert_eq!(
+            escape("<a href='x'>&\"</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
+        );
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(1234567), "1,234,567");
+        assert_eq!(delta_text(600), "+600 ms");
+        assert_eq!(delta_text(200_600), "+3 min 20 s");
+        assert_eq!(size_text(1023), "1023 B");
+        assert_eq!(percent_encode("a b/ü"), "a%20b%2F%C3%BC");
+        assert_eq!(
+            escape_text("<a href=\"x\">&'"),
+            "&lt;a href=\"x\"&gt;&amp;'"
+        );
+    }
+}

@@ -368,3 +368,42 @@ fn rail(out: &mut String, history: &[Value], rounds: usize) {
     }
     out.push_str("</ol>\n</nav>\n");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn usage_counts_the_cached_input_into_the_total() {
+        let mut out = String::new();
+        footer(
+            &mut out,
+            &json!({"usage_metadata": {"cached_tokens": 100, "prompt_tokens": 20,
+                                       "thoughts_tokens": 0, "response_tokens": null}}),
+        );
+        assert!(
+            out.contains("Cached 100") && out.contains("Prompt 20"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("Thoughts") && !out.contains("Response"),
+            "{out}"
+        );
+        assert!(out.contains("Total 120"), "{out}");
+    }
+
+    #[test]
+    fn tool_calls_and_item_kinds_are_written_as_mmsp_shows_them() {
+        assert_eq!(
+            call_text("f", Some(&json!({"a": "x", "l": [true], "n": 1}))),
+            "f(a=\"x\", l=[true], n=1)"
+        );
+        assert_eq!(
+            call_text("f", Some(&json!("{\"city\": \"Paris\"}"))),
+            "f(city=\"Paris\")"
+        );
+        assert_eq!(kind_of("tool_call.done"), "tool_call");
+        assert_eq!(kind_of("Bad Kind\""), "other");
+    }
+}
