@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::attrs::{Attrs, names};
 use crate::ids::TraceParent;
-use crate::spans::{Session, error_status};
+use crate::scope::{SessionScope, error_status};
 
 /// How a model call ended, as far as the lines so far tell.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -187,7 +187,7 @@ impl ModelCall {
     }
 
     /// The span, ending at `end` when no line ended it.
-    pub fn into_span(self, s: &Session, end: u64) -> Span {
+    pub fn into_span(self, s: &SessionScope, end: u64) -> Span {
         let end = self.end.unwrap_or(end);
         // The recorder's own clock: the call began `duration_ms` before its turn.
         let start = match self.duration_ms {
@@ -298,5 +298,75 @@ fn usage(u: &reel_trace::line::Usage, attrs: &mut Attrs) {
     }
     if let Some(n) = u.cache_creation_input_tokens {
         attrs.int(names::GENAI_CACHE_CREATION, int(n));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn operation_of(endpoint: &str) -> Option<&'static str> {
+        operation(Endpoint::of(endpoint, false).0, endpoint)
+    }
+
+    #[test]
+    fn endpoints_name_the_conventions_operation() {
+        for chat in [
+            "/v1/messages",
+            "/v1/chat/completions",
+            "/v1/responses",
+            "/api/chat",
+        ] {
+            assert_eq!(operation_of(chat), Some("chat"), "{chat}");
+        }
+        assert_eq!(operation_of("/v1/embeddings"), Some("embeddings"));
+        assert_eq!(operation_of("/v1/completions"), Some("text_completion"));
+        assert_eq!(operation_of("/v1/models"), None);
+        assert_eq!(operation_of("/v1/messages/count_tokens"), None);
+    }
+
+    fn usage_attrs(u: &reel_trace::line::Usage) -> Vec<(String, i64)> {
+        let mut attrs = Attrs::default();
+        usage(u, &mut attrs);
+        attrs
+            .0
+            .into_iter()
+            .map(|kv| {
+                let n = match kv.value.and_then(|v| v.value) {
+                    Some(opentelemetry_proto::tonic::common::v1::any_value::Value::IntValue(n)) => {
+                        n
+                    }
+                    other => panic!("{}: {other:?}", kv.key),
+                };
+                (kv.key, n)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn usage_counts_cached_input_into_the_input_and_leaves_out_what_was_not_recorded() {
+        let u = reel_trace::line::Usage {
+            input_tokens: Some(3),
+            output_tokens: Some(7),
+            cache_read_input_tokens: Some(40),
+            ..Default::default()
+        };
+        assert_eq!(
+            usage_attrs(&u),
+            [
+                (names::GENAI_INPUT_TOKENS.to_owned(), 43),
+                (names::GENAI_OUTPUT_TOKENS.to_owned(), 7),
+                (names::GENAI_CACHE_READ.to_owned(), 40),
+            ]
+        );
+        // Cache counts without an input count: no input is made up.
+        let u = reel_trace::line::Usage {
+            cache_creation_input_tokens: Some(5),
+            ..Default::default()
+        };
+        assert_eq!(
+            usage_attrs(&u),
+            [(names::GENAI_CACHE_CREATION.to_owned(), 5)]
+        );
     }
 }

@@ -24,6 +24,7 @@ pub(crate) mod genai;
 pub mod ids;
 pub mod live;
 pub(crate) mod mcp;
+mod scope;
 pub mod send;
 pub mod spans;
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::attrs::{Attrs, names};
 use crate::ids::TraceParent;
-use crate::spans::{Session, error_status, initiator};
+use crate::scope::{SessionScope, error_status, initiator};
 
 /// The `_meta` key of the 2026-07-28 revision that carries the protocol version on
 /// every request.
@@ -86,7 +86,7 @@ struct Described<'a> {
 
 /// The span name and attributes of an MCP message: the one builder of requests' and
 /// notifications' spans.
-fn described(s: &Session, d: Described<'_>) -> (String, Attrs) {
+fn described(s: &SessionScope, d: Described<'_>) -> (String, Attrs) {
     let mut attrs = Attrs::default();
     attrs.str(names::MCP_METHOD, d.method);
     let name = name_and_subject(d.method, d.subject, &mut attrs);
@@ -164,7 +164,7 @@ impl OpenCall {
         }
     }
 
-    fn attrs(&self, s: &Session) -> (String, Attrs) {
+    fn attrs(&self, s: &SessionScope) -> (String, Attrs) {
         described(
             s,
             Described {
@@ -184,7 +184,7 @@ impl OpenCall {
     /// MCP session `session`).
     pub fn answered(
         self,
-        s: &mut Session,
+        s: &mut SessionScope,
         at: u64,
         env: &Envelope<'_>,
         session: Option<&str>,
@@ -209,7 +209,7 @@ impl OpenCall {
 
     /// The span of a request no answer was recorded for: it ends at `at`, with
     /// `reel.outcome` saying why (`pending`: none came; `replaced`: its id was reused).
-    pub fn unanswered(self, s: &Session, at: u64, why: &str) -> Span {
+    pub fn unanswered(self, s: &SessionScope, at: u64, why: &str) -> Span {
         let (name, mut attrs) = self.attrs(s);
         attrs.str(names::REEL_OUTCOME, why);
         s.span(
@@ -276,7 +276,7 @@ fn outcome(method: &str, env: &Envelope<'_>, attrs: &mut Attrs) -> Option<Status
 
 /// The span of a notification (it has no answer: it starts and ends when it was sent).
 pub(crate) fn notification(
-    s: &Session,
+    s: &SessionScope,
     line: u64,
     at: u64,
     dir: Dir,

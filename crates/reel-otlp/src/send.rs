@@ -240,8 +240,16 @@ impl Client {
         }
     }
 
+    /// One try: the request built, sent over the open connection (or a new one), and
+    /// the collector's answer read. `Ok` is the count of spans it rejected.
     fn try_once(&mut self, body: Bytes, deadline: &dyn Fn() -> Instant) -> Result<u64, SendError> {
-        let started = Instant::now();
+        let request = self.request(body)?;
+        let (parts, body) = self.exchange(request, deadline)?;
+        answer(&parts, &body)
+    }
+
+    /// The `POST` of `body` to the collector's traces URL, with its headers.
+    fn request(&self, body: Bytes) -> Result<http::Request<Full<Bytes>>, SendError> {
         let c = &self.collector;
         let mut request = http::Request::post(c.url.path.as_str())
             .header(http::header::HOST, c.url.authority.as_str())
@@ -253,12 +261,23 @@ impl Client {
         for (name, value) in &c.headers {
             request = request.header(name, value);
         }
-        let request = request.body(Full::new(body)).map_err(|e| SendError {
+        request.body(Full::new(body)).map_err(|e| SendError {
             message: e.to_string(),
             retryable: false,
             retry_after: None,
-        })?;
+        })
+    }
+
+    /// Sends `request` and reads the whole response, within [`TRY_TIMEOUT`] or until
+    /// `deadline` passes; the connection is kept for the next try when it answered.
+    fn exchange(
+        &mut self,
+        request: http::Request<Full<Bytes>>,
+        deadline: &dyn Fn() -> Instant,
+    ) -> Result<(http::response::Parts, Bytes), SendError> {
+        let started = Instant::now();
         let conn = self.conn.take();
+        let c = &self.collector;
         let (host, port, tls) = (c.url.host.clone(), c.url.port, c.tls.clone());
         let outcome = self.runtime.block_on(async move {
             // Ends the try at TRY_TIMEOUT, or as soon as the deadline passes.
@@ -296,57 +315,60 @@ impl Client {
                 () = expired => Err(()),
             }
         });
-        let (sender, parts, body) = match outcome {
-            Err(()) => {
-                return Err(SendError {
-                    message: format!("no answer within {:.1} s", started.elapsed().as_secs_f64()),
-                    retryable: true,
-                    retry_after: None,
-                });
+        match outcome {
+            Err(()) => Err(SendError {
+                message: format!("no answer within {:.1} s", started.elapsed().as_secs_f64()),
+                retryable: true,
+                retry_after: None,
+            }),
+            Ok(Err((message, retryable))) => Err(SendError {
+                message,
+                retryable,
+                retry_after: None,
+            }),
+            Ok(Ok((sender, parts, body))) => {
+                self.conn = Some(sender);
+                Ok((parts, body))
             }
-            Ok(Err((message, retryable))) => {
-                return Err(SendError {
-                    message,
-                    retryable,
-                    retry_after: None,
-                });
-            }
-            Ok(Ok(done)) => done,
-        };
-        self.conn = Some(sender);
-        let status = parts.status.as_u16();
-        if parts.status.is_success() {
-            let rejected = ExportTraceServiceResponse::decode(body.as_ref())
-                .ok()
-                .and_then(|r| r.partial_success)
-                .map_or(0, |p| u64::try_from(p.rejected_spans).unwrap_or(0));
-            return Ok(rejected);
         }
-        let retry_after = parts
-            .headers
-            .get(http::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        // The collector's words, cut and without control characters (they reach a
-        // terminal).
-        let said: String = String::from_utf8_lossy(&body[..body.len().min(200)])
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        Err(SendError {
-            message: format!(
-                "HTTP {status}{}",
-                if said.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", said.trim())
-                }
-            ),
-            retryable: matches!(status, 429 | 502 | 503 | 504),
-            retry_after,
-        })
     }
+}
+
+/// What the collector's answer says: the spans it rejected when it took the request,
+/// else why not, and whether the specification lets it be tried again.
+fn answer(parts: &http::response::Parts, body: &[u8]) -> Result<u64, SendError> {
+    let status = parts.status.as_u16();
+    if parts.status.is_success() {
+        let rejected = ExportTraceServiceResponse::decode(body)
+            .ok()
+            .and_then(|r| r.partial_success)
+            .map_or(0, |p| u64::try_from(p.rejected_spans).unwrap_or(0));
+        return Ok(rejected);
+    }
+    let retry_after = parts
+        .headers
+        .get(http::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    // The collector's words, cut and without control characters (they reach a
+    // terminal).
+    let said: String = String::from_utf8_lossy(&body[..body.len().min(200)])
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    Err(SendError {
+        message: format!(
+            "HTTP {status}{}",
+            if said.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", said.trim())
+            }
+        ),
+        retryable: matches!(status, 429 | 502 | 503 | 504),
+        retry_after,
+    })
 }
 
 #[cfg(test)]
@@ -375,5 +397,59 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("x-key") && !e.contains("a\nb"), "{e}");
+    }
+
+    fn head(status: u16, retry_after: Option<&str>) -> http::response::Parts {
+        let mut response = http::Response::builder().status(status);
+        if let Some(v) = retry_after {
+            response = response.header(http::header::RETRY_AFTER, v);
+        }
+        response.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn a_taken_request_counts_the_spans_the_collector_rejected() {
+        use opentelemetry_proto::tonic::collector::trace::v1::ExportTracePartialSuccess;
+        let partial = ExportTraceServiceResponse {
+            partial_success: Some(ExportTracePartialSuccess {
+                rejected_spans: 3,
+                error_message: "too old".into(),
+            }),
+        };
+        assert_eq!(answer(&head(200, None), &partial.encode_to_vec()), Ok(3));
+        assert_eq!(answer(&head(200, None), b""), Ok(0));
+        // A body that is not a response is still a request taken.
+        assert_eq!(answer(&head(202, None), b"not protobuf"), Ok(0));
+    }
+
+    #[test]
+    fn only_the_specifications_statuses_are_retried_after_the_collectors_wait() {
+        let e = answer(&head(503, Some(" 7 ")), b"busy\nnow").unwrap_err();
+        assert_eq!(
+            e,
+            SendError {
+                message: "HTTP 503: busy now".into(),
+                retryable: true,
+                retry_after: Some(Duration::from_secs(7)),
+            }
+        );
+        for status in [429, 502, 504] {
+            assert!(
+                answer(&head(status, None), b"").unwrap_err().retryable,
+                "{status}"
+            );
+        }
+        let e = answer(&head(400, Some("soon")), b"").unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.retryable, e.retry_after),
+            ("HTTP 400", false, None)
+        );
+    }
+
+    #[test]
+    fn a_collectors_words_are_cut_at_200_bytes() {
+        let long = "x".repeat(500);
+        let e = answer(&head(500, None), long.as_bytes()).unwrap_err();
+        assert_eq!(e.message, format!("HTTP 500: {}", "x".repeat(200)));
     }
 }

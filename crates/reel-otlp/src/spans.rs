@@ -24,24 +24,19 @@
 
 use std::collections::HashMap;
 
-use opentelemetry_proto::tonic::trace::v1::span::{Link, SpanKind};
-use opentelemetry_proto::tonic::trace::v1::{Span, Status, status::StatusCode};
+use opentelemetry_proto::tonic::trace::v1::Span;
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use reel_trace::Timestamp;
 use reel_trace::jsonrpc::{Envelope, Paired, Pairer, RpcKind};
 use reel_trace::line::{Line, MessageView, Meta, Turn, kinds, parse_line};
-use reel_trace::{Dir, Timestamp};
 use serde_json::Value;
 
 use crate::attrs::{Attrs, names};
 use crate::genai::ModelCall;
-use crate::ids::{Seed, TraceParent};
+use crate::ids::Seed;
 use crate::mcp::{self, OpenCall};
-
-/// Nanoseconds since the Unix epoch of a trace timestamp.
-pub(crate) fn nanos(t: Timestamp) -> u64 {
-    u64::try_from(t.millis())
-        .unwrap_or(0)
-        .saturating_mul(1_000_000)
-}
+pub use crate::scope::MAX_NAME;
+use crate::scope::{SessionScope, Transport, nanos};
 
 /// Reads trace lines in order and produces spans.
 #[derive(Debug, Default)]
@@ -53,57 +48,15 @@ pub struct SpanBuilder {
     file_index: u64,
 }
 
-/// How the recorded server was reached.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Transport {
-    /// Streamable HTTP (else stdio).
-    http: bool,
-    /// The upstream's host and port, when the meta line names it.
-    server: Option<(String, u16)>,
-}
-
-impl Transport {
-    fn of(meta: &Meta) -> Transport {
-        Transport {
-            http: meta.transport.as_deref() == Some("http"),
-            server: meta
-                .upstream
-                .as_deref()
-                .and_then(|u| reel_net::http::UpstreamUrl::parse(u).ok())
-                .map(|u| (u.host, u.port)),
-        }
-    }
-
-    /// `network.*` and `server.*` of a span.
-    pub fn describe(&self, attrs: &mut Attrs) {
-        if !self.http {
-            attrs.str(names::NETWORK_TRANSPORT, "pipe");
-            return;
-        }
-        attrs
-            .str(names::NETWORK_TRANSPORT, "tcp")
-            .str(names::NETWORK_PROTOCOL, "http");
-        if let Some((host, port)) = &self.server {
-            attrs
-                .str(names::SERVER_ADDRESS, host.clone())
-                .int(names::SERVER_PORT, i64::from(*port));
-        }
-    }
-}
-
 /// One recorded session: its span's facts, and what is open in it.
 #[derive(Debug)]
-pub(crate) struct Session {
-    pub seed: Seed,
-    /// Which of the trace's files the lines come from now.
-    file: u64,
+struct Session {
+    /// What its child spans share.
+    scope: SessionScope,
     start_ns: u64,
     name: String,
     attrs: Attrs,
-    pub transport: Transport,
     calls: Pairer<OpenCall>,
-    /// The protocol version each MCP session negotiated (by `Mcp-Session-Id`).
-    pub protocol: HashMap<Option<String>, String>,
     models: HashMap<u64, ModelCall>,
     exit_code: Option<i64>,
 }
@@ -135,58 +88,13 @@ impl Session {
         }
         transport.describe(&mut attrs);
         Session {
-            seed: Seed::of_meta(meta_line, line),
-            file: file_index,
+            scope: SessionScope::new(Seed::of_meta(meta_line, line), file_index, transport),
             start_ns,
             name: format!("reel {kind} session {label}"),
             attrs,
-            transport,
             calls: Pairer::new(),
-            protocol: HashMap::new(),
             models: HashMap::new(),
             exit_code: None,
-        }
-    }
-
-    /// A span of this session's trace, child of its span (or of the caller's, when the
-    /// request carried a `traceparent`).
-    pub fn span(
-        &self,
-        line: u64,
-        name: String,
-        (start, end): (u64, u64),
-        attrs: Attrs,
-        status: Option<Status>,
-        parent: Option<&TraceParent>,
-    ) -> Span {
-        let (trace_id, parent_span_id, links) = match parent {
-            Some(tp) => (
-                tp.trace_id.clone(),
-                tp.span_id.clone(),
-                vec![Link {
-                    trace_id: self.seed.trace_id(),
-                    span_id: self.seed.session_span_id(),
-                    ..Link::default()
-                }],
-            ),
-            None => (
-                self.seed.trace_id(),
-                self.seed.session_span_id(),
-                Vec::new(),
-            ),
-        };
-        Span {
-            trace_id,
-            span_id: self.seed.span_id(self.file, line),
-            parent_span_id,
-            name: crate::attrs::capped(name, MAX_NAME),
-            kind: SpanKind::Client as i32,
-            start_time_unix_nano: start,
-            end_time_unix_nano: end.max(start),
-            attributes: attrs.0,
-            links,
-            status,
-            ..Span::default()
         }
     }
 
@@ -195,25 +103,25 @@ impl Session {
         let mut open = self.calls.drain_pending();
         open.sort_by_key(|(_, c)| c.line);
         for (_, call) in open {
-            out.push(call.unanswered(&self, end, "pending"));
+            out.push(call.unanswered(&self.scope, end, "pending"));
         }
         let mut models: Vec<ModelCall> = self.models.drain().map(|(_, m)| m).collect();
         models.sort_by_key(|m| m.line);
         for m in models {
-            out.push(m.into_span(&self, end));
+            out.push(m.into_span(&self.scope, end));
         }
         if let Some(code) = self.exit_code {
             self.attrs.int(names::REEL_EXIT_CODE, code);
         }
-        let mut protocols: Vec<&String> = self.protocol.values().collect();
+        let mut protocols: Vec<&String> = self.scope.protocol.values().collect();
         protocols.sort();
         protocols.dedup();
         if let [one] = protocols.as_slice() {
             self.attrs.str(names::MCP_PROTOCOL, (*one).clone());
         }
         out.push(Span {
-            trace_id: self.seed.trace_id(),
-            span_id: self.seed.session_span_id(),
+            trace_id: self.scope.seed.trace_id(),
+            span_id: self.scope.seed.session_span_id(),
             name: self.name,
             kind: SpanKind::Internal as i32,
             start_time_unix_nano: self.start_ns,
@@ -233,15 +141,19 @@ impl Session {
         let session = m.session.as_deref();
         match env.kind() {
             RpcKind::Notification => {
-                out.push(mcp::notification(self, line, at, dir, session, &env));
+                out.push(mcp::notification(&self.scope, line, at, dir, session, &env));
             }
             RpcKind::Request | RpcKind::Response | RpcKind::Error => {
                 let paired = self.calls.offer_via(session, dir, &env, m.http_req(), || {
                     OpenCall::new(line, at, dir, session, &env)
                 });
                 match paired {
-                    Paired::Closed(call) => out.push(call.answered(self, at, &env, session)),
-                    Paired::DuplicatePending(old) => out.push(old.unanswered(self, at, "replaced")),
+                    Paired::Closed(call) => {
+                        out.push(call.answered(&mut self.scope, at, &env, session))
+                    }
+                    Paired::DuplicatePending(old) => {
+                        out.push(old.unanswered(&self.scope, at, "replaced"))
+                    }
                     Paired::Opened | Paired::Orphan | Paired::Ignored => {}
                 }
             }
@@ -309,7 +221,7 @@ impl Session {
         if self.models.get(&req).is_some_and(ModelCall::is_complete) {
             if let Some(call) = self.models.remove(&req) {
                 let end = call.end_ns();
-                out.push(call.into_span(self, end));
+                out.push(call.into_span(&self.scope, end));
             }
         }
     }
@@ -373,7 +285,7 @@ impl SpanBuilder {
     pub fn next_file(&mut self) {
         self.file_index += 1;
         if let Some(s) = &mut self.session {
-            s.file = self.file_index;
+            s.scope.file = self.file_index;
         }
     }
 
@@ -396,21 +308,5 @@ impl SpanBuilder {
     }
 }
 
-/// The longest span name and status message, in bytes.
-pub const MAX_NAME: usize = 256;
-
-/// A span status: ERROR with `message` (cut at [`MAX_NAME`] bytes).
-pub(crate) fn error_status(message: impl Into<String>) -> Option<Status> {
-    Some(Status {
-        message: crate::attrs::capped(message, MAX_NAME),
-        code: StatusCode::Error as i32,
-    })
-}
-
-/// The side that sent a request.
-pub(crate) fn initiator(dir: Dir) -> &'static str {
-    match dir {
-        Dir::Out => "server",
-        _ => "client",
-    }
-}
+#[cfg(test)]
+mod tests;

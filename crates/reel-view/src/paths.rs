@@ -161,7 +161,8 @@ pub fn contains(root: &Path, path: &Path) -> bool {
     path.starts_with(root)
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;

@@ -1,5 +1,7 @@
 //! RFC-0010 §7's conformance cases and reel's own, against real directories.
 
+use super::media::{base64_encode, wav_of_pcm};
+use super::page::{HTML, PLAIN};
 use super::*;
 use serde_json::json;
 use std::os::unix::fs::symlink;
@@ -516,78 +518,4 @@ fn cache_directories_are_looked_at_four_levels_down_only() {
     c.write("1/2/3/4/5/conv.json", MINIMAL_TRACE);
     assert!(!is_cache_dir(&c.root));
     assert!(is_cache_dir(&c.root.join("1")));
-}
-
-#[test]
-fn base64_round_trips_and_refuses_bad_text() {
-    for bytes in [&b""[..], b"a", b"ab", b"abc", b"abcd", &[0, 255, 128, 7, 9]] {
-        let text = base64_encode(bytes);
-        assert_eq!(base64_decode(&text).as_deref(), Some(bytes), "{text}");
-    }
-    assert_eq!(base64_encode(b"hello"), "aGVsbG8=");
-    for bad in ["abc", "a===", "ab=c", "ab==abcd", "ab\"=", "AAAA\"><"] {
-        assert_eq!(base64_decode(bad), None, "{bad}");
-    }
-}
-
-#[test]
-fn pcm_is_wrapped_as_24_khz_mono_16_bit_wav() {
-    let wav = wav_of_pcm(&[1, 2, 3, 4]);
-    assert_eq!(&wav[..4], b"RIFF");
-    assert_eq!(u32::from_le_bytes(wav[4..8].try_into().unwrap()), 40);
-    assert_eq!(&wav[8..16], b"WAVEfmt ");
-    assert_eq!(u16::from_le_bytes([wav[22], wav[23]]), 1);
-    assert_eq!(u32::from_le_bytes(wav[24..28].try_into().unwrap()), 24_000);
-    assert_eq!(u16::from_le_bytes([wav[34], wav[35]]), 16);
-    assert_eq!(&wav[36..40], b"data");
-    assert_eq!(&wav[44..], &[1, 2, 3, 4]);
-}
-
-#[test]
-fn usage_counts_the_cached_input_into_the_total() {
-    let mut out = String::new();
-    footer(
-        &mut out,
-        &json!({"usage_metadata": {"cached_tokens": 100, "prompt_tokens": 20,
-                                   "thoughts_tokens": 0, "response_tokens": null}}),
-    );
-    assert!(
-        out.contains("Cached 100") && out.contains("Prompt 20"),
-        "{out}"
-    );
-    assert!(
-        !out.contains("Thoughts") && !out.contains("Response"),
-        "{out}"
-    );
-    assert!(out.contains("Total 120"), "{out}");
-}
-
-#[test]
-fn small_formatters() {
-    assert_eq!(
-        escape("<a href='x'>&\"</a>"),
-        "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
-    );
-    assert_eq!(grouped(0), "0");
-    assert_eq!(grouped(1234567), "1,234,567");
-    assert_eq!(delta_text(600), "+600 ms");
-    assert_eq!(delta_text(200_600), "+3 min 20 s");
-    assert_eq!(size_text(1023), "1023 B");
-    assert_eq!(percent_encode("a b/ü"), "a%20b%2F%C3%BC");
-    assert_eq!(Sort::from_query(Some("x=1&sort=mtime")), Sort::Mtime);
-    assert_eq!(Sort::from_query(Some("sort=size")), Sort::Name);
-    assert_eq!(
-        call_text("f", Some(&json!({"a": "x", "l": [true], "n": 1}))),
-        "f(a=\"x\", l=[true], n=1)"
-    );
-    assert_eq!(
-        call_text("f", Some(&json!("{\"city\": \"Paris\"}"))),
-        "f(city=\"Paris\")"
-    );
-    assert_eq!(kind_of("tool_call.done"), "tool_call");
-    assert_eq!(
-        escape_text("<a href=\"x\">&'"),
-        "&lt;a href=\"x\"&gt;&amp;'"
-    );
-    assert_eq!(kind_of("Bad Kind\""), "other");
 }
