@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reel_net::http::LoopbackGuard;
-use reel_net::serve::{self, Limits, Stop};
+use reel_net::serve::{self, Limits, Serving, Stop};
 
 pub use catalog::{Catalog, Home};
 
@@ -145,34 +145,23 @@ impl View {
     /// Serves until `stop` is set (or, with `on_signals`, SIGINT/SIGTERM/SIGHUP).
     pub fn run(self, stop: Stop, on_signals: bool) -> Result<(), ViewError> {
         let rt = serve::runtime(2, "reel-view").map_err(ViewError::Setup)?;
-        let limits = Limits::for_descriptors(1);
+        let serving = Serving {
+            limits: Limits::for_descriptors(1),
+            grace: GRACE,
+            on_signals,
+        };
         let app = self.app;
-        let listener = self.listener;
-        rt.block_on(async move {
-            if on_signals {
-                serve::stop_on_signals(stop.clone()).map_err(ViewError::Setup)?;
-            }
-            let listener = tokio::net::TcpListener::from_std(listener).map_err(ViewError::Setup)?;
-            let conn_stop = stop.clone();
-            serve::accept_until_stopped(
-                listener,
-                stop.subscribe(),
-                limits.max_connections,
-                GRACE,
-                || {},
-                move |stream, _| {
-                    let app = Arc::clone(&app);
-                    let stop = conn_stop.subscribe();
-                    async move {
-                        let service =
-                            hyper::service::service_fn(move |req| Arc::clone(&app).answer(req));
-                        serve::serve_http1(stream, service, limits, stop, GRACE).await;
-                    }
-                },
-            )
-            .await;
-            Ok::<(), ViewError>(())
-        })?;
+        rt.block_on(serve::run(
+            self.listener,
+            serving,
+            &stop,
+            || {},
+            |_| {
+                let app = Arc::clone(&app);
+                hyper::service::service_fn(move |req| Arc::clone(&app).answer(req))
+            },
+        ))
+        .map_err(ViewError::Setup)?;
         rt.shutdown_timeout(Duration::from_millis(100));
         Ok(())
     }
