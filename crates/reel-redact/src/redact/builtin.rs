@@ -8,6 +8,12 @@
 //! of the revision named by `meta.redaction.rules`: `reel/1` traces are matched with
 //! the `reel/1` rules even by a reel that records with `reel/2`.
 
+/// The version of the rule set reel records with, written as `meta.redaction.rules`.
+pub const RULES_VERSION: &str = "reel/3";
+
+/// Every rule-set version [`Redactor::from_description`](super::Redactor::from_description) rebuilds, oldest first.
+pub const KNOWN_RULES_VERSIONS: [&str; 3] = ["reel/1", "reel/2", "reel/3"];
+
 /// A revision of the built-in rule set (`meta.redaction.rules`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Revision {

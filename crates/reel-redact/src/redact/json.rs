@@ -26,14 +26,15 @@
 
 use std::borrow::Cow;
 
-use super::Compiled;
 use super::builtin::Revision;
+use super::compiled::Compiled;
 use super::context::looks_random;
 use super::names::Strength;
 use super::pairs::{self, Pairs, Slot};
 use super::path::{Action, Member};
 use super::protocol::{self, Role};
-use super::text::{Gate, LiteralCursor, MARKER};
+use super::splice::MARKER;
+use super::text::{Gate, LiteralCursor};
 use reel_trace::jsonrpc::{EnvelopeShape, IdShape, RpcKind};
 
 /// How many levels of JSON held as text inside JSON held as text are walked.

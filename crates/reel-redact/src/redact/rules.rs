@@ -9,13 +9,36 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
+use super::builtin::{KNOWN_RULES_VERSIONS, RULES_VERSION};
 use super::builtin::{Revision, ValueRule};
+use super::compiled::Compiled;
+use super::error::{PatternSource, RedactError};
 use super::names;
 use super::path::{self, Action, PathRules};
+use super::splice::MARKER;
 use super::text::ValueRules;
-use super::{
-    Compiled, MARKER, PatternSource, RULES_VERSION, RedactError, RedactionConfig, Redactor,
-};
+
+/// What the user asked for (the recorder's flags).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedactionConfig {
+    /// Apply the built-in rules (`--no-redact-defaults` turns this off).
+    pub defaults: bool,
+    /// Extra patterns, in order (`--redact REGEX`).
+    pub patterns: Vec<String>,
+    /// An mcp-tape rule file (`--redact-file PATH`).
+    pub rule_file: Option<PathBuf>,
+}
+
+impl Default for RedactionConfig {
+    /// The built-in rules and nothing else.
+    fn default() -> Self {
+        RedactionConfig {
+            defaults: true,
+            patterns: Vec::new(),
+            rule_file: None,
+        }
+    }
+}
 
 /// The name of the key rule in `meta.redaction.builtin`.
 pub(super) const SECRET_KEYS: &str = "secret-keys";
@@ -71,7 +94,7 @@ impl RuleSet {
 /// Builds the rule set the user asked for: built-ins (unless `defaults` is off or
 /// the rule file says `"extends": null`), then the rule file's rules, then the
 /// `--redact` patterns.
-pub(super) fn from_config(config: &RedactionConfig) -> Result<Redactor, RedactError> {
+pub(super) fn from_config(config: &RedactionConfig) -> Result<(RuleSet, Compiled), RedactError> {
     let file = match &config.rule_file {
         Some(path) => Some(RuleFile::read(path)?),
         None => None,
@@ -88,7 +111,7 @@ pub(super) fn from_config(config: &RedactionConfig) -> Result<Redactor, RedactEr
 }
 
 /// Rebuilds a rule set from a trace's `meta.redaction`.
-pub(super) fn from_description(description: &Value) -> Result<Redactor, RedactError> {
+pub(super) fn from_description(description: &Value) -> Result<(RuleSet, Compiled), RedactError> {
     let bad = |problem: String| RedactError::BadDescription { problem };
     let obj = description
         .as_object()
@@ -97,7 +120,7 @@ pub(super) fn from_description(description: &Value) -> Result<Redactor, RedactEr
         Some(Value::String(v)) => Revision::from_name(v).ok_or_else(|| {
             bad(format!(
                 "rule set {v:?} is not known to this reel (it knows {}); a newer reel wrote this trace",
-                super::KNOWN_RULES_VERSIONS.join(", ")
+                KNOWN_RULES_VERSIONS.join(", ")
             ))
         })?,
         Some(other) => {
@@ -270,7 +293,8 @@ impl Builder {
         self.set.drop_media = Some(self.set.drop_media.map_or(min, |m| m.min(min)));
     }
 
-    pub(super) fn finish(self) -> Redactor {
+    /// The rule set as data, and compiled.
+    pub(super) fn finish(self) -> (RuleSet, Compiled) {
         let revision = self.set.revision;
         let compiled = Compiled {
             revision,
@@ -279,7 +303,7 @@ impl Builder {
             paths: self.paths,
             drop_media: self.set.drop_media,
         };
-        Redactor::from_parts(self.set, compiled)
+        (self.set, compiled)
     }
 }
 
