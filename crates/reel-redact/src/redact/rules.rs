@@ -112,10 +112,45 @@ pub(super) fn from_config(config: &RedactionConfig) -> Result<(RuleSet, Compiled
 
 /// Rebuilds a rule set from a trace's `meta.redaction`.
 pub(super) fn from_description(description: &Value) -> Result<(RuleSet, Compiled), RedactError> {
-    let bad = |problem: String| RedactError::BadDescription { problem };
     let obj = description
         .as_object()
-        .ok_or_else(|| bad("expected an object".into()))?;
+        .ok_or_else(|| bad_description("expected an object".into()))?;
+    let revision = described_revision(obj)?;
+    let mut builder = described_builtins(obj, revision)?;
+    for (index, pattern) in optional_strings(obj, "patterns")
+        .map_err(bad_description)?
+        .into_iter()
+        .enumerate()
+    {
+        builder.pattern(pattern, || PatternSource::Description { index })?;
+    }
+    for path in optional_strings(obj, "paths").map_err(bad_description)? {
+        builder
+            .path(path, Action::Redact)
+            .map_err(|e| bad_description(format!("path {path:?}: {e}")))?;
+    }
+    if let Some(list) = obj.get("truncate") {
+        described_truncate(&mut builder, list)?;
+    }
+    if let Some(media) = obj.get("dropMedia") {
+        let min = media
+            .get("minBytes")
+            .and_then(Value::as_u64)
+            .filter(|&n| n > 0);
+        let min =
+            min.ok_or_else(|| bad_description("`dropMedia` needs a positive `minBytes`".into()))?;
+        builder.drop_media(to_usize(min));
+    }
+    Ok(builder.finish())
+}
+
+fn bad_description(problem: String) -> RedactError {
+    RedactError::BadDescription { problem }
+}
+
+/// The revision a description names in `rules`, with the marker it says it wrote.
+fn described_revision(obj: &Map<String, Value>) -> Result<Revision, RedactError> {
+    let bad = bad_description;
     let revision = match obj.get("rules") {
         Some(Value::String(v)) => Revision::from_name(v).ok_or_else(|| {
             bad(format!(
@@ -135,6 +170,15 @@ pub(super) fn from_description(description: &Value) -> Result<(RuleSet, Compiled
             return Err(bad(format!("marker {marker} is not {MARKER:?}")));
         }
     }
+    Ok(revision)
+}
+
+/// A builder with the built-ins a description lists in `builtin` (all of `revision`'s
+/// when it lists none and says `defaults`).
+fn described_builtins(
+    obj: &Map<String, Value>,
+    revision: Revision,
+) -> Result<Builder, RedactError> {
     let defaults = obj
         .get("defaults")
         .and_then(Value::as_bool)
@@ -145,12 +189,12 @@ pub(super) fn from_description(description: &Value) -> Result<(RuleSet, Compiled
         None if defaults => builder = Builder::of(revision, true),
         None => {}
         Some(list) => {
-            for name in strings(list, "builtin").map_err(bad)? {
+            for name in strings(list, "builtin").map_err(bad_description)? {
                 if name == SECRET_KEYS {
                     builder.set.secret_keys = true;
                 } else {
                     let rule = ValueRule::from_name(name, revision).ok_or_else(|| {
-                        bad(format!(
+                        bad_description(format!(
                             "unknown built-in rule {name:?} (in {})",
                             revision.name()
                         ))
@@ -160,47 +204,30 @@ pub(super) fn from_description(description: &Value) -> Result<(RuleSet, Compiled
             }
         }
     }
-    for (index, pattern) in optional_strings(obj, "patterns")
-        .map_err(bad)?
-        .into_iter()
-        .enumerate()
-    {
-        builder.pattern(pattern, || PatternSource::Description { index })?;
-    }
-    for path in optional_strings(obj, "paths").map_err(bad)? {
-        builder
-            .path(path, Action::Redact)
-            .map_err(|e| bad(format!("path {path:?}: {e}")))?;
-    }
-    if let Some(list) = obj.get("truncate") {
-        let list = list
-            .as_array()
-            .ok_or_else(|| bad("`truncate` must be an array".into()))?;
-        for rule in list {
-            let path = rule.get("path").and_then(Value::as_str);
-            let max = rule
-                .get("maxBytes")
-                .and_then(Value::as_u64)
-                .filter(|&n| n > 0);
-            let (Some(path), Some(max)) = (path, max) else {
-                return Err(bad(format!(
-                    "truncate rule {rule} needs `path` and a positive `maxBytes`"
-                )));
-            };
-            builder
-                .path(path, Action::Truncate(to_usize(max)))
-                .map_err(|e| bad(format!("path {path:?}: {e}")))?;
-        }
-    }
-    if let Some(media) = obj.get("dropMedia") {
-        let min = media
-            .get("minBytes")
+    Ok(builder)
+}
+
+/// The `truncate` rules of a description: each a `path` and a positive `maxBytes`.
+fn described_truncate(builder: &mut Builder, list: &Value) -> Result<(), RedactError> {
+    let list = list
+        .as_array()
+        .ok_or_else(|| bad_description("`truncate` must be an array".into()))?;
+    for rule in list {
+        let path = rule.get("path").and_then(Value::as_str);
+        let max = rule
+            .get("maxBytes")
             .and_then(Value::as_u64)
             .filter(|&n| n > 0);
-        let min = min.ok_or_else(|| bad("`dropMedia` needs a positive `minBytes`".into()))?;
-        builder.drop_media(to_usize(min));
+        let (Some(path), Some(max)) = (path, max) else {
+            return Err(bad_description(format!(
+                "truncate rule {rule} needs `path` and a positive `maxBytes`"
+            )));
+        };
+        builder
+            .path(path, Action::Truncate(to_usize(max)))
+            .map_err(|e| bad_description(format!("path {path:?}: {e}")))?;
     }
-    Ok(builder.finish())
+    Ok(())
 }
 
 /// Collects a rule set, compiling as it goes so errors point at their origin.
