@@ -103,57 +103,8 @@ impl Aligner {
     pub(crate) fn event(&mut self, s: usize, ev: Event) -> Result<(), DiffError> {
         let o = 1 - s;
         match ev {
-            Event::Open { seq, dir, key } => {
-                let key = (DirKey::of(dir), key);
-                let theirs = match self.unmatched[o].get_mut(&key) {
-                    Some(Waiting::Many(q)) if q.len() > 1 => q.pop_front(),
-                    Some(Waiting::Many(q)) => {
-                        let front = q.pop_front();
-                        self.unmatched[o].remove(&key);
-                        front
-                    }
-                    Some(Waiting::One(_)) => match self.unmatched[o].remove(&key) {
-                        Some(Waiting::One(seq)) => Some(seq),
-                        _ => None,
-                    },
-                    None => None,
-                };
-                match theirs {
-                    Some(theirs) => {
-                        self.partner[s].insert(seq, theirs);
-                        self.partner[o].insert(theirs, seq);
-                    }
-                    None => match self.unmatched[s].get_mut(&key) {
-                        Some(Waiting::Many(q)) => q.push_back(seq),
-                        Some(w) => {
-                            if let Waiting::One(first) = *w {
-                                *w = Waiting::Many(VecDeque::from([first, seq]));
-                            }
-                        }
-                        None => {
-                            self.unmatched[s].insert(key, Waiting::One(seq));
-                        }
-                    },
-                }
-            }
-            Event::Done(rec) => {
-                let Some(&theirs) = self.partner[s].get(&rec.seq) else {
-                    self.done[s].insert(rec.seq, rec);
-                    return Ok(());
-                };
-                let Some(other) = self.done[o].remove(&theirs) else {
-                    self.done[s].insert(rec.seq, rec);
-                    return Ok(());
-                };
-                self.partner[s].remove(&rec.seq);
-                self.partner[o].remove(&theirs);
-                let (a, b) = if s == 0 {
-                    (&rec, &other)
-                } else {
-                    (&other, &rec)
-                };
-                compare::exchanges(a, b, &mut self.payloads, &mut self.findings)?;
-            }
+            Event::Open { seq, dir, key } => self.open(s, seq, (DirKey::of(dir), key)),
+            Event::Done(rec) => self.done(s, rec)?,
             Event::Turn(t) => match self.turns[o].get_mut(&t.role).and_then(VecDeque::pop_front) {
                 Some(other) => {
                     let (a, b) = if s == 0 { (&t, &other) } else { (&other, &t) };
@@ -186,6 +137,68 @@ impl Aligner {
             }
         }
         Ok(())
+    }
+
+    /// Side `s` sent request `seq` under match key `key`: it pairs with the first
+    /// request of the other side waiting under that key, or waits for one.
+    fn open(&mut self, s: usize, seq: u64, key: Key) {
+        let o = 1 - s;
+        match self.take_waiting(o, &key) {
+            Some(theirs) => {
+                self.partner[s].insert(seq, theirs);
+                self.partner[o].insert(theirs, seq);
+            }
+            None => match self.unmatched[s].get_mut(&key) {
+                Some(Waiting::Many(q)) => q.push_back(seq),
+                Some(w) => {
+                    if let Waiting::One(first) = *w {
+                        *w = Waiting::Many(VecDeque::from([first, seq]));
+                    }
+                }
+                None => {
+                    self.unmatched[s].insert(key, Waiting::One(seq));
+                }
+            },
+        }
+    }
+
+    /// The first request of side `s` waiting under `key`, no longer waiting.
+    fn take_waiting(&mut self, s: usize, key: &Key) -> Option<u64> {
+        match self.unmatched[s].get_mut(key) {
+            Some(Waiting::Many(q)) if q.len() > 1 => q.pop_front(),
+            Some(Waiting::Many(q)) => {
+                let front = q.pop_front();
+                self.unmatched[s].remove(key);
+                front
+            }
+            Some(Waiting::One(_)) => match self.unmatched[s].remove(key) {
+                Some(Waiting::One(seq)) => Some(seq),
+                _ => None,
+            },
+            None => None,
+        }
+    }
+
+    /// Side `s` finished exchange `rec`: compared when its partner's is finished too,
+    /// else kept until it is.
+    fn done(&mut self, s: usize, rec: Box<ExRec>) -> Result<(), DiffError> {
+        let o = 1 - s;
+        let Some(&theirs) = self.partner[s].get(&rec.seq) else {
+            self.done[s].insert(rec.seq, rec);
+            return Ok(());
+        };
+        let Some(other) = self.done[o].remove(&theirs) else {
+            self.done[s].insert(rec.seq, rec);
+            return Ok(());
+        };
+        self.partner[s].remove(&rec.seq);
+        self.partner[o].remove(&theirs);
+        let (a, b) = if s == 0 {
+            (&rec, &other)
+        } else {
+            (&other, &rec)
+        };
+        compare::exchanges(a, b, &mut self.payloads, &mut self.findings)
     }
 
     /// Both sides are read: what is left unpaired was added or removed; unsolicited

@@ -165,82 +165,15 @@ impl Report {
     /// Re-reads a drift's payloads to show it in full.
     pub fn detail(&self, d: &Drift) -> Result<Option<Detail>, DiffError> {
         let mut pl = self.payloads.borrow_mut();
-        let pretty = |v: &Value| {
-            let text = serde_json::to_string_pretty(v).unwrap_or_default();
-            numbers::show(&text).into_owned()
-        };
         Ok(Some(match &d.refs {
             Refs::None => return Ok(None),
-            Refs::Messages { a, b, progress } => {
-                let (va, vb) = if a.len() == 1 && b.len() == 1 && !progress {
-                    (pl[0].message(a[0])?, pl[1].message(b[0])?)
-                } else if a.is_empty() && b.len() == 1 {
-                    (Value::Null, pl[1].message(b[0])?)
-                } else if b.is_empty() && a.len() == 1 {
-                    (pl[0].message(a[0])?, Value::Null)
-                } else {
-                    (
-                        compare::notification_list(&mut pl[0], a, *progress)?,
-                        compare::notification_list(&mut pl[1], b, *progress)?,
-                    )
-                };
-                let what = if *progress {
-                    "progress notifications"
-                } else if a.len() > 1 || b.len() > 1 {
-                    "notifications"
-                } else {
-                    "response"
-                };
-                Detail {
-                    what: what.to_owned(),
-                    differences: value_diff(&va, &vb),
-                    left: (!a.is_empty()).then(|| pretty(&va)),
-                    right: (!b.is_empty()).then(|| pretty(&vb)),
-                }
-            }
+            Refs::Messages { a, b, progress } => messages_detail(&mut pl, a, b, *progress)?,
             Refs::Exchange {
                 side,
                 request,
                 response,
-            } => {
-                let p = &mut pl[*side];
-                let req = p.message(*request)?;
-                let resp = match response {
-                    Some(r) => p.message(*r)?,
-                    None => Value::Null,
-                };
-                let v = json!({ "request": req, "response": resp });
-                let text = Some(pretty(&v));
-                Detail {
-                    what: "exchange".to_owned(),
-                    differences: Vec::new(),
-                    left: if *side == 0 { text.clone() } else { None },
-                    right: if *side == 1 { text } else { None },
-                }
-            }
-            Refs::Turns { a, b, usage } => {
-                let mut value =
-                    |s: usize, loc: Option<side::Loc>| -> Result<Option<Value>, DiffError> {
-                        let Some(loc) = loc else { return Ok(None) };
-                        let t = pl[s].turn(loc)?;
-                        Ok(Some(if *usage {
-                            payload::usage_value(&t)
-                        } else {
-                            payload::turn_value(&t, &pl[s].prep.normalizer)
-                        }))
-                    };
-                let (va, vb) = (value(0, *a)?, value(1, *b)?);
-                let differences = match (&va, &vb) {
-                    (Some(x), Some(y)) => value_diff(x, y),
-                    _ => Vec::new(),
-                };
-                Detail {
-                    what: if *usage { "turn usage" } else { "turn" }.to_owned(),
-                    differences,
-                    left: va.as_ref().map(pretty),
-                    right: vb.as_ref().map(pretty),
-                }
-            }
+            } => exchange_detail(&mut pl[*side], *side, *request, *response)?,
+            Refs::Turns { a, b, usage } => turns_detail(&mut pl, *a, *b, *usage)?,
             Refs::Values { a, b } => Detail {
                 what: "answer".to_owned(),
                 differences: match (a, b) {
@@ -252,6 +185,97 @@ impl Report {
             },
         }))
     }
+}
+
+/// A value as a detail shows it: indented, numbers as written.
+fn pretty(v: &Value) -> String {
+    let text = serde_json::to_string_pretty(v).unwrap_or_default();
+    numbers::show(&text).into_owned()
+}
+
+/// Two responses, or the notifications (progress or other) each side sent, compared.
+fn messages_detail(
+    pl: &mut [Payloads; 2],
+    a: &[side::Loc],
+    b: &[side::Loc],
+    progress: bool,
+) -> Result<Detail, DiffError> {
+    let (va, vb) = if a.len() == 1 && b.len() == 1 && !progress {
+        (pl[0].message(a[0])?, pl[1].message(b[0])?)
+    } else if a.is_empty() && b.len() == 1 {
+        (Value::Null, pl[1].message(b[0])?)
+    } else if b.is_empty() && a.len() == 1 {
+        (pl[0].message(a[0])?, Value::Null)
+    } else {
+        (
+            compare::notification_list(&mut pl[0], a, progress)?,
+            compare::notification_list(&mut pl[1], b, progress)?,
+        )
+    };
+    let what = if progress {
+        "progress notifications"
+    } else if a.len() > 1 || b.len() > 1 {
+        "notifications"
+    } else {
+        "response"
+    };
+    Ok(Detail {
+        what: what.to_owned(),
+        differences: value_diff(&va, &vb),
+        left: (!a.is_empty()).then(|| pretty(&va)),
+        right: (!b.is_empty()).then(|| pretty(&vb)),
+    })
+}
+
+/// An exchange only side `side` has: its request and response, shown on that side.
+fn exchange_detail(
+    p: &mut Payloads,
+    side: usize,
+    request: side::Loc,
+    response: Option<side::Loc>,
+) -> Result<Detail, DiffError> {
+    let req = p.message(request)?;
+    let resp = match response {
+        Some(r) => p.message(r)?,
+        None => Value::Null,
+    };
+    let v = json!({ "request": req, "response": resp });
+    let text = Some(pretty(&v));
+    Ok(Detail {
+        what: "exchange".to_owned(),
+        differences: Vec::new(),
+        left: if side == 0 { text.clone() } else { None },
+        right: if side == 1 { text } else { None },
+    })
+}
+
+/// Two turns (or their usage figures) compared, either side possibly absent.
+fn turns_detail(
+    pl: &mut [Payloads; 2],
+    a: Option<side::Loc>,
+    b: Option<side::Loc>,
+    usage: bool,
+) -> Result<Detail, DiffError> {
+    let mut value = |s: usize, loc: Option<side::Loc>| -> Result<Option<Value>, DiffError> {
+        let Some(loc) = loc else { return Ok(None) };
+        let t = pl[s].turn(loc)?;
+        Ok(Some(if usage {
+            payload::usage_value(&t)
+        } else {
+            payload::turn_value(&t, &pl[s].prep.normalizer)
+        }))
+    };
+    let (va, vb) = (value(0, a)?, value(1, b)?);
+    let differences = match (&va, &vb) {
+        (Some(x), Some(y)) => value_diff(x, y),
+        _ => Vec::new(),
+    };
+    Ok(Detail {
+        what: if usage { "turn usage" } else { "turn" }.to_owned(),
+        differences,
+        left: va.as_ref().map(pretty),
+        right: vb.as_ref().map(pretty),
+    })
 }
 
 /// What the first line of a trace says.
@@ -317,41 +341,7 @@ pub fn diff(
 ) -> Result<Report, DiffError> {
     let (head_a, head_b) = (head(a)?, head(b)?);
     let mut warnings = Vec::new();
-    // Each trace was redacted with its own rules when written; when the rules differ,
-    // each side's messages also get the other side's rules, so both are compared as if
-    // redacted with both.
-    let same_rules = match (&head_a.redaction, &head_b.redaction) {
-        (None, None) => true,
-        (Some(x), Some(y)) => json_eq(x, y),
-        _ => false,
-    };
-    let (cross_a, cross_b) = if same_rules {
-        (None, None)
-    } else {
-        (
-            cross_redactor(head_b.redaction.as_ref(), "B", &mut warnings),
-            cross_redactor(head_a.redaction.as_ref(), "A", &mut warnings),
-        )
-    };
-    let base = Normalizer::new().with_ignore(opts.ignore.clone());
-    let prep_a = Prep::new(base.clone(), cross_a);
-    let prep_b = Prep::new(base, cross_b);
-    let notes = side::NotificationRules {
-        in_place: opts.strict_notifications,
-        counts: opts.notifications,
-    };
-
-    let total = reel_trace::reader::trace_files(a)
-        .iter()
-        .chain(reel_trace::reader::trace_files(b).iter())
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
-
-    let (tx_a, rx_a) = mpsc::sync_channel::<Batch>(CHANNEL_BATCHES);
-    let (tx_b, rx_b) = mpsc::sync_channel::<Batch>(CHANNEL_BATCHES);
-    let (back_a, recycle_a) = mpsc::channel();
-    let (back_b, recycle_b) = mpsc::channel();
+    let [prep_a, prep_b] = preps(&head_a, &head_b, opts, &mut warnings);
     let payloads = [
         Payloads::new(reel_trace::reader::trace_files(a), prep_a.clone()),
         Payloads::new(reel_trace::reader::trace_files(b), prep_b.clone()),
@@ -364,57 +354,22 @@ pub fn diff(
         },
         opts.keep_passed,
     );
-
-    let (res_a, res_b, aligned) = std::thread::scope(|scope| {
-        let ha = scope.spawn(move || side::read_side(a, prep_a, notes, tx_a, recycle_a));
-        let hb = scope.spawn(move || side::read_side(b, prep_b, notes, tx_b, recycle_b));
-        let aligned = lockstep(
-            &mut aligner,
-            [rx_a, rx_b],
-            [back_a, back_b],
-            total,
-            progress,
-        );
-        let join = |h: std::thread::ScopedJoinHandle<'_, Result<SideTotals, DiffError>>| {
-            h.join().unwrap_or(Err(DiffError::Aborted))
-        };
-        (join(ha), join(hb), aligned)
-    });
-    aligned?;
-    let (ta, tb) = (res_a?, res_b?);
+    let notes = side::NotificationRules {
+        in_place: opts.strict_notifications,
+        counts: opts.notifications,
+    };
+    let (ta, tb) = read_both([a, b], [prep_a, prep_b], notes, &mut aligner, progress)?;
     aligner.finish([&ta, &tb]);
-
     for (name, t) in [("A", &ta), ("B", &tb)] {
-        if let Some((loc, problem)) = &t.first_skipped {
-            let file = t
-                .files
-                .get(usize::from(loc.file))
-                .map_or_else(|| "?".to_owned(), |p| p.display().to_string());
-            warnings.push(format!(
-                "{name}: {} line(s) skipped, not trace lines; the first: {file}:{}: {problem}",
-                t.skipped, loc.line
-            ));
-        }
+        warnings.extend(skipped_warning(name, t));
     }
 
     let f = aligner.findings;
     let mut drifts = f.drifts;
     drifts.sort_by_key(order_key);
-    let summary = |path: &Path, t: &SideTotals| SideSummary {
-        path: path.to_owned(),
-        files: t.files.clone(),
-        bytes: t.bytes,
-        lines: t.lines,
-        messages: t.messages,
-        exchanges: t.exchanges,
-        turns: t.turns,
-        echoed_turns: t.echoed_turns,
-        sessions: t.sessions,
-        skipped_lines: t.skipped,
-    };
     Ok(Report {
-        a: summary(a, &ta),
-        b: summary(b, &tb),
+        a: SideSummary::of(a, &ta),
+        b: SideSummary::of(b, &tb),
         counts: Counts {
             paired: f.paired,
             identical: f.identical,
@@ -432,6 +387,96 @@ pub fn diff(
         ignored: opts.ignore.iter().map(|p| p.as_str().to_owned()).collect(),
         payloads: RefCell::new(aligner.payloads),
     })
+}
+
+/// How each side's messages are prepared: normalised alike, and, when the two traces
+/// were redacted with different rules, redacted with the other side's rules too.
+fn preps(
+    head_a: &Head,
+    head_b: &Head,
+    opts: &DiffOptions,
+    warnings: &mut Vec<String>,
+) -> [Prep; 2] {
+    // Each trace was redacted with its own rules when written; when the rules differ,
+    // each side's messages also get the other side's rules, so both are compared as if
+    // redacted with both.
+    let same_rules = match (&head_a.redaction, &head_b.redaction) {
+        (None, None) => true,
+        (Some(x), Some(y)) => json_eq(x, y),
+        _ => false,
+    };
+    let (cross_a, cross_b) = if same_rules {
+        (None, None)
+    } else {
+        (
+            cross_redactor(head_b.redaction.as_ref(), "B", warnings),
+            cross_redactor(head_a.redaction.as_ref(), "A", warnings),
+        )
+    };
+    let base = Normalizer::new().with_ignore(opts.ignore.clone());
+    [Prep::new(base.clone(), cross_a), Prep::new(base, cross_b)]
+}
+
+/// Reads both traces, each on a thread of its own, and aligns what they send in
+/// lockstep on this one: each side's totals.
+fn read_both(
+    [a, b]: [&Path; 2],
+    [prep_a, prep_b]: [Prep; 2],
+    notes: side::NotificationRules,
+    aligner: &mut align::Aligner,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(SideTotals, SideTotals), DiffError> {
+    let total = reel_trace::reader::trace_files(a)
+        .iter()
+        .chain(reel_trace::reader::trace_files(b).iter())
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let (tx_a, rx_a) = mpsc::sync_channel::<Batch>(CHANNEL_BATCHES);
+    let (tx_b, rx_b) = mpsc::sync_channel::<Batch>(CHANNEL_BATCHES);
+    let (back_a, recycle_a) = mpsc::channel();
+    let (back_b, recycle_b) = mpsc::channel();
+    let (res_a, res_b, aligned) = std::thread::scope(|scope| {
+        let ha = scope.spawn(move || side::read_side(a, prep_a, notes, tx_a, recycle_a));
+        let hb = scope.spawn(move || side::read_side(b, prep_b, notes, tx_b, recycle_b));
+        let aligned = lockstep(aligner, [rx_a, rx_b], [back_a, back_b], total, progress);
+        let join = |h: std::thread::ScopedJoinHandle<'_, Result<SideTotals, DiffError>>| {
+            h.join().unwrap_or(Err(DiffError::Aborted))
+        };
+        (join(ha), join(hb), aligned)
+    });
+    aligned?;
+    Ok((res_a?, res_b?))
+}
+
+/// The warning for the lines side `name` skipped (not trace lines), naming the first.
+fn skipped_warning(name: &str, t: &SideTotals) -> Option<String> {
+    let (loc, problem) = t.first_skipped.as_ref()?;
+    let file = t
+        .files
+        .get(usize::from(loc.file))
+        .map_or_else(|| "?".to_owned(), |p| p.display().to_string());
+    Some(format!(
+        "{name}: {} line(s) skipped, not trace lines; the first: {file}:{}: {problem}",
+        t.skipped, loc.line
+    ))
+}
+
+impl SideSummary {
+    fn of(path: &Path, t: &SideTotals) -> SideSummary {
+        SideSummary {
+            path: path.to_owned(),
+            files: t.files.clone(),
+            bytes: t.bytes,
+            lines: t.lines,
+            messages: t.messages,
+            exchanges: t.exchanges,
+            turns: t.turns,
+            echoed_turns: t.echoed_turns,
+            sessions: t.sessions,
+            skipped_lines: t.skipped,
+        }
+    }
 }
 
 /// Drifts in A's order; what only B has goes by its place in B.

@@ -36,6 +36,7 @@
 
 use std::io::{self, Write};
 
+use reel_mcp::drift::junit::{Case, Failure, document};
 use reel_trace::display::one_line;
 use serde_json::{Map, Value, json};
 
@@ -102,6 +103,35 @@ fn at(p: &Place) -> String {
 /// Writes the text rendering.
 pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> {
     let paint = Paint { on: opts.color };
+    sides_and_warnings(r, &paint, w)?;
+    let shown = if opts.all {
+        r.drifts.len()
+    } else {
+        r.drifts.len().min(1)
+    };
+    for (i, d) in r.drifts.iter().take(shown).enumerate() {
+        writeln!(w)?;
+        let title = if i == 0 && !opts.all {
+            "first drift"
+        } else {
+            "drift"
+        };
+        full_drift(r, d, title, &paint, w)?;
+    }
+    if !r.drifts.is_empty() {
+        writeln!(w)?;
+        drift_list(r, &paint, w)?;
+    }
+    if !r.notes.is_empty() {
+        writeln!(w)?;
+        notes(r, &paint, w)?;
+    }
+    writeln!(w)?;
+    writeln!(w, "{}", verdict_line(r, &paint, opts.exit_code))
+}
+
+/// The text rendering's head: each side's trace and size, then the warnings.
+fn sides_and_warnings(r: &Report, paint: &Paint, w: &mut dyn Write) -> io::Result<()> {
     for (name, s) in [("A", &r.a), ("B", &r.b)] {
         let turns = if s.turns > 0 {
             format!(", {} turns", s.turns)
@@ -120,75 +150,64 @@ pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> 
     for warning in &r.warnings {
         writeln!(w, "{} {warning}", paint.p("33", "warning:"))?;
     }
-    let shown = if opts.all {
-        r.drifts.len()
-    } else {
-        r.drifts.len().min(1)
-    };
-    for (i, d) in r.drifts.iter().take(shown).enumerate() {
-        writeln!(w)?;
-        let title = if i == 0 && !opts.all {
-            "first drift"
-        } else {
-            "drift"
+    Ok(())
+}
+
+/// Every drift on one line each: class, kind, subject, where in A and B, summary.
+fn drift_list(r: &Report, paint: &Paint, w: &mut dyn Write) -> io::Result<()> {
+    let total = r.drifts.len() as u64 + r.omitted_drifts;
+    writeln!(w, "{}", paint.p("1", &format!("drifts ({total}):")))?;
+    let width = r
+        .drifts
+        .iter()
+        .map(|d| one_line(&d.subject).chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(48);
+    for d in &r.drifts {
+        let class = match d.class {
+            Class::Structural => paint.p("31", "structural"),
+            Class::Output => paint.p("33", "output    "),
         };
-        full_drift(r, d, title, &paint, w)?;
+        writeln!(
+            w,
+            "  {class}  {:<22} {:<width$}  A:{:<6} B:{:<6} {}",
+            d.kind.name(),
+            one_line(&d.subject),
+            short(&d.a),
+            short(&d.b),
+            one_line(&d.summary)
+        )?;
     }
-    if !r.drifts.is_empty() {
-        writeln!(w)?;
-        let total = r.drifts.len() as u64 + r.omitted_drifts;
-        writeln!(w, "{}", paint.p("1", &format!("drifts ({total}):")))?;
-        let width = r
-            .drifts
-            .iter()
-            .map(|d| one_line(&d.subject).chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(48);
-        for d in &r.drifts {
-            let class = match d.class {
-                Class::Structural => paint.p("31", "structural"),
-                Class::Output => paint.p("33", "output    "),
-            };
-            writeln!(
-                w,
-                "  {class}  {:<22} {:<width$}  A:{:<6} B:{:<6} {}",
-                d.kind.name(),
-                one_line(&d.subject),
-                short(&d.a),
-                short(&d.b),
-                one_line(&d.summary)
-            )?;
-        }
-        if r.omitted_drifts > 0 {
-            writeln!(
-                w,
-                "  … and {} more (only the first {} are kept)",
-                r.omitted_drifts,
-                crate::MAX_KEPT_DRIFTS
-            )?;
-        }
+    if r.omitted_drifts > 0 {
+        writeln!(
+            w,
+            "  … and {} more (only the first {} are kept)",
+            r.omitted_drifts,
+            crate::MAX_KEPT_DRIFTS
+        )?;
     }
-    if !r.notes.is_empty() {
-        writeln!(w)?;
-        writeln!(w, "{}", paint.p("1", "notes (not drift):"))?;
-        for n in &r.notes {
-            let times = if n.count > 1 {
-                format!(" ×{}", n.count)
-            } else {
-                String::new()
-            };
-            writeln!(
-                w,
-                "  {:<14} {}{times}: {}",
-                n.kind,
-                one_line(&n.subject),
-                one_line(&n.summary)
-            )?;
-        }
+    Ok(())
+}
+
+/// The notes: differences that are not drift, each with how often it was seen.
+fn notes(r: &Report, paint: &Paint, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(w, "{}", paint.p("1", "notes (not drift):"))?;
+    for n in &r.notes {
+        let times = if n.count > 1 {
+            format!(" ×{}", n.count)
+        } else {
+            String::new()
+        };
+        writeln!(
+            w,
+            "  {:<14} {}{times}: {}",
+            n.kind,
+            one_line(&n.subject),
+            one_line(&n.summary)
+        )?;
     }
-    writeln!(w)?;
-    writeln!(w, "{}", verdict_line(r, &paint, opts.exit_code))
+    Ok(())
 }
 
 fn verdict_line(r: &Report, paint: &Paint, exit_code: u8) -> String {
@@ -416,17 +435,11 @@ pub fn json(r: &Report, exit_code: u8) -> Value {
 /// by its line in A (in B for what only B has) and its subject; a drift is its case's
 /// failure, the drifts of one exchange (its answer, its progress) in one case.
 pub fn junit(r: &Report) -> String {
-    use reel_mcp::drift::junit::{Case, Failure, document};
     let stem =
         r.a.path
             .file_stem()
             .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
     let classname = format!("reel.diff.{stem}");
-    let name = |subject: &str, a: Option<&Place>, b: Option<&Place>| match (a, b) {
-        (Some(p), _) => format!("line {}: {subject}", p.line),
-        (None, Some(p)) => format!("line {} of B: {subject}", p.line),
-        (None, None) => subject.to_owned(),
-    };
     // (order, case): cases in A's order, what only B has after.
     let mut cases: Vec<((u8, u64), Case)> = r
         .passed
@@ -435,56 +448,15 @@ pub fn junit(r: &Report) -> String {
             (
                 (0, p.a.line),
                 Case {
-                    name: name(&p.subject, Some(&p.a), Some(&p.b)),
+                    name: case_name(&p.subject, Some(&p.a), Some(&p.b)),
                     classname: classname.clone(),
                     failure: None,
                 },
             )
         })
         .collect();
-    let mut by_exchange: Vec<(Option<&Place>, Option<&Place>, Vec<&Drift>)> = Vec::new();
-    for d in &r.drifts {
-        match by_exchange.iter_mut().find(|(a, b, _)| {
-            *a == d.a.as_ref() && *b == d.b.as_ref() && (a.is_some() || b.is_some())
-        }) {
-            Some((_, _, ds)) => ds.push(d),
-            None => by_exchange.push((d.a.as_ref(), d.b.as_ref(), vec![d])),
-        }
-    }
-    for (a, b, ds) in by_exchange {
-        let first = ds[0];
-        let text: Vec<String> = ds
-            .iter()
-            .map(|d| {
-                let mut t = format!(
-                    "{} drift ({}): {}",
-                    d.class.name(),
-                    d.kind.name(),
-                    d.summary
-                );
-                for p in &d.pointers {
-                    t.push_str(&format!("\n  {p}"));
-                }
-                t
-            })
-            .collect();
-        let order = match (a, b) {
-            (Some(p), _) => (0, p.line),
-            (None, Some(p)) => (1, p.line),
-            (None, None) => (2, 0),
-        };
-        cases.push((
-            order,
-            Case {
-                name: name(&first.subject, a, b),
-                classname: classname.clone(),
-                failure: Some(Failure {
-                    kind: format!("{} drift ({})", first.class.name(), first.kind.name()),
-                    message: first.summary.clone(),
-                    text: text.join("\n"),
-                }),
-            },
-        ));
+    for (a, b, ds) in by_exchange(&r.drifts) {
+        cases.push(failed_case(a, b, &ds, &classname));
     }
     cases.sort_by_key(|(order, _)| *order);
     let mut cases: Vec<Case> = cases.into_iter().map(|(_, c)| c).collect();
@@ -506,6 +478,74 @@ pub fn junit(r: &Report) -> String {
         &format!("reel diff {} {}", r.a.path.display(), r.b.path.display()),
         &cases,
     )
+}
+
+/// A test case's name: the subject, at its line in A (else in B).
+fn case_name(subject: &str, a: Option<&Place>, b: Option<&Place>) -> String {
+    match (a, b) {
+        (Some(p), _) => format!("line {}: {subject}", p.line),
+        (None, Some(p)) => format!("line {} of B: {subject}", p.line),
+        (None, None) => subject.to_owned(),
+    }
+}
+
+/// An exchange's places in A and B, and its drifts.
+type ExchangeDrifts<'r> = (Option<&'r Place>, Option<&'r Place>, Vec<&'r Drift>);
+
+/// The drifts grouped by the exchange they were found in (its places in A and B), in
+/// the order each exchange first drifted; a drift placed nowhere is a group of its own.
+fn by_exchange(drifts: &[Drift]) -> Vec<ExchangeDrifts<'_>> {
+    let mut groups: Vec<ExchangeDrifts<'_>> = Vec::new();
+    for d in drifts {
+        match groups.iter_mut().find(|(a, b, _)| {
+            *a == d.a.as_ref() && *b == d.b.as_ref() && (a.is_some() || b.is_some())
+        }) {
+            Some((_, _, ds)) => ds.push(d),
+            None => groups.push((d.a.as_ref(), d.b.as_ref(), vec![d])),
+        }
+    }
+    groups
+}
+
+/// The failed case of an exchange at `a` and `b` with drifts `ds` (named for the first),
+/// with where it sorts: A's order, what only B has after.
+fn failed_case(
+    a: Option<&Place>,
+    b: Option<&Place>,
+    ds: &[&Drift],
+    classname: &str,
+) -> ((u8, u64), Case) {
+    let first = ds[0];
+    let text: Vec<String> = ds
+        .iter()
+        .map(|d| {
+            let mut t = format!(
+                "{} drift ({}): {}",
+                d.class.name(),
+                d.kind.name(),
+                d.summary
+            );
+            for p in &d.pointers {
+                t.push_str(&format!("\n  {p}"));
+            }
+            t
+        })
+        .collect();
+    let order = match (a, b) {
+        (Some(p), _) => (0, p.line),
+        (None, Some(p)) => (1, p.line),
+        (None, None) => (2, 0),
+    };
+    let case = Case {
+        name: case_name(&first.subject, a, b),
+        classname: classname.to_owned(),
+        failure: Some(Failure {
+            kind: format!("{} drift ({})", first.class.name(), first.kind.name()),
+            message: first.summary.clone(),
+            text: text.join("\n"),
+        }),
+    };
+    (order, case)
 }
 
 /// Writes GitHub annotation lines, then the verdict with `exit_code`.

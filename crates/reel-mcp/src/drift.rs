@@ -248,12 +248,6 @@ pub fn answer_change(
     sides: Sides,
 ) -> Option<(Kind, String)> {
     use Answer::*;
-    let error_text = |code: Option<i64>, message: Option<&str>| match (code, message) {
-        (Some(c), Some(m)) => format!("{c} {}", crate::normalize::shorten(m, 80)),
-        (Some(c), None) => c.to_string(),
-        (None, Some(m)) => crate::normalize::shorten(m, 80),
-        (None, None) => "an error".to_owned(),
-    };
     let (sa, sb) = (sides.a, sides.b);
     Some(match (a, b) {
         (Pending, Pending) => return None,
@@ -265,30 +259,58 @@ pub fn answer_change(
             Kind::Unanswered,
             format!("answered in {sa}, unanswered in {sb}"),
         ),
-        (
-            Result { is_error: false } | Error { .. },
-            Error {
-                code: Some(METHOD_NOT_FOUND),
-                message,
-            },
-        ) if !matches!(
+        (_, Error { code, message }) => return became_error(call, a, code, message, sb),
+        (Error { code, message }, Result { is_error: false }) => (
+            Kind::ErrorBecameResult,
+            format!(
+                "an error in {sa} ({}) became a result",
+                error_text(code, message)
+            ),
+        ),
+        (Result { is_error: false }, Result { is_error: true }) => (
+            Kind::BecameError,
+            "the result became an error (isError: true)".to_owned(),
+        ),
+        (Error { .. }, Result { is_error: true }) => (
+            Kind::ErrorChanged,
+            "a JSON-RPC error became a tool error (isError: true)".to_owned(),
+        ),
+        (Result { is_error: true }, Result { is_error: false }) => (
+            Kind::ErrorBecameResult,
+            "a tool error (isError: true) became a result".to_owned(),
+        ),
+        (Result { .. }, Result { .. }) => return None,
+    })
+}
+
+/// The second run (`sb`) answered the call with a JSON-RPC error (`code`, `message`):
+/// what the first run's answer `a` became, if it changed class.
+fn became_error(
+    call: Call<'_>,
+    a: Answer<'_>,
+    code: Option<i64>,
+    message: Option<&str>,
+    sb: &str,
+) -> Option<(Kind, String)> {
+    use Answer::*;
+    let method_unknown = code == Some(METHOD_NOT_FOUND)
+        && !matches!(
             a,
             Error {
                 code: Some(METHOD_NOT_FOUND),
                 ..
             }
-        ) =>
-        {
-            (
-                Kind::MethodUnknown,
-                format!(
-                    "{sb} does not know the method `{}`: {}",
-                    call.method,
-                    error_text(Some(METHOD_NOT_FOUND), message)
-                ),
-            )
-        }
-        (Result { is_error: false }, Error { code, message })
+        );
+    Some(match a {
+        Result { is_error: false } | Error { .. } if method_unknown => (
+            Kind::MethodUnknown,
+            format!(
+                "{sb} does not know the method `{}`: {}",
+                call.method,
+                error_text(Some(METHOD_NOT_FOUND), message)
+            ),
+        ),
+        Result { is_error: false }
             if says_unknown_tool(call, code, message.unwrap_or_default()) =>
         {
             (
@@ -302,38 +324,29 @@ pub fn answer_change(
                 },
             )
         }
-        (Result { is_error: false }, Error { code, message }) => (
+        Result { is_error: false } => (
             Kind::BecameError,
             format!("the result became an error: {}", error_text(code, message)),
         ),
-        (Result { is_error: false }, Result { is_error: true }) => (
-            Kind::BecameError,
-            "the result became an error (isError: true)".to_owned(),
-        ),
-        (Error { code, message }, Result { is_error: false }) => (
-            Kind::ErrorBecameResult,
-            format!(
-                "an error in {sa} ({}) became a result",
-                error_text(code, message)
-            ),
-        ),
-        (Result { is_error: true }, Error { code, message }) => (
+        Result { is_error: true } => (
             Kind::ErrorChanged,
             format!(
                 "a tool error became a JSON-RPC error: {}",
                 error_text(code, message)
             ),
         ),
-        (Error { .. }, Result { is_error: true }) => (
-            Kind::ErrorChanged,
-            "a JSON-RPC error became a tool error (isError: true)".to_owned(),
-        ),
-        (Result { is_error: true }, Result { is_error: false }) => (
-            Kind::ErrorBecameResult,
-            "a tool error (isError: true) became a result".to_owned(),
-        ),
-        _ => return None,
+        Error { .. } | Pending => return None,
     })
+}
+
+/// A JSON-RPC error as a change names it: its code and (shortened) message.
+fn error_text(code: Option<i64>, message: Option<&str>) -> String {
+    match (code, message) {
+        (Some(c), Some(m)) => format!("{c} {}", crate::normalize::shorten(m, 80)),
+        (Some(c), None) => c.to_string(),
+        (None, Some(m)) => crate::normalize::shorten(m, 80),
+        (None, None) => "an error".to_owned(),
+    }
 }
 
 /// True when a failed `tools/call` says its tool does not exist: the second run's

@@ -24,11 +24,17 @@ use std::fmt;
 use reel_redact::redact::Redactor;
 use serde_json::{Map, Value};
 
+mod error;
 mod key;
+mod members;
 pub mod numbers;
+mod pointer;
 mod scan;
 
+pub use self::error::NormalizeError;
 pub use self::key::{KeyHasher, MatchKey};
+pub use self::members::{CLIENT_META_KEYS, INITIALIZE_CLIENT_KEYS, TRACE_CONTEXT_KEYS};
+pub use self::pointer::{Pointer, PointerError};
 pub use self::scan::{ScanSeed, Scanned};
 
 /// When a rule runs.
@@ -67,21 +73,6 @@ impl fmt::Debug for Rule {
             .finish()
     }
 }
-
-/// The 2026-07-28 per-request `_meta` keys that describe the client, not the request
-/// (schema `RequestMetaObject`).
-pub const CLIENT_META_KEYS: [&str; 4] = [
-    "io.modelcontextprotocol/clientInfo",
-    "io.modelcontextprotocol/clientCapabilities",
-    "io.modelcontextprotocol/protocolVersion",
-    "io.modelcontextprotocol/logLevel",
-];
-
-/// The OpenTelemetry context keys MCP reserves in `_meta` (2026-07-28 "basic" §_meta).
-pub const TRACE_CONTEXT_KEYS: [&str; 3] = ["traceparent", "tracestate", "baggage"];
-
-/// The `initialize` params that say who the client is and what it speaks.
-pub const INITIALIZE_CLIENT_KEYS: [&str; 3] = ["clientInfo", "capabilities", "protocolVersion"];
 
 static RULES: [Rule; 7] = [
     Rule {
@@ -228,189 +219,6 @@ fn rule_empty_params(m: &mut Value) -> bool {
         return true;
     }
     false
-}
-
-/// A JSON pointer (RFC 6901) into a JSON-RPC message, e.g. `/params/arguments/now`.
-///
-/// One extension: a segment that is exactly `*` stands for every member of an object or
-/// every element of an array (`/result/content/*/text`). Applied to a message, the member
-/// it names is removed from its object; an array element is replaced by `null` instead,
-/// so the positions after it (and the pointers that name them) stay the same.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pointer {
-    text: String,
-    segments: Vec<String>,
-}
-
-/// A `--ignore` value that is not a JSON pointer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum PointerError {
-    /// Not empty and not starting with `/`.
-    #[error("`{text}` is not a JSON pointer: it must start with `/` (e.g. /params/arguments/now)")]
-    NoLeadingSlash {
-        /// What was given.
-        text: String,
-    },
-    /// `~` not followed by `0` or `1`.
-    #[error("`{text}` is not a JSON pointer: `~` must be followed by 0 (for ~) or 1 (for /)")]
-    BadEscape {
-        /// What was given.
-        text: String,
-    },
-    /// The empty pointer names the whole message: ignoring it would match anything.
-    #[error(
-        "the empty pointer names the whole message; ignoring it would make every message equal"
-    )]
-    WholeMessage,
-}
-
-impl Pointer {
-    /// Parses a pointer.
-    pub fn parse(text: &str) -> Result<Pointer, PointerError> {
-        if text.is_empty() {
-            return Err(PointerError::WholeMessage);
-        }
-        let Some(rest) = text.strip_prefix('/') else {
-            return Err(PointerError::NoLeadingSlash {
-                text: text.to_owned(),
-            });
-        };
-        let mut segments = Vec::new();
-        for raw in rest.split('/') {
-            let mut seg = String::with_capacity(raw.len());
-            let mut chars = raw.chars();
-            while let Some(c) = chars.next() {
-                if c != '~' {
-                    seg.push(c);
-                    continue;
-                }
-                match chars.next() {
-                    Some('0') => seg.push('~'),
-                    Some('1') => seg.push('/'),
-                    _ => {
-                        return Err(PointerError::BadEscape {
-                            text: text.to_owned(),
-                        });
-                    }
-                }
-            }
-            segments.push(seg);
-        }
-        Ok(Pointer {
-            text: text.to_owned(),
-            segments,
-        })
-    }
-
-    /// The pointer as given.
-    pub fn as_str(&self) -> &str {
-        &self.text
-    }
-
-    /// Removes what the pointer names from `v`; true when something was there.
-    pub fn remove_from(&self, v: &mut Value) -> bool {
-        remove_at(v, &self.segments)
-    }
-}
-
-impl std::str::FromStr for Pointer {
-    type Err = PointerError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Pointer::parse(s)
-    }
-}
-
-impl fmt::Display for Pointer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
-fn remove_at(v: &mut Value, segs: &[String]) -> bool {
-    let Some((first, rest)) = segs.split_first() else {
-        return false;
-    };
-    let wild = first == "*";
-    match v {
-        Value::Object(o) if rest.is_empty() => {
-            if wild {
-                let had = !o.is_empty();
-                o.clear();
-                had
-            } else {
-                o.remove(first.as_str()).is_some()
-            }
-        }
-        Value::Object(o) => {
-            if wild {
-                let mut any = false;
-                for child in o.values_mut() {
-                    any |= remove_at(child, rest);
-                }
-                any
-            } else {
-                o.get_mut(first.as_str())
-                    .is_some_and(|c| remove_at(c, rest))
-            }
-        }
-        Value::Array(a) => {
-            let blank = |e: &mut Value| {
-                let had = !e.is_null();
-                *e = Value::Null;
-                had
-            };
-            if wild {
-                let mut any = false;
-                for e in a.iter_mut() {
-                    any |= if rest.is_empty() {
-                        blank(e)
-                    } else {
-                        remove_at(e, rest)
-                    };
-                }
-                return any;
-            }
-            let Some(e) = array_index(first).and_then(|i| a.get_mut(i)) else {
-                return false;
-            };
-            if rest.is_empty() {
-                blank(e)
-            } else {
-                remove_at(e, rest)
-            }
-        }
-        _ => false,
-    }
-}
-
-fn array_index(seg: &str) -> Option<usize> {
-    // RFC 6901: no leading zeros (except "0" itself), digits only.
-    if seg.is_empty() || (seg.len() > 1 && seg.starts_with('0')) {
-        return None;
-    }
-    if !seg.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    seg.parse().ok()
-}
-
-/// A message that cannot be normalised.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum NormalizeError {
-    /// The text is not JSON.
-    #[error("not JSON: {message}")]
-    NotJson {
-        /// serde_json's description (with its column).
-        message: String,
-    },
-    /// JSON, but not an object (a JSON-RPC message is one).
-    #[error("JSON, but not an object{}", if *batch { " (a batch array)" } else { "" })]
-    NotObject {
-        /// It is an array (a JSON-RPC batch).
-        batch: bool,
-    },
 }
 
 impl CanonicalSink for String {

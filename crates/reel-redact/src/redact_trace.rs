@@ -168,78 +168,106 @@ fn redact_line(
             Cow::Borrowed(_) => None,
         });
     };
-    let at = |v: &RawValue| {
-        let start = v.get().as_ptr() as usize - text.as_ptr() as usize;
-        (start, start + v.get().len())
-    };
-    let mut edits = Vec::new();
-    let replace = |edits: &mut Vec<Edit>, v: &RawValue, with: String| {
-        let (start, end) = at(v);
-        if text[start..end] != with {
-            edits.push(Edit { start, end, with });
-        }
-    };
+    let mut edits = Edits::new(text);
     if m.ty.as_deref() == Some("meta") {
-        match m.redaction {
-            Some(r) => {
-                let theirs: Value = serde_json::from_str(r.get()).unwrap_or(Value::Null);
-                if theirs != *description && !names_nothing(&theirs) {
-                    return Err(());
-                }
-                replace(&mut edits, r, description.to_string());
+        edit_meta(&m, &mut edits, redactor, description)?;
+    }
+    edit_payload(&m, &mut edits, redactor, streams);
+    Ok(edits.apply())
+}
+
+/// A meta line: `redaction` becomes `description` (added as the last member when
+/// missing; `Err` when it names other rules), and `command` is redacted as a command
+/// line.
+fn edit_meta(
+    m: &Members<'_>,
+    edits: &mut Edits<'_>,
+    redactor: &Redactor,
+    description: &Value,
+) -> Result<(), ()> {
+    match m.redaction {
+        Some(r) => {
+            let theirs: Value = serde_json::from_str(r.get()).unwrap_or(Value::Null);
+            if theirs != *description && !names_nothing(&theirs) {
+                return Err(());
             }
-            None => {
-                // Added as the last member.
-                if let Some(close) = text.trim_end().strip_suffix('}') {
-                    let sep = if close.trim_end().ends_with('{') {
-                        ""
-                    } else {
-                        ","
-                    };
-                    edits.push(Edit {
-                        start: close.len(),
-                        end: close.len(),
-                        with: format!("{sep}\"redaction\":{description}"),
-                    });
-                }
-            }
+            edits.replace(r, description.to_string());
         }
-        if let Some(c) = m.command {
-            if let Ok(args) = serde_json::from_str::<Vec<String>>(c.get()) {
-                let redacted = redactor.redact_command(&args);
-                if redacted != args {
-                    replace(&mut edits, c, json_text(&redacted));
-                }
+        None => {
+            // Added as the last member.
+            if let Some(close) = edits.text.trim_end().strip_suffix('}') {
+                let sep = if close.trim_end().ends_with('{') {
+                    ""
+                } else {
+                    ","
+                };
+                let with = format!("{sep}\"redaction\":{description}");
+                edits.push(close.len(), close.len(), with);
             }
         }
     }
-    let side = |s: Option<&Cow<'_, str>>| match s.map(|s| s.as_ref()) {
-        Some("in") => Some(Dir::In),
-        Some("out") => Some(Dir::Out),
-        _ => None,
-    };
+    if let Some(c) = m.command {
+        if let Ok(args) = serde_json::from_str::<Vec<String>>(c.get()) {
+            let redacted = redactor.redact_command(&args);
+            if redacted != args {
+                edits.replace(c, json_text(&redacted));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a line carries: `raw` as a message (and the `raw_b64` copy a changed `raw`
+/// makes stale), `http` facts and turn `blocks` as JSON, an event's `text` or `bytes`
+/// as a line of its stream.
+fn edit_payload(
+    m: &Members<'_>,
+    edits: &mut Edits<'_>,
+    redactor: &Redactor,
+    streams: &mut LineStreams,
+) {
     let http = m.http.is_some();
-    let kind = m.kind.as_deref().unwrap_or_default();
-    let event_side = side(m.side.as_ref());
-    if let (Some(dir), Some(_)) = (side(m.dir.as_ref()), m.raw) {
+    if let (Some(dir), Some(_)) = (side(m.dir.as_deref()), m.raw) {
         streams.message(dir, http);
     }
     let mut raw_changed = false;
     if let Some(r) = m.raw {
         if let Cow::Owned(s) = redactor.redact_json(r.get()) {
             raw_changed = true;
-            replace(&mut edits, r, s);
+            edits.replace(r, s);
         }
     }
     for v in [m.http, m.blocks].into_iter().flatten() {
         if let Cow::Owned(s) = redactor.redact_json(v.get()) {
-            replace(&mut edits, v, s);
+            edits.replace(v, s);
         }
     }
+    edit_event_text(m, edits, redactor, streams);
+    if raw_changed {
+        if let Some(b64) = m.raw_b64 {
+            if let Some((start, end)) = member_with_comma(edits.text, edits.at(b64), "raw_b64") {
+                edits.push(start, end, String::new());
+            }
+        }
+    }
+}
+
+/// An event's `text`, and its `bytes` (base64 of a line that was not UTF-8) decoded:
+/// each redacted as a line of its stream; redacted bytes are written as `text` with
+/// `lossy: true`, as the recorder writes them.
+fn edit_event_text(
+    m: &Members<'_>,
+    edits: &mut Edits<'_>,
+    redactor: &Redactor,
+    streams: &mut LineStreams,
+) {
+    let http = m.http.is_some();
+    let kind = m.kind.as_deref().unwrap_or_default();
+    let event_side = side(m.side.as_deref());
     if let Some(t) = m.text {
         if let Ok(s) = serde_json::from_str::<Cow<'_, str>>(t.get()) {
             if let Cow::Owned(red) = streams.redact(redactor, kind, event_side, http, &s) {
-                replace(&mut edits, t, json_text(&red));
+                edits.replace(t, json_text(&red));
             }
         }
     }
@@ -250,43 +278,78 @@ fn redact_line(
         if let Some(decoded) = decoded {
             let lossy = String::from_utf8_lossy(&decoded);
             if let Cow::Owned(red) = streams.redact(redactor, kind, event_side, http, &lossy) {
-                if let Some(key) = member_start(text, at(b).0, "bytes") {
-                    edits.push(Edit {
-                        start: key,
-                        end: at(b).1,
-                        with: format!("\"text\":{},\"lossy\":true", json_text(&red)),
-                    });
+                let (start, end) = edits.at(b);
+                if let Some(key) = member_start(edits.text, start, "bytes") {
+                    let with = format!("\"text\":{},\"lossy\":true", json_text(&red));
+                    edits.push(key, end, with);
                 }
             }
         }
     }
-    if raw_changed {
-        if let Some(b64) = m.raw_b64 {
-            if let Some(span) = member_with_comma(text, at(b64), "raw_b64") {
-                edits.push(Edit {
-                    start: span.0,
-                    end: span.1,
-                    with: String::new(),
-                });
+}
+
+/// `in` or `out` as a direction; anything else as none.
+fn side(s: Option<&str>) -> Option<Dir> {
+    match s {
+        Some("in") => Some(Dir::In),
+        Some("out") => Some(Dir::Out),
+        _ => None,
+    }
+}
+
+/// The edits of one line's text, each a byte range and what replaces it.
+struct Edits<'t> {
+    text: &'t str,
+    list: Vec<Edit>,
+}
+
+impl<'t> Edits<'t> {
+    fn new(text: &'t str) -> Edits<'t> {
+        Edits {
+            text,
+            list: Vec::new(),
+        }
+    }
+
+    /// Where `v`, a member value borrowed from the line, stands in it.
+    fn at(&self, v: &RawValue) -> (usize, usize) {
+        let start = v.get().as_ptr() as usize - self.text.as_ptr() as usize;
+        (start, start + v.get().len())
+    }
+
+    /// `v` becomes `with`, unless it is that already.
+    fn replace(&mut self, v: &RawValue, with: String) {
+        let (start, end) = self.at(v);
+        if self.text[start..end] != with {
+            self.list.push(Edit { start, end, with });
+        }
+    }
+
+    fn push(&mut self, start: usize, end: usize, with: String) {
+        self.list.push(Edit { start, end, with });
+    }
+
+    /// The line with the edits made in order of where they start (one that starts
+    /// inside an earlier one is dropped); `None` when there is none.
+    fn apply(mut self) -> Option<String> {
+        if self.list.is_empty() {
+            return None;
+        }
+        self.list.sort_by_key(|e| e.start);
+        let text = self.text;
+        let mut out = String::with_capacity(text.len() + 64);
+        let mut pos = 0;
+        for e in self.list {
+            if e.start < pos {
+                continue;
             }
+            out.push_str(&text[pos..e.start]);
+            out.push_str(&e.with);
+            pos = e.end;
         }
+        out.push_str(&text[pos..]);
+        Some(out)
     }
-    if edits.is_empty() {
-        return Ok(None);
-    }
-    edits.sort_by_key(|e| e.start);
-    let mut out = String::with_capacity(text.len() + 64);
-    let mut pos = 0;
-    for e in edits {
-        if e.start < pos {
-            continue;
-        }
-        out.push_str(&text[pos..e.start]);
-        out.push_str(&e.with);
-        pos = e.end;
-    }
-    out.push_str(&text[pos..]);
-    Ok(Some(out))
 }
 
 /// True for a description under which nothing is redacted (`--no-redact`).

@@ -18,12 +18,12 @@ use reel_trace::json_str::JsonStr;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+use super::error::NormalizeError;
 use super::key::{
     ArrayHash, MatchKey, h_bool, h_float, h_integer, h_member, h_null, h_object, h_str,
 };
-use super::{
-    CLIENT_META_KEYS, INITIALIZE_CLIENT_KEYS, NormalizeError, Pointer, TRACE_CONTEXT_KEYS,
-};
+use super::members::{CLIENT_META_KEYS, INITIALIZE_CLIENT_KEYS, TRACE_CONTEXT_KEYS};
+use super::pointer::{Pointer, array_index};
 use crate::jsonrpc::{EnvelopeShape, IdShape, RpcKind};
 
 /// What one pass over a message found. Members are borrowed verbatim from the text.
@@ -98,7 +98,7 @@ fn element_children<'p>(ptrs: &[&'p [String]], i: usize) -> (bool, Ptrs<'p>) {
     let mut out = Vec::new();
     for p in ptrs {
         if let Some((first, rest)) = p.split_first() {
-            if first == "*" || super::array_index(first) == Some(i) {
+            if first == "*" || array_index(first) == Some(i) {
                 if rest.is_empty() {
                     removed = true;
                 } else {

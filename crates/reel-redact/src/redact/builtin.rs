@@ -8,6 +8,12 @@
 //! of the revision named by `meta.redaction.rules`: `reel/1` traces are matched with
 //! the `reel/1` rules even by a reel that records with `reel/2`.
 
+/// The version of the rule set reel records with, written as `meta.redaction.rules`.
+pub const RULES_VERSION: &str = "reel/3";
+
+/// Every rule-set version [`Redactor::from_description`](super::Redactor::from_description) rebuilds, oldest first.
+pub const KNOWN_RULES_VERSIONS: [&str; 3] = ["reel/1", "reel/2", "reel/3"];
+
 /// A revision of the built-in rule set (`meta.redaction.rules`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Revision {
@@ -256,22 +262,17 @@ impl ValueRule {
         }
     }
 
-    /// The regex (Rust syntax) of a rule whose shape is a regex, in `revision`.
+    /// The regex (Rust syntax) of a rule whose shape is a regex, in `revision`: a token
+    /// known by its own format, or a credential known by what surrounds it.
     pub(crate) fn regex(self, revision: Revision) -> Option<String> {
-        let s = JS_SPACE;
+        self.token_regex(revision)
+            .or_else(|| self.surrounded_regex(revision))
+    }
+
+    /// A token known by its own format: a provider's prefix, alphabet and length.
+    fn token_regex(self, revision: Revision) -> Option<String> {
         let v2 = revision >= Revision::Reel2;
         Some(match self {
-            // RFC 7468 §10 and OpenSSH's PROTOCOL.key: `-----BEGIN <label>-----`, the
-            // base64 body (with RFC 1421 headers such as `Proc-Type: 4,ENCRYPTED`, and
-            // as `\n` escapes when the key sits in JSON held as text), the END line. The
-            // body cannot hold `--`, so it stops at the END line; a block cut short is
-            // taken to the end of its body.
-            ValueRule::PemPrivateKey => {
-                let label = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?";
-                format!(
-                    r"-----BEGIN {label}-----(?:[A-Za-z0-9+/=\s\\:,.]|-[A-Za-z0-9])*(?:-----END {label}-----)?"
-                )
-            }
             // AWS IAM unique ID prefixes of access keys: AKIA (long-term), ASIA (STS
             // temporary), ABIA (STS service bearer), ACCA (context-specific).
             ValueRule::AwsAccessKey if v2 => format!("{B}A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{{16}}{B}"),
@@ -296,6 +297,45 @@ impl ValueRule {
             ValueRule::Jwt => {
                 format!("{B}eyJ[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+{B}")
             }
+            // Slack: bot, user, app-level, configuration and refresh tokens, legacy
+            // workspace tokens.
+            ValueRule::SlackToken if v2 => {
+                format!("{B}(?:xox[abprs]|xoxe(?:\\.xox[bp])?|xapp)-[A-Za-z0-9-]{{10,}}")
+            }
+            ValueRule::SlackToken => format!("{B}(?:xoxb|xoxa|xoxp|xoxr|xoxs)-[A-Za-z0-9-]{{10,}}"),
+            ValueRule::StripeKey if v2 => {
+                format!("{B}(?:rk|sk)_(?:live|test)_[A-Za-z0-9]{{8,}}{B}")
+            }
+            ValueRule::StripeKey => format!("{B}(?:rk_live|sk_live)_[A-Za-z0-9]{{8,}}{B}"),
+            // Webhook signing secrets (`whsec_` + base64 or hex).
+            ValueRule::StripeWebhookSecret => format!("{B}whsec_[A-Za-z0-9+/=]{{20,}}"),
+            // `reel/3`: a key may end in `-`, where `\b` would need a word character.
+            ValueRule::GoogleApiKey if revision >= Revision::Reel3 => {
+                format!("{B}AIza[0-9A-Za-z_-]{{35}}")
+            }
+            ValueRule::GoogleApiKey => format!("{B}AIza[0-9A-Za-z_-]{{35}}{B}"),
+            ValueRule::ProviderToken => super::providers::regex(),
+            _ => return None,
+        })
+    }
+
+    /// A credential known by what surrounds it: a PEM block, a header, a URL, a DSN, a
+    /// flag. `None` for rules that are not a regex.
+    fn surrounded_regex(self, revision: Revision) -> Option<String> {
+        let s = JS_SPACE;
+        let v2 = revision >= Revision::Reel2;
+        Some(match self {
+            // RFC 7468 §10 and OpenSSH's PROTOCOL.key: `-----BEGIN <label>-----`, the
+            // base64 body (with RFC 1421 headers such as `Proc-Type: 4,ENCRYPTED`, and
+            // as `\n` escapes when the key sits in JSON held as text), the END line. The
+            // body cannot hold `--`, so it stops at the END line; a block cut short is
+            // taken to the end of its body.
+            ValueRule::PemPrivateKey => {
+                let label = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?";
+                format!(
+                    r"-----BEGIN {label}-----(?:[A-Za-z0-9+/=\s\\:,.]|-[A-Za-z0-9])*(?:-----END {label}-----)?"
+                )
+            }
             ValueRule::AuthorizationHeader => {
                 let name = if v2 {
                     "(?:[Aa]uthorization|AUTHORIZATION)"
@@ -312,23 +352,11 @@ impl ValueRule {
                 };
                 format!("{name}[{s}]+[A-Za-z0-9._\\-+/=]+")
             }
-            // Slack: bot, user, app-level, configuration and refresh tokens, legacy
-            // workspace tokens.
-            ValueRule::SlackToken if v2 => {
-                format!("{B}(?:xox[abprs]|xoxe(?:\\.xox[bp])?|xapp)-[A-Za-z0-9-]{{10,}}")
-            }
-            ValueRule::SlackToken => format!("{B}(?:xoxb|xoxa|xoxp|xoxr|xoxs)-[A-Za-z0-9-]{{10,}}"),
             // Incoming webhooks, workflow and trigger URLs: the path is the secret.
             ValueRule::SlackWebhook => {
                 "hooks\\.slack(?:-gov)?\\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]+)"
                     .to_owned()
             }
-            ValueRule::StripeKey if v2 => {
-                format!("{B}(?:rk|sk)_(?:live|test)_[A-Za-z0-9]{{8,}}{B}")
-            }
-            ValueRule::StripeKey => format!("{B}(?:rk_live|sk_live)_[A-Za-z0-9]{{8,}}{B}"),
-            // Webhook signing secrets (`whsec_` + base64 or hex).
-            ValueRule::StripeWebhookSecret => format!("{B}whsec_[A-Za-z0-9+/=]{{20,}}"),
             // mcp-tape: `(?<=://U:)P(?=@)`; without look-around we match the whole
             // `://U:P@` and replace only the password group. `reel/2`: the user may be
             // empty (`redis://:pw@`), the password may hold `/` unless what comes
@@ -338,12 +366,6 @@ impl ValueRule {
                 "://(?:[^/:@{s}]{{0,128}}:([^/@{s}\"]*[^0-9/@{s}\"][^@{s}\"]*|[^/@{s}\"]+)|([^/:@{s}\"]{{16,128}}))@"
             ),
             ValueRule::UrlPassword => format!("://[^/:@{s}]{{1,128}}:([^/@{s}]+)@"),
-            // `reel/3`: a key may end in `-`, where `\b` would need a word character.
-            ValueRule::GoogleApiKey if revision >= Revision::Reel3 => {
-                format!("{B}AIza[0-9A-Za-z_-]{{35}}")
-            }
-            ValueRule::GoogleApiKey => format!("{B}AIza[0-9A-Za-z_-]{{35}}{B}"),
-            ValueRule::ProviderToken => super::providers::regex(),
             // The path of a webhook URL is its credential: Discord, Microsoft Teams
             // (incoming webhooks and workflows), Zapier, Mattermost, Google Chat's
             // `key=…&token=…` is the query rule's.
@@ -362,13 +384,7 @@ impl ValueRule {
             ValueRule::UserPasswordFlag => format!(
                 "(?:^|[{s}])(?:-u|--user|--proxy-user)(?:[{s}]+|=)?(?:[^:{s}\"'-][^:{s}\"']{{0,127}})?:([^{s}\"']*[^0-9{s}\"'][^{s}\"']*)"
             ),
-            ValueRule::BasicCredential
-            | ValueRule::CredentialFile
-            | ValueRule::QuotedSecret => return None,
-            ValueRule::UrlQuerySecret
-            | ValueRule::SecretAssignment
-            | ValueRule::DotenvPath
-            | ValueRule::SshKeyPath => return None,
+            _ => return None,
         })
     }
 

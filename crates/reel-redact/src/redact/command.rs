@@ -7,24 +7,21 @@
 //! `--connection-string`, `DB_PASS=`).
 
 use super::builtin::Revision;
+use super::compiled::Compiled;
 use super::context;
 use super::names::{self, Strength};
+use super::splice::MARKER;
 use super::text::MAX_ROUNDS;
-use super::{MARKER, Redactor};
 
-/// See [`Redactor::redact_command`]. Passes run until one changes nothing (at most
+/// See [`Redactor::redact_command`](super::Redactor::redact_command). Passes run until one changes nothing (at most
 /// [`MAX_ROUNDS`]): what a flag's value is depends on what its neighbours look like,
 /// and redacting an argument can change that (a rule takes a flag's `=`, or the `/`
 /// that made a name an extension id), so the result is a fixed point: redacting it
 /// again changes nothing.
-pub(super) fn redact_command(
-    redactor: &Redactor,
-    secret_keys: bool,
-    args: &[String],
-) -> Vec<String> {
-    let mut out = one_pass(redactor, secret_keys, args);
+pub(super) fn redact_command(rules: &Compiled, secret_keys: bool, args: &[String]) -> Vec<String> {
+    let mut out = one_pass(rules, secret_keys, args);
     for _ in 1..MAX_ROUNDS {
-        let next = one_pass(redactor, secret_keys, &out);
+        let next = one_pass(rules, secret_keys, &out);
         if next == out {
             break;
         }
@@ -33,8 +30,8 @@ pub(super) fn redact_command(
     out
 }
 
-fn one_pass(redactor: &Redactor, secret_keys: bool, args: &[String]) -> Vec<String> {
-    let revision = redactor.compiled.revision;
+fn one_pass(rules: &Compiled, secret_keys: bool, args: &[String]) -> Vec<String> {
+    let revision = rules.revision;
     let reel3 = secret_keys && revision >= Revision::Reel3;
     let mysql = reel3 && args.first().is_some_and(|a| is_mysql_client(a));
     let password_flags = if reel3 { password_flags(args) } else { &[] };
@@ -49,7 +46,7 @@ fn one_pass(redactor: &Redactor, secret_keys: bool, args: &[String]) -> Vec<Stri
                 value_follows = false;
                 continue;
             }
-            if let Some(redacted) = reel3_argument(redactor, before, arg, mysql) {
+            if let Some(redacted) = reel3_argument(rules, before, arg, mysql) {
                 out.push(redacted);
                 value_follows = false;
                 continue;
@@ -57,7 +54,7 @@ fn one_pass(redactor: &Redactor, secret_keys: bool, args: &[String]) -> Vec<Stri
         }
         if std::mem::take(&mut value_follows) {
             // Decide on the redacted text, so a second pass decides the same.
-            let text = redactor.redact_text(arg);
+            let text = rules.redact_text(arg);
             let value = match revision {
                 Revision::Reel1 => !text.starts_with('-'),
                 Revision::Reel2 | Revision::Reel3 => !context::is_flag(&text),
@@ -72,15 +69,15 @@ fn one_pass(redactor: &Redactor, secret_keys: bool, args: &[String]) -> Vec<Stri
             }
         }
         if secret_keys {
-            if let Some(redacted) = secret_flag(redactor, arg, revision, &mut value_follows) {
+            if let Some(redacted) = secret_flag(rules, arg, revision, &mut value_follows) {
                 out.push(redacted);
                 continue;
             }
         }
-        out.push(redactor.redact_text(arg).into_owned());
+        out.push(rules.redact_text(arg).into_owned());
     }
     if revision >= Revision::Reel3 {
-        split_secrets(redactor, args, &mut out);
+        split_secrets(rules, args, &mut out);
     }
     out
 }
@@ -88,13 +85,13 @@ fn one_pass(redactor: &Redactor, secret_keys: bool, args: &[String]) -> Vec<Stri
 /// `reel/3`: a secret a shell split into two arguments (`Bearer` `TOKEN`, `SSWS`
 /// `TOKEN`, `password` `'X'`): an argument the rules leave alone but take when read
 /// after its neighbour, as one line, goes whole.
-fn split_secrets(redactor: &Redactor, args: &[String], out: &mut [String]) {
+fn split_secrets(rules: &Compiled, args: &[String], out: &mut [String]) {
     for i in 1..args.len().min(out.len()) {
         if out[i] == MARKER || out[i] != args[i] {
             continue;
         }
         let joined = format!("{} {}", args[i - 1], args[i]);
-        let read = redactor.redact_text(&joined);
+        let read = rules.redact_text(&joined);
         if !read.ends_with(args[i].as_str()) {
             out[i] = MARKER.to_owned();
         }
@@ -178,7 +175,7 @@ const PROVIDER_FLAGS: [&str; 24] = [
 /// `reel/3` arguments: the password of `-u user:password` (curl, wget), a MySQL
 /// client's `-pPASSWORD`, and the random-looking value after a provider flag.
 fn reel3_argument(
-    redactor: &Redactor,
+    rules: &Compiled,
     before: Option<&str>,
     arg: &str,
     mysql: bool,
@@ -194,7 +191,7 @@ fn reel3_argument(
         if matches!(flag, "-u" | "--user" | "--proxy-user" | "-U") {
             let (user, password) = arg.split_once(':')?;
             return (is_secret_value(password) && !arg.starts_with('-'))
-                .then(|| format!("{}:{MARKER}", redactor.redact_text(user)));
+                .then(|| format!("{}:{MARKER}", rules.redact_text(user)));
         }
         let name = flag.strip_prefix("--")?;
         if PROVIDER_FLAGS.iter().any(|p| name.eq_ignore_ascii_case(p)) && context::looks_random(arg)
@@ -235,7 +232,7 @@ fn is_secret_flag(name: &str, revision: Revision) -> bool {
 /// `--redact` pattern may match it), applied to it alone: text rules over the whole
 /// argument could swallow the `=`, and a second pass would then read another flag.
 fn secret_flag(
-    redactor: &Redactor,
+    rules: &Compiled,
     arg: &str,
     revision: Revision,
     value_follows: &mut bool,
@@ -244,7 +241,7 @@ fn secret_flag(
         return match flag.split_once('=') {
             Some((name, value)) if is_secret_flag(name, revision) && is_secret_value(value) => {
                 let head = &arg[..arg.len() - value.len() - 1];
-                Some(format!("{}={MARKER}", redactor.redact_text(head)))
+                Some(format!("{}={MARKER}", rules.redact_text(head)))
             }
             Some(_) => None,
             None => {
@@ -259,7 +256,7 @@ fn secret_flag(
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     let secret = names::member(name, revision) == Some(Strength::Strong);
     (env_name && secret && is_secret_value(value))
-        .then(|| format!("{}={MARKER}", redactor.redact_text(name)))
+        .then(|| format!("{}={MARKER}", rules.redact_text(name)))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use memchr::{memchr3_iter, memmem};
 
 use super::builtin::Revision;
 use super::names::{self, Strength};
-use super::text::{MARKER, Splicer};
+use super::splice::{MARKER, Splicer};
 
 /// The longest label or query-parameter name looked at.
 const LABEL_MAX: usize = 64;

@@ -12,58 +12,9 @@ use std::borrow::Cow;
 use memchr::memmem;
 
 use super::builtin::Revision;
+use super::compiled::Compiled;
 use super::names::Strength;
-use super::{MARKER, Redactor};
-use reel_trace::line::{Dir, kinds};
-
-/// The text streams of a stdio recording whose lines are redacted as streams: the
-/// server's stderr (`reel.stderr`) and each side's non-JSON lines (`reel.nonjson`).
-/// The recorder and `reel redact` keep one each, so both redact a line alike.
-#[derive(Debug, Clone, Default)]
-pub struct LineStreams {
-    stderr: LineBlock,
-    inbound: LineBlock,
-    outbound: LineBlock,
-}
-
-impl LineStreams {
-    /// The stream an event of `kind` on `side` belongs to; `None` for any other line
-    /// and for HTTP (`http` facts: a body is redacted whole, and sessions interleave).
-    pub fn of(&mut self, kind: &str, side: Option<Dir>, http: bool) -> Option<&mut LineBlock> {
-        if http {
-            return None;
-        }
-        match (kind, side) {
-            (kinds::STDERR, None) => Some(&mut self.stderr),
-            (kinds::NONJSON, Some(Dir::In)) => Some(&mut self.inbound),
-            (kinds::NONJSON, Some(Dir::Out)) => Some(&mut self.outbound),
-            _ => None,
-        }
-    }
-
-    /// A JSON message on `dir` ends whatever block that side's text lines had open.
-    pub fn message(&mut self, dir: Dir, http: bool) {
-        if let Some(block) = self.of(kinds::NONJSON, Some(dir), http) {
-            *block = LineBlock::default();
-        }
-    }
-
-    /// Free text of an event of `kind` on `side`: a line of its stream when it belongs
-    /// to one ([`Redactor::redact_line`]), else [`Redactor::redact_text`].
-    pub fn redact<'a>(
-        &mut self,
-        redactor: &Redactor,
-        kind: &str,
-        side: Option<Dir>,
-        http: bool,
-        text: &'a str,
-    ) -> Cow<'a, str> {
-        match self.of(kind, side, http) {
-            Some(block) => redactor.redact_line(text, block),
-            None => redactor.redact_text(text),
-        }
-    }
-}
+use super::splice::MARKER;
 
 /// What a stream of lines has shown so far: whether a PEM private-key block is open.
 /// One per stream (stderr, each side's non-JSON lines); starts closed.
@@ -79,32 +30,32 @@ pub struct LineBlock {
 /// and OpenSSH stay well below this).
 const BODY_LINE_MAX: usize = 256;
 
-/// See [`Redactor::redact_line`].
+/// See [`Redactor::redact_line`](super::Redactor::redact_line).
 pub(super) fn redact_line<'a>(
-    redactor: &Redactor,
+    rules: &Compiled,
     text: &'a str,
     block: &mut LineBlock,
 ) -> Cow<'a, str> {
     let named = std::mem::take(&mut block.named);
-    if redactor.compiled.secret_keys && redactor.compiled.revision >= Revision::Reel3 {
+    if rules.secret_keys && rules.revision >= Revision::Reel3 {
         let mut spans = Vec::new();
         block.named = super::prose::env_line(text, named, 0, &mut spans);
         if let Some(&(start, end)) = spans.first() {
             let out = format!(
                 "{}{MARKER}{}",
-                redactor.redact_text(&text[..start]),
-                redactor.redact_text(&text[end..])
+                rules.redact_text(&text[..start]),
+                rules.redact_text(&text[end..])
             );
             return Cow::Owned(out);
         }
     }
-    if !redactor.compiled.values.has_pem() {
-        return redactor.redact_text(text);
+    if !rules.values.has_pem() {
+        return rules.redact_text(text);
     }
     if block.open {
         if let Some(end) = end_of_end_line(text) {
             block.open = false;
-            let rest = redactor.redact_text(&text[end..]);
+            let rest = rules.redact_text(&text[end..]);
             return Cow::Owned(format!("{MARKER}{rest}"));
         }
         if text.trim().is_empty() {
@@ -116,7 +67,7 @@ pub(super) fn redact_line<'a>(
         }
         block.open = false;
     }
-    let out = redactor.redact_text(text);
+    let out = rules.redact_text(text);
     block.open = opens_block(text);
     out
 }
@@ -161,6 +112,7 @@ fn is_body_line(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::redact::Redactor;
 
     #[test]
     fn a_block_over_many_lines_is_redacted_line_by_line() {
@@ -178,7 +130,7 @@ mod tests {
         ];
         let out: Vec<String> = lines
             .iter()
-            .map(|l| redact_line(&r, l, &mut block).into_owned())
+            .map(|l| r.redact_line(l, &mut block).into_owned())
             .collect();
         assert_eq!(
             out,
@@ -201,23 +153,23 @@ mod tests {
         let r = Redactor::builtin();
         let mut block = LineBlock::default();
         assert_eq!(
-            redact_line(&r, "-----BEGIN PRIVATE KEY-----", &mut block),
+            r.redact_line("-----BEGIN PRIVATE KEY-----", &mut block),
             MARKER
         );
         assert!(block.open);
         assert_eq!(
-            redact_line(&r, "error: bad key \"x\"", &mut block),
+            r.redact_line("error: bad key \"x\"", &mut block),
             "error: bad key \"x\""
         );
         assert!(!block.open);
-        assert_eq!(redact_line(&r, "QUJD", &mut block), "QUJD");
+        assert_eq!(r.redact_line("QUJD", &mut block), "QUJD");
         // A whole block on one line opens nothing.
         let one = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----";
-        assert_eq!(redact_line(&r, one, &mut block), MARKER);
+        assert_eq!(r.redact_line(one, &mut block), MARKER);
         assert!(!block.open);
         // A public key is not a secret.
         let public = "-----BEGIN PUBLIC KEY-----";
-        assert_eq!(redact_line(&r, public, &mut block), public);
+        assert_eq!(r.redact_line(public, &mut block), public);
         assert!(!block.open);
     }
 }

@@ -17,7 +17,7 @@ use regex::Regex;
 
 use super::builtin::Revision;
 use super::names::{self, Strength};
-use super::text::Splicer;
+use super::splice::Splicer;
 
 /// The longest Basic credential decoded (a user and a password of 4 KiB between them).
 const BASIC_MAX: usize = 4096;

@@ -9,13 +9,36 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
+use super::builtin::{KNOWN_RULES_VERSIONS, RULES_VERSION};
 use super::builtin::{Revision, ValueRule};
+use super::compiled::Compiled;
+use super::error::{PatternSource, RedactError};
 use super::names;
 use super::path::{self, Action, PathRules};
+use super::splice::MARKER;
 use super::text::ValueRules;
-use super::{
-    Compiled, MARKER, PatternSource, RULES_VERSION, RedactError, RedactionConfig, Redactor,
-};
+
+/// What the user asked for (the recorder's flags).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedactionConfig {
+    /// Apply the built-in rules (`--no-redact-defaults` turns this off).
+    pub defaults: bool,
+    /// Extra patterns, in order (`--redact REGEX`).
+    pub patterns: Vec<String>,
+    /// An mcp-tape rule file (`--redact-file PATH`).
+    pub rule_file: Option<PathBuf>,
+}
+
+impl Default for RedactionConfig {
+    /// The built-in rules and nothing else.
+    fn default() -> Self {
+        RedactionConfig {
+            defaults: true,
+            patterns: Vec::new(),
+            rule_file: None,
+        }
+    }
+}
 
 /// The name of the key rule in `meta.redaction.builtin`.
 pub(super) const SECRET_KEYS: &str = "secret-keys";
@@ -71,7 +94,7 @@ impl RuleSet {
 /// Builds the rule set the user asked for: built-ins (unless `defaults` is off or
 /// the rule file says `"extends": null`), then the rule file's rules, then the
 /// `--redact` patterns.
-pub(super) fn from_config(config: &RedactionConfig) -> Result<Redactor, RedactError> {
+pub(super) fn from_config(config: &RedactionConfig) -> Result<(RuleSet, Compiled), RedactError> {
     let file = match &config.rule_file {
         Some(path) => Some(RuleFile::read(path)?),
         None => None,
@@ -88,16 +111,51 @@ pub(super) fn from_config(config: &RedactionConfig) -> Result<Redactor, RedactEr
 }
 
 /// Rebuilds a rule set from a trace's `meta.redaction`.
-pub(super) fn from_description(description: &Value) -> Result<Redactor, RedactError> {
-    let bad = |problem: String| RedactError::BadDescription { problem };
+pub(super) fn from_description(description: &Value) -> Result<(RuleSet, Compiled), RedactError> {
     let obj = description
         .as_object()
-        .ok_or_else(|| bad("expected an object".into()))?;
+        .ok_or_else(|| bad_description("expected an object".into()))?;
+    let revision = described_revision(obj)?;
+    let mut builder = described_builtins(obj, revision)?;
+    for (index, pattern) in optional_strings(obj, "patterns")
+        .map_err(bad_description)?
+        .into_iter()
+        .enumerate()
+    {
+        builder.pattern(pattern, || PatternSource::Description { index })?;
+    }
+    for path in optional_strings(obj, "paths").map_err(bad_description)? {
+        builder
+            .path(path, Action::Redact)
+            .map_err(|e| bad_description(format!("path {path:?}: {e}")))?;
+    }
+    if let Some(list) = obj.get("truncate") {
+        described_truncate(&mut builder, list)?;
+    }
+    if let Some(media) = obj.get("dropMedia") {
+        let min = media
+            .get("minBytes")
+            .and_then(Value::as_u64)
+            .filter(|&n| n > 0);
+        let min =
+            min.ok_or_else(|| bad_description("`dropMedia` needs a positive `minBytes`".into()))?;
+        builder.drop_media(to_usize(min));
+    }
+    Ok(builder.finish())
+}
+
+fn bad_description(problem: String) -> RedactError {
+    RedactError::BadDescription { problem }
+}
+
+/// The revision a description names in `rules`, with the marker it says it wrote.
+fn described_revision(obj: &Map<String, Value>) -> Result<Revision, RedactError> {
+    let bad = bad_description;
     let revision = match obj.get("rules") {
         Some(Value::String(v)) => Revision::from_name(v).ok_or_else(|| {
             bad(format!(
                 "rule set {v:?} is not known to this reel (it knows {}); a newer reel wrote this trace",
-                super::KNOWN_RULES_VERSIONS.join(", ")
+                KNOWN_RULES_VERSIONS.join(", ")
             ))
         })?,
         Some(other) => {
@@ -112,6 +170,15 @@ pub(super) fn from_description(description: &Value) -> Result<Redactor, RedactEr
             return Err(bad(format!("marker {marker} is not {MARKER:?}")));
         }
     }
+    Ok(revision)
+}
+
+/// A builder with the built-ins a description lists in `builtin` (all of `revision`'s
+/// when it lists none and says `defaults`).
+fn described_builtins(
+    obj: &Map<String, Value>,
+    revision: Revision,
+) -> Result<Builder, RedactError> {
     let defaults = obj
         .get("defaults")
         .and_then(Value::as_bool)
@@ -122,12 +189,12 @@ pub(super) fn from_description(description: &Value) -> Result<Redactor, RedactEr
         None if defaults => builder = Builder::of(revision, true),
         None => {}
         Some(list) => {
-            for name in strings(list, "builtin").map_err(bad)? {
+            for name in strings(list, "builtin").map_err(bad_description)? {
                 if name == SECRET_KEYS {
                     builder.set.secret_keys = true;
                 } else {
                     let rule = ValueRule::from_name(name, revision).ok_or_else(|| {
-                        bad(format!(
+                        bad_description(format!(
                             "unknown built-in rule {name:?} (in {})",
                             revision.name()
                         ))
@@ -137,47 +204,30 @@ pub(super) fn from_description(description: &Value) -> Result<Redactor, RedactEr
             }
         }
     }
-    for (index, pattern) in optional_strings(obj, "patterns")
-        .map_err(bad)?
-        .into_iter()
-        .enumerate()
-    {
-        builder.pattern(pattern, || PatternSource::Description { index })?;
-    }
-    for path in optional_strings(obj, "paths").map_err(bad)? {
-        builder
-            .path(path, Action::Redact)
-            .map_err(|e| bad(format!("path {path:?}: {e}")))?;
-    }
-    if let Some(list) = obj.get("truncate") {
-        let list = list
-            .as_array()
-            .ok_or_else(|| bad("`truncate` must be an array".into()))?;
-        for rule in list {
-            let path = rule.get("path").and_then(Value::as_str);
-            let max = rule
-                .get("maxBytes")
-                .and_then(Value::as_u64)
-                .filter(|&n| n > 0);
-            let (Some(path), Some(max)) = (path, max) else {
-                return Err(bad(format!(
-                    "truncate rule {rule} needs `path` and a positive `maxBytes`"
-                )));
-            };
-            builder
-                .path(path, Action::Truncate(to_usize(max)))
-                .map_err(|e| bad(format!("path {path:?}: {e}")))?;
-        }
-    }
-    if let Some(media) = obj.get("dropMedia") {
-        let min = media
-            .get("minBytes")
+    Ok(builder)
+}
+
+/// The `truncate` rules of a description: each a `path` and a positive `maxBytes`.
+fn described_truncate(builder: &mut Builder, list: &Value) -> Result<(), RedactError> {
+    let list = list
+        .as_array()
+        .ok_or_else(|| bad_description("`truncate` must be an array".into()))?;
+    for rule in list {
+        let path = rule.get("path").and_then(Value::as_str);
+        let max = rule
+            .get("maxBytes")
             .and_then(Value::as_u64)
             .filter(|&n| n > 0);
-        let min = min.ok_or_else(|| bad("`dropMedia` needs a positive `minBytes`".into()))?;
-        builder.drop_media(to_usize(min));
+        let (Some(path), Some(max)) = (path, max) else {
+            return Err(bad_description(format!(
+                "truncate rule {rule} needs `path` and a positive `maxBytes`"
+            )));
+        };
+        builder
+            .path(path, Action::Truncate(to_usize(max)))
+            .map_err(|e| bad_description(format!("path {path:?}: {e}")))?;
     }
-    Ok(builder.finish())
+    Ok(())
 }
 
 /// Collects a rule set, compiling as it goes so errors point at their origin.
@@ -270,7 +320,8 @@ impl Builder {
         self.set.drop_media = Some(self.set.drop_media.map_or(min, |m| m.min(min)));
     }
 
-    pub(super) fn finish(self) -> Redactor {
+    /// The rule set as data, and compiled.
+    pub(super) fn finish(self) -> (RuleSet, Compiled) {
         let revision = self.set.revision;
         let compiled = Compiled {
             revision,
@@ -279,7 +330,7 @@ impl Builder {
             paths: self.paths,
             drop_media: self.set.drop_media,
         };
-        Redactor::from_parts(self.set, compiled)
+        (self.set, compiled)
     }
 }
 

@@ -8,7 +8,7 @@
 
 use memchr::memmem;
 
-use super::text::MARKER;
+use super::splice::MARKER;
 
 /// Rule type `drop-media`: a string of at least `min_bytes` that looks like encoded
 /// media (a `data:…;base64,` URL, or base64/base64url characters over its first 512

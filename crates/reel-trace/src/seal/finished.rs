@@ -1,6 +1,7 @@
 //! Sealing a finished trace (`reel seal`): its lines as every reader reads them,
 //! rotated companions first, into a sidecar written whole or not at all.
 
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -63,68 +64,28 @@ pub fn seal_trace(path: &Path, key: Option<&SealKey>, replace: bool) -> Result<S
         return Err(SealError::Exists { path: target });
     }
     // The count first: the seal commits to it up front (see the module's format).
-    let mut counting = TraceReader::open(path)?;
-    let mut total = 0u64;
-    while let Some(line) = counting.next_line() {
-        line?;
-        total += 1;
-    }
+    let total = count_lines(path)?;
     let mut reader = TraceReader::open(path)?;
     let files: Vec<String> = reader.files().iter().map(|f| file_name(f)).collect();
     let mut tmp = target.as_os_str().to_owned();
     tmp.push(format!(".tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    let write_err = |source| SealError::Write {
-        path: tmp.clone(),
-        source,
-    };
     let file = private_options()
         .create(true)
         .truncate(true)
         .open(&tmp)
-        .map_err(write_err)?;
-    let result = (|| {
-        let mut sealer = Sealer::committed(
-            io::BufWriter::new(file),
-            &files,
-            Timestamp::now(),
-            key,
-            total,
-        );
-        let mut first = true;
-        while let Some(line) = reader.next_line() {
-            let line = line?;
-            if first {
-                first = false;
-                if !line.raw.bytes.starts_with(b"{") {
-                    return Err(SealError::Trace(OpenError::NotATrace {
-                        path: path.to_owned(),
-                        problem: "the first line is not a JSON object",
-                    }));
-                }
-            }
-            sealer.seal_raw(&line.raw);
-        }
-        if first {
-            return Err(SealError::Trace(OpenError::NotATrace {
-                path: path.to_owned(),
-                problem: "the file is empty",
-            }));
-        }
-        let lines = sealer.lines();
-        if lines != total {
-            return Err(write_err(io::Error::other(format!(
-                "the trace changed while it was sealed ({total} lines, then {lines})"
-            ))));
-        }
-        let sink = sealer.close(Timestamp::now()).map_err(write_err)?;
-        sink.into_inner()
-            .map_err(|e| write_err(e.into_error()))?
-            .sync_all()
-            .map_err(write_err)?;
-        Ok(lines)
-    })();
-    let lines = match result {
+        .map_err(|source| SealError::Write {
+            path: tmp.clone(),
+            source,
+        })?;
+    let sealer = Sealer::committed(
+        io::BufWriter::new(file),
+        &files,
+        Timestamp::now(),
+        key,
+        total,
+    );
+    let lines = match seal_lines(sealer, &mut reader, path, total, &tmp) {
         Ok(n) => n,
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
@@ -145,6 +106,65 @@ pub fn seal_trace(path: &Path, key: Option<&SealKey>, replace: bool) -> Result<S
         lines,
         chain: ChainFn::new(key).name(),
     })
+}
+
+/// How many lines the trace at `path` has, as every reader reads them.
+fn count_lines(path: &Path) -> Result<u64, SealError> {
+    let mut counting = TraceReader::open(path)?;
+    let mut total = 0u64;
+    while let Some(line) = counting.next_line() {
+        line?;
+        total += 1;
+    }
+    Ok(total)
+}
+
+/// Seals every line `reader` reads of the trace at `path` (a JSON object first, and
+/// `total` of them, as counted before), closes the seal and syncs the temporary
+/// sidecar `tmp` to disk: the number of lines sealed.
+fn seal_lines(
+    mut sealer: Sealer<io::BufWriter<File>>,
+    reader: &mut TraceReader,
+    path: &Path,
+    total: u64,
+    tmp: &Path,
+) -> Result<u64, SealError> {
+    let not_a_trace = |problem| {
+        SealError::Trace(OpenError::NotATrace {
+            path: path.to_owned(),
+            problem,
+        })
+    };
+    let write_err = |source| SealError::Write {
+        path: tmp.to_owned(),
+        source,
+    };
+    let mut first = true;
+    while let Some(line) = reader.next_line() {
+        let line = line?;
+        if first {
+            first = false;
+            if !line.raw.bytes.starts_with(b"{") {
+                return Err(not_a_trace("the first line is not a JSON object"));
+            }
+        }
+        sealer.seal_raw(&line.raw);
+    }
+    if first {
+        return Err(not_a_trace("the file is empty"));
+    }
+    let lines = sealer.lines();
+    if lines != total {
+        return Err(write_err(io::Error::other(format!(
+            "the trace changed while it was sealed ({total} lines, then {lines})"
+        ))));
+    }
+    let sink = sealer.close(Timestamp::now()).map_err(write_err)?;
+    sink.into_inner()
+        .map_err(|e| write_err(e.into_error()))?
+        .sync_all()
+        .map_err(write_err)?;
+    Ok(lines)
 }
 
 #[cfg(test)]

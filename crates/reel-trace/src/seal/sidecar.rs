@@ -70,113 +70,29 @@ pub(super) struct SealStream {
 }
 
 impl SealStream {
+    /// Opens the seal at `path` and reads its head; what the key changes about what can
+    /// be checked (an unkeyed seal given a key, a keyed one without its key) goes to
+    /// `findings`.
     pub(super) fn open(
         path: &Path,
         key: Option<&SealKey>,
         findings: &mut Vec<Finding>,
     ) -> Result<SealStream, VerifyError> {
-        let file = File::open(path).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => VerifyError::NoSeal {
-                path: path.to_owned(),
-            },
-            _ => VerifyError::SealUnreadable {
-                path: path.to_owned(),
-                source: e,
-            },
-        })?;
-        let name = path.display().to_string();
-        let not_a_seal = |problem: String| VerifyError::NotASeal {
+        let mut lines = LineReader::new(open_sidecar(path)?);
+        let (head, head_digest) = read_head(&mut lines, path)?;
+        let keyed = head.keyed().map_err(|problem| VerifyError::NotASeal {
             path: path.to_owned(),
             problem,
-        };
-        let mut lines = LineReader::new(file);
-        let (head, head_digest) = {
-            let read = lines
-                .next_line()
-                .map_err(|source| VerifyError::SealUnreadable {
-                    path: path.to_owned(),
-                    source,
-                })?;
-            let Some(raw) = read else {
-                return Err(not_a_seal("the file is empty".into()));
-            };
-            let head: Head = serde_json::from_slice(raw.bytes)
-                .map_err(|_| not_a_seal(format!("its first line is not a {SCHEMA} head record")))?;
-            (head, super::raw_line_digest(&raw))
-        };
-        match head.schema.as_deref() {
-            Some(SCHEMA) if head.ty.as_deref() == Some("head") => {}
-            Some(other) if other.starts_with("reel.seal/") => {
-                return Err(not_a_seal(format!(
-                    "it is a {} seal; this reel reads {SCHEMA}",
-                    quoted(other)
-                )));
-            }
-            _ => {
-                return Err(not_a_seal(format!(
-                    "its first line is not a {SCHEMA} head record"
-                )));
-            }
-        }
-        let keyed = match head.chain.as_deref() {
-            Some(CHAIN_SHA256) => false,
-            Some(CHAIN_HMAC) => true,
-            other => {
-                return Err(not_a_seal(format!(
-                    "its chain is {}, which this reel does not know (it knows {CHAIN_SHA256} \
-                     and {CHAIN_HMAC})",
-                    other.map_or_else(|| "missing".to_owned(), quoted)
-                )));
-            }
-        };
-        let at_seal = |kind, message| Finding {
+        })?;
+        let name = path.display().to_string();
+        let (f, finding) = chain_fn(keyed, head.key.as_deref(), key);
+        findings.extend(finding.map(|(kind, message)| Finding {
             kind,
             file: name.clone(),
             line: None,
             seal_line: None,
             message,
-        };
-        let shown_id = head
-            .key
-            .as_deref()
-            .map_or_else(|| "none".to_owned(), quoted);
-        let f = match (keyed, key) {
-            (false, None) => Some(ChainFn::Sha256),
-            (false, Some(_)) => {
-                findings.push(at_seal(
-                    FindingKind::NotKeyed,
-                    "the seal is not keyed, so anyone could have written it (a --key-file \
-                     was given); its lines were still checked against it"
-                        .into(),
-                ));
-                Some(ChainFn::Sha256)
-            }
-            (true, None) => {
-                findings.push(at_seal(
-                    FindingKind::Unauthenticated,
-                    format!(
-                        "the seal is keyed (key id {shown_id}): give its --key-file to check \
-                         who wrote it; its line digests were checked"
-                    ),
-                ));
-                None
-            }
-            (true, Some(k)) if head.key.as_deref() == Some(k.id().as_str()) => {
-                Some(ChainFn::new(Some(k)))
-            }
-            (true, Some(k)) => {
-                findings.push(at_seal(
-                    FindingKind::WrongKey,
-                    format!(
-                        "the seal was made with another key (key id {shown_id}; the \
-                         --key-file's is {}): who wrote it cannot be checked, only its line \
-                         digests",
-                        k.id()
-                    ),
-                ));
-                None
-            }
-        };
+        }));
         let authenticated = keyed && f.is_some();
         Ok(SealStream {
             name,
@@ -214,6 +130,7 @@ impl SealStream {
         }))
     }
 
+    /// The next record, checked.
     pub(super) fn next(&mut self) -> Result<Sealed, VerifyError> {
         if let Some(closed) = self.over {
             return Ok(Sealed::End { closed });
@@ -226,98 +143,111 @@ impl SealStream {
                 source,
             })?;
         let Some(raw) = read else {
-            if !self.closed {
-                let next_line = self.count + 2;
-                return self.ended_open(next_line);
-            }
-            self.over = Some(true);
-            return Ok(Sealed::End { closed: true });
+            return self.ended();
         };
         let number = raw.number;
         if !raw.terminated {
             // A record cut off by a recorder killed while writing it.
             return self.ended_open(number);
         }
-        let edited = |this: &mut SealStream, why: String| {
-            this.over = Some(false);
-            Ok(Sealed::Edited(Finding {
-                kind: FindingKind::SealEdited,
-                file: this.name.clone(),
-                line: Some(number),
-                seal_line: Some(this.count + 1),
-                message: format!(
-                    "the seal was edited: {why}; lines from sealed line {} on cannot be \
-                     verified",
-                    this.count + 1
-                ),
-            }))
-        };
         if self.closed {
-            return edited(self, "a record follows the close record".into());
+            return Ok(self.edited(number, "a record follows the close record".into()));
         }
         let Ok(record) = serde_json::from_slice::<Record>(raw.bytes) else {
-            return edited(self, "this line is not a seal record".into());
+            return Ok(self.edited(number, "this line is not a seal record".into()));
         };
         match record.ty.as_deref() {
-            None => {}
-            Some("close") => {
-                if record.lines != Some(self.count)
-                    || self.committed.is_some_and(|n| n != self.count)
-                {
-                    let says = record
-                        .lines
-                        .map_or_else(|| "no".to_owned(), |n| n.to_string());
-                    return edited(
-                        self,
-                        format!(
-                            "the close record says {says} lines, the seal has {}",
-                            self.count
-                        ),
-                    );
-                }
-                let ok = match (&self.chain, record.chain.as_deref().and_then(parse_hex)) {
-                    (Some(c), Some(v)) => c.closing() == v,
-                    (None, Some(_)) => true,
-                    (_, None) => false,
-                };
-                if !ok {
-                    return edited(self, "the close record's chain value is wrong".into());
-                }
-                self.closed = true;
-                return self.next();
-            }
-            Some(_) => return edited(self, "this line is not a seal record".into()),
+            None => Ok(self.line_record(number, &record)),
+            Some("close") => self.close(number, &record),
+            Some(_) => Ok(self.edited(number, "this line is not a seal record".into())),
         }
+    }
+
+    /// The end of the sidecar: after a close record, the end of the records; before
+    /// one, an open (or cut) seal.
+    fn ended(&mut self) -> Result<Sealed, VerifyError> {
+        if !self.closed {
+            let next_line = self.count + 2;
+            return self.ended_open(next_line);
+        }
+        self.over = Some(true);
+        Ok(Sealed::End { closed: true })
+    }
+
+    /// A close record at sidecar line `number`: it must count the records before it
+    /// (and the count the head committed to) and carry the closing chain value; then
+    /// nothing may follow it.
+    fn close(&mut self, number: u64, record: &Record) -> Result<Sealed, VerifyError> {
+        if record.lines != Some(self.count) || self.committed.is_some_and(|n| n != self.count) {
+            let says = record
+                .lines
+                .map_or_else(|| "no".to_owned(), |n| n.to_string());
+            let why = format!(
+                "the close record says {says} lines, the seal has {}",
+                self.count
+            );
+            return Ok(self.edited(number, why));
+        }
+        let ok = match (&self.chain, record.chain.as_deref().and_then(parse_hex)) {
+            (Some(c), Some(v)) => c.closing() == v,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        if !ok {
+            return Ok(self.edited(number, "the close record's chain value is wrong".into()));
+        }
+        self.closed = true;
+        self.next()
+    }
+
+    /// A line record at sidecar line `number`: numbered next, with a digest and a
+    /// chain value, linked to the record before (when the chain can be recomputed).
+    fn line_record(&mut self, number: u64, record: &Record) -> Sealed {
         let expected = self.count + 1;
         if record.n != Some(expected) || record.lines.is_some() || record.t.is_some() {
             let why = match record.n {
                 Some(n) => format!("the record of sealed line {expected} is numbered {n}"),
                 None => "this line is not a seal record".to_owned(),
             };
-            return edited(self, why);
+            return self.edited(number, why);
         }
         let (Some(d), Some(c)) = (
             record.sha256.as_deref().and_then(parse_hex),
             record.chain.as_deref().and_then(parse_hex),
         ) else {
-            return edited(
-                self,
+            return self.edited(
+                number,
                 "this record's digest or chain is not 64 hex digits".into(),
             );
         };
         if let Some(chain) = &mut self.chain {
             if chain.link(&d) != c {
-                return edited(
-                    self,
-                    format!(
-                        "the chain breaks at the record of sealed line {expected} (its digest \
-                         or chain value was changed)"
-                    ),
+                let why = format!(
+                    "the chain breaks at the record of sealed line {expected} (its digest or \
+                     chain value was changed)"
                 );
+                return self.edited(number, why);
             }
         }
         self.count = expected;
-        Ok(Sealed::Line(d))
+        Sealed::Line(d)
+    }
+
+    /// The seal does not hold at sidecar line `number`, for the reason `why`; nothing
+    /// after it is read.
+    fn edited(&mut self, number: u64, why: String) -> Sealed {
+        self.over = Some(false);
+        Sealed::Edited(Finding {
+            kind: FindingKind::SealEdited,
+            file: self.name.clone(),
+            line: Some(number),
+            seal_line: Some(self.count + 1),
+            message: format!(
+                "the seal was edited: {why}; lines from sealed line {} on cannot be \
+                 verified",
+                self.count + 1
+            ),
+        })
     }
 
     /// Reads on to the end of the line records; how many were left.
@@ -341,6 +271,110 @@ impl SealStream {
             }
         }
         Ok((at, j))
+    }
+}
+
+/// Opens the sidecar; a missing one is [`VerifyError::NoSeal`].
+fn open_sidecar(path: &Path) -> Result<File, VerifyError> {
+    File::open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => VerifyError::NoSeal {
+            path: path.to_owned(),
+        },
+        _ => VerifyError::SealUnreadable {
+            path: path.to_owned(),
+            source: e,
+        },
+    })
+}
+
+/// Reads the head record, and the digest of its line the chain starts from.
+fn read_head(lines: &mut LineReader<File>, path: &Path) -> Result<(Head, Digest), VerifyError> {
+    let not_a_seal = |problem: String| VerifyError::NotASeal {
+        path: path.to_owned(),
+        problem,
+    };
+    let read = lines
+        .next_line()
+        .map_err(|source| VerifyError::SealUnreadable {
+            path: path.to_owned(),
+            source,
+        })?;
+    let Some(raw) = read else {
+        return Err(not_a_seal("the file is empty".into()));
+    };
+    let head: Head = serde_json::from_slice(raw.bytes)
+        .map_err(|_| not_a_seal(format!("its first line is not a {SCHEMA} head record")))?;
+    Ok((head, super::raw_line_digest(&raw)))
+}
+
+impl Head {
+    /// Whether the seal is keyed, read from its schema and chain function; why it is
+    /// not a seal this reel reads otherwise.
+    fn keyed(&self) -> Result<bool, String> {
+        match self.schema.as_deref() {
+            Some(SCHEMA) if self.ty.as_deref() == Some("head") => {}
+            Some(other) if other.starts_with("reel.seal/") => {
+                return Err(format!(
+                    "it is a {} seal; this reel reads {SCHEMA}",
+                    quoted(other)
+                ));
+            }
+            _ => return Err(format!("its first line is not a {SCHEMA} head record")),
+        }
+        match self.chain.as_deref() {
+            Some(CHAIN_SHA256) => Ok(false),
+            Some(CHAIN_HMAC) => Ok(true),
+            other => Err(format!(
+                "its chain is {}, which this reel does not know (it knows {CHAIN_SHA256} \
+                 and {CHAIN_HMAC})",
+                other.map_or_else(|| "missing".to_owned(), quoted)
+            )),
+        }
+    }
+}
+
+/// The function to recompute a seal's chain with, given whether it is `keyed` (under
+/// the key id `head_key`) and the `key` the verifier holds: `None` when the chain cannot
+/// be recomputed. What the key changes about what is checked is a finding.
+fn chain_fn(
+    keyed: bool,
+    head_key: Option<&str>,
+    key: Option<&SealKey>,
+) -> (Option<ChainFn>, Option<(FindingKind, String)>) {
+    let shown_id = head_key.map_or_else(|| "none".to_owned(), quoted);
+    match (keyed, key) {
+        (false, None) => (Some(ChainFn::Sha256), None),
+        (false, Some(_)) => (
+            Some(ChainFn::Sha256),
+            Some((
+                FindingKind::NotKeyed,
+                "the seal is not keyed, so anyone could have written it (a --key-file was \
+                 given); its lines were still checked against it"
+                    .into(),
+            )),
+        ),
+        (true, None) => (
+            None,
+            Some((
+                FindingKind::Unauthenticated,
+                format!(
+                    "the seal is keyed (key id {shown_id}): give its --key-file to check who \
+                     wrote it; its line digests were checked"
+                ),
+            )),
+        ),
+        (true, Some(k)) if head_key == Some(k.id().as_str()) => (Some(ChainFn::new(Some(k))), None),
+        (true, Some(k)) => (
+            None,
+            Some((
+                FindingKind::WrongKey,
+                format!(
+                    "the seal was made with another key (key id {shown_id}; the --key-file's \
+                     is {}): who wrote it cannot be checked, only its line digests",
+                    k.id()
+                ),
+            )),
+        ),
     }
 }
 

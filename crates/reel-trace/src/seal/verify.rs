@@ -37,78 +37,8 @@ pub fn verify(path: &Path, key: Option<&SealKey>) -> Result<Verification, Verify
     let mut findings = Vec::new();
     let mut seal = SealStream::open(&sidecar_path(path), key, &mut findings)?;
     let mut trace = TraceStream::open(path)?;
-    let mut verified = 0u64;
-    let mut unsealed = 0u64;
-    loop {
-        let sealed = seal.next()?;
-        let line = trace.next()?;
-        match (sealed, line) {
-            (Sealed::Line(d), Some(l)) if d == l.digest => verified += 1,
-            (Sealed::Line(d), Some(l)) => {
-                findings.push(differ(&mut seal, &mut trace, d, l, verified)?);
-                break;
-            }
-            (Sealed::Line(_), None) => {
-                let missing = 1 + seal.rest()?;
-                findings.push(trace.ended(verified, missing));
-                break;
-            }
-            (Sealed::End { closed: true }, Some(l)) => {
-                let added = 1 + trace.rest()?;
-                findings.push(Finding {
-                    kind: FindingKind::Appended,
-                    file: l.file.clone(),
-                    line: Some(l.line),
-                    seal_line: None,
-                    message: format!(
-                        "this line was appended: the seal was closed after {}, and this \
-                         line and {} after it were added",
-                        lines(verified),
-                        lines(added - 1)
-                    ),
-                });
-                break;
-            }
-            (Sealed::End { closed: false }, Some(l)) => {
-                unsealed = 1 + trace.rest()?;
-                findings.push(Finding {
-                    kind: FindingKind::Open,
-                    file: l.file.clone(),
-                    line: Some(l.line),
-                    seal_line: None,
-                    message: format!(
-                        "this line is not sealed: the seal was not closed (the recording \
-                         was interrupted, or is still going); its {} verify, and this line \
-                         and {} after it are unsealed",
-                        lines(verified),
-                        lines(unsealed - 1)
-                    ),
-                });
-                break;
-            }
-            (Sealed::End { closed }, None) => {
-                if !closed {
-                    findings.push(Finding {
-                        kind: FindingKind::Open,
-                        file: seal.name.clone(),
-                        line: None,
-                        seal_line: None,
-                        message: format!(
-                            "the seal was not closed (the recording was interrupted, or is \
-                             still going): its {} verify and nothing follows them, but \
-                             nothing shows the trace was not cut short with its seal",
-                            lines(verified)
-                        ),
-                    });
-                }
-                break;
-            }
-            (Sealed::Edited(f), _) => {
-                findings.push(f);
-                break;
-            }
-        }
-    }
+    let walk = walk(&mut seal, &mut trace)?;
+    findings.extend(walk.finding);
     let failed = findings.iter().find(|f| f.kind.fails()).cloned();
     let status = if failed.is_some() {
         SealStatus::Tampered
@@ -123,12 +53,111 @@ pub fn verify(path: &Path, key: Option<&SealKey>) -> Result<Verification, Verify
         chain: seal.chain_name.clone(),
         authenticated: seal.authenticated,
         sealed: seal.count,
-        verified,
+        verified: walk.verified,
         closed: seal.closed,
-        unsealed,
+        unsealed: walk.unsealed,
         first: failed,
         findings,
     })
+}
+
+/// Where the walk of a trace and its seal in step stopped.
+struct Walk {
+    /// Lines that matched their sealed digests.
+    verified: u64,
+    /// Lines after a seal that was not closed.
+    unsealed: u64,
+    /// What ended the walk, unless both ended together and the seal was closed.
+    finding: Option<Finding>,
+}
+
+/// Reads the trace and its seal in step up to the first line that differs, or the end
+/// of either.
+fn walk(seal: &mut SealStream, trace: &mut TraceStream) -> Result<Walk, VerifyError> {
+    let mut verified = 0u64;
+    loop {
+        let sealed = seal.next()?;
+        let line = trace.next()?;
+        let (finding, unsealed) = match (sealed, line) {
+            (Sealed::Line(d), Some(l)) if d == l.digest => {
+                verified += 1;
+                continue;
+            }
+            (Sealed::Line(d), Some(l)) => (Some(differ(seal, trace, d, l, verified)?), 0),
+            (Sealed::Line(_), None) => {
+                let missing = 1 + seal.rest()?;
+                (Some(trace.ended(verified, missing)), 0)
+            }
+            (Sealed::End { closed: true }, Some(l)) => {
+                let added = 1 + trace.rest()?;
+                (Some(appended(&l, verified, added)), 0)
+            }
+            (Sealed::End { closed: false }, Some(l)) => {
+                let unsealed = 1 + trace.rest()?;
+                (Some(unsealed_after(&l, verified, unsealed)), unsealed)
+            }
+            (Sealed::End { closed: false }, None) => (Some(not_closed(&seal.name, verified)), 0),
+            (Sealed::End { closed: true }, None) => (None, 0),
+            (Sealed::Edited(f), _) => (Some(f), 0),
+        };
+        return Ok(Walk {
+            verified,
+            unsealed,
+            finding,
+        });
+    }
+}
+
+/// The trace's line `l` and `added - 1` after it follow a closed seal of `verified`
+/// lines.
+fn appended(l: &TraceDigest, verified: u64, added: u64) -> Finding {
+    Finding {
+        kind: FindingKind::Appended,
+        file: l.file.clone(),
+        line: Some(l.line),
+        seal_line: None,
+        message: format!(
+            "this line was appended: the seal was closed after {}, and this line and {} \
+             after it were added",
+            lines(verified),
+            lines(added - 1)
+        ),
+    }
+}
+
+/// The trace's line `l` and `unsealed - 1` after it follow a seal of `verified` lines
+/// that was not closed.
+fn unsealed_after(l: &TraceDigest, verified: u64, unsealed: u64) -> Finding {
+    Finding {
+        kind: FindingKind::Open,
+        file: l.file.clone(),
+        line: Some(l.line),
+        seal_line: None,
+        message: format!(
+            "this line is not sealed: the seal was not closed (the recording was \
+             interrupted, or is still going); its {} verify, and this line and {} after \
+             it are unsealed",
+            lines(verified),
+            lines(unsealed - 1)
+        ),
+    }
+}
+
+/// The trace and the seal `seal_name`, not closed, ended together after `verified`
+/// lines.
+fn not_closed(seal_name: &str, verified: u64) -> Finding {
+    Finding {
+        kind: FindingKind::Open,
+        file: seal_name.to_owned(),
+        line: None,
+        seal_line: None,
+        message: format!(
+            "the seal was not closed (the recording was interrupted, or is still going): \
+             its {} verify and nothing follows them, but nothing shows the trace was not \
+             cut short with its seal",
+            lines(verified)
+        ),
+    }
 }
 
 /// `1 line`, `3 lines`.
