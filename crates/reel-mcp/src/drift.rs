@@ -9,8 +9,9 @@
 //! Turning a class into an exit code is the CLI's business.
 
 pub mod github;
-pub mod junit;
 pub mod lists;
+
+pub use reel_report::junit;
 
 use serde::Serialize;
 

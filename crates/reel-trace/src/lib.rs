@@ -21,7 +21,7 @@
 
 #![deny(missing_docs)]
 
-pub mod display;
+pub use reel_report::display;
 pub mod errors;
 pub mod hash;
 pub mod json_str;

@@ -1,8 +1,9 @@
-//! GitHub Actions workflow commands (`::error file=…,line=…,title=…::message`), the one
-//! writer of the annotations `reel diff --format github` and `reel verify --format
-//! github` print, so GitHub shows each drift on the trace line it is about.
+//! The GitHub annotation level of a drift class; the annotation itself is
+//! [`reel_report::github`]'s.
 
 use super::Class;
+
+pub use reel_report::github::annotation;
 
 /// The annotation level a drift class gets: structural drift fails a check, output
 /// drift warns.
@@ -13,55 +14,13 @@ pub fn level(class: Class) -> &'static str {
     }
 }
 
-/// One annotation line (without its line break): `level`, the place (`file`, `line`)
-/// when known, a title and the message, each escaped as GitHub wants.
-pub fn annotation(level: &str, place: Option<(&str, u64)>, title: &str, message: &str) -> String {
-    let loc = place.map_or_else(String::new, |(file, line)| {
-        format!("file={},line={line},", escape(file, true))
-    });
-    format!(
-        "::{level} {loc}title={}::{}",
-        escape(title, true),
-        escape(message, false)
-    )
-}
-
-/// Escapes a workflow-command value (`%`, CR, LF; plus `:` and `,` in properties).
-fn escape(s: &str, property: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '%' => out.push_str("%25"),
-            '\r' => out.push_str("%0D"),
-            '\n' => out.push_str("%0A"),
-            ':' if property => out.push_str("%3A"),
-            ',' if property => out.push_str("%2C"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn properties_and_messages_are_escaped_as_github_reads_them() {
-        let a = annotation(
-            "error",
-            Some(("dir/a,b:c.jsonl", 14)),
-            "reel: x, y",
-            "50%\nnext",
-        );
-        assert_eq!(
-            a,
-            "::error file=dir/a%2Cb%3Ac.jsonl,line=14,title=reel%3A x%2C y::50%25%0Anext"
-        );
-        assert_eq!(
-            annotation("warning", None, "t", "m"),
-            "::warning title=t::m"
-        );
+    fn structural_drift_is_an_error_and_output_drift_a_warning() {
+        assert_eq!(level(Class::Structural), "error");
         assert_eq!(level(Class::Output), "warning");
     }
 }

@@ -1,7 +1,7 @@
 //! JUnit XML, the test report every CI system reads: one `<testcase>` per exchange
 //! compared, a drift as its `<failure>`. The one writer of `--format junit`.
 
-use reel_trace::display::markup;
+use crate::display::markup;
 
 /// An attribute value: XML reads a raw line break or tab there as a space, so they go
 /// as character references.
