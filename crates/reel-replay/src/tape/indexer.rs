@@ -33,7 +33,7 @@ use reel_trace::{Dir, Timestamp};
 use serde_json::value::RawValue;
 
 use super::scan::{HttpMember, ScannedLine};
-use super::{
+use super::types::{
     HttpFact, IdSplice, IndexEnd, IndexSpec, Item, ItemKind, LineLoc, Opened, Selection, Update,
     Via, WHOLE,
 };

@@ -26,7 +26,7 @@ use reel_mcp::normalize::MatchKey;
 use reel_trace::Dir;
 use reel_trace::line::Meta;
 
-use crate::tape::{HttpFact, IdSplice, IndexEnd, Item, LineLoc, Update, Via};
+use crate::tape::types::{HttpFact, IdSplice, IndexEnd, Item, LineLoc, Update, Via};
 
 /// One matching rule: data that `reel play --help` lists and tests exercise one by one
 /// (the tests of this module and of the tape server are named after them).
@@ -496,7 +496,7 @@ fn front_unconsumed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tape::Opened;
+    use crate::tape::types::Opened;
 
     fn loc(line: u64) -> LineLoc {
         LineLoc {
