@@ -25,19 +25,20 @@ use std::time::{Duration, Instant};
 
 use reel_mcp::jsonrpc::{Envelope, RpcId};
 use reel_mcp::normalize::{MatchKey, Normalizer, Pointer};
-use reel_mcp::notifications::{CountVerdict, TIMING_NOTE};
+use reel_mcp::notifications::{CountVerdict, NotificationCheck, TIMING_NOTE};
 use reel_redact::redact::Redactor;
 use reel_trace::line::Meta;
 use serde_json::Value;
 
 use super::compare::{self, Class, Kind};
+use super::error::VerifyError;
+use super::options::VerifyOptions;
 use super::peer::Peer;
 use super::record::LiveRecord;
 use super::report::{
     self, ContextEntry, Drift, NotificationCount, Place, Report, RequestCounts, ServerRequestCounts,
 };
 use super::script::{PING, Script};
-use super::{NotificationCheck, VerifyError, VerifyOptions};
 use crate::live::LiveOutput;
 
 mod edit;
