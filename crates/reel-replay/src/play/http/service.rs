@@ -40,9 +40,10 @@ use reel_net::serve::{Limits, accept_until_stopped, serve_http1};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use super::out::{GoneGuard, LiveSession, Reply, Routes, lock};
+use super::diag::{Diag, LineDiag};
+use super::out::{LiveSession, Routes, lock};
+use super::reply::{GoneGuard, Reply};
 use super::tapes::Tapes;
-use super::{Diag, LineDiag};
 use crate::play::{Content, Event, InputLine, MAX_LINE, Parsed, parse_live};
 
 /// After a stop, how long connections get to finish before they are cut.
