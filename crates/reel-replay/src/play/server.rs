@@ -479,3 +479,6 @@ impl<C: ClientOut, D: Write> Server<C, D> {
         (self.summary, self.diag)
     }
 }
+
+#[cfg(test)]
+mod tests;
