@@ -344,3 +344,37 @@ fn the_end_of_input_reports_what_the_tape_still_held() {
     );
     assert!(summary.to_text().contains("2 recorded exchanges unused"));
 }
+
+/// Recorded progress goes out with the live call's token, ahead of the answer; a call
+/// that asked for no progress gets none, and the same answer.
+#[test]
+fn progress_carries_the_live_token_and_only_when_asked_for() {
+    let rec = [
+        (
+            "in",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}"#,
+        ),
+        (
+            "out",
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#,
+        ),
+        (
+            "out",
+            r#"{"jsonrpc":"2.0","id":1,"result":{"text":"slow"}}"#,
+        ),
+    ];
+    let mut h = Harness::indexed(&rec);
+    let sent = h.send(
+        r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}"#,
+    );
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0]["method"], "notifications/progress");
+    assert_eq!(sent[0]["params"]["progressToken"], "p");
+    assert_eq!(sent[1]["id"], "c");
+
+    let mut h = Harness::indexed(&rec);
+    let sent = h.send(&call(r#""d""#, "slow"));
+    let answer = only(&sent);
+    assert_eq!(answer["id"], "d");
+    assert_eq!(answer["result"]["text"], "slow");
+}
