@@ -1,7 +1,8 @@
 //! The tape server's state: one [`Server`] answers one client from one recorded
 //! session. This file holds its parts and the event loop; the other files of `play`
 //! each add the methods of one concern (`incoming`, `jobs`, `misses`, `handshake`,
-//! `long_lived`).
+//! `long_lived`). Those files are part of the server, so its parts are open to them
+//! (`pub(super)`) and to nothing outside `play`.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
