@@ -22,8 +22,7 @@ use std::time::Duration;
 use reel_mcp::normalize::Normalizer;
 use reel_net::framing::{Limit, Line, LineFramer};
 
-use super::incoming::parse_live;
-use super::{Content, Event, InputLine, MAX_LINE};
+use super::input::{Content, Event, InputLine, MAX_LINE, parse_live};
 
 /// Splits a byte stream into client lines (LF or CRLF, by [`LineFramer`]), drops blank
 /// ones, marks those over [`MAX_LINE`] as oversized, and scans each.
@@ -234,10 +233,10 @@ fn spawn_reader(mut input: impl Read + Send + 'static, tx: Sender<Event>, norm: 
 #[cfg(not(unix))]
 mod platform {
     /// No self-pipe off Unix: the reader thread sends over the channel, which wakes.
-    pub(in crate::play) struct Waker;
+    pub(crate) struct Waker;
 
     impl Waker {
-        pub(in crate::play) fn wake(&self) {}
+        pub(crate) fn wake(&self) {}
     }
 }
 
@@ -249,13 +248,14 @@ mod platform {
     use std::sync::mpsc::Receiver;
     use std::time::Duration;
 
-    use super::{Event, LineSplitter, drain};
+    use crate::play::feed::{LineSplitter, drain};
+    use crate::play::input::Event;
 
     /// The write end of the self-pipe.
-    pub(in crate::play) struct Waker(OwnedFd);
+    pub(crate) struct Waker(OwnedFd);
 
     impl Waker {
-        pub(in crate::play) fn wake(&self) {
+        pub(crate) fn wake(&self) {
             // A full pipe already holds a wake-up; nothing else can fail usefully here.
             // SAFETY: a valid, open, non-blocking descriptor and a one-byte buffer.
             let _ = unsafe { libc::write(self.0.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
@@ -263,7 +263,7 @@ mod platform {
     }
 
     /// Stdin read on the server thread.
-    pub(in crate::play) struct Direct {
+    pub(crate) struct Direct {
         wake: OwnedFd,
         _keep: Option<std::sync::Arc<Waker>>,
         split: LineSplitter,
@@ -274,7 +274,7 @@ mod platform {
     const STDIN: RawFd = 0;
 
     impl Direct {
-        pub(in crate::play) fn new(split: LineSplitter) -> std::io::Result<(Direct, Waker)> {
+        pub(crate) fn new(split: LineSplitter) -> std::io::Result<(Direct, Waker)> {
             let mut fds = [0 as libc::c_int; 2];
             // SAFETY: `fds` has room for the two descriptors pipe writes.
             if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
@@ -303,11 +303,11 @@ mod platform {
             ))
         }
 
-        pub(in crate::play) fn keep(&mut self, waker: std::sync::Arc<Waker>) {
+        pub(crate) fn keep(&mut self, waker: std::sync::Arc<Waker>) {
             self._keep = Some(waker);
         }
 
-        pub(in crate::play) fn wait(
+        pub(crate) fn wait(
             &mut self,
             rx: &Receiver<Event>,
             timeout: Option<Duration>,

@@ -20,7 +20,9 @@ use std::io::Write;
 use reel_mcp::jsonrpc::methods;
 use serde_json::{Map, Value, json};
 
-use super::{ClientOut, Dest, Incoming, Server};
+use super::input::Incoming;
+use super::out::{ClientOut, Dest};
+use super::server::Server;
 use crate::splice;
 
 /// The first stateless revision: versions before it have the `initialize` handshake.

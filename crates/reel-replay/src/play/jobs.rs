@@ -10,56 +10,14 @@ use std::time::{Duration, Instant};
 use reel_mcp::jsonrpc::{RpcId, methods};
 use serde_json::Value;
 
-use super::{ClientOut, Dest, Incoming, Route, Server, report};
+use super::input::Incoming;
+use super::job::{Job, JobState, Next, ServerRequest};
+use super::out::{ClientOut, Dest, Route};
+use super::report;
+use super::server::Server;
 use crate::splice;
 use crate::tape::matcher::{Lookup, Recorded};
 use crate::tape::{IdSplice, Item, ItemKind, LineLoc};
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum JobState {
-    Running,
-    Timer,
-    WaitAnswer,
-    WaitIndex,
-    Held,
-    /// A long-lived request waiting for the client to reach the recorded place of its
-    /// next message (see `play/long_lived.rs`).
-    WaitPosition,
-}
-
-/// A live request being answered from its recorded exchange.
-pub(super) struct Job {
-    pub(super) ex: u32,
-    pub(super) live_id: RpcId,
-    pub(super) id_raw: String,
-    pub(super) token_raw: Option<String>,
-    pub(super) step: usize,
-    /// Fresh ids of server requests sent, with the position of the recorded answer.
-    pub(super) awaiting: Vec<(RpcId, u64)>,
-    pub(super) started: Instant,
-    pub(super) negotiate: Option<String>,
-    pub(super) state: JobState,
-    /// Where its messages go ([`Route::Reply`]).
-    pub(super) route: u64,
-    /// Recorded messages of its exchange went to the client: the answer is delivered
-    /// apart from them ([`ClientOut::deliver_apart`]).
-    pub(super) sent_before_answer: bool,
-}
-
-pub(super) struct ServerRequest {
-    pub(super) ex: u32,
-    pub(super) job: Option<u64>,
-    /// The client cancelled the call it was sent within: no answer is expected.
-    pub(super) excused: bool,
-}
-
-pub(super) enum Next {
-    Item(Item),
-    Response(Recorded),
-    Held,
-    WaitIndex,
-    Unanswerable,
-}
 
 impl<C: ClientOut, D: Write> Server<C, D> {
     // ---- requests ----------------------------------------------------------------
@@ -398,84 +356,96 @@ impl<C: ClientOut, D: Write> Server<C, D> {
             via: item.via,
         };
         match item.kind {
-            ItemKind::Notification { progress: true } => {
-                // A client that asked for no progress gets none (strict clients reject
-                // tokens they did not hand out).
-                let Some(Some(token)) = token else {
-                    return false;
-                };
-                if let Some(Some(text)) =
-                    self.with_raw(item.at, |raw| splice::with_progress_token(raw, &token))
-                {
-                    self.send(dest, &text, "tape");
-                    return true;
-                }
-                false
-            }
-            ItemKind::Notification { progress: false } => {
-                if let Some(mut text) = self.with_raw(item.at, str::to_owned) {
-                    // The server cancelling its own request names it by the id the
-                    // client saw, not the recorded one.
-                    if !self.asks.ids.is_empty() {
-                        if let Some(t) = splice::with_fresh_request_id(&text, &self.asks.ids) {
-                            text = t;
-                        }
-                    }
-                    text = self.restamp_subscription(text);
-                    self.send(dest, &text, "tape");
-                    return true;
-                }
-                false
-            }
-            ItemKind::Event => {
-                let mut buf = std::mem::take(&mut self.src.scratch);
-                let event = match self.src.files.read(item.at, &mut buf) {
-                    Ok(()) => crate::tape::recorded_sse_event(&buf),
-                    Err(_) => None,
-                };
-                self.src.scratch = buf;
-                // A priming event carries no message: nothing for the client to handle.
-                if let Some(ev) = event {
-                    if !self.client.gone && self.client.out.raw_event(dest, &ev).is_err() {
-                        self.client.gone = true;
-                    }
-                }
-                false
-            }
-            ItemKind::Request { exchange } => {
-                let n = self.asks.next_id;
-                self.asks.next_id += 1;
-                let (fresh, fresh_raw) = if self.opts.subset.is_some() {
-                    // Keep clear of the live server's own (numeric) ids.
-                    let s = format!("reel-{n}");
-                    (RpcId::String(s.clone()), format!("\"{s}\""))
-                } else {
-                    (RpcId::Number(n.to_string()), n.to_string())
-                };
-                let Some(Some((text, recorded_id))) = self.with_raw(item.at, |raw| {
-                    let recorded_id = splice::Members::parse(raw)?.get("id")?.trim().to_owned();
-                    Some((splice::with_id(raw, &fresh_raw)?, recorded_id))
-                }) else {
-                    return false;
-                };
-                self.asks.ids.insert(recorded_id, fresh_raw);
-                if let (Some(j), Some(r)) = (job, self.src.tape.exchange(exchange).response) {
-                    if let Some(job) = self.calls.jobs.get_mut(&j) {
-                        job.awaiting.push((fresh.clone(), r.seq));
-                    }
-                }
-                self.asks.open.insert(
-                    fresh,
-                    ServerRequest {
-                        ex: exchange,
-                        job,
-                        excused: false,
-                    },
-                );
-                self.send(dest, &text, "tape");
-                true
+            // A client that asked for no progress gets none (strict clients reject
+            // tokens they did not hand out).
+            ItemKind::Notification { progress: true } => match token {
+                Some(Some(token)) => self.emit_progress(dest, item.at, &token),
+                _ => false,
+            },
+            ItemKind::Notification { progress: false } => self.emit_notification(dest, item.at),
+            ItemKind::Event => self.emit_event(dest, item.at),
+            ItemKind::Request { exchange } => self.emit_request(job, dest, item.at, exchange),
+        }
+    }
+
+    /// A recorded `notifications/progress`, with the live call's token.
+    fn emit_progress(&mut self, dest: Dest, at: LineLoc, token: &str) -> bool {
+        if let Some(Some(text)) = self.with_raw(at, |raw| splice::with_progress_token(raw, token)) {
+            self.send(dest, &text, "tape");
+            return true;
+        }
+        false
+    }
+
+    /// Any other recorded notification, verbatim but for the ids the client knows by
+    /// another name.
+    fn emit_notification(&mut self, dest: Dest, at: LineLoc) -> bool {
+        let Some(mut text) = self.with_raw(at, str::to_owned) else {
+            return false;
+        };
+        // The server cancelling its own request names it by the id the client saw, not
+        // the recorded one.
+        if !self.asks.ids.is_empty() {
+            if let Some(t) = splice::with_fresh_request_id(&text, &self.asks.ids) {
+                text = t;
             }
         }
+        text = self.restamp_subscription(text);
+        self.send(dest, &text, "tape");
+        true
+    }
+
+    /// A recorded event that carried no message (a priming event), re-sent as such.
+    /// Nothing for the client to handle: never counts as sent.
+    fn emit_event(&mut self, dest: Dest, at: LineLoc) -> bool {
+        let mut buf = std::mem::take(&mut self.src.scratch);
+        let event = match self.src.files.read(at, &mut buf) {
+            Ok(()) => crate::tape::recorded_sse_event(&buf),
+            Err(_) => None,
+        };
+        self.src.scratch = buf;
+        if let Some(ev) = event {
+            if !self.client.gone && self.client.out.raw_event(dest, &ev).is_err() {
+                self.client.gone = true;
+            }
+        }
+        false
+    }
+
+    /// A recorded server→client request, with a fresh id; its recorded answer is
+    /// awaited by the job it came within.
+    fn emit_request(&mut self, job: Option<u64>, dest: Dest, at: LineLoc, exchange: u32) -> bool {
+        let n = self.asks.next_id;
+        self.asks.next_id += 1;
+        let (fresh, fresh_raw) = if self.opts.subset.is_some() {
+            // Keep clear of the live server's own (numeric) ids.
+            let s = format!("reel-{n}");
+            (RpcId::String(s.clone()), format!("\"{s}\""))
+        } else {
+            (RpcId::Number(n.to_string()), n.to_string())
+        };
+        let Some(Some((text, recorded_id))) = self.with_raw(at, |raw| {
+            let recorded_id = splice::Members::parse(raw)?.get("id")?.trim().to_owned();
+            Some((splice::with_id(raw, &fresh_raw)?, recorded_id))
+        }) else {
+            return false;
+        };
+        self.asks.ids.insert(recorded_id, fresh_raw);
+        if let (Some(j), Some(r)) = (job, self.src.tape.exchange(exchange).response) {
+            if let Some(job) = self.calls.jobs.get_mut(&j) {
+                job.awaiting.push((fresh.clone(), r.seq));
+            }
+        }
+        self.asks.open.insert(
+            fresh,
+            ServerRequest {
+                ex: exchange,
+                job,
+                excused: false,
+            },
+        );
+        self.send(dest, &text, "tape");
+        true
     }
 
     /// The recorded response with the live id: its own bytes (member order, spacing

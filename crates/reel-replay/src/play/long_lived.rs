@@ -25,8 +25,9 @@ use std::io::Write;
 
 use reel_mcp::jsonrpc::methods;
 
-use super::jobs::{Job, JobState, Next};
-use super::{ClientOut, Server};
+use super::job::{Job, JobState, Next};
+use super::out::ClientOut;
+use super::server::Server;
 use crate::splice;
 
 impl<C: ClientOut, D: Write> Server<C, D> {

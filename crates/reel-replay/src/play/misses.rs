@@ -5,8 +5,11 @@ use std::io::Write;
 
 use reel_mcp::normalize::{Difference, diff};
 
+use super::input::Incoming;
+use super::options::CANDIDATES_SCANNED;
+use super::out::{ClientOut, Dest};
 use super::report::{self, Candidate, Miss};
-use super::{CANDIDATES_SCANNED, ClientOut, Dest, Incoming, Server};
+use super::server::Server;
 
 impl<C: ClientOut, D: Write> Server<C, D> {
     // ---- misses and drift --------------------------------------------------------

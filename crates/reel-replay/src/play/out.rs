@@ -170,7 +170,7 @@ mod platform {
 
     use std::os::fd::RawFd;
 
-    pub(in crate::play) struct Unread {
+    pub(crate) struct Unread {
         fd: RawFd,
         request: libc::Ioctl,
     }
@@ -180,12 +180,12 @@ mod platform {
     impl Unread {
         /// Stdout when it is a pipe or a socket; `None` for a file or terminal (nothing
         /// to wait for) or when it cannot be told.
-        pub(in crate::play) fn stdout() -> Option<Unread> {
+        pub(crate) fn stdout() -> Option<Unread> {
             Unread::of(STDOUT)
         }
 
         /// The written end `fd` of a pipe or socket (kept open by its owner).
-        pub(in crate::play) fn of(fd: RawFd) -> Option<Unread> {
+        pub(crate) fn of(fd: RawFd) -> Option<Unread> {
             // SAFETY: all-zero bytes are a valid `stat`, which fstat fills for an fd
             // number; a closed one makes it fail.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -204,7 +204,7 @@ mod platform {
 
         /// Bytes written and not yet read by the client; `None` when the kernel does
         /// not say.
-        pub(in crate::play) fn bytes(&self) -> Option<usize> {
+        pub(crate) fn bytes(&self) -> Option<usize> {
             let mut n: libc::c_int = 0;
             // SAFETY: both requests write one int through the pointer given.
             let r = unsafe { libc::ioctl(self.fd, self.request, &mut n) };
@@ -218,20 +218,21 @@ mod platform {
     //! Elsewhere the unread bytes of a pipe's write end are not known: messages
     //! delivered apart are written apart, without waiting for the client to read them.
 
-    pub(in crate::play) struct Unread;
+    pub(crate) struct Unread;
 
     impl Unread {
-        pub(in crate::play) fn stdout() -> Option<Unread> {
+        pub(crate) fn stdout() -> Option<Unread> {
             None
         }
 
-        pub(in crate::play) fn bytes(&self) -> Option<usize> {
+        pub(crate) fn bytes(&self) -> Option<usize> {
             None
         }
     }
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
+#[cfg(target_os = "linux")]
 mod tests {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 

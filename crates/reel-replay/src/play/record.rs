@@ -15,7 +15,7 @@ use reel_trace::line::{Meta, kinds};
 use reel_trace::writer::create_trace_file;
 use reel_trace::{Dir, Ending, Eol, Timestamp, TraceWriter};
 
-use super::{PlayError, PlayOptions};
+use super::options::{PlayError, PlayOptions};
 
 /// A tape server's handle on the replay's trace: the shared writer and the session its
 /// lines belong to (none over stdio).
@@ -169,4 +169,13 @@ impl Recorder {
         self.lines.finish(ending, Timestamp::now())?;
         Ok(self.path)
     }
+}
+
+/// Ends the replay's own trace once every server that wrote to it is done.
+pub(crate) fn finish_recorder(r: Arc<Mutex<Recorder>>, ending: Ending) -> io::Result<PathBuf> {
+    let rec = Arc::try_unwrap(r)
+        .map_err(|_| io::Error::other("a tape server still holds the replay's trace"))?
+        .into_inner()
+        .map_err(|_| io::Error::other("a tape server panicked while writing the replay's trace"))?;
+    rec.finish(ending)
 }

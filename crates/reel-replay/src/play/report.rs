@@ -245,11 +245,32 @@ impl Summary {
 
     /// The text printed on stderr at the end.
     pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        self.write_counts(&mut s);
+        self.write_unused(&mut s);
+        self.write_sessions(&mut s);
+        if self.unsent_unsolicited > 0 {
+            let _ = writeln!(
+                s,
+                "  {} unsolicited server messages were not reached",
+                self.unsent_unsolicited
+            );
+        }
+        if let Some(p) = &self.recorded {
+            let _ = writeln!(s, "  replay recorded to {}", p.display());
+        }
+        s
+    }
+
+    /// The headline: how each request was answered, then how many recorded exchanges
+    /// went unused.
+    fn write_counts(&self, s: &mut String) {
         let again = match self.answered_again {
             0 => String::new(),
             n => format!(" ({n} answered again)"),
         };
-        let mut s = format!(
+        let _ = write!(
+            s,
             "reel play: {} answered from the tape{again}, {} generic, {} missed, {} client drift",
             self.answered, self.generic, self.missed, self.client_drift
         );
@@ -287,6 +308,10 @@ impl Summary {
             let _ = write!(s, ", {} invalid input lines", self.invalid);
         }
         let _ = writeln!(s, "; {} recorded exchanges unused", self.unused_total);
+    }
+
+    /// The unused recorded exchanges, as many as were kept, and how many more.
+    fn write_unused(&self, s: &mut String) {
         for u in &self.unused {
             let _ = writeln!(s, "  unused: {} {} {}", u.location, u.method, u.params);
         }
@@ -294,6 +319,10 @@ impl Summary {
         if self.unused_total > listed {
             let _ = writeln!(s, "  … {} more unused", self.unused_total - listed);
         }
+    }
+
+    /// Over HTTP: the live sessions served and the recorded ones never replayed.
+    fn write_sessions(&self, s: &mut String) {
         if self.sessions > 0 || self.sessions_unreplayed > 0 {
             let plural = |n: u64| if n == 1 { "" } else { "s" };
             let _ = write!(
@@ -314,17 +343,6 @@ impl Summary {
             }
             s.push('\n');
         }
-        if self.unsent_unsolicited > 0 {
-            let _ = writeln!(
-                s,
-                "  {} unsolicited server messages were not reached",
-                self.unsent_unsolicited
-            );
-        }
-        if let Some(p) = &self.recorded {
-            let _ = writeln!(s, "  replay recorded to {}", p.display());
-        }
-        s
     }
 }
 

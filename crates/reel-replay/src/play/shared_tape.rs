@@ -17,8 +17,12 @@ use std::time::Instant;
 
 use reel_mcp::normalize::Normalizer;
 
+use super::input::Event;
+use super::options::PlayOptions;
+use super::out::ClientOut;
+use super::record::RecordTo;
 use super::report::Summary;
-use super::{ClientOut, Event, PlayOptions, RecordTo, Server};
+use super::server::Server;
 use crate::tape::{TapeFiles, Update};
 
 /// What the lock guards.

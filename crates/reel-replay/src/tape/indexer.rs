@@ -33,7 +33,7 @@ use reel_trace::{Dir, Timestamp};
 use serde_json::value::RawValue;
 
 use super::scan::{HttpMember, ScannedLine};
-use super::{
+use super::types::{
     HttpFact, IdSplice, IndexEnd, IndexSpec, Item, ItemKind, LineLoc, Opened, Selection, Update,
     Via, WHOLE,
 };
@@ -304,37 +304,52 @@ impl Indexer {
         let Some(tape) = self.tape_of(v.session.as_deref()) else {
             return;
         };
-        let via = http.via();
+        let t = millis(v.t.as_deref());
         if kind == kinds::SSE {
-            if http.sse_event() == Some("endpoint") {
-                let path = v.text.as_deref().unwrap_or_default();
-                let path = path.split('?').next().unwrap_or_default().to_owned();
-                self.tape(tape).legacy = true;
-                self.push(tape, Update::Http(HttpFact::Endpoint { path }));
-                return;
-            }
-            // A priming event or a lone `retry` on a request's stream: part of its
-            // exchange, sent at its place.
-            let Some(&ex) = self.tape(tape).carried.get(u64::from(via.req)) else {
-                return;
-            };
-            let t =
-                v.t.as_deref()
-                    .and_then(Timestamp::parse)
-                    .map_or(0, Timestamp::millis);
-            let tp = self.tape(tape);
-            let seq = tp.seq;
-            tp.seq += 1;
-            let item = Item {
-                at: loc,
-                seq,
-                t,
-                kind: ItemKind::Event,
-                via,
-            };
-            self.push(tape, Update::Attached { exchange: ex, item });
+            self.sse_record(tape, v, &http, loc, t);
+        } else {
+            self.http_record(tape, &http, loc, t);
+        }
+    }
+
+    /// A `reel.sse` record: the endpoint a legacy session's stream announced, or an
+    /// event that carried no message on a request's stream.
+    fn sse_record(
+        &mut self,
+        tape: u32,
+        v: &reel_trace::line::MessageView<'_>,
+        http: &HttpMember<'_>,
+        loc: LineLoc,
+        t: i64,
+    ) {
+        let via = http.via();
+        if http.sse_event() == Some("endpoint") {
+            let path = v.text.as_deref().unwrap_or_default();
+            let path = path.split('?').next().unwrap_or_default().to_owned();
+            self.tape(tape).legacy = true;
+            self.push(tape, Update::Http(HttpFact::Endpoint { path }));
             return;
         }
+        // A priming event or a lone `retry` on a request's stream: part of its
+        // exchange, sent at its place.
+        let Some(&ex) = self.tape(tape).carried.get(u64::from(via.req)) else {
+            return;
+        };
+        let seq = self.next_seq(tape);
+        let item = Item {
+            at: loc,
+            seq,
+            t,
+            kind: ItemKind::Event,
+            via,
+        };
+        self.push(tape, Update::Attached { exchange: ex, item });
+    }
+
+    /// A `reel.http` record: a request's stream the client left, the status of a GET
+    /// or DELETE, or an error status that answered a POST without a message.
+    fn http_record(&mut self, tape: u32, http: &HttpMember<'_>, loc: LineLoc, t: i64) {
+        let via = http.via();
         if http.method.as_deref() == Some("POST") && http.end.as_deref() == Some("client") {
             // The client left a request's stream before the answer: as a cancellation,
             // the recorded server never answered it.
@@ -354,14 +369,8 @@ impl Indexer {
                 let Some(ex) = self.tape(tape).carried.take(u64::from(via.req)) else {
                     return;
                 };
-                let t =
-                    v.t.as_deref()
-                        .and_then(Timestamp::parse)
-                        .map_or(0, Timestamp::millis);
                 self.ensure_meta(tape);
-                let tp = self.tape(tape);
-                let seq = tp.seq;
-                tp.seq += 1;
+                let seq = self.next_seq(tape);
                 let via = Via {
                     status_only: true,
                     ..via
@@ -380,6 +389,14 @@ impl Indexer {
             }
             _ => {}
         }
+    }
+
+    /// The position of a tape's next message.
+    fn next_seq(&mut self, tape: u32) -> u64 {
+        let tp = self.tape(tape);
+        let seq = tp.seq;
+        tp.seq += 1;
+        seq
     }
 
     fn ensure_meta(&mut self, tape: u32) {
@@ -408,7 +425,7 @@ impl Indexer {
         let segment = self.segment;
         let tp = self.tape(tape);
         tp.segment = segment;
-        let t = t.and_then(Timestamp::parse).map_or(0, Timestamp::millis);
+        let t = millis(t);
         self.message(tape, dir, session, scanned, splice, loc, t, via);
     }
 
@@ -448,25 +465,7 @@ impl Indexer {
             }
         }
         // One scan gives the builder its facts and the matcher its keys.
-        let pushed = match &scanned {
-            Ok(s) => {
-                let id = |r: Option<&RawValue>| r.and_then(RpcId::from_raw);
-                let facts = Facts {
-                    env: s.envelope(),
-                    request_progress_token: id(s.progress_token),
-                    notification_progress_token: id(s.params_progress_token),
-                    cancelled_request: id(s.request_id),
-                };
-                tp.builder.push_facts(session, dir, Ok(&facts), at.line)
-            }
-            Err(NormalizeError::NotObject { batch: true }) => {
-                tp.builder
-                    .push_facts(session, dir, Err(RpcKind::Batch), at.line)
-            }
-            Err(_) => tp
-                .builder
-                .push_facts(session, dir, Err(RpcKind::Invalid), at.line),
-        };
+        let pushed = push_facts(&mut tp.builder, session, dir, &scanned, at.line);
         let keys = scanned.ok().map(|s| (s.key, s.alt_key));
         let attached_to = self.attachment(tape, dir, &pushed, via);
         if let Some(ex) = pushed.opened {
@@ -477,25 +476,7 @@ impl Indexer {
             }
             self.opened(tape, ex, dir, keys, at, seq, t, attached_to, via);
         } else if let Some(ex) = pushed.closed {
-            self.answered(tape, ex as u32);
-            let tp = self.tape(tape);
-            let mut via = via;
-            if let Some(&req) = tp.req_of.get(ex) {
-                tp.carried.answered(u64::from(req), &(ex as u32));
-                via.other_stream =
-                    dir == Dir::Out && !tp.legacy && req != 0 && via.req != 0 && via.req != req;
-            }
-            self.push(
-                tape,
-                Update::Closed {
-                    exchange: ex as u32,
-                    at,
-                    seq,
-                    t,
-                    splice,
-                    via,
-                },
-            );
+            self.closed(tape, ex, dir, splice, at, seq, t, via);
         } else if let Some(method) = self.notification_method(tape, &pushed) {
             let key = keys.map(|k| k.0);
             self.notification(tape, dir, key, &method, at, seq, t, attached_to, via);
@@ -503,6 +484,40 @@ impl Indexer {
         if dir == Dir::In {
             self.tape(tape).last_in = Some(seq);
         }
+    }
+
+    /// The response of exchange `ex`: on the HTTP exchange that carried its request, or,
+    /// for a server message, on another stream (the client resumed on GET).
+    #[allow(clippy::too_many_arguments)]
+    fn closed(
+        &mut self,
+        tape: u32,
+        ex: usize,
+        dir: Dir,
+        splice: Option<IdSplice>,
+        at: LineLoc,
+        seq: u64,
+        t: i64,
+        mut via: Via,
+    ) {
+        self.answered(tape, ex as u32);
+        let tp = self.tape(tape);
+        if let Some(&req) = tp.req_of.get(ex) {
+            tp.carried.answered(u64::from(req), &(ex as u32));
+            via.other_stream =
+                dir == Dir::Out && !tp.legacy && req != 0 && via.req != 0 && via.req != req;
+        }
+        self.push(
+            tape,
+            Update::Closed {
+                exchange: ex as u32,
+                at,
+                seq,
+                t,
+                splice,
+                via,
+            },
+        );
     }
 
     /// The client exchange a message belongs to: the builder's choice (the most recent
@@ -703,4 +718,36 @@ impl Indexer {
             );
         }
     }
+}
+
+/// Hands the builder the facts of a message from its one scan: its envelope and the
+/// ids it names, or what kind of thing it is when it is no message.
+fn push_facts(
+    builder: &mut ExchangeBuilder,
+    session: Option<&str>,
+    dir: Dir,
+    scanned: &Result<Scanned<'_>, NormalizeError>,
+    line: u64,
+) -> Pushed {
+    match scanned {
+        Ok(s) => {
+            let id = |r: Option<&RawValue>| r.and_then(RpcId::from_raw);
+            let facts = Facts {
+                env: s.envelope(),
+                request_progress_token: id(s.progress_token),
+                notification_progress_token: id(s.params_progress_token),
+                cancelled_request: id(s.request_id),
+            };
+            builder.push_facts(session, dir, Ok(&facts), line)
+        }
+        Err(NormalizeError::NotObject { batch: true }) => {
+            builder.push_facts(session, dir, Err(RpcKind::Batch), line)
+        }
+        Err(_) => builder.push_facts(session, dir, Err(RpcKind::Invalid), line),
+    }
+}
+
+/// A recorded time in milliseconds since the epoch (0 when the line has none).
+fn millis(t: Option<&str>) -> i64 {
+    t.and_then(Timestamp::parse).map_or(0, Timestamp::millis)
 }

@@ -26,7 +26,7 @@ use reel_mcp::normalize::MatchKey;
 use reel_trace::Dir;
 use reel_trace::line::Meta;
 
-use crate::tape::{HttpFact, IdSplice, IndexEnd, Item, LineLoc, Update, Via};
+use crate::tape::types::{HttpFact, IdSplice, IndexEnd, Item, LineLoc, Update, Via};
 
 /// One matching rule: data that `reel play --help` lists and tests exercise one by one
 /// (the tests of this module and of the tape server are named after them).
@@ -496,7 +496,7 @@ fn front_unconsumed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tape::Opened;
+    use crate::tape::types::Opened;
 
     fn loc(line: u64) -> LineLoc {
         LineLoc {
@@ -643,5 +643,149 @@ mod tests {
         assert_eq!(t.candidates("tools/call"), &[0, 1]);
         assert!(t.has_method("tools/call"));
         assert!(!t.has_method("ping"));
+    }
+
+    // ---- matching real requests: keys made by the indexer and by the live scan -----
+
+    const META: &str = r#"{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00.000Z"}"#;
+
+    fn pointers(ignore: &[&str]) -> Vec<reel_mcp::normalize::Pointer> {
+        ignore
+            .iter()
+            .map(|p| reel_mcp::normalize::Pointer::parse(p).unwrap())
+            .collect()
+    }
+
+    /// The tape the server gets from these recorded `raw` messages (client requests
+    /// `in`, everything else `out`), wholly indexed.
+    fn indexed(raws: &[&str], ignore: &[&str]) -> Tape {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut text = format!("{META}\n");
+        for raw in raws {
+            let dir = if raw.contains(r#""method""#) && raw.contains(r#""id""#) {
+                "in"
+            } else {
+                "out"
+            };
+            text.push_str(&format!(
+                r#"{{"t":"2026-01-01T00:00:00.001Z","dir":"{dir}","raw":{raw}}}"#
+            ));
+            text.push('\n');
+        }
+        std::fs::write(&path, text).unwrap();
+        let mut tape = Tape::new();
+        let spec = crate::tape::IndexSpec::session(1, pointers(ignore));
+        crate::tape::index(&path, &spec, |batch| {
+            batch.into_iter().for_each(|u| tape.apply(u));
+            true
+        });
+        assert!(tape.complete());
+        tape
+    }
+
+    /// The keys of a live request, as the tape server's reader makes them.
+    fn live(line: &str, ignore: &[&str]) -> (MatchKey, Option<MatchKey>) {
+        let norm = reel_mcp::normalize::Normalizer::new().with_ignore(pointers(ignore));
+        let s = norm.scan(line).unwrap();
+        (s.key, s.alt_key)
+    }
+
+    fn find_live(tape: &mut Tape, line: &str, ignore: &[&str], strict: bool) -> Lookup {
+        let (key, alt) = live(line, ignore);
+        tape.find(key, alt, strict)
+    }
+
+    const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#;
+    const ANSWER: &str =
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"3"}]}}"#;
+
+    /// Rule `content`, exactly: the recorded request's own bytes find it.
+    #[test]
+    fn the_recorded_request_itself_matches() {
+        let mut t = indexed(&[CALL, ANSWER], &[]);
+        assert_eq!(find_live(&mut t, CALL, &[], false), Lookup::Found(0));
+        assert_eq!(find_live(&mut t, CALL, &[], true), Lookup::Found(0));
+    }
+
+    /// Rule `content`, normalised: another id, member order, spacing and a progress
+    /// token do not make another request; another argument value does.
+    #[test]
+    fn a_request_equal_after_normalisation_matches_and_another_argument_misses() {
+        let mut t = indexed(&[CALL, ANSWER], &[]);
+        let same = r#"{ "params": {"arguments": {"b": 2, "a": 1}, "name": "add", "_meta": {"progressToken": "tok"}},
+            "method": "tools/call", "id": "live-7", "jsonrpc": "2.0" }"#;
+        assert_eq!(find_live(&mut t, same, &[], false), Lookup::Found(0));
+        let other = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":3}}}"#;
+        assert_eq!(find_live(&mut t, other, &[], false), Lookup::None);
+        let renamed = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sum","arguments":{"a":1,"b":2}}}"#;
+        assert_eq!(find_live(&mut t, renamed, &[], false), Lookup::None);
+    }
+
+    /// `--ignore`: a volatile field matches whatever its value, on both sides; without
+    /// the pointer the same request is a miss.
+    #[test]
+    fn an_ignored_field_matches_whatever_its_value() {
+        let rec = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"now","arguments":{"at":"2026-01-01T00:00:00Z","tz":"UTC"}}}"#;
+        let live_call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"now","arguments":{"at":"2031-05-05T10:00:00Z","tz":"UTC"}}}"#;
+        let ignore = ["/params/arguments/at"];
+        let mut t = indexed(&[rec, ANSWER], &ignore);
+        assert_eq!(
+            find_live(&mut t, live_call, &ignore, false),
+            Lookup::Found(0)
+        );
+        let mut t = indexed(&[rec, ANSWER], &[]);
+        assert_eq!(find_live(&mut t, live_call, &[], false), Lookup::None);
+        // The ignored field only: another `tz` is still another request.
+        let other_tz = live_call.replace("UTC", "CET");
+        let mut t = indexed(&[rec, ANSWER], &ignore);
+        assert_eq!(find_live(&mut t, &other_tz, &ignore, false), Lookup::None);
+    }
+
+    /// Rule `repeats` with real keys: identical calls take the recorded answers in
+    /// recorded order, whatever their live ids; past the last one, a call (not a list
+    /// read) is a miss.
+    #[test]
+    fn repeated_calls_take_their_recorded_answers_in_order_then_miss() {
+        let second = CALL.replace(r#""id":1"#, r#""id":2"#);
+        let answer2 = ANSWER.replace(r#""id":1"#, r#""id":2"#);
+        let mut t = indexed(&[CALL, ANSWER, &second, &answer2], &[]);
+        let live_a = CALL.replace(r#""id":1"#, r#""id":"a""#);
+        let live_b = CALL.replace(r#""id":1"#, r#""id":"b""#);
+        assert_eq!(find_live(&mut t, &live_a, &[], false), Lookup::Found(0));
+        t.consume(0);
+        assert_eq!(find_live(&mut t, &live_b, &[], false), Lookup::Found(1));
+        t.consume(1);
+        assert_eq!(t.unconsumed_with_key(live(CALL, &[]).0), 0);
+        assert_eq!(find_live(&mut t, &live_a, &[], false), Lookup::None);
+        assert_eq!(t.unused().count(), 0);
+    }
+
+    /// A miss: a method the tape never saw, and a request that is neither exact nor
+    /// equal after normalisation; the tape's own requests stay unused.
+    #[test]
+    fn a_request_the_tape_never_saw_is_a_miss_and_leaves_the_tape_unused() {
+        let mut t = indexed(&[CALL, ANSWER], &[]);
+        let read =
+            r#"{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"file:///x"}}"#;
+        assert!(!t.has_method("resources/read"));
+        assert_eq!(find_live(&mut t, read, &[], false), Lookup::None);
+        assert_eq!(find_live(&mut t, read, &[], true), Lookup::None);
+        assert_eq!(t.unused().collect::<Vec<_>>(), vec![0]);
+        assert_eq!(t.candidates("tools/call"), &[0]);
+    }
+
+    /// `--strict` with real keys: a request that is on the tape but not next is a miss,
+    /// and does not move the cursor.
+    #[test]
+    fn strict_refuses_a_recorded_request_out_of_turn() {
+        let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+        let listed = r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#;
+        let mut t = indexed(&[CALL, ANSWER, list, listed], &[]);
+        assert_eq!(find_live(&mut t, list, &[], true), Lookup::None);
+        assert_eq!(t.next_in_order(), Some(0));
+        assert_eq!(find_live(&mut t, CALL, &[], true), Lookup::Found(0));
+        t.consume(0);
+        assert_eq!(find_live(&mut t, list, &[], true), Lookup::Found(1));
     }
 }

@@ -23,7 +23,7 @@ use serde::Deserializer as _;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::{IdSplice, Via};
+use super::types::{IdSplice, Via};
 
 /// A message line read in one pass: its `raw` scanned (class, facts, keys) while the
 /// line is parsed. Members are typed strictly; a line that does not fit goes through

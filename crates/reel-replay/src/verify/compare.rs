@@ -50,6 +50,18 @@ pub enum Verdict {
     },
 }
 
+impl Verdict {
+    /// Drift of this kind, its class the kind's.
+    fn drift(kind: Kind, message: String, differences: Vec<Difference>) -> Verdict {
+        Verdict::Drift {
+            class: kind.class(),
+            kind,
+            message,
+            differences,
+        }
+    }
+}
+
 /// What is known about the call being compared.
 #[derive(Clone, Copy, Debug)]
 pub struct Call<'a> {
@@ -70,12 +82,6 @@ pub fn compare(call: Call<'_>, recorded: &Value, live: &Value) -> Verdict {
         return Verdict::Same;
     }
     let differences = aligned_diff(recorded, live);
-    let drift = |kind: Kind, message: String, differences: Vec<Difference>| Verdict::Drift {
-        class: kind.class(),
-        kind,
-        message,
-        differences,
-    };
     let tool_listed = call
         .live_tools
         .zip(call.tool)
@@ -85,79 +91,83 @@ pub fn compare(call: Call<'_>, recorded: &Value, live: &Value) -> Verdict {
         tool: call.tool,
         tool_listed,
     };
-    // Lists (tools, prompts, resources): which changes are structural is the one rule of
-    // `reel_mcp::drift::lists`, as in `reel diff`.
-    if rec_error.is_none() && live_error.is_none() && !differences.is_empty() {
-        if let Some((log, structural)) = drift::lists::changelog(call.method, recorded, live) {
-            let count = |c: Change| log.entries.iter().filter(|e| e.change == c).count();
-            let (added, removed, changed) = (
-                count(Change::Added),
-                count(Change::Removed),
-                count(Change::Changed),
-            );
-            let names = |c: Change| {
-                log.entries
-                    .iter()
-                    .filter(|e| e.change == c)
-                    .map(|e| e.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let message = if removed > 0 {
-                format!(
-                    "{} gone from {}: {}",
-                    log.list,
-                    call.method,
-                    names(Change::Removed)
-                )
-            } else {
-                format!(
-                    "{}: {added} added, {removed} removed, {changed} changed",
-                    call.method
-                )
-            };
-            let kind = if structural {
-                Kind::SchemaChanged
-            } else {
-                Kind::ListChanged
-            };
-            return drift(kind, message, differences);
-        }
-    }
-    // A tool error whose text says the tool is unknown (`isError: true`, "Unknown tool").
-    if is_tool_error(live) && !is_tool_error(recorded) && rec_error.is_none() {
-        let mut text = String::new();
-        collect_text(live.get("result"), &mut text);
-        if drift::says_unknown_tool(shared, None, &text) {
-            let message = format!(
-                "the live server does not know the tool `{}`",
-                call.tool.unwrap_or_default()
-            );
-            return drift(Kind::ToolUnknown, message, differences);
-        }
-    }
+    let both_results = rec_error.is_none() && live_error.is_none();
     let sides = drift::Sides {
         a: "the recording",
         b: "the live server",
     };
-    if let Some((kind, message)) =
-        drift::answer_change(shared, answer(recorded), answer(live), sides)
-    {
-        return drift(kind, message, differences);
+    let change = (both_results && !differences.is_empty())
+        .then(|| list_change(call.method, recorded, live))
+        .flatten()
+        .or_else(|| unknown_tool(call, shared, recorded, live))
+        .or_else(|| drift::answer_change(shared, answer(recorded), answer(live), sides));
+    if let Some((kind, message)) = change {
+        return Verdict::drift(kind, message, differences);
     }
     if differences.is_empty() {
         return Verdict::Same;
     }
     if live_error.is_some() {
         let message = format!("the error differs ({})", error_summary(live));
-        return drift(Kind::ErrorChanged, message, differences);
+        return Verdict::drift(Kind::ErrorChanged, message, differences);
     }
     let message = format!(
         "the result differs at {} place{}",
         differences.len(),
         if differences.len() == 1 { "" } else { "s" }
     );
-    drift(Kind::ResultChanged, message, differences)
+    Verdict::drift(Kind::ResultChanged, message, differences)
+}
+
+/// A list answer (tools, prompts, resources) that changed: which changes are
+/// structural is the one rule of `reel_mcp::drift::lists`, as in `reel diff`.
+fn list_change(method: &str, recorded: &Value, live: &Value) -> Option<(Kind, String)> {
+    let (log, structural) = drift::lists::changelog(method, recorded, live)?;
+    let count = |c: Change| log.entries.iter().filter(|e| e.change == c).count();
+    let (added, removed, changed) = (
+        count(Change::Added),
+        count(Change::Removed),
+        count(Change::Changed),
+    );
+    let message = if removed > 0 {
+        let gone: Vec<&str> = log
+            .entries
+            .iter()
+            .filter(|e| e.change == Change::Removed)
+            .map(|e| e.name.as_str())
+            .collect();
+        format!("{} gone from {method}: {}", log.list, gone.join(", "))
+    } else {
+        format!("{method}: {added} added, {removed} removed, {changed} changed")
+    };
+    let kind = if structural {
+        Kind::SchemaChanged
+    } else {
+        Kind::ListChanged
+    };
+    Some((kind, message))
+}
+
+/// A tool error whose text says the tool is unknown (`isError: true`, "Unknown tool")
+/// where the recording has none.
+fn unknown_tool(
+    call: Call<'_>,
+    shared: drift::Call<'_>,
+    recorded: &Value,
+    live: &Value,
+) -> Option<(Kind, String)> {
+    if !is_tool_error(live) || is_tool_error(recorded) || recorded.get("error").is_some() {
+        return None;
+    }
+    let mut text = String::new();
+    collect_text(live.get("result"), &mut text);
+    drift::says_unknown_tool(shared, None, &text).then(|| {
+        let message = format!(
+            "the live server does not know the tool `{}`",
+            call.tool.unwrap_or_default()
+        );
+        (Kind::ToolUnknown, message)
+    })
 }
 
 /// How a whole JSON-RPC answer was answered, for [`drift::answer_change`].

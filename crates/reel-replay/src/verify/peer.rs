@@ -3,9 +3,10 @@
 
 use std::io;
 
+use super::error::VerifyError;
 #[cfg(feature = "http")]
 use super::http::{HttpPeer, HttpUrl};
-use super::{VerifyError, VerifyOptions};
+use super::options::VerifyOptions;
 use crate::live::{Live, LiveOutput};
 
 /// The live server.

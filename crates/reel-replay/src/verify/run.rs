@@ -25,19 +25,20 @@ use std::time::{Duration, Instant};
 
 use reel_mcp::jsonrpc::{Envelope, RpcId};
 use reel_mcp::normalize::{MatchKey, Normalizer, Pointer};
-use reel_mcp::notifications::{CountVerdict, TIMING_NOTE};
+use reel_mcp::notifications::{CountVerdict, NotificationCheck, TIMING_NOTE};
 use reel_redact::redact::Redactor;
 use reel_trace::line::Meta;
 use serde_json::Value;
 
 use super::compare::{self, Class, Kind};
+use super::error::VerifyError;
+use super::options::VerifyOptions;
 use super::peer::Peer;
 use super::record::LiveRecord;
 use super::report::{
     self, ContextEntry, Drift, NotificationCount, Place, Report, RequestCounts, ServerRequestCounts,
 };
 use super::script::{PING, Script};
-use super::{NotificationCheck, VerifyError, VerifyOptions};
 use crate::live::LiveOutput;
 
 mod edit;
@@ -113,15 +114,7 @@ impl<'s> Run<'s> {
     pub fn start(script: &'s Script, opts: &'s VerifyOptions) -> Result<Run<'s>, VerifyError> {
         let mut notes = script.warnings.clone();
         let redactor = redactor_for(&script.meta, &mut notes);
-        let mut ignore = opts.ignore.clone();
-        for (p, _) in compare::VERIFY_IGNORED {
-            if let Ok(p) = Pointer::parse(p) {
-                ignore.push(p);
-            }
-        }
-        let norm = Normalizer::new()
-            .with_ignore(ignore)
-            .with_redactor(redactor.clone());
+        let norm = normalizer(opts, &redactor);
         let shown_command = match &opts.url {
             Some(url) => url.clone(),
             None => reel_trace::names::shell_words(&opts.command),
@@ -129,58 +122,9 @@ impl<'s> Run<'s> {
         // The server first: a command that cannot start leaves no trace behind.
         let (tx, rx) = mpsc::channel();
         let live = Peer::start(opts, &shown_command, move |o| tx.send(o).is_ok())?;
-        let record = match &opts.record_dir {
-            Some(dir) => {
-                let transport = if opts.url.is_some() { "http" } else { "stdio" };
-                let label = opts
-                    .label
-                    .clone()
-                    .unwrap_or_else(|| format!("{}-verify", base_label(script)));
-                Some(
-                    LiveRecord::create(dir, &label, &target_words(opts), &redactor, transport)
-                        .map_err(|source| VerifyError::Record {
-                            dir: dir.clone(),
-                            source,
-                        })?,
-                )
-            }
-            None => None,
-        };
-        let server_requests = script
-            .server_requests
-            .iter()
-            .map(|&e| {
-                let ex = &script.exchanges[e];
-                let normalized = norm.normalize_recorded(&script.request(e).raw).ok();
-                RecordedServerRequest {
-                    exchange: e,
-                    method: ex.method.clone(),
-                    key: normalized.as_ref().map(MatchKey::of),
-                    normalized,
-                    used: false,
-                }
-            })
-            .collect();
-        let report = Report {
-            schema: report::SCHEMA,
-            trace: script.path.clone(),
-            session: opts.session.max(1),
-            command: target_words(opts),
-            timeout_ms: u64::try_from(opts.timeout.as_millis()).unwrap_or(u64::MAX),
-            result: "same",
-            exit_code: 0,
-            summary: RequestCounts {
-                requests: script.request_count() as u64,
-                ..RequestCounts::default()
-            },
-            server_requests: ServerRequestCounts::default(),
-            notifications: Vec::new(),
-            drift: Vec::new(),
-            notes,
-            record: record.as_ref().map(|r| r.path().to_owned()),
-            server_exit: None,
-            exchanges: Vec::new(),
-        };
+        let record = create_record(script, opts, &redactor)?;
+        let server_requests = recorded_server_requests(script, &norm);
+        let report = first_report(script, opts, notes, record.as_ref());
         Ok(Run {
             script,
             opts,
@@ -646,6 +590,91 @@ impl<'s> Run<'s> {
 
     fn push_drift(&mut self, d: Drift) {
         self.report.drift.push(d);
+    }
+}
+
+/// The shared normalisation with the user's `--ignore` and verify's own rules
+/// ([`compare::VERIFY_IGNORED`]), redacting as the recording did.
+fn normalizer(opts: &VerifyOptions, redactor: &Redactor) -> Normalizer {
+    let mut ignore = opts.ignore.clone();
+    for (p, _) in compare::VERIFY_IGNORED {
+        if let Ok(p) = Pointer::parse(p) {
+            ignore.push(p);
+        }
+    }
+    Normalizer::new()
+        .with_ignore(ignore)
+        .with_redactor(redactor.clone())
+}
+
+/// The live run's own trace, unless it is not to be recorded.
+fn create_record(
+    script: &Script,
+    opts: &VerifyOptions,
+    redactor: &Redactor,
+) -> Result<Option<LiveRecord>, VerifyError> {
+    let Some(dir) = &opts.record_dir else {
+        return Ok(None);
+    };
+    let transport = if opts.url.is_some() { "http" } else { "stdio" };
+    let label = opts
+        .label
+        .clone()
+        .unwrap_or_else(|| format!("{}-verify", base_label(script)));
+    LiveRecord::create(dir, &label, &target_words(opts), redactor, transport)
+        .map(Some)
+        .map_err(|source| VerifyError::Record {
+            dir: dir.clone(),
+            source,
+        })
+}
+
+/// The recorded server→client requests, normalised and keyed, so a live one can be
+/// matched with its recorded answer.
+fn recorded_server_requests(script: &Script, norm: &Normalizer) -> Vec<RecordedServerRequest> {
+    script
+        .server_requests
+        .iter()
+        .map(|&e| {
+            let ex = &script.exchanges[e];
+            let normalized = norm.normalize_recorded(&script.request(e).raw).ok();
+            RecordedServerRequest {
+                exchange: e,
+                method: ex.method.clone(),
+                key: normalized.as_ref().map(MatchKey::of),
+                normalized,
+                used: false,
+            }
+        })
+        .collect()
+}
+
+/// The report before anything was played: what is verified, against what.
+fn first_report(
+    script: &Script,
+    opts: &VerifyOptions,
+    notes: Vec<String>,
+    record: Option<&LiveRecord>,
+) -> Report {
+    Report {
+        schema: report::SCHEMA,
+        trace: script.path.clone(),
+        session: opts.session.max(1),
+        command: target_words(opts),
+        timeout_ms: u64::try_from(opts.timeout.as_millis()).unwrap_or(u64::MAX),
+        result: "same",
+        exit_code: 0,
+        summary: RequestCounts {
+            requests: script.request_count() as u64,
+            ..RequestCounts::default()
+        },
+        server_requests: ServerRequestCounts::default(),
+        notifications: Vec::new(),
+        drift: Vec::new(),
+        notes,
+        record: record.map(|r| r.path().to_owned()),
+        server_exit: None,
+        exchanges: Vec::new(),
     }
 }
 

@@ -40,9 +40,10 @@ use reel_net::serve::{Limits, accept_until_stopped, serve_http1};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use super::out::{GoneGuard, LiveSession, Reply, Routes, lock};
-use super::tapes::Tapes;
-use super::{Diag, LineDiag};
+use super::diag::{Diag, LineDiag};
+use super::out::{LiveSession, Routes, lock};
+use super::reply::{GoneGuard, Reply};
+use super::tapes::{Tape, Tapes};
 use crate::play::{Content, Event, InputLine, MAX_LINE, Parsed, parse_live};
 
 /// After a stop, how long connections get to finish before they are cut.
@@ -232,6 +233,9 @@ fn content_of(body: &[u8], norm: &Normalizer) -> Content {
     }
 }
 
+/// A POST: the message is read and scanned, its tape chosen (see [`Target::of`]), and
+/// handed to that tape's server; the answer comes back as JSON or as an event stream
+/// (see [`answer`]).
 async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
     let legacy_id = legacy_session_id(&req);
     // The MCP endpoint only; a legacy session posts wherever its `endpoint` said.
@@ -244,63 +248,14 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
         Err(status) => return respond(status, Reply::empty()),
     };
     let content = content_of(&body, &ctx.norm);
-    let (is_request, is_initialize, is_discover) = match &content {
-        Content::Text(_, Parsed::Request(inc)) => (
-            true,
-            inc.method() == methods::INITIALIZE,
-            inc.method() == methods::SERVER_DISCOVER,
-        ),
-        _ => (false, false, false),
-    };
-    let expects_answer = !matches!(
-        content,
-        Content::Text(_, Parsed::Notification { .. } | Parsed::Answer { .. })
-    );
-    // Which live session, and so which tape.
-    let mut new_session = None;
-    let (tape, session) = if let (Some(id), None) = (&legacy_id, &header_id) {
-        match ctx.session(id) {
-            Some(s) if s.legacy && !s.ended() => (s.tape, Some(s)),
-            _ => return respond(StatusCode::NOT_FOUND, Reply::text("Session not found")),
-        }
-    } else if let Some(id) = header_id {
-        match ctx.session(&id) {
-            Some(s) if !s.ended() => (s.tape, Some(s)),
-            _ => {
-                return rpc_refusal(
-                    StatusCode::NOT_FOUND,
-                    -32001,
-                    "Session not found: reel play issued no such session, or it ended",
-                );
-            }
-        }
-    } else if is_initialize {
-        // A recording of a server without sessions holds its initialize in the
-        // session-less traffic; otherwise a live session the recording has no
-        // counterpart for gets a tape of its own, empty: its requests are misses.
-        let tape = match ctx.tapes.claim().await {
-            Some(k) => Some(k),
-            None if ctx.http_trace && ctx.tapes.facts_now(0).initialize => None,
-            None => Some(ctx.tapes.claim_missing()),
-        };
-        match tape {
-            Some(k) => {
-                let s = ctx.open_session(k, false);
-                new_session = Some(Arc::clone(&s));
-                (k, Some(s))
-            }
-            None => (0, None),
-        }
-    } else if ctx.http_trace && is_discover && probe_for_next_session(ctx).await {
-        (ctx.tapes.next_unclaimed(), None)
-    } else if ctx.http_trace {
-        (0, None)
-    } else {
-        (ctx.tapes.next_unclaimed(), None)
+    let posted = Posted::of(&content);
+    let target = match Target::of(ctx, legacy_id, header_id, &posted).await {
+        Ok(t) => t,
+        Err(refusal) => return refusal,
     };
     let tape_server = match ctx
         .tapes
-        .server(tape, session.as_ref().map(|s| s.id.as_str()))
+        .server(target.tape, target.session.as_ref().map(|s| s.id.as_str()))
     {
         Ok(n) => n,
         Err(e) => {
@@ -311,7 +266,7 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
             );
         }
     };
-    if let Some(s) = session.as_ref().filter(|s| s.legacy) {
+    if let Some(s) = target.session.as_ref().filter(|s| s.legacy) {
         let route = ctx.routes.to_session(s);
         tape_server.send(Event::Input(vec![InputLine {
             content,
@@ -323,8 +278,8 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
             "text/plain; charset=utf-8",
         );
     }
-    let session_id = session.as_ref().map(|s| s.id.clone());
-    if !expects_answer {
+    let session_id = target.session.as_ref().map(|s| s.id.clone());
+    if !posted.expects_answer {
         tape_server.send(Event::Input(vec![InputLine {
             content,
             crlf: false,
@@ -336,6 +291,150 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
             None => r,
         };
     }
+    let mut r = answer(ctx, tape_server, content, posted.request).await;
+    if let Some(id) = &session_id {
+        r = with_session(r, id);
+    }
+    if target.new_session.is_some() && first_is_error(&r) {
+        // A refused initialize opens no session.
+        if let Some(s) = target.new_session {
+            s.end();
+        }
+    }
+    r
+}
+
+/// What a POSTed message is, as far as choosing its tape and its answer goes.
+struct Posted {
+    /// A request (its answer is JSON even when the recorded body was not).
+    request: bool,
+    initialize: bool,
+    discover: bool,
+    /// Anything but a notification or an answer: the POST waits for a reply.
+    expects_answer: bool,
+}
+
+impl Posted {
+    fn of(content: &Content) -> Posted {
+        let (request, initialize, discover) = match content {
+            Content::Text(_, Parsed::Request(inc)) => (
+                true,
+                inc.method() == methods::INITIALIZE,
+                inc.method() == methods::SERVER_DISCOVER,
+            ),
+            _ => (false, false, false),
+        };
+        let expects_answer = !matches!(
+            content,
+            Content::Text(_, Parsed::Notification { .. } | Parsed::Answer { .. })
+        );
+        Posted {
+            request,
+            initialize,
+            discover,
+            expects_answer,
+        }
+    }
+}
+
+/// Which tape answers a POST, and the live session it belongs to.
+struct Target {
+    tape: u32,
+    session: Option<Arc<LiveSession>>,
+    /// The session this POST (an `initialize`) opened: ended again if refused.
+    new_session: Option<Arc<LiveSession>>,
+}
+
+impl Target {
+    /// The session the POST names (legacy query or `Mcp-Session-Id`), a new one for an
+    /// `initialize`, or none: the session-less traffic, or for a stdio recording the
+    /// session the next live session will get. A session that is unknown or ended is
+    /// refused with the response to send.
+    async fn of(
+        ctx: &Ctx,
+        legacy_id: Option<String>,
+        header_id: Option<String>,
+        posted: &Posted,
+    ) -> Result<Target, Response<Reply>> {
+        if let (Some(id), None) = (&legacy_id, &header_id) {
+            return match ctx.session(id) {
+                Some(s) if s.legacy && !s.ended() => Ok(Target::in_session(s)),
+                _ => Err(respond(
+                    StatusCode::NOT_FOUND,
+                    Reply::text("Session not found"),
+                )),
+            };
+        }
+        if let Some(id) = header_id {
+            return match ctx.session(&id) {
+                Some(s) if !s.ended() => Ok(Target::in_session(s)),
+                _ => Err(rpc_refusal(
+                    StatusCode::NOT_FOUND,
+                    -32001,
+                    "Session not found: reel play issued no such session, or it ended",
+                )),
+            };
+        }
+        Ok(if posted.initialize {
+            Target::initialize(ctx).await
+        } else if ctx.http_trace && posted.discover && probe_for_next_session(ctx).await {
+            Target::sessionless(ctx.tapes.next_unclaimed())
+        } else if ctx.http_trace {
+            Target::sessionless(0)
+        } else {
+            Target::sessionless(ctx.tapes.next_unclaimed())
+        })
+    }
+
+    /// An `initialize` without a session. A recording of a server without sessions
+    /// holds its initialize in the session-less traffic; otherwise a live session the
+    /// recording has no counterpart for gets a tape of its own, empty: its requests are
+    /// misses.
+    async fn initialize(ctx: &Ctx) -> Target {
+        let tape = match ctx.tapes.claim().await {
+            Some(k) => Some(k),
+            None if ctx.http_trace && ctx.tapes.facts_now(0).initialize => None,
+            None => Some(ctx.tapes.claim_missing()),
+        };
+        match tape {
+            Some(k) => {
+                let s = ctx.open_session(k, false);
+                Target {
+                    tape: k,
+                    session: Some(Arc::clone(&s)),
+                    new_session: Some(s),
+                }
+            }
+            None => Target::sessionless(0),
+        }
+    }
+
+    fn in_session(s: Arc<LiveSession>) -> Target {
+        Target {
+            tape: s.tape,
+            session: Some(s),
+            new_session: None,
+        }
+    }
+
+    fn sessionless(tape: u32) -> Target {
+        Target {
+            tape,
+            session: None,
+            new_session: None,
+        }
+    }
+}
+
+/// Hands a message that expects a reply to its tape server and waits for the first
+/// thing on its route: a lone answer recorded as a plain body is sent as one (with its
+/// recorded status), anything else opens an event stream that ends with the answer.
+async fn answer(
+    ctx: &Ctx,
+    tape_server: Arc<Tape>,
+    content: Content,
+    request: bool,
+) -> Response<Reply> {
     let (route, mut rx) = ctx.routes.reply();
     let mut guard = GoneGuard::new(Arc::clone(&tape_server), route);
     tape_server.send(Event::Input(vec![InputLine {
@@ -348,7 +447,7 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
         guard.disarm();
         return respond(StatusCode::ACCEPTED, Reply::empty());
     };
-    let mut r = if first.dest.last && !first.dest.via.sse && !first.framed {
+    if first.dest.last && !first.dest.via.sse && !first.framed {
         guard.disarm();
         let status = match first.dest.via.status {
             0 => StatusCode::OK,
@@ -356,37 +455,26 @@ async fn post(ctx: &Ctx, req: Request<Incoming>) -> Response<Reply> {
         };
         let json = first.text.first().is_some_and(|b| *b == b'{' || *b == b'[');
         let r = respond(status, Reply::text(first.text));
-        if json || is_request {
+        return if json || request {
             with_type(r, "application/json")
         } else {
             with_type(r, "text/plain; charset=utf-8")
-        }
-    } else {
-        let done = first.dest.last;
-        if done {
-            guard.disarm();
-        }
-        let body = Reply::Events {
-            first: Some(first.event()),
-            rx,
-            done,
-            guard,
-            held: None,
         };
-        let mut r = with_type(respond(StatusCode::OK, body), "text/event-stream");
-        r.headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        r
+    }
+    let done = first.dest.last;
+    if done {
+        guard.disarm();
+    }
+    let body = Reply::Events {
+        first: Some(first.event()),
+        rx,
+        done,
+        guard,
+        held: None,
     };
-    if let Some(id) = &session_id {
-        r = with_session(r, id);
-    }
-    if new_session.is_some() && first_is_error(&r) {
-        // A refused initialize opens no session.
-        if let Some(s) = new_session {
-            s.end();
-        }
-    }
+    let mut r = with_type(respond(StatusCode::OK, body), "text/event-stream");
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     r
 }
 

@@ -24,8 +24,8 @@ use reel_mcp::normalize::Normalizer;
 use reel_trace::Dir;
 use tokio::sync::Notify;
 
+use super::diag::{Diag, LineDiag};
 use super::out::{HttpOut, LiveSession, Routes, TapeLink, lock};
-use super::{Diag, LineDiag};
 use crate::play::report::Summary;
 use crate::play::{Event, PlayError, PlayOptions, RecordTo, Recorder, SharedTape};
 use crate::tape::TapeFiles;

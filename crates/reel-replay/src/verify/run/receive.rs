@@ -9,8 +9,8 @@ use super::edit::{handed_out_state, tool_of};
 use super::{ExState, Run, STDERR_TAIL};
 use crate::live::LiveOutput;
 use crate::splice;
-use crate::verify::VerifyError;
 use crate::verify::compare::{self, Call, Class, Kind, Verdict};
+use crate::verify::error::VerifyError;
 use crate::verify::report::{self, Drift, Place};
 use crate::verify::script::PING;
 
