@@ -39,7 +39,7 @@ mod reply;
 mod service;
 mod tapes;
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
@@ -199,22 +199,23 @@ impl HttpPlay {
             path: self.path.clone(),
             http_trace,
             sessions: Mutex::new(Default::default()),
-            stop: self.stop.subscribe(),
-            limits: self.listen.limits,
             diag: self.diag.clone(),
             refused_told: AtomicBool::new(false),
             ids: AtomicU64::new(0),
         });
-        let stop = self.stop.clone();
-        let handle_signals = self.listen.handle_signals;
-        let served: io::Result<()> = runtime.block_on(async {
-            let listener = tokio::net::TcpListener::from_std(self.listener)?;
-            if handle_signals {
-                serve::stop_on_signals(stop)?;
-            }
-            service::serve(listener, Arc::clone(&ctx)).await;
-            Ok(())
-        });
+        let serving = serve::Serving {
+            limits: self.listen.limits,
+            grace: SHUTDOWN_GRACE,
+            on_signals: self.listen.handle_signals,
+        };
+        let end = Arc::clone(&ctx);
+        let served = runtime.block_on(serve::run(
+            self.listener,
+            serving,
+            &self.stop,
+            move || end.end_all(),
+            |_| service::service(Arc::clone(&ctx)),
+        ));
         ctx.end_all();
         runtime.shutdown_timeout(SHUTDOWN_GRACE);
         served.map_err(PlayError::Output)?;

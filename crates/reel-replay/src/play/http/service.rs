@@ -36,9 +36,6 @@ use reel_mcp::http::headers as mcp_headers;
 use reel_mcp::jsonrpc::methods;
 use reel_mcp::normalize::Normalizer;
 use reel_net::http::LoopbackGuard;
-use reel_net::serve::{Limits, accept_until_stopped, serve_http1};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
 
 use super::diag::{Diag, LineDiag};
 use super::out::{LiveSession, Routes, lock};
@@ -60,8 +57,6 @@ pub(super) struct Ctx {
     /// The trace was recorded over HTTP (its session-less traffic is pooled in tape 0).
     pub(super) http_trace: bool,
     pub(super) sessions: Mutex<HashMap<String, Arc<LiveSession>>>,
-    pub(super) stop: watch::Receiver<bool>,
-    pub(super) limits: Limits,
     pub(super) diag: Diag,
     pub(super) refused_told: AtomicBool,
     pub(super) ids: AtomicU64,
@@ -105,31 +100,17 @@ impl Ctx {
     }
 }
 
-/// Accepts connections until the stop signal, then ends the sessions and lets the
-/// connections finish.
-pub(super) async fn serve(listener: TcpListener, ctx: Arc<Ctx>) {
-    let on_conn = {
-        let ctx = Arc::clone(&ctx);
-        move |stream, _n| connection(stream, Arc::clone(&ctx))
-    };
-    let end = Arc::clone(&ctx);
-    accept_until_stopped(
-        listener,
-        ctx.stop.clone(),
-        ctx.limits.max_connections,
-        SHUTDOWN_GRACE,
-        move || end.end_all(),
-        on_conn,
-    )
-    .await;
-}
-
-async fn connection(stream: TcpStream, ctx: Arc<Ctx>) {
-    let svc = {
-        let ctx = Arc::clone(&ctx);
-        service_fn(move |req| handle(Arc::clone(&ctx), req))
-    };
-    serve_http1(stream, svc, ctx.limits, ctx.stop.clone(), SHUTDOWN_GRACE).await;
+/// The service a client connection gets: every request handled against `ctx`.
+pub(super) fn service(
+    ctx: Arc<Ctx>,
+) -> impl hyper::service::Service<
+    Request<Incoming>,
+    Response = Response<Reply>,
+    Error = Infallible,
+    Future = impl Future<Output = Result<Response<Reply>, Infallible>> + Send,
+> + Send
++ 'static {
+    service_fn(move |req| handle(Arc::clone(&ctx), req))
 }
 
 fn respond(status: StatusCode, body: Reply) -> Response<Reply> {
