@@ -28,8 +28,9 @@
 use std::collections::HashMap;
 
 mod anchors;
+mod node;
 
-use anchors::{Content, Node};
+use node::{Content, Node};
 
 /// How deeply collections may nest in a YAML document reel reads: the YAML parser's
 /// own limit. The transcripts reel reads nest about as deep as their JSON payloads (a
