@@ -26,7 +26,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::super::{ExportError, Left};
-use super::writer::{Conversation, MmspError, save_at, trace_files};
+use super::conversation::Conversation;
+use super::writer::{MmspError, save_at, trace_files};
 use reel_trace::Timestamp;
 use reel_trace::line::{Line, kinds};
 use reel_trace::reader::TraceReader;

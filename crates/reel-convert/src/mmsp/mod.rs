@@ -36,15 +36,15 @@ use reel_trace::Timestamp;
 use reel_trace::hash::sha256_hex;
 use reel_trace::line::{Block, Timing, Turn, Usage};
 
+mod conversation;
 mod export;
 mod transcript;
 mod turns;
 mod writer;
 
+pub use conversation::{ContentItem, Conversation, Message, UsageMetadata};
 pub use export::{export, request_config};
-pub use writer::{
-    CLIENT, ContentItem, Conversation, Message, MmspError, UsageMetadata, save, trace_files,
-};
+pub use writer::{CLIENT, MmspError, save, trace_files};
 
 /// What the format cannot hold.
 pub const LIMITS: &str = "MMSP traces hold one LLM conversation at its latest save: no MCP \

@@ -9,8 +9,8 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use super::super::Left;
+use super::conversation::{ContentItem, Conversation, Message, UsageMetadata};
 use super::finish_reason_of;
-use super::writer::{ContentItem, Conversation, Message, UsageMetadata};
 use reel_trace::Timestamp;
 use reel_trace::line::{Block, Turn};
 
