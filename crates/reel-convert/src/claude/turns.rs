@@ -1,7 +1,17 @@
 //! One file's lines as turns: assistant lines merged by `message.id`, user lines with
 //! their tool results, markers for the lines that are about the session.
 
-use super::*;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use serde_json::{Map, Value};
+
+use super::survey::{line_time, message_id};
+use crate::{Item, Problem};
+use reel_trace::Timestamp;
+use reel_trace::line::{Block, Timing, Turn, Usage};
+
+/// The `source` tag of every converted turn, as mcp-tape's importer writes it.
+pub const SOURCE: &str = "cc";
 
 /// An assistant message being merged.
 #[derive(Debug)]
@@ -49,7 +59,7 @@ impl Converter {
         }
     }
 
-    /// The split messages a [`Survey`] found: each is held until its last line.
+    /// The split messages a [`Survey`](super::Survey) found: each is held until its last line.
     pub fn with_split(mut self, split: HashMap<String, (u64, u64)>) -> Converter {
         self.split = split;
         self
