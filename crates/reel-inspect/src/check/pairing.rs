@@ -13,19 +13,13 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::MAX_CANCELLED;
 use super::checker::Checker;
 use super::members::{describe_text, snippet};
-use super::report::Loc;
+use super::options::MAX_CANCELLED;
 use super::rules::Rule;
+use super::state::{Loc, PendingRequest};
 use reel_trace::jsonrpc::{Envelope, PairKey, Paired, RpcId, RpcKind};
 use reel_trace::line::Dir;
-
-/// A request waiting for its response.
-pub(super) struct PendingRequest {
-    loc: Loc,
-    method: String,
-}
 
 impl Checker {
     /// Ends pairing with the session: its requests still pending are unanswered, and
