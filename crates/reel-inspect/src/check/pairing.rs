@@ -109,6 +109,21 @@ impl Checker {
                 return;
             }
         };
+        if !self.judge_shape(loc, &at, &env) {
+            return;
+        }
+        if env.kind() == RpcKind::Notification
+            && env.method.as_deref() == Some("notifications/cancelled")
+        {
+            self.cancel(session, dir, &env);
+            return;
+        }
+        self.pair(loc, session, dir, &at, &env, http_req);
+    }
+
+    /// Reports what keeps `env` from being a JSON-RPC 2.0 message; false when it is
+    /// neither a request, a notification nor a response (nothing to pair).
+    fn judge_shape(&mut self, loc: Loc, at: &str, env: &Envelope<'_>) -> bool {
         if !env.is_v2() {
             let got = env
                 .jsonrpc
@@ -146,17 +161,28 @@ impl Checker {
                     }
                 ),
             );
-            return;
+            return false;
         }
-        if kind == RpcKind::Notification && env.method.as_deref() == Some("notifications/cancelled")
-        {
-            self.cancel(session, dir, &env);
-            return;
-        }
+        true
+    }
+
+    /// Offers `env` to the pairer: a request reusing a pending id, and a response to
+    /// no pending request (not cancelled, not an error answering an unreadable request),
+    /// are reported.
+    fn pair(
+        &mut self,
+        loc: Loc,
+        session: Option<&str>,
+        dir: Dir,
+        at: &str,
+        env: &Envelope<'_>,
+        http_req: u64,
+    ) {
+        let kind = env.kind();
         let method = env.method.as_deref().unwrap_or_default().to_owned();
         match self
             .pairer
-            .offer_via(session, dir, &env, http_req, || PendingRequest {
+            .offer_via(session, dir, env, http_req, || PendingRequest {
                 loc,
                 method,
             }) {
