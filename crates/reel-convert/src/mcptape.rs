@@ -232,16 +232,39 @@ impl Converter {
             _ => return Err(problem("`payload` is not a JSON object".into())),
         };
         let message = rebuild(&kind, id.as_ref(), payload).map_err(problem)?;
+        let wall_ms = m.get("wall_ms").and_then(Value::as_f64);
+        let t = self.message_time(&kind, from_client, own_time, &message, wall_ms);
+        self.last = self.last.max(t);
+        let raw = serde_json::to_string(&Value::Object(message))
+            .map_err(|e| problem(format!("cannot write the message: {e}")))?;
+        Ok(Some(Item::Message {
+            t,
+            dir,
+            raw,
+            session: None,
+        }))
+    }
+
+    /// When a message was sent: the line's own time; for an answer without one, its
+    /// request's time plus `wall_ms` (else no earlier than the last line). A request's
+    /// time is kept for its answer.
+    fn message_time(
+        &mut self,
+        kind: &str,
+        from_client: bool,
+        own_time: Option<Timestamp>,
+        message: &Map<String, Value>,
+        wall_ms: Option<f64>,
+    ) -> Timestamp {
         let key = |requester_is_client: bool| {
             message
                 .get("id")
                 .map(|id| (requester_is_client, id.to_string()))
         };
-        let t = match kind.as_str() {
+        match kind {
             "response" | "error" => {
                 let sent = key(!from_client).and_then(|k| self.open.remove(&k));
-                let wall = m.get("wall_ms").and_then(Value::as_f64);
-                match (own_time, sent, wall) {
+                match (own_time, sent, wall_ms) {
                     (Some(t), _, _) => t,
                     (None, Some(s), Some(w)) if w >= 0.0 => after_ms(s, w),
                     (None, Some(s), _) => s.max(self.last),
@@ -257,16 +280,7 @@ impl Converter {
                 }
                 t
             }
-        };
-        self.last = self.last.max(t);
-        let raw = serde_json::to_string(&Value::Object(message))
-            .map_err(|e| problem(format!("cannot write the message: {e}")))?;
-        Ok(Some(Item::Message {
-            t,
-            dir,
-            raw,
-            session: None,
-        }))
+        }
     }
 }
 

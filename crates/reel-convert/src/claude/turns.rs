@@ -118,36 +118,11 @@ impl Converter {
             }
             "system" => {
                 self.flush_current();
-                let text = match m.get("content") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(v) if !v.is_null() => v.to_string(),
-                    _ => m
-                        .get("subtype")
-                        .and_then(Value::as_str)
-                        .unwrap_or("system")
-                        .to_owned(),
-                };
-                let marker = m.get("subtype").and_then(Value::as_str).unwrap_or("system");
-                let mut turn = marker_turn(&m, marker, text);
-                for k in ["level", "compactMetadata"] {
-                    if let Some(v) = m.get(k) {
-                        turn.extra.insert(k.to_owned(), v.clone());
-                    }
-                }
-                self.emit(t, turn);
+                self.emit(t, system_turn(&m));
             }
             "summary" => {
                 self.flush_current();
-                let text = m
-                    .get("summary")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let mut turn = marker_turn(&m, "summary", text);
-                if let Some(v) = m.get("leafUuid") {
-                    turn.extra.insert("leafUuid".into(), v.clone());
-                }
-                self.emit(t, turn);
+                self.emit(t, summary_turn(&m));
             }
             _ => {}
         }
@@ -322,6 +297,42 @@ pub(super) fn content_text(content: Option<&Value>) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// A `system` line: a system turn marked with its `subtype`, its `content` as text
+/// (the subtype when it has none), with its `level` and `compactMetadata`.
+pub(super) fn system_turn(m: &Map<String, Value>) -> Turn {
+    let text = match m.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) if !v.is_null() => v.to_string(),
+        _ => m
+            .get("subtype")
+            .and_then(Value::as_str)
+            .unwrap_or("system")
+            .to_owned(),
+    };
+    let marker = m.get("subtype").and_then(Value::as_str).unwrap_or("system");
+    let mut turn = marker_turn(m, marker, text);
+    for k in ["level", "compactMetadata"] {
+        if let Some(v) = m.get(k) {
+            turn.extra.insert(k.to_owned(), v.clone());
+        }
+    }
+    turn
+}
+
+/// A `summary` line: a system turn marked `summary`, with its `leafUuid`.
+pub(super) fn summary_turn(m: &Map<String, Value>) -> Turn {
+    let text = m
+        .get("summary")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut turn = marker_turn(m, "summary", text);
+    if let Some(v) = m.get("leafUuid") {
+        turn.extra.insert("leafUuid".into(), v.clone());
+    }
+    turn
 }
 
 pub(super) fn user_turn(m: &Map<String, Value>) -> Turn {
