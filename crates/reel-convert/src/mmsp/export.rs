@@ -35,7 +35,7 @@ use reel_trace::reader::TraceReader;
 /// Writes the conversations of `trace` into the MMSP cache directory `cache` (`cache`
 /// when empty) under the trace id `id` (RFC-0010 §4–§6); returns the `.json` files
 /// written and what the format could not hold. The id is checked before the trace is
-/// read; a refused one is [`ExportError::Unfit`] with the RFC's message.
+/// read; a refused one is [`ExportError::TraceId`] with the RFC's message.
 pub fn export(trace: &Path, cache: &Path, id: &str) -> Result<(Vec<PathBuf>, Left), ExportError> {
     let cache = if cache.as_os_str().is_empty() {
         Path::new("cache")
@@ -43,7 +43,7 @@ pub fn export(trace: &Path, cache: &Path, id: &str) -> Result<(Vec<PathBuf>, Lef
         cache
     };
     if trace_files(cache, id).map_err(export_error)?.is_none() {
-        return Err(ExportError::Unfit(
+        return Err(ExportError::TraceId(
             "an empty trace id saves no trace (RFC-0010 §4): give one with --id".into(),
         ));
     }
@@ -81,7 +81,7 @@ fn export_error(e: MmspError) -> ExportError {
         MmspError::Write { ref source, .. } => {
             ExportError::Write(io::Error::new(source.kind(), e.to_string()))
         }
-        e => ExportError::Unfit(e.to_string()),
+        e @ MmspError::TraceId(_) => ExportError::TraceId(e.to_string()),
     }
 }
 
