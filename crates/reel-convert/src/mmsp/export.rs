@@ -29,7 +29,7 @@ use super::super::{ExportError, Left};
 use super::conversation::Conversation;
 use super::writer::{MmspError, save_at, trace_files};
 use reel_trace::Timestamp;
-use reel_trace::line::{Line, kinds};
+use reel_trace::line::{Line, Meta, kinds};
 use reel_trace::reader::TraceReader;
 
 /// Writes the conversations of `trace` into the MMSP cache directory `cache` (`cache`
@@ -100,24 +100,7 @@ fn read_conversations(trace: &Path) -> Result<(BTreeMap<u64, Conversation>, Left
             continue;
         };
         match parsed {
-            Line::Meta(m) => {
-                if let Some(imported) = m.extra.get("imported").and_then(Value::as_object) {
-                    if imported.get("format").and_then(Value::as_str) == Some("mmsp") {
-                        if let Some(config) = imported.get("config").and_then(Value::as_object) {
-                            base.model = config
-                                .get("model")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_owned();
-                            base.config = config
-                                .iter()
-                                .filter(|(k, _)| *k != "model")
-                                .map(|(k, v)| (k.clone(), v.clone()))
-                                .collect();
-                        }
-                    }
-                }
-            }
+            Line::Meta(m) => take_imported_config(&mut base, &m),
             Line::Turn(turn) => {
                 let n = turn
                     .extra
@@ -167,6 +150,30 @@ fn read_conversations(trace: &Path) -> Result<(BTreeMap<u64, Conversation>, Left
     }
     conversations.retain(|_, c| !c.history.is_empty());
     Ok((conversations, left))
+}
+
+/// The config and model of a trace imported from MMSP (`meta.imported.config`), for
+/// every conversation to start from.
+fn take_imported_config(base: &mut Conversation, meta: &Meta) {
+    let Some(imported) = meta.extra.get("imported").and_then(Value::as_object) else {
+        return;
+    };
+    if imported.get("format").and_then(Value::as_str) != Some("mmsp") {
+        return;
+    }
+    let Some(config) = imported.get("config").and_then(Value::as_object) else {
+        return;
+    };
+    base.model = config
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    base.config = config
+        .iter()
+        .filter(|(k, _)| *k != "model")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
 }
 
 /// What an `llm.request` says of the config (`raw` its payload: `system`,
