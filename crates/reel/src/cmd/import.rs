@@ -97,14 +97,13 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
         ));
     }
     let redactor = redactor_of(args.no_redact, &args.rules)?;
-    let dir = match &args.output {
-        Some(_) => None,
-        None => Some(trace_dir_of(args.dir.clone())?),
-    };
-    let output = match (&args.output, &dir) {
-        (Some(file), _) => Output::File(file),
-        (None, Some(d)) => Output::Dir(d),
-        (None, None) => unreachable!("a directory when there is no -o"),
+    let dir;
+    let output = match &args.output {
+        Some(file) => Output::File(file),
+        None => {
+            dir = trace_dir_of(args.dir.clone())?;
+            Output::Dir(&dir)
+        }
     };
     let options = ImportOptions {
         sources: &args.sources,
