@@ -98,23 +98,12 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
             first_time(&rec.session).ok_or(ConvertError::Empty)?
         }
     };
-    let mut items: Vec<Result<Item, Fault>> = Vec::new();
     // Stopped before any handshake, agent-vcr writes a made-up one (id 0, empty params)
     // and no interactions: there is nothing recorded to convert.
-    let placeholder = rec.session.interactions.is_empty()
-        && rec.session.initialize_request.as_ref().is_some_and(|r| {
-            r.get("id") == Some(&Value::from(0))
-                && r.get("params") == Some(&Value::Object(Map::new()))
-        });
-    if placeholder {
+    if is_placeholder(&rec.session) {
         return Err(ConvertError::Empty);
     }
-    let message = |t, dir, v: Value| Item::Message {
-        t,
-        dir,
-        raw: clean(v).to_string(),
-        session: None,
-    };
+    let mut items: Vec<Result<Item, Fault>> = Vec::new();
     for (member, dir) in [
         (&rec.session.initialize_request, Dir::In),
         (&rec.session.initialize_response, Dir::Out),
@@ -124,37 +113,7 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
         }
     }
     for raw in &rec.session.interactions {
-        let line = line_of(&doc, raw.get());
-        let bad = |reason: String| {
-            Err(Fault::Bad(
-                Problem { line, reason },
-                raw.get().as_bytes().to_vec(),
-            ))
-        };
-        let it: Interaction = match serde_json::from_str(raw.get()) {
-            Ok(it) => it,
-            Err(e) => {
-                items.push(bad(format!("not an agent-vcr interaction: {e}")));
-                continue;
-            }
-        };
-        let Some((answered, n)) = parse_time(&it.timestamp) else {
-            items.push(bad(format!("`timestamp` {:?} is not a time", it.timestamp)));
-            continue;
-        };
-        if !it.request.is_object() {
-            items.push(bad("`request` is not a JSON-RPC message".into()));
-            continue;
-        }
-        naive |= n;
-        let asked = after_ms(answered, -it.latency_ms.unwrap_or(0.0).max(0.0));
-        items.push(Ok(message(asked, Dir::In, it.request)));
-        for n in it.notifications.into_iter().filter(Value::is_object) {
-            items.push(Ok(message(asked, Dir::Out, n)));
-        }
-        if let Some(r) = it.response.filter(Value::is_object) {
-            items.push(Ok(message(answered, Dir::Out, r)));
-        }
+        naive |= interaction(&doc, raw, &mut items);
     }
     if items.is_empty() {
         return Err(ConvertError::Empty);
@@ -166,19 +125,79 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
                 .into(),
         );
     }
-    let transport = match rec.metadata.get("transport").and_then(Value::as_str) {
-        Some("stdio") => Some("stdio".to_owned()),
-        Some("sse") => Some("http".to_owned()),
-        _ => None,
-    };
     Ok(Converted {
         kind: "mcp",
-        transport,
+        transport: transport(&rec),
         started,
         facts: facts(&rec),
         warnings,
         items: Box::new(items.into_iter()),
     })
+}
+
+/// The made-up handshake agent-vcr writes when stopped before any (id 0, empty params,
+/// no interactions).
+fn is_placeholder(session: &Session<'_>) -> bool {
+    session.interactions.is_empty()
+        && session.initialize_request.as_ref().is_some_and(|r| {
+            r.get("id") == Some(&Value::from(0))
+                && r.get("params") == Some(&Value::Object(Map::new()))
+        })
+}
+
+fn message(t: Timestamp, dir: Dir, v: Value) -> Item {
+    Item::Message {
+        t,
+        dir,
+        raw: clean(v).to_string(),
+        session: None,
+    }
+}
+
+/// One interaction's items: its request, asked at its response's time less its
+/// latency, the notifications before the response, and the response; or why it cannot
+/// be read. True when its time has no UTC offset.
+fn interaction(doc: &[u8], raw: &RawValue, items: &mut Vec<Result<Item, Fault>>) -> bool {
+    let line = line_of(doc, raw.get());
+    let bad = |reason: String| {
+        Err(Fault::Bad(
+            Problem { line, reason },
+            raw.get().as_bytes().to_vec(),
+        ))
+    };
+    let it: Interaction = match serde_json::from_str(raw.get()) {
+        Ok(it) => it,
+        Err(e) => {
+            items.push(bad(format!("not an agent-vcr interaction: {e}")));
+            return false;
+        }
+    };
+    let Some((answered, naive)) = parse_time(&it.timestamp) else {
+        items.push(bad(format!("`timestamp` {:?} is not a time", it.timestamp)));
+        return false;
+    };
+    if !it.request.is_object() {
+        items.push(bad("`request` is not a JSON-RPC message".into()));
+        return false;
+    }
+    let asked = after_ms(answered, -it.latency_ms.unwrap_or(0.0).max(0.0));
+    items.push(Ok(message(asked, Dir::In, it.request)));
+    for n in it.notifications.into_iter().filter(Value::is_object) {
+        items.push(Ok(message(asked, Dir::Out, n)));
+    }
+    if let Some(r) = it.response.filter(Value::is_object) {
+        items.push(Ok(message(answered, Dir::Out, r)));
+    }
+    naive
+}
+
+/// The trace's transport: agent-vcr's `stdio`, or `http` for its `sse`.
+fn transport(rec: &Recording<'_>) -> Option<String> {
+    match rec.metadata.get("transport").and_then(Value::as_str) {
+        Some("stdio") => Some("stdio".to_owned()),
+        Some("sse") => Some("http".to_owned()),
+        _ => None,
+    }
 }
 
 /// What the recording says of itself.

@@ -133,76 +133,14 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
 
 /// Converts a cassette held in memory.
 pub fn convert_bytes(doc: &[u8]) -> Result<Converted, ConvertError> {
-    let members: std::collections::BTreeMap<String, &RawValue> = serde_json::from_slice(doc)
-        .map_err(|e| {
-            ConvertError::Invalid(format!("not an mcp-cassette cassette (a JSON object): {e}"))
-        })?;
-    let header = |name: &str| -> Result<Value, ConvertError> {
-        match members.get(name) {
-            None => Ok(Value::Null),
-            Some(r) => serde_json::from_str(r.get())
-                .map_err(|e| ConvertError::Invalid(format!("`{name}`: {e}"))),
-        }
-    };
-    let version = match header("format_version")? {
-        Value::Null => FORMAT_VERSION,
-        v => v.as_u64().ok_or_else(|| {
-            ConvertError::Invalid(format!("`format_version` is {v}, not an integer"))
-        })?,
-    };
-    if !(1..=FORMAT_VERSION).contains(&version) {
-        return Err(ConvertError::Invalid(format!(
-            "cassette format_version {version}: reel reads mcp-cassette format_version 1 to \
-             {FORMAT_VERSION}"
-        )));
-    }
-    let recorded_at = match header("recorded_at")? {
-        Value::String(s) => parse_time(&s).map(|(t, _)| t).ok_or_else(|| {
-            ConvertError::Invalid(format!("`recorded_at` {s:?} is not a date-time"))
-        })?,
-        Value::Null => {
-            return Err(ConvertError::Invalid(
-                "no `recorded_at`: mcp-cassette writes it in every cassette".into(),
-            ));
-        }
-        v => {
-            return Err(ConvertError::Invalid(format!(
-                "`recorded_at` is {v}, not a date-time"
-            )));
-        }
-    };
-    let transport = match header("transport")? {
-        Value::Null => "stdio".to_owned(),
-        Value::String(s) if s == "stdio" || s == "http" => s,
-        v => {
-            return Err(ConvertError::Invalid(format!(
-                "`transport` is {v}, not \"stdio\" or \"http\""
-            )));
-        }
-    };
-    let messages: Vec<&RawValue> = match members.get("messages") {
-        None => return Err(ConvertError::Empty),
-        Some(r) => serde_json::from_str(r.get()).map_err(|e| {
-            ConvertError::Invalid(format!("`messages` is not a list of messages: {e}"))
-        })?,
-    };
-    if messages.is_empty() {
-        return Err(ConvertError::Empty);
-    }
-    let mut facts = Map::new();
-    facts.insert("format_version".into(), version.into());
-    for name in [
-        "server_info",
-        "protocol_version",
-        "session_id",
-        "server_url",
-        "redaction",
-    ] {
-        let v = header(name)?;
-        if !v.is_null() {
-            facts.insert(name.into(), v);
-        }
-    }
+    let members = Members(serde_json::from_slice(doc).map_err(|e| {
+        ConvertError::Invalid(format!("not an mcp-cassette cassette (a JSON object): {e}"))
+    })?);
+    let version = members.version()?;
+    let recorded_at = members.recorded_at()?;
+    let transport = members.transport()?;
+    let messages = members.messages()?;
+    let facts = members.facts(version)?;
 
     // The last offset places the start (see the module's note on times).
     let last_offset = messages
@@ -229,6 +167,96 @@ pub fn convert_bytes(doc: &[u8]) -> Result<Converted, ConvertError> {
         warnings: notes.warnings(),
         items: Box::new(items.into_iter()),
     })
+}
+
+/// A cassette's top-level members, each read only when asked for.
+struct Members<'a>(std::collections::BTreeMap<String, &'a RawValue>);
+
+impl<'a> Members<'a> {
+    /// The member `name`, `null` when missing.
+    fn header(&self, name: &str) -> Result<Value, ConvertError> {
+        match self.0.get(name) {
+            None => Ok(Value::Null),
+            Some(r) => serde_json::from_str(r.get())
+                .map_err(|e| ConvertError::Invalid(format!("`{name}`: {e}"))),
+        }
+    }
+
+    /// `format_version`, one reel reads (the latest when missing).
+    fn version(&self) -> Result<u64, ConvertError> {
+        let version = match self.header("format_version")? {
+            Value::Null => FORMAT_VERSION,
+            v => v.as_u64().ok_or_else(|| {
+                ConvertError::Invalid(format!("`format_version` is {v}, not an integer"))
+            })?,
+        };
+        if !(1..=FORMAT_VERSION).contains(&version) {
+            return Err(ConvertError::Invalid(format!(
+                "cassette format_version {version}: reel reads mcp-cassette format_version 1 \
+                 to {FORMAT_VERSION}"
+            )));
+        }
+        Ok(version)
+    }
+
+    /// `recorded_at`, which every cassette has.
+    fn recorded_at(&self) -> Result<Timestamp, ConvertError> {
+        match self.header("recorded_at")? {
+            Value::String(s) => parse_time(&s).map(|(t, _)| t).ok_or_else(|| {
+                ConvertError::Invalid(format!("`recorded_at` {s:?} is not a date-time"))
+            }),
+            Value::Null => Err(ConvertError::Invalid(
+                "no `recorded_at`: mcp-cassette writes it in every cassette".into(),
+            )),
+            v => Err(ConvertError::Invalid(format!(
+                "`recorded_at` is {v}, not a date-time"
+            ))),
+        }
+    }
+
+    /// `transport`: `stdio` (when missing) or `http`.
+    fn transport(&self) -> Result<String, ConvertError> {
+        match self.header("transport")? {
+            Value::Null => Ok("stdio".to_owned()),
+            Value::String(s) if s == "stdio" || s == "http" => Ok(s),
+            v => Err(ConvertError::Invalid(format!(
+                "`transport` is {v}, not \"stdio\" or \"http\""
+            ))),
+        }
+    }
+
+    /// `messages`, unread; a cassette without any is empty.
+    fn messages(&self) -> Result<Vec<&'a RawValue>, ConvertError> {
+        let messages: Vec<&RawValue> = match self.0.get("messages") {
+            None => return Err(ConvertError::Empty),
+            Some(r) => serde_json::from_str(r.get()).map_err(|e| {
+                ConvertError::Invalid(format!("`messages` is not a list of messages: {e}"))
+            })?,
+        };
+        if messages.is_empty() {
+            return Err(ConvertError::Empty);
+        }
+        Ok(messages)
+    }
+
+    /// What the cassette says of itself.
+    fn facts(&self, version: u64) -> Result<Map<String, Value>, ConvertError> {
+        let mut facts = Map::new();
+        facts.insert("format_version".into(), version.into());
+        for name in [
+            "server_info",
+            "protocol_version",
+            "session_id",
+            "server_url",
+            "redaction",
+        ] {
+            let v = self.header(name)?;
+            if !v.is_null() {
+                facts.insert(name.into(), v);
+            }
+        }
+        Ok(facts)
+    }
 }
 
 /// What the messages showed that the reader of the import should hear once.

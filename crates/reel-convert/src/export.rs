@@ -42,6 +42,10 @@ pub enum ExportError {
     /// The trace holds nothing the format can hold, or what it holds cannot be put in it.
     #[error("{0}")]
     Unfit(String),
+    /// The MMSP trace id is refused (RFC-0010 §4): empty, or not a relative path that
+    /// stays inside the cache directory.
+    #[error("{0}")]
+    TraceId(String),
     /// The output cannot be written.
     #[error("cannot write the export: {0}")]
     Write(io::Error),

@@ -1,356 +1,235 @@
-//! `reel import`'s work: a foreign file converted into a trace reel writes, with the
-//! recording redaction applied (other tools store what they saw raw) and the source's
-//! own times (`meta.startedAt`, each line's `t`, `end.durationMs`), ending with
-//! `reason: "imported"`. `meta.imported` says where it came from, what the format cannot
-//! hold, and what the source says of itself.
+//! `reel import`'s work: the recordings found in the sources given, each converted into
+//! a trace ([`import`], in `import/recording.rs`).
+//!
+//! [`import_all`] makes every decision the command makes and leaves the words to its
+//! caller: which sources are searched, when a source or a recording that cannot be read
+//! is said and the rest imported (several of them) and when it stops the run (the only
+//! one), when `-o` or `--name` cannot name one trace, and which format's limits are
+//! new. What happens is handed to the caller as it happens ([`ImportEvent`]), so a long
+//! import is told as it goes; how it ended is an [`ImportOutcome`] or an
+//! [`ImportStop`].
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{ConvertError, Converted, Fault, Format, Found, Item, Problem, convert};
-use reel_redact::record::{LineRecorder, Tags, reel_meta};
 use reel_redact::redact::Redactor;
-use reel_trace::Timestamp;
-use reel_trace::line::{Eol, kinds};
-use reel_trace::target::{TargetError, TraceTarget};
-use reel_trace::writer::{Ending, EventLine};
+use reel_trace::display::one_line;
 
-/// Why a file could not be imported.
+use crate::{Format, Found, discover};
+
+mod recording;
+
+pub use recording::{ImportError, Imported, LostLine, Output, format_names, import};
+
+/// What to import, and where to.
+#[derive(Debug, Clone, Copy)]
+pub struct ImportOptions<'a> {
+    /// The files and directories to import.
+    pub sources: &'a [PathBuf],
+    /// The format of the sources, when sniffing cannot tell.
+    pub from: Option<Format>,
+    /// Where the traces go: [`Output::File`] names the one trace (one recording only).
+    pub output: Output<'a>,
+    /// The run's name, for one recording only (default: each recording's label).
+    pub name: Option<&'a str>,
+}
+
+impl ImportOptions<'_> {
+    /// True when the options name one trace (`-o` or `--name`).
+    fn names_one_trace(&self) -> bool {
+        matches!(self.output, Output::File(_)) || self.name.is_some()
+    }
+}
+
+/// Why a source gives no recording to import.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ImportError {
-    /// The source cannot be read.
-    #[error("{}: {source}", path.display())]
-    Read {
+pub enum SourceError {
+    /// The source itself cannot be read.
+    #[error("{}: {source}", shown(path))]
+    Unreadable {
         /// The source.
         path: PathBuf,
         /// Why.
         source: io::Error,
     },
-    /// The source is not a format reel reads (and no `--from` said which).
-    #[error("{}: not a file reel can import (formats: {}); give --from FORMAT if it is one", path.display(), known())]
-    Unknown {
+    /// A directory that holds no recording of a format reel reads.
+    #[error(
+        "{}: no recording of a format reel reads in it (formats: {})",
+        shown(path),
+        format_names()
+    )]
+    NoRecording {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// Neither a file nor a directory, or not a file when `--from` names the format.
+    #[error("{}: not a regular file", shown(path))]
+    NotAFile {
         /// The source.
         path: PathBuf,
     },
-    /// The source holds nothing to import.
-    #[error("{}: empty: no message in it", path.display())]
-    Empty {
-        /// The source.
-        path: PathBuf,
-    },
-    /// The source is not what its format says.
-    #[error("{}: not a readable {} file: {reason}", path.display(), format.name())]
-    Invalid {
-        /// The source.
-        path: PathBuf,
-        /// The format it was read as.
-        format: Format,
-        /// Why.
-        reason: String,
-    },
-    /// The trace cannot be created.
+    /// A file of no format reel reads ([`ImportError::Unknown`]).
     #[error(transparent)]
-    Target(#[from] TargetError),
-    /// Writing the trace failed.
-    #[error("cannot write the trace {trace}: {source}")]
-    Write {
-        /// The trace.
-        trace: String,
+    Unknown(ImportError),
+}
+
+/// `path` as a message quotes it: on one line, nothing in it a terminal would act on.
+fn shown(path: &Path) -> String {
+    one_line(&path.display().to_string()).into_owned()
+}
+
+/// What [`import_all`] did, told as it happens.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ImportEvent<'a> {
+    /// A source of several gives nothing; the others are imported all the same.
+    SourceFailed(&'a SourceError),
+    /// An entry below a directory searched cannot be read; the rest are imported.
+    Unreadable {
+        /// The file or directory.
+        path: &'a Path,
         /// Why.
-        source: io::Error,
+        error: &'a io::Error,
+    },
+    /// A recording of several cannot be imported; the others are imported all the same.
+    RecordingFailed(&'a ImportError),
+    /// A recording was imported.
+    Imported {
+        /// The recording.
+        found: &'a Found,
+        /// What its import did.
+        imported: &'a Imported,
+        /// The first recording of its format in this run (its limits not yet said).
+        first_of_format: bool,
     },
 }
 
-fn known() -> String {
-    Format::ALL
-        .iter()
-        .map(|f| f.name())
-        .collect::<Vec<_>>()
-        .join(", ")
+/// What a whole import came to.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ImportOutcome {
+    /// Traces written.
+    pub imported: usize,
+    /// Sources, entries and recordings that could not be imported (each told).
+    pub failed: usize,
+    /// Recordings imported without lines too long to read.
+    pub lossy: usize,
 }
 
-/// What an import did.
-#[derive(Debug)]
-pub struct Imported {
-    /// The format read.
-    pub format: Format,
-    /// The trace written, when a file.
-    pub path: Option<PathBuf>,
-    /// Messages and events written.
-    pub items: u64,
-    /// Source lines that could not be converted (each also an event in the trace).
-    pub problems: Vec<Problem>,
-    /// Source lines too long to hold ([`reel_trace::reader::MAX_LINE`]): lost, each marked
-    /// in the trace by a `reel.gap` event.
-    pub too_long: Vec<LostLine>,
-    /// What this file lacks or holds wrong, beyond the format's limits.
-    pub warnings: Vec<String>,
+/// Why [`import_all`] stopped before its end.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportStop {
+    /// The only source gives nothing to import.
+    #[error(transparent)]
+    Source(SourceError),
+    /// A source holds several recordings, and `-o` or `--name` name one trace.
+    #[error(
+        "{} holds {recordings} recordings: -o and --name name one trace; use --dir",
+        shown(path)
+    )]
+    OneTrace {
+        /// The source.
+        path: PathBuf,
+        /// How many recordings it holds.
+        recordings: usize,
+    },
+    /// A trace cannot be created or written ([`ImportError::Target`],
+    /// [`ImportError::Write`]).
+    #[error(transparent)]
+    Create(ImportError),
+    /// The only recording cannot be imported.
+    #[error(transparent)]
+    Recording(ImportError),
 }
 
-/// A source line too long to hold, read past and lost; shown as where, how long, the
-/// limit, and where the trace marks it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LostLine {
-    /// Its 1-based number in the source.
-    pub line: u64,
-    /// Its length in bytes.
-    pub bytes: u64,
-}
-
-impl std::fmt::Display for LostLine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "line {}: {} bytes, over the {} GiB a line may have: read past, not converted \
-             (a reel.gap event marks its place)",
-            self.line,
-            self.bytes,
-            reel_trace::reader::MAX_LINE >> 30
-        )
-    }
-}
-
-/// Where the trace goes, once its start is known.
-pub enum Output<'a> {
-    /// A new file in this directory, named from the label and the source's start.
-    Dir(&'a Path),
-    /// Exactly this file (not overwritten).
-    File(&'a Path),
-}
-
-/// Imports `found` as a trace labelled `label`.
-pub fn import(
-    found: &Found,
-    label: &str,
-    output: Output<'_>,
+/// Imports every recording of `options.sources`, redacted by `redactor`, telling `on`
+/// what happens as it happens (see the module's documentation).
+pub fn import_all(
+    options: &ImportOptions<'_>,
     redactor: &Redactor,
-) -> Result<Imported, ImportError> {
-    let src = &found.path;
-    let format = found.format;
-    let read_err = |source| ImportError::Read {
+    on: &mut dyn FnMut(ImportEvent<'_>),
+) -> Result<ImportOutcome, ImportStop> {
+    let several = options.sources.len() > 1;
+    let mut outcome = ImportOutcome::default();
+    let mut told: Vec<Format> = Vec::new();
+    for src in options.sources {
+        let found = match recordings_in(src, options.from, on, &mut outcome) {
+            Ok(found) => found,
+            // With several sources, one that cannot be read is said and the rest imported.
+            Err(e) if several => {
+                on(ImportEvent::SourceFailed(&e));
+                outcome.failed += 1;
+                continue;
+            }
+            Err(e) => return Err(ImportStop::Source(e)),
+        };
+        if found.len() > 1 && options.names_one_trace() {
+            return Err(ImportStop::OneTrace {
+                path: src.clone(),
+                recordings: found.len(),
+            });
+        }
+        let many = found.len() > 1 || several;
+        for f in &found {
+            let label = options.name.unwrap_or(&f.label);
+            let done = match import(f, label, options.output, redactor) {
+                Ok(done) => done,
+                Err(e @ (ImportError::Target(_) | ImportError::Write { .. })) => {
+                    return Err(ImportStop::Create(e));
+                }
+                // One recording of several that cannot be read: said, and the others
+                // imported all the same.
+                Err(e) if many => {
+                    on(ImportEvent::RecordingFailed(&e));
+                    outcome.failed += 1;
+                    continue;
+                }
+                Err(e) => return Err(ImportStop::Recording(e)),
+            };
+            let first_of_format = !told.contains(&done.format);
+            if first_of_format {
+                told.push(done.format);
+            }
+            on(ImportEvent::Imported {
+                found: f,
+                imported: &done,
+                first_of_format,
+            });
+            if !done.too_long.is_empty() {
+                outcome.lossy += 1;
+            }
+            outcome.imported += 1;
+        }
+    }
+    Ok(outcome)
+}
+
+/// The recordings `src` holds; its entries that cannot be read are told and counted as
+/// failed. A source with none is an error, unless an unreadable entry explains it.
+fn recordings_in(
+    src: &Path,
+    from: Option<Format>,
+    on: &mut dyn FnMut(ImportEvent<'_>),
+    outcome: &mut ImportOutcome,
+) -> Result<Vec<Found>, SourceError> {
+    let discovery = discover(src, from).map_err(|source| SourceError::Unreadable {
         path: src.to_owned(),
         source,
-    };
-    let converted = match convert(found) {
-        Ok(c) => c,
-        Err(ConvertError::Io(e)) => return Err(read_err(e)),
-        Err(ConvertError::Empty) => {
-            return Err(ImportError::Empty {
-                path: src.to_owned(),
-            });
-        }
-        Err(e) => {
-            return Err(ImportError::Invalid {
-                path: src.to_owned(),
-                format,
-                reason: e.to_string(),
-            });
-        }
-    };
-    let Converted {
-        kind,
-        transport,
-        started,
-        facts,
-        warnings,
-        items,
-    } = converted;
-    let facts_session = facts
-        .get("session_id")
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_owned);
-    let target = match output {
-        Output::Dir(d) => TraceTarget::create_started(d, label, started)?,
-        Output::File(p) => TraceTarget::create_file(p, started)?,
-    };
-    let name = target.name();
-    let write_err = |source| ImportError::Write {
-        trace: name.clone(),
-        source,
-    };
-    // The server command, where the source names it (redacted as a recording's is).
-    let command = server_command(&facts);
-    let mut meta = reel_meta(label, &command, kind, "stdio", redactor);
-    meta.started_at = Some(started.to_iso().as_str().to_owned());
-    meta.source = Some(format.name().to_owned());
-    meta.transport = transport.clone();
-    let mut imported = serde_json::Map::new();
-    imported.insert("format".into(), format.name().into());
-    imported.insert(
-        "file".into(),
-        src.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .into(),
-    );
-    imported.insert("limits".into(), format.limits().into());
-    if !warnings.is_empty() {
-        imported.insert("warnings".into(), warnings.clone().into());
+    })?;
+    for (path, error) in &discovery.unreadable {
+        on(ImportEvent::Unreadable { path, error });
+        outcome.failed += 1;
     }
-    for (k, v) in facts {
-        imported.entry(k).or_insert(v);
+    if !discovery.found.is_empty() || !discovery.unreadable.is_empty() {
+        return Ok(discovery.found);
     }
-    // What the source says of itself is as raw as its messages.
-    let imported = serde_json::Value::Object(imported).to_string();
-    let imported =
-        serde_json::from_str(&redactor.redact_json(&imported)).unwrap_or(serde_json::Value::Null);
-    meta.extra.insert("imported".into(), imported);
-    let (writer, path) = target.open(&meta)?;
-    let mut rec = LineRecorder::new(writer, redactor.clone());
-    let mut out = Imported {
-        format,
-        path,
-        items: 0,
-        problems: Vec::new(),
-        too_long: Vec::new(),
-        warnings,
-    };
-    let mut sessions = (transport.as_deref() == Some("http")).then(|| HttpSessions {
-        id: facts_session.clone(),
-        open: None,
-    });
-    let mut last = started;
-    for item in items {
-        let item = match item {
-            Ok(item) => item,
-            Err(Fault::Io(e)) => return Err(read_err(e)),
-            Err(Fault::TooLong { line, bytes }) => {
-                // Nothing of it can be kept: the trace says where and how much.
-                rec.gap(last, 1, bytes).map_err(write_err)?;
-                out.too_long.push(LostLine { line, bytes });
-                continue;
-            }
-            Err(Fault::Bad(p, bytes)) => {
-                // Kept, redacted, as what it was: a part reel could not read.
-                rec.event(kinds::NONJSON, None, last, &bytes, Eol::Lf, Tags::default())
-                    .map_err(write_err)?;
-                out.problems.push(p);
-                continue;
-            }
-        };
-        let t = item.t();
-        last = last.max(t);
-        record_item(&mut rec, sessions.as_mut(), t, item).map_err(write_err)?;
-        out.items += 1;
-    }
-    rec.finish(Ending::Reason("imported".into()), last)
-        .map_err(write_err)?;
-    if out.items == 0 && out.problems.is_empty() && out.too_long.is_empty() {
-        // A file that only looks like the format: no trace of nothing is left behind.
-        if let Some(p) = &out.path {
-            let _ = std::fs::remove_file(p);
-        }
-        return Err(ImportError::Empty {
-            path: src.to_owned(),
-        });
-    }
-    Ok(out)
-}
-
-/// Writes one converted item: a message (in parts when it is too large to copy), an
-/// event, or a turn, each redacted on the way.
-fn record_item<W: io::Write>(
-    rec: &mut LineRecorder<W>,
-    sessions: Option<&mut HttpSessions>,
-    t: Timestamp,
-    item: Item,
-) -> io::Result<()> {
-    let session_of =
-        |session: Option<String>, dir, raw: &str, sessions: Option<&mut HttpSessions>| match (
-            session, sessions,
-        ) {
-            (None, Some(s)) => Some(s.of(dir, raw).to_owned()),
-            (session, _) => session,
-        };
-    match item {
-        Item::Message {
-            dir, raw, session, ..
-        } => {
-            let session = session_of(session, dir, &raw, sessions);
-            let tags = Tags {
-                session: session.as_deref(),
-                ..Tags::default()
-            };
-            rec.message(t, dir, raw.as_bytes(), Eol::Lf, tags)
-        }
-        Item::Large(large) => {
-            let Item::Message {
-                dir, raw, session, ..
-            } = &*large.item
-            else {
-                // An event's payload is written whole: copied.
-                return record_item(rec, sessions, t, large.into_item());
-            };
-            let session = session_of(session.clone(), *dir, raw, sessions);
-            let tags = Tags {
-                session: session.as_deref(),
-                ..Tags::default()
-            };
-            rec.message_in_parts(t, *dir, raw, |text| large.holes_in(text), tags)
-        }
-        Item::Event {
-            kind, raw, session, ..
-        } => {
-            let redacted = rec.redactor().redact_json(&raw).into_owned();
-            let value =
-                serde_json::value::RawValue::from_string(redacted).map_err(io::Error::other)?;
-            let mut e = EventLine::new(t, &kind);
-            e.raw = Some(&value);
-            if let Some(s) = &session {
-                e.fields.insert("session".into(), s.clone().into());
-            }
-            rec.write_event(&e)
-        }
-        Item::Turn { mut turn, .. } => {
-            turn.t = Some(t.to_iso().as_str().to_owned());
-            rec.turn(&turn)
-        }
-    }
-}
-
-/// The sessions of an HTTP recording whose format keeps none per message: what came
-/// before the client's `initialize` (a refused `server/discover` probe, or all of a
-/// 2026-07-28 session, which has no session) is connection traffic, `reel:conn-1`, as
-/// `reel rec --url` writes it; from `initialize` on, the session the file names (or
-/// `imported`). So `reel play --listen` serves each era as it was recorded.
-struct HttpSessions {
-    id: Option<String>,
-    open: Option<String>,
-}
-
-impl HttpSessions {
-    fn of(&mut self, dir: reel_trace::line::Dir, raw: &str) -> &str {
-        if self.open.is_none()
-            && dir == reel_trace::line::Dir::In
-            && reel_trace::jsonrpc::Envelope::parse(raw)
-                .is_some_and(|e| e.method.as_deref() == Some("initialize"))
-        {
-            self.open = Some(self.id.clone().unwrap_or_else(|| "imported".to_owned()));
-        }
-        self.open.as_deref().unwrap_or("reel:conn-1")
-    }
-}
-
-/// The server command a source names: `server_command` as a list of words, or as one
-/// word with its `server_args` (agent-vcr); nothing otherwise.
-fn server_command(facts: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
-    use serde_json::Value;
-    let words = |v: &Value| -> Option<Vec<String>> {
-        v.as_array()?
-            .iter()
-            .map(|w| w.as_str().map(str::to_owned))
-            .collect()
-    };
-    match facts.get("server_command") {
-        Some(Value::Array(_)) => facts
-            .get("server_command")
-            .and_then(words)
-            .unwrap_or_default(),
-        Some(Value::String(program)) => {
-            let mut command = vec![program.clone()];
-            command.extend(facts.get("server_args").and_then(words).unwrap_or_default());
-            command
-        }
-        _ => Vec::new(),
-    }
+    let path = src.to_owned();
+    Err(if src.is_dir() {
+        SourceError::NoRecording { path }
+    } else if from.is_some() || !src.is_file() {
+        SourceError::NotAFile { path }
+    } else {
+        SourceError::Unknown(ImportError::Unknown { path })
+    })
 }

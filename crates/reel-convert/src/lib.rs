@@ -26,6 +26,7 @@ pub mod agent_vcr;
 pub mod cassette;
 pub mod claude;
 mod export;
+pub mod export_trace;
 pub mod import;
 pub mod large;
 mod lines;
@@ -118,6 +119,12 @@ impl Format {
         Format::McpVcr,
         Format::Mmsp,
     ];
+
+    /// True when the format is written as files of its own (mcptape, MMSP) rather than
+    /// as one stream.
+    pub fn writes_files(self) -> bool {
+        matches!(self, Format::Mcptape | Format::Mmsp)
+    }
 
     /// Other names the format answers to: `reel export` once said `cassette` and `vcr`
     /// where `import --from` said `mcp-cassette` and `mcp-vcr`; both still work.

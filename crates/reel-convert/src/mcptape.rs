@@ -232,16 +232,39 @@ impl Converter {
             _ => return Err(problem("`payload` is not a JSON object".into())),
         };
         let message = rebuild(&kind, id.as_ref(), payload).map_err(problem)?;
+        let wall_ms = m.get("wall_ms").and_then(Value::as_f64);
+        let t = self.message_time(&kind, from_client, own_time, &message, wall_ms);
+        self.last = self.last.max(t);
+        let raw = serde_json::to_string(&Value::Object(message))
+            .map_err(|e| problem(format!("cannot write the message: {e}")))?;
+        Ok(Some(Item::Message {
+            t,
+            dir,
+            raw,
+            session: None,
+        }))
+    }
+
+    /// When a message was sent: the line's own time; for an answer without one, its
+    /// request's time plus `wall_ms` (else no earlier than the last line). A request's
+    /// time is kept for its answer.
+    fn message_time(
+        &mut self,
+        kind: &str,
+        from_client: bool,
+        own_time: Option<Timestamp>,
+        message: &Map<String, Value>,
+        wall_ms: Option<f64>,
+    ) -> Timestamp {
         let key = |requester_is_client: bool| {
             message
                 .get("id")
                 .map(|id| (requester_is_client, id.to_string()))
         };
-        let t = match kind.as_str() {
+        match kind {
             "response" | "error" => {
                 let sent = key(!from_client).and_then(|k| self.open.remove(&k));
-                let wall = m.get("wall_ms").and_then(Value::as_f64);
-                match (own_time, sent, wall) {
+                match (own_time, sent, wall_ms) {
                     (Some(t), _, _) => t,
                     (None, Some(s), Some(w)) if w >= 0.0 => after_ms(s, w),
                     (None, Some(s), _) => s.max(self.last),
@@ -257,16 +280,7 @@ impl Converter {
                 }
                 t
             }
-        };
-        self.last = self.last.max(t);
-        let raw = serde_json::to_string(&Value::Object(message))
-            .map_err(|e| problem(format!("cannot write the message: {e}")))?;
-        Ok(Some(Item::Message {
-            t,
-            dir,
-            raw,
-            session: None,
-        }))
+        }
     }
 }
 
@@ -428,51 +442,8 @@ impl RunWriter {
         let payload = Value::Object(msg);
         l.push_str(&format!(",\"payload\":{payload}"));
         match kind {
-            "request" => {
-                let method = method.unwrap_or_default();
-                // Asked for in `initialize`, or (2026-07-28) named in each request's
-                // `_meta`; an `initialize` answer overrides either.
-                let asked = if method == "initialize" {
-                    payload.pointer("/params/protocolVersion")
-                } else {
-                    payload
-                        .get("params")
-                        .and_then(|p| p.get("_meta"))
-                        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-                };
-                if self.protocol.is_none()
-                    && let Some(v) = asked.and_then(Value::as_str)
-                {
-                    self.protocol = Some(v.to_owned());
-                }
-                let params = payload.get("params").cloned().unwrap_or(Value::Null);
-                if let Some(id) = &id {
-                    self.open
-                        .insert((from_client, id.to_string()), (method, params, t));
-                }
-            }
-            "response" => {
-                let key = (
-                    !from_client,
-                    id.as_ref().map(Value::to_string).unwrap_or_default(),
-                );
-                if let Some((method, params, sent)) = self.open.remove(&key) {
-                    if method == "initialize"
-                        && let Some(v) = payload
-                            .pointer("/result/protocolVersion")
-                            .and_then(Value::as_str)
-                    {
-                        self.protocol = Some(v.to_owned());
-                    }
-                    l.push_str(&format!(",\"for_method\":{}", Value::from(method)));
-                    if !params.is_null() {
-                        l.push_str(&format!(",\"for_params\":{params}"));
-                    }
-                    if let (Some(s), Some(t)) = (sent, t) {
-                        l.push_str(&format!(",\"wall_ms\":{}", (t.0 - s.0).max(0)));
-                    }
-                }
-            }
+            "request" => self.open_request(from_client, id.as_ref(), method, &payload, t),
+            "response" => self.answer(from_client, id.as_ref(), &payload, t, &mut l),
             _ => {}
         }
         l.push('}');
@@ -483,6 +454,69 @@ impl RunWriter {
             .entry(if from_client { "c2s" } else { "s2c" })
             .or_default() += 1;
         Some(l)
+    }
+
+    /// A request: the protocol version it asks for, if none is known yet, and the
+    /// request kept for its answer.
+    fn open_request(
+        &mut self,
+        from_client: bool,
+        id: Option<&Value>,
+        method: Option<String>,
+        payload: &Value,
+        t: Option<Timestamp>,
+    ) {
+        let method = method.unwrap_or_default();
+        // Asked for in `initialize`, or (2026-07-28) named in each request's
+        // `_meta`; an `initialize` answer overrides either.
+        let asked = if method == "initialize" {
+            payload.pointer("/params/protocolVersion")
+        } else {
+            payload
+                .get("params")
+                .and_then(|p| p.get("_meta"))
+                .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        };
+        if self.protocol.is_none()
+            && let Some(v) = asked.and_then(Value::as_str)
+        {
+            self.protocol = Some(v.to_owned());
+        }
+        let params = payload.get("params").cloned().unwrap_or(Value::Null);
+        if let Some(id) = id {
+            self.open
+                .insert((from_client, id.to_string()), (method, params, t));
+        }
+    }
+
+    /// A response: its request's method, params and the time between them added to
+    /// line `l`; an `initialize` answer's protocol version taken.
+    fn answer(
+        &mut self,
+        from_client: bool,
+        id: Option<&Value>,
+        payload: &Value,
+        t: Option<Timestamp>,
+        l: &mut String,
+    ) {
+        let key = (!from_client, id.map(Value::to_string).unwrap_or_default());
+        let Some((method, params, sent)) = self.open.remove(&key) else {
+            return;
+        };
+        if method == "initialize"
+            && let Some(v) = payload
+                .pointer("/result/protocolVersion")
+                .and_then(Value::as_str)
+        {
+            self.protocol = Some(v.to_owned());
+        }
+        l.push_str(&format!(",\"for_method\":{}", Value::from(method)));
+        if !params.is_null() {
+            l.push_str(&format!(",\"for_params\":{params}"));
+        }
+        if let (Some(s), Some(t)) = (sent, t) {
+            l.push_str(&format!(",\"wall_ms\":{}", (t.0 - s.0).max(0)));
+        }
     }
 
     fn meta(&self) -> Value {

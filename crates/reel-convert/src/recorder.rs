@@ -96,43 +96,16 @@ pub fn convert(path: &Path) -> Result<Converted, ConvertError> {
 
 /// Converts a cassette held in memory.
 pub fn convert_bytes(doc: &[u8]) -> Result<Converted, ConvertError> {
-    let invalid = ConvertError::Invalid;
-    let members: BTreeMap<String, &RawValue> = serde_json::from_slice(doc)
-        .map_err(|e| invalid(format!("not an mcp-recorder cassette (a JSON object): {e}")))?;
-    let version = match members
-        .get("version")
-        .map(|r| serde_json::from_str::<Value>(r.get()))
-    {
-        None => "1.0".to_owned(),
-        Some(Ok(Value::String(s))) => s,
-        Some(Ok(v)) => return Err(invalid(format!("`version` is {v}, not a string"))),
-        Some(Err(e)) => return Err(invalid(format!("`version`: {e}"))),
-    };
-    if version.split('.').next() != Some(MAJOR) {
-        return Err(invalid(format!(
-            "cassette version {version:?}: reel reads mcp-recorder cassettes of version 1.x"
-        )));
-    }
+    let members: BTreeMap<String, &RawValue> = serde_json::from_slice(doc).map_err(|e| {
+        ConvertError::Invalid(format!("not an mcp-recorder cassette (a JSON object): {e}"))
+    })?;
+    let version = version_of(&members)?;
     let metadata: Map<String, Value> = match members.get("metadata") {
         None => Map::new(),
         Some(r) => serde_json::from_str(r.get())
-            .map_err(|e| invalid(format!("`metadata` is not an object: {e}")))?,
+            .map_err(|e| ConvertError::Invalid(format!("`metadata` is not an object: {e}")))?,
     };
-    let started = match metadata.get("recorded_at") {
-        Some(Value::String(s)) => parse_time(s)
-            .map(|(t, _)| t)
-            .ok_or_else(|| invalid(format!("`metadata.recorded_at` {s:?} is not a date-time")))?,
-        None | Some(Value::Null) => {
-            return Err(invalid(
-                "no `metadata.recorded_at`: mcp-recorder writes it in every cassette".into(),
-            ));
-        }
-        Some(v) => {
-            return Err(invalid(format!(
-                "`metadata.recorded_at` is {v}, not a date-time"
-            )));
-        }
-    };
+    let started = recorded_at(&metadata)?;
     let transport = match metadata.get("transport_type").and_then(Value::as_str) {
         Some("http" | "streamable-http" | "streamable_http") => Some("http".to_owned()),
         Some("stdio") => Some("stdio".to_owned()),
@@ -140,28 +113,14 @@ pub fn convert_bytes(doc: &[u8]) -> Result<Converted, ConvertError> {
     };
     let interactions: Vec<&RawValue> = match members.get("interactions") {
         None => return Err(ConvertError::Empty),
-        Some(r) => serde_json::from_str(r.get())
-            .map_err(|e| invalid(format!("`interactions` is not a list of interactions: {e}")))?,
+        Some(r) => serde_json::from_str(r.get()).map_err(|e| {
+            ConvertError::Invalid(format!("`interactions` is not a list of interactions: {e}"))
+        })?,
     };
     if interactions.is_empty() {
         return Err(ConvertError::Empty);
     }
-    let mut facts = Map::new();
-    facts.insert("version".into(), version.into());
-    for name in [
-        "server_url",
-        "transport_type",
-        "protocol_version",
-        "server_info",
-    ] {
-        match metadata.get(name) {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) if s.is_empty() => {}
-            Some(v) => {
-                facts.insert(name.into(), v.clone());
-            }
-        }
-    }
+    let facts = facts(version, &metadata);
 
     let mut conv = Conversion {
         clock: started,
@@ -186,6 +145,63 @@ pub fn convert_bytes(doc: &[u8]) -> Result<Converted, ConvertError> {
         warnings,
         items: Box::new(conv.items.into_iter()),
     })
+}
+
+/// The cassette's `version`, one of the major version reel reads ("1.0" when missing).
+fn version_of(members: &BTreeMap<String, &RawValue>) -> Result<String, ConvertError> {
+    let invalid = ConvertError::Invalid;
+    let version = match members
+        .get("version")
+        .map(|r| serde_json::from_str::<Value>(r.get()))
+    {
+        None => "1.0".to_owned(),
+        Some(Ok(Value::String(s))) => s,
+        Some(Ok(v)) => return Err(invalid(format!("`version` is {v}, not a string"))),
+        Some(Err(e)) => return Err(invalid(format!("`version`: {e}"))),
+    };
+    if version.split('.').next() != Some(MAJOR) {
+        return Err(invalid(format!(
+            "cassette version {version:?}: reel reads mcp-recorder cassettes of version 1.x"
+        )));
+    }
+    Ok(version)
+}
+
+/// `metadata.recorded_at`, which every cassette has: the start.
+fn recorded_at(metadata: &Map<String, Value>) -> Result<Timestamp, ConvertError> {
+    let invalid = ConvertError::Invalid;
+    match metadata.get("recorded_at") {
+        Some(Value::String(s)) => parse_time(s)
+            .map(|(t, _)| t)
+            .ok_or_else(|| invalid(format!("`metadata.recorded_at` {s:?} is not a date-time"))),
+        None | Some(Value::Null) => Err(invalid(
+            "no `metadata.recorded_at`: mcp-recorder writes it in every cassette".into(),
+        )),
+        Some(v) => Err(invalid(format!(
+            "`metadata.recorded_at` is {v}, not a date-time"
+        ))),
+    }
+}
+
+/// What the cassette says of itself: its version and the metadata that is not empty.
+fn facts(version: String, metadata: &Map<String, Value>) -> Map<String, Value> {
+    let mut facts = Map::new();
+    facts.insert("version".into(), version.into());
+    for name in [
+        "server_url",
+        "transport_type",
+        "protocol_version",
+        "server_info",
+    ] {
+        match metadata.get(name) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s.is_empty() => {}
+            Some(v) => {
+                facts.insert(name.into(), v.clone());
+            }
+        }
+    }
+    facts
 }
 
 /// The conversion under way: the derived clock, the items, and what went unanswered.
@@ -244,8 +260,7 @@ impl Conversion {
         };
         let sent = self.clock;
         let answered = after_ms(sent, latency);
-        let ty = i.ty.as_deref();
-        match ty {
+        match i.ty.as_deref() {
             Some("lifecycle") => {
                 let event = serde_json::json!({
                     "http_method": i.http_method,
@@ -260,66 +275,9 @@ impl Conversion {
                     session: None,
                 }));
             }
-            Some("notification" | "jsonrpc_request") => {
-                let request = object(i.request).ok_or_else(|| {
-                    problem(format!(
-                        "a `{}` interaction whose `request` is not a JSON-RPC object \
-                         (mcp-recorder keeps none of a batch)",
-                        ty.unwrap_or_default()
-                    ))
-                })?;
-                let req: Shape = serde_json::from_str(request)
-                    .map_err(|e| problem(format!("`request`: {e}")))?;
-                let response = match i.response {
-                    None => None,
-                    Some(r) => Some(
-                        object(Some(r))
-                            .ok_or_else(|| problem("`response` is not a JSON object".into()))?,
-                    ),
-                };
-                let resp = response
-                    .map(serde_json::from_str::<Shape>)
-                    .transpose()
-                    .map_err(|e| problem(format!("`response`: {e}")))?;
-                if let (Some(r), Some(shape)) = (response, &resp)
-                    && shape.method.is_none()
-                    && shape.id.is_none()
-                {
-                    // Not JSON-RPC: an error body of the proxy or the server.
-                    return Err(Problem {
-                        line,
-                        reason: format!(
-                            "`response` is not a JSON-RPC message (HTTP {}): {}",
-                            i.response_status.unwrap_or(0),
-                            r.chars().take(80).collect::<String>()
-                        ),
-                    });
-                }
-                self.message(sent, Dir::In, request);
-                let method = text(req.method.as_ref());
-                // Only a request waits for an answer: a client's response to the
-                // server's own request is POSTed with an id too.
-                let id = req.id.clone().filter(|_| req.method.is_some());
-                match (response, resp) {
-                    (Some(r), Some(shape)) => {
-                        self.message(answered, Dir::Out, r);
-                        let answers = shape.method.is_none() && shape.id == id;
-                        if let (Some(id), false) = (&id, answers) {
-                            let instead = match (&shape.method, &shape.id) {
-                                (Some(m), _) => text(Some(m)),
-                                (None, Some(other)) => format!("response to id {other}"),
-                                (None, None) => "message".to_owned(),
-                            };
-                            self.lost.push((method, id.to_string(), instead));
-                        }
-                    }
-                    _ => {
-                        if let Some(id) = &id {
-                            self.unanswered
-                                .push((method, id.to_string(), i.response_status));
-                        }
-                    }
-                }
+            Some(ty @ ("notification" | "jsonrpc_request")) => {
+                let exchange = Exchange::read(line, ty, &i)?;
+                self.exchange(exchange, sent, answered, i.response_status);
             }
             other => {
                 return Err(problem(format!(
@@ -330,6 +288,41 @@ impl Conversion {
         }
         self.clock = answered;
         Ok(())
+    }
+
+    /// A client message and the server message stored with it; a request whose answer
+    /// is not that message is noted as lost, or as unanswered when there is none.
+    fn exchange(
+        &mut self,
+        ex: Exchange<'_>,
+        sent: Timestamp,
+        answered: Timestamp,
+        status: Option<i64>,
+    ) {
+        self.message(sent, Dir::In, ex.request);
+        let method = text(ex.req.method.as_ref());
+        // Only a request waits for an answer: a client's response to the
+        // server's own request is POSTed with an id too.
+        let id = ex.req.id.clone().filter(|_| ex.req.method.is_some());
+        match ex.response {
+            Some((r, shape)) => {
+                self.message(answered, Dir::Out, r);
+                let answers = shape.method.is_none() && shape.id == id;
+                if let (Some(id), false) = (&id, answers) {
+                    let instead = match (&shape.method, &shape.id) {
+                        (Some(m), _) => text(Some(m)),
+                        (None, Some(other)) => format!("response to id {other}"),
+                        (None, None) => "message".to_owned(),
+                    };
+                    self.lost.push((method, id.to_string(), instead));
+                }
+            }
+            None => {
+                if let Some(id) = &id {
+                    self.unanswered.push((method, id.to_string(), status));
+                }
+            }
+        }
     }
 
     fn message(&mut self, t: Timestamp, dir: Dir, raw: &str) {
@@ -343,6 +336,56 @@ impl Conversion {
 }
 
 /// The text of `raw` when it is a JSON object.
+/// The messages of a `jsonrpc_request` or `notification` interaction, read.
+struct Exchange<'a> {
+    /// The client's message.
+    request: &'a str,
+    /// Its method and id.
+    req: Shape,
+    /// The server's message stored with it, and its method and id.
+    response: Option<(&'a str, Shape)>,
+}
+
+impl<'a> Exchange<'a> {
+    /// Reads interaction `i` of type `ty` (at `line`): a request that is a JSON-RPC
+    /// object and a response, if any, that is JSON-RPC too.
+    fn read(line: u64, ty: &str, i: &Interaction<'a>) -> Result<Exchange<'a>, Problem> {
+        let problem = |reason: String| Problem { line, reason };
+        let request = object(i.request).ok_or_else(|| {
+            problem(format!(
+                "a `{ty}` interaction whose `request` is not a JSON-RPC object \
+                 (mcp-recorder keeps none of a batch)"
+            ))
+        })?;
+        let req: Shape =
+            serde_json::from_str(request).map_err(|e| problem(format!("`request`: {e}")))?;
+        let Some(r) = i.response else {
+            return Ok(Exchange {
+                request,
+                req,
+                response: None,
+            });
+        };
+        let response =
+            object(Some(r)).ok_or_else(|| problem("`response` is not a JSON object".into()))?;
+        let shape: Shape =
+            serde_json::from_str(response).map_err(|e| problem(format!("`response`: {e}")))?;
+        if shape.method.is_none() && shape.id.is_none() {
+            // Not JSON-RPC: an error body of the proxy or the server.
+            return Err(problem(format!(
+                "`response` is not a JSON-RPC message (HTTP {}): {}",
+                i.response_status.unwrap_or(0),
+                response.chars().take(80).collect::<String>()
+            )));
+        }
+        Ok(Exchange {
+            request,
+            req,
+            response: Some((response, shape)),
+        })
+    }
+}
+
 fn object(raw: Option<&RawValue>) -> Option<&str> {
     raw.map(RawValue::get).filter(|r| r.starts_with('{'))
 }

@@ -28,8 +28,9 @@
 use std::collections::HashMap;
 
 mod anchors;
+mod node;
 
-use anchors::{Content, Node};
+use node::{Content, Node};
 
 /// How deeply collections may nest in a YAML document reel reads: the YAML parser's
 /// own limit. The transcripts reel reads nest about as deep as their JSON payloads (a
@@ -316,73 +317,14 @@ impl<'a> Walk<'a> {
             self.key_allowed = true;
             self.skip();
             self.check_depth()?;
-        } else if c == b']' || c == b'}' {
-            self.content(Content::Other);
-            if self.flow == 0 {
-                self.key = None;
-            }
-            self.flow = self.flow.saturating_sub(1);
-            self.key_allowed = false;
-            self.skip();
-            self.end_flow_nodes();
-        } else if c == b',' {
-            self.content(Content::Other);
-            if self.flow == 0 {
-                self.key = None;
-            }
-            self.key_allowed = true;
-            self.skip();
-        } else if c == b'-' && next_blankz {
-            self.content(Content::Other);
-            if self.flow == 0 {
-                self.roll(self.column as i64)?;
-                self.key = None;
-            }
-            self.key_allowed = true;
-            self.skip();
-        } else if c == b'?' && (self.flow > 0 || next_blankz) {
-            self.content(Content::Other);
-            if self.flow == 0 {
-                self.roll(self.column as i64)?;
-                self.key = None;
-            }
-            self.key_allowed = self.flow == 0;
-            self.skip();
-        } else if c == b':' && (self.flow > 0 || next_blankz) {
-            self.content(Content::Other);
-            if self.flow == 0 {
-                match self.key.take() {
-                    Some(k) => {
-                        self.roll(k.column as i64)?;
-                        self.key_allowed = false;
-                    }
-                    None => {
-                        self.roll(self.column as i64)?;
-                        self.key_allowed = true;
-                    }
-                }
-            } else {
-                self.key_allowed = false;
-            }
-            self.skip();
+        } else if matches!(c, b']' | b'}' | b',') {
+            self.flow_end_or_entry(c);
+        } else if (c == b'-' && next_blankz)
+            || (matches!(c, b'?' | b':') && (self.flow > 0 || next_blankz))
+        {
+            self.indicator(c)?;
         } else if c == b'*' || c == b'&' {
-            self.save_key();
-            if c == b'*' {
-                self.content(Content::Scalar);
-            }
-            self.key_allowed = false;
-            let line = self.line;
-            self.skip();
-            let start = self.pos;
-            while self.at(0).is_ascii_alphanumeric() || matches!(self.at(0), b'_' | b'-') {
-                self.skip();
-            }
-            let name = &self.b[start..self.pos];
-            if c == b'*' {
-                self.alias(name, line)?;
-            } else {
-                self.anchor(name, line);
-            }
+            self.alias_or_anchor(c)?;
         } else if c == b'!' {
             self.save_key();
             self.key_allowed = false;
@@ -408,6 +350,74 @@ impl<'a> Walk<'a> {
         }
         self.end_token_nodes();
         Ok(())
+    }
+
+    /// `]` or `}`, which close a flow collection, or `,` between its entries.
+    fn flow_end_or_entry(&mut self, c: u8) {
+        self.content(Content::Other);
+        if self.flow == 0 {
+            self.key = None;
+        }
+        if c == b',' {
+            self.key_allowed = true;
+            self.skip();
+        } else {
+            self.flow = self.flow.saturating_sub(1);
+            self.key_allowed = false;
+            self.skip();
+            self.end_flow_nodes();
+        }
+    }
+
+    /// `-` (a block sequence entry), `?` (a complex key) or `:` (a value) as an
+    /// indicator; in block context each may open a collection at its column (a value,
+    /// at its simple key's).
+    fn indicator(&mut self, c: u8) -> Result<(), YamlLimitError> {
+        self.content(Content::Other);
+        match c {
+            b':' if self.flow == 0 => match self.key.take() {
+                Some(k) => {
+                    self.roll(k.column as i64)?;
+                    self.key_allowed = false;
+                }
+                None => {
+                    self.roll(self.column as i64)?;
+                    self.key_allowed = true;
+                }
+            },
+            b':' => self.key_allowed = false,
+            _ => {
+                if self.flow == 0 {
+                    self.roll(self.column as i64)?;
+                    self.key = None;
+                }
+                self.key_allowed = c == b'-' || self.flow == 0;
+            }
+        }
+        self.skip();
+        Ok(())
+    }
+
+    /// `*name` (an alias, counted as its node's size) or `&name` (an anchor).
+    fn alias_or_anchor(&mut self, c: u8) -> Result<(), YamlLimitError> {
+        self.save_key();
+        if c == b'*' {
+            self.content(Content::Scalar);
+        }
+        self.key_allowed = false;
+        let line = self.line;
+        self.skip();
+        let start = self.pos;
+        while self.at(0).is_ascii_alphanumeric() || matches!(self.at(0), b'_' | b'-') {
+            self.skip();
+        }
+        let name = &self.b[start..self.pos];
+        if c == b'*' {
+            self.alias(name, line)
+        } else {
+            self.anchor(name, line);
+            Ok(())
+        }
     }
 
     fn plain_starts(&self) -> bool {

@@ -1,7 +1,17 @@
 //! A session's files: its sub-agent files found, and all of them streamed and merged in
 //! time order.
 
-use super::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::turns::Converter;
+use crate::{Entry, Fault, Item, Lines, read_lines};
+use reel_trace::Timestamp;
+
+/// How deep below `<session-id>/subagents/` sub-agent files are looked for.
+const SUBAGENT_DEPTH: usize = 3;
 
 /// The sub-agent files of the session at `path` (none for a sub-agent file itself).
 pub(super) fn subagent_files(path: &Path, session_id: Option<&str>) -> Vec<PathBuf> {

@@ -1,4 +1,7 @@
 use super::*;
+use crate::Item;
+use reel_trace::Timestamp;
+use reel_trace::line::{Block, Turn};
 
 const T0: &str = "2026-03-01T10:00:00.000Z";
 

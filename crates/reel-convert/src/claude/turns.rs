@@ -1,7 +1,17 @@
 //! One file's lines as turns: assistant lines merged by `message.id`, user lines with
 //! their tool results, markers for the lines that are about the session.
 
-use super::*;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use serde_json::{Map, Value};
+
+use super::survey::{line_time, message_id};
+use crate::{Item, Problem};
+use reel_trace::Timestamp;
+use reel_trace::line::{Block, Timing, Turn, Usage};
+
+/// The `source` tag of every converted turn, as mcp-tape's importer writes it.
+pub const SOURCE: &str = "cc";
 
 /// An assistant message being merged.
 #[derive(Debug)]
@@ -49,7 +59,7 @@ impl Converter {
         }
     }
 
-    /// The split messages a [`Survey`] found: each is held until its last line.
+    /// The split messages a [`Survey`](super::Survey) found: each is held until its last line.
     pub fn with_split(mut self, split: HashMap<String, (u64, u64)>) -> Converter {
         self.split = split;
         self
@@ -108,36 +118,11 @@ impl Converter {
             }
             "system" => {
                 self.flush_current();
-                let text = match m.get("content") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(v) if !v.is_null() => v.to_string(),
-                    _ => m
-                        .get("subtype")
-                        .and_then(Value::as_str)
-                        .unwrap_or("system")
-                        .to_owned(),
-                };
-                let marker = m.get("subtype").and_then(Value::as_str).unwrap_or("system");
-                let mut turn = marker_turn(&m, marker, text);
-                for k in ["level", "compactMetadata"] {
-                    if let Some(v) = m.get(k) {
-                        turn.extra.insert(k.to_owned(), v.clone());
-                    }
-                }
-                self.emit(t, turn);
+                self.emit(t, system_turn(&m));
             }
             "summary" => {
                 self.flush_current();
-                let text = m
-                    .get("summary")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let mut turn = marker_turn(&m, "summary", text);
-                if let Some(v) = m.get("leafUuid") {
-                    turn.extra.insert("leafUuid".into(), v.clone());
-                }
-                self.emit(t, turn);
+                self.emit(t, summary_turn(&m));
             }
             _ => {}
         }
@@ -312,6 +297,42 @@ pub(super) fn content_text(content: Option<&Value>) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// A `system` line: a system turn marked with its `subtype`, its `content` as text
+/// (the subtype when it has none), with its `level` and `compactMetadata`.
+pub(super) fn system_turn(m: &Map<String, Value>) -> Turn {
+    let text = match m.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) if !v.is_null() => v.to_string(),
+        _ => m
+            .get("subtype")
+            .and_then(Value::as_str)
+            .unwrap_or("system")
+            .to_owned(),
+    };
+    let marker = m.get("subtype").and_then(Value::as_str).unwrap_or("system");
+    let mut turn = marker_turn(m, marker, text);
+    for k in ["level", "compactMetadata"] {
+        if let Some(v) = m.get(k) {
+            turn.extra.insert(k.to_owned(), v.clone());
+        }
+    }
+    turn
+}
+
+/// A `summary` line: a system turn marked `summary`, with its `leafUuid`.
+pub(super) fn summary_turn(m: &Map<String, Value>) -> Turn {
+    let text = m
+        .get("summary")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut turn = marker_turn(m, "summary", text);
+    if let Some(v) = m.get("leafUuid") {
+        turn.extra.insert("leafUuid".into(), v.clone());
+    }
+    turn
 }
 
 pub(super) fn user_turn(m: &Map<String, Value>) -> Turn {

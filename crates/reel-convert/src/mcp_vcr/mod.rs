@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{
-    ConvertError, Converted, ExportError, Exported, Fault, Item, Left, Problem, after_ms,
+    ConvertError, Converted, ExportError, Exported, Fault, Item, Left, Outgoing, Problem, after_ms,
     first_line, line_items, parse_time, read_document, read_lines,
 };
 use reel_trace::Timestamp;
@@ -396,94 +396,123 @@ fn nd_line(started: Timestamp, number: u64, bytes: &[u8]) -> Result<Option<Item>
 /// (batches, events, turns, messages of a second session) is left out and counted.
 pub fn export(trace: &Path, out: &mut dyn Write) -> Result<Left, ExportError> {
     let mut left = Left::default();
-    let mut started: Option<Timestamp> = None;
-    let mut command: Vec<Value> = Vec::new();
-    let mut session_id: Option<String> = None;
-    let mut label = String::new();
-    let mut messages = Vec::new();
-    let mut last_ms = 0i64;
-    let mut protocol: Option<String> = None;
-    let mut client: Option<String> = None;
-    super::export_messages(trace, super::Sessions::First, &mut left, |e, _| {
-        let msg = match e {
-            Exported::Meta(m) => {
-                started = m.started_at.as_deref().and_then(Timestamp::parse);
-                label = m.label.clone().unwrap_or_default();
-                command = match &m.command {
-                    Some(Value::Array(a)) => a.iter().filter(|v| v.is_string()).cloned().collect(),
-                    Some(Value::String(s)) => vec![s.clone().into()],
-                    _ => Vec::new(),
-                };
-                session_id = m
-                    .extra
-                    .get("imported")
-                    .and_then(|i| i.get("session_id"))
-                    .and_then(Value::as_str)
-                    .filter(|s| is_session_id(s))
-                    .map(str::to_owned);
-                return Ok(());
-            }
-            Exported::Message(msg) => msg,
-        };
-        let payload: Value = serde_json::from_str(msg.raw)
-            .map_err(|e| ExportError::Unfit(format!("a message that is not JSON: {e}")))?;
-        let dir = if msg.dir == Dir::In { "c2s" } else { "s2c" };
-        if dir == "c2s" && payload.get("method").and_then(Value::as_str) == Some("initialize") {
-            client = payload
-                .pointer("/params/clientInfo/name")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
+    let mut transcript = Transcript::default();
+    super::export_messages(trace, super::Sessions::First, &mut left, |e, _| match e {
+        Exported::Meta(m) => {
+            transcript.meta(m);
+            Ok(())
         }
-        if dir == "s2c" && protocol.is_none() {
-            protocol = payload
-                .pointer("/result/protocolVersion")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-        }
-        let start = *started.get_or_insert(msg.t.unwrap_or(Timestamp(0)));
-        let ms = msg.t.map_or(last_ms, |t| (t.0 - start.0).max(last_ms));
-        last_ms = ms;
-        let mut m = Map::new();
-        m.insert("dir".into(), dir.into());
-        m.insert("payload".into(), payload);
-        m.insert("t".into(), ms.into());
-        messages.push(Value::Object(m));
-        Ok(())
+        Exported::Message(msg) => transcript.message(&msg),
     })?;
-    if messages.is_empty() {
+    if transcript.messages.is_empty() {
         return Err(ExportError::Unfit(
             "the trace holds no JSON-RPC message for an mcp-vcr transcript".into(),
         ));
     }
-    let started = started.unwrap_or(Timestamp(0));
-    let session_id = session_id.unwrap_or_else(|| {
-        use sha2::Digest;
-        let digest = sha2::Sha256::digest(format!("{label}\n{}", started.0).as_bytes());
-        hex::encode(&digest[..4])
-    });
-    let mut meta = Map::new();
-    if let Some(c) = client {
-        meta.insert("client_hint".into(), c.into());
-    }
-    if let Some(p) = protocol {
-        meta.insert("protocol_version".into(), p.into());
-    }
-    meta.insert(
-        "recorded_at".into(),
-        started.to_iso().as_str().to_owned().into(),
-    );
-    meta.insert("schema_version".into(), "1.0".into());
-    meta.insert("server_command".into(), command.into());
-    meta.insert("session_id".into(), session_id.into());
-    meta.insert("version".into(), 1.into());
-    let mut doc = Map::new();
-    doc.insert("messages".into(), messages.into());
-    doc.insert("meta".into(), meta.into());
-    let mut text = String::new();
-    yaml::map(&doc, 0, &mut text);
+    let text = transcript.into_yaml();
     out.write_all(text.as_bytes()).map_err(ExportError::Write)?;
     out.flush().map_err(ExportError::Write)?;
     Ok(left)
+}
+
+/// An mcp-vcr transcript being written: what the trace's meta line and handshake say,
+/// and the messages so far.
+#[derive(Default)]
+struct Transcript {
+    started: Option<Timestamp>,
+    command: Vec<Value>,
+    session_id: Option<String>,
+    label: String,
+    messages: Vec<Value>,
+    last_ms: i64,
+    protocol: Option<String>,
+    client: Option<String>,
+}
+
+impl Transcript {
+    /// The trace's start, label, server command, and the session id it was imported
+    /// with (when mcp-vcr's pattern fits it).
+    fn meta(&mut self, m: &reel_trace::line::Meta) {
+        self.started = m.started_at.as_deref().and_then(Timestamp::parse);
+        self.label = m.label.clone().unwrap_or_default();
+        self.command = match &m.command {
+            Some(Value::Array(a)) => a.iter().filter(|v| v.is_string()).cloned().collect(),
+            Some(Value::String(s)) => vec![s.clone().into()],
+            _ => Vec::new(),
+        };
+        self.session_id = m
+            .extra
+            .get("imported")
+            .and_then(|i| i.get("session_id"))
+            .and_then(Value::as_str)
+            .filter(|s| is_session_id(s))
+            .map(str::to_owned);
+    }
+
+    /// One message, timed in milliseconds since the start (never decreasing); the
+    /// client's name from its `initialize`, the protocol version from the server's
+    /// first answer.
+    fn message(&mut self, msg: &Outgoing<'_>) -> Result<(), ExportError> {
+        let payload: Value = serde_json::from_str(msg.raw)
+            .map_err(|e| ExportError::Unfit(format!("a message that is not JSON: {e}")))?;
+        let dir = if msg.dir == Dir::In { "c2s" } else { "s2c" };
+        if dir == "c2s" && payload.get("method").and_then(Value::as_str) == Some("initialize") {
+            self.client = payload
+                .pointer("/params/clientInfo/name")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+        }
+        if dir == "s2c" && self.protocol.is_none() {
+            self.protocol = payload
+                .pointer("/result/protocolVersion")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+        }
+        let start = *self.started.get_or_insert(msg.t.unwrap_or(Timestamp(0)));
+        let ms = msg
+            .t
+            .map_or(self.last_ms, |t| (t.0 - start.0).max(self.last_ms));
+        self.last_ms = ms;
+        let mut m = Map::new();
+        m.insert("dir".into(), dir.into());
+        m.insert("payload".into(), payload);
+        m.insert("t".into(), ms.into());
+        self.messages.push(Value::Object(m));
+        Ok(())
+    }
+
+    /// The YAML document: the messages, then the `meta` (a session id derived from the
+    /// label and start when the trace has none of mcp-vcr's shape).
+    fn into_yaml(self) -> String {
+        let started = self.started.unwrap_or(Timestamp(0));
+        let label = self.label;
+        let session_id = self.session_id.unwrap_or_else(|| {
+            use sha2::Digest;
+            let digest = sha2::Sha256::digest(format!("{label}\n{}", started.0).as_bytes());
+            hex::encode(&digest[..4])
+        });
+        let mut meta = Map::new();
+        if let Some(c) = self.client {
+            meta.insert("client_hint".into(), c.into());
+        }
+        if let Some(p) = self.protocol {
+            meta.insert("protocol_version".into(), p.into());
+        }
+        meta.insert(
+            "recorded_at".into(),
+            started.to_iso().as_str().to_owned().into(),
+        );
+        meta.insert("schema_version".into(), "1.0".into());
+        meta.insert("server_command".into(), self.command.into());
+        meta.insert("session_id".into(), session_id.into());
+        meta.insert("version".into(), 1.into());
+        let mut doc = Map::new();
+        doc.insert("messages".into(), self.messages.into());
+        doc.insert("meta".into(), meta.into());
+        let mut text = String::new();
+        yaml::map(&doc, 0, &mut text);
+        text
+    }
 }
 
 mod yaml;

@@ -26,15 +26,16 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::super::{ExportError, Left};
-use super::writer::{Conversation, MmspError, save_at, trace_files};
+use super::conversation::Conversation;
+use super::writer::{MmspError, save_at, trace_files};
 use reel_trace::Timestamp;
-use reel_trace::line::{Line, kinds};
+use reel_trace::line::{Line, Meta, kinds};
 use reel_trace::reader::TraceReader;
 
 /// Writes the conversations of `trace` into the MMSP cache directory `cache` (`cache`
 /// when empty) under the trace id `id` (RFC-0010 §4–§6); returns the `.json` files
 /// written and what the format could not hold. The id is checked before the trace is
-/// read; a refused one is [`ExportError::Unfit`] with the RFC's message.
+/// read; a refused one is [`ExportError::TraceId`] with the RFC's message.
 pub fn export(trace: &Path, cache: &Path, id: &str) -> Result<(Vec<PathBuf>, Left), ExportError> {
     let cache = if cache.as_os_str().is_empty() {
         Path::new("cache")
@@ -42,7 +43,7 @@ pub fn export(trace: &Path, cache: &Path, id: &str) -> Result<(Vec<PathBuf>, Lef
         cache
     };
     if trace_files(cache, id).map_err(export_error)?.is_none() {
-        return Err(ExportError::Unfit(
+        return Err(ExportError::TraceId(
             "an empty trace id saves no trace (RFC-0010 §4): give one with --id".into(),
         ));
     }
@@ -80,7 +81,7 @@ fn export_error(e: MmspError) -> ExportError {
         MmspError::Write { ref source, .. } => {
             ExportError::Write(io::Error::new(source.kind(), e.to_string()))
         }
-        e => ExportError::Unfit(e.to_string()),
+        e @ MmspError::TraceId(_) => ExportError::TraceId(e.to_string()),
     }
 }
 
@@ -99,24 +100,7 @@ fn read_conversations(trace: &Path) -> Result<(BTreeMap<u64, Conversation>, Left
             continue;
         };
         match parsed {
-            Line::Meta(m) => {
-                if let Some(imported) = m.extra.get("imported").and_then(Value::as_object) {
-                    if imported.get("format").and_then(Value::as_str) == Some("mmsp") {
-                        if let Some(config) = imported.get("config").and_then(Value::as_object) {
-                            base.model = config
-                                .get("model")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_owned();
-                            base.config = config
-                                .iter()
-                                .filter(|(k, _)| *k != "model")
-                                .map(|(k, v)| (k.clone(), v.clone()))
-                                .collect();
-                        }
-                    }
-                }
-            }
+            Line::Meta(m) => take_imported_config(&mut base, &m),
             Line::Turn(turn) => {
                 let n = turn
                     .extra
@@ -166,6 +150,30 @@ fn read_conversations(trace: &Path) -> Result<(BTreeMap<u64, Conversation>, Left
     }
     conversations.retain(|_, c| !c.history.is_empty());
     Ok((conversations, left))
+}
+
+/// The config and model of a trace imported from MMSP (`meta.imported.config`), for
+/// every conversation to start from.
+fn take_imported_config(base: &mut Conversation, meta: &Meta) {
+    let Some(imported) = meta.extra.get("imported").and_then(Value::as_object) else {
+        return;
+    };
+    if imported.get("format").and_then(Value::as_str) != Some("mmsp") {
+        return;
+    }
+    let Some(config) = imported.get("config").and_then(Value::as_object) else {
+        return;
+    };
+    base.model = config
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    base.config = config
+        .iter()
+        .filter(|(k, _)| *k != "model")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
 }
 
 /// What an `llm.request` says of the config (`raw` its payload: `system`,

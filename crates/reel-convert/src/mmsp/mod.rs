@@ -36,15 +36,15 @@ use reel_trace::Timestamp;
 use reel_trace::hash::sha256_hex;
 use reel_trace::line::{Block, Timing, Turn, Usage};
 
+mod conversation;
 mod export;
 mod transcript;
 mod turns;
 mod writer;
 
+pub use conversation::{ContentItem, Conversation, Message, UsageMetadata};
 pub use export::{export, request_config};
-pub use writer::{
-    CLIENT, ContentItem, Conversation, Message, MmspError, UsageMetadata, save, trace_files,
-};
+pub use writer::{CLIENT, MmspError, save, trace_files};
 
 /// What the format cannot hold.
 pub const LIMITS: &str = "MMSP traces hold one LLM conversation at its latest save: no MCP \
@@ -350,61 +350,12 @@ fn block_of(kind: &str, o: &Map<String, Value>) -> Result<Block, String> {
                 }
             }
         }
-        "tool_call" => {
-            let input = match o.get("arguments") {
-                Some(Value::String(s)) => {
-                    serde_json::from_str(s).unwrap_or(Value::String(s.clone()))
-                }
-                Some(v) => v.clone(),
-                None => return Err("no `arguments`".into()),
-            };
-            Block::ToolUse {
-                id: str_of(o, "tool_call_id")?.to_owned(),
-                name: str_of(o, "name")?.to_owned(),
-                input,
-                extra: fidelity_of(o),
-            }
-        }
-        "tool_result" => {
-            let text = str_of(o, "text")?;
-            let images: Vec<&str> = match o.get("images") {
-                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-                _ => Vec::new(),
-            };
-            let content = if images.is_empty() {
-                Value::String(text.to_owned())
-            } else {
-                let mut parts = vec![json!({"type": "text", "text": text})];
-                parts.extend(
-                    images
-                        .iter()
-                        .map(|u| json!({"type": "image", "source": url_source(u)})),
-                );
-                Value::Array(parts)
-            };
-            Block::ToolResult {
-                tool_use_id: str_of(o, "tool_call_id")?.to_owned(),
-                content,
-                is_error: None,
-                extra: Map::new(),
-            }
-        }
+        "tool_call" => tool_use_of(o)?,
+        "tool_result" => tool_result_of(o)?,
         "image_url" => {
             Block::Other(json!({"type": "image", "source": url_source(str_of(o, "image_url")?)}))
         }
-        "inline_data" => {
-            let mime = str_of(o, "mime_type")?;
-            let (n, sha) = summarised(o)?;
-            let mut b = if mime.starts_with("image/") {
-                json!({"type": "image", "source": {"type": "base64", "media_type": mime,
-                       "data_bytes": n, "data_sha256": sha}})
-            } else {
-                json!({"type": "mmsp.inline_data", "mime_type": mime,
-                       "data_bytes": n, "data_sha256": sha})
-            };
-            with_fidelity(&mut b, o);
-            Block::Other(b)
-        }
+        "inline_data" => inline_data_of(o)?,
         "inline_thinking" => {
             let mime = str_of(o, "mime_type")?;
             let (n, sha) = summarised(o)?;
@@ -419,6 +370,64 @@ fn block_of(kind: &str, o: &Map<String, Value>) -> Result<Block, String> {
         },
         _ => return Err(format!("unknown item kind {kind:?}")),
     })
+}
+
+/// A `tool_call` item: a tool use, its arguments read as JSON when they are a string
+/// that holds some.
+fn tool_use_of(o: &Map<String, Value>) -> Result<Block, String> {
+    let input = match o.get("arguments") {
+        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
+        Some(v) => v.clone(),
+        None => return Err("no `arguments`".into()),
+    };
+    Ok(Block::ToolUse {
+        id: str_of(o, "tool_call_id")?.to_owned(),
+        name: str_of(o, "name")?.to_owned(),
+        input,
+        extra: fidelity_of(o),
+    })
+}
+
+/// A `tool_result` item: its text, and its images after it as image parts.
+fn tool_result_of(o: &Map<String, Value>) -> Result<Block, String> {
+    let text = str_of(o, "text")?;
+    let images: Vec<&str> = match o.get("images") {
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let content = if images.is_empty() {
+        Value::String(text.to_owned())
+    } else {
+        let mut parts = vec![json!({"type": "text", "text": text})];
+        parts.extend(
+            images
+                .iter()
+                .map(|u| json!({"type": "image", "source": url_source(u)})),
+        );
+        Value::Array(parts)
+    };
+    Ok(Block::ToolResult {
+        tool_use_id: str_of(o, "tool_call_id")?.to_owned(),
+        content,
+        is_error: None,
+        extra: Map::new(),
+    })
+}
+
+/// An `inline_data` item, summarised: an image block for an image, else
+/// `mmsp.inline_data`.
+fn inline_data_of(o: &Map<String, Value>) -> Result<Block, String> {
+    let mime = str_of(o, "mime_type")?;
+    let (n, sha) = summarised(o)?;
+    let mut b = if mime.starts_with("image/") {
+        json!({"type": "image", "source": {"type": "base64", "media_type": mime,
+               "data_bytes": n, "data_sha256": sha}})
+    } else {
+        json!({"type": "mmsp.inline_data", "mime_type": mime,
+               "data_bytes": n, "data_sha256": sha})
+    };
+    with_fidelity(&mut b, o);
+    Ok(Block::Other(b))
 }
 
 fn with_fidelity(b: &mut Value, o: &Map<String, Value>) {

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::writer::{ContentItem, Conversation};
+use super::conversation::{ContentItem, Conversation};
 use reel_trace::Timestamp;
 
 const RULE: usize = 80;

@@ -9,8 +9,8 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use super::super::Left;
+use super::conversation::{ContentItem, Conversation, Message, UsageMetadata};
 use super::finish_reason_of;
-use super::writer::{ContentItem, Conversation, Message, UsageMetadata};
 use reel_trace::Timestamp;
 use reel_trace::line::{Block, Turn};
 
@@ -239,6 +239,41 @@ fn image_url_of(source: Option<&Value>) -> Option<String> {
     }
 }
 
+/// An image block: its URL, or its bytes when the trace kept them (not only their size
+/// and hash).
+fn image_item(
+    o: &Map<String, Value>,
+    fidelity: Option<Map<String, Value>>,
+    left: &mut Left,
+) -> Option<ContentItem> {
+    let source = o.get("source").and_then(Value::as_object);
+    match source.and_then(|s| s.get("type")).and_then(Value::as_str) {
+        Some("url") => Some(ContentItem::ImageUrl {
+            image_url: image_url_of(o.get("source"))?,
+        }),
+        Some("base64") => {
+            let s = source?;
+            let Some(data) = data_of(s) else {
+                left.add(NO_BYTES);
+                return None;
+            };
+            Some(ContentItem::InlineData {
+                data,
+                mime_type: s
+                    .get("media_type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("image/png")
+                    .to_owned(),
+                fidelity,
+            })
+        }
+        _ => {
+            left.add(NO_BYTES);
+            None
+        }
+    }
+}
+
 fn other_item(v: &Value, left: &mut Left) -> Option<ContentItem> {
     let Some(o) = v.as_object() else {
         left.add("blocks MMSP has no item for");
@@ -257,30 +292,7 @@ fn other_item(v: &Value, left: &mut Left) -> Option<ContentItem> {
         None
     };
     Some(match ty {
-        "image" => {
-            let source = o.get("source").and_then(Value::as_object);
-            match source.and_then(|s| s.get("type")).and_then(Value::as_str) {
-                Some("url") => ContentItem::ImageUrl {
-                    image_url: image_url_of(o.get("source"))?,
-                },
-                Some("base64") => {
-                    let s = source?;
-                    let Some(data) = data_of(s) else {
-                        return no_bytes(left);
-                    };
-                    ContentItem::InlineData {
-                        data,
-                        mime_type: s
-                            .get("media_type")
-                            .and_then(Value::as_str)
-                            .unwrap_or("image/png")
-                            .to_owned(),
-                        fidelity,
-                    }
-                }
-                _ => return no_bytes(left),
-            }
-        }
+        "image" => return image_item(o, fidelity, left),
         "mmsp.inline_data" | "mmsp.inline_thinking" => {
             let Some(data) = data_of(o) else {
                 return no_bytes(left);

@@ -2,33 +2,8 @@
 //! it has ended, each alias adding its node's size, an alias to a node not known to
 //! have ended refused as recursive.
 
+use super::node::{Content, Ends, Node};
 use super::{Walk, YamlLimitError};
-
-/// What ends an anchored node, as far as the walk has seen it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Ends {
-    /// Its first token is still to come.
-    Awaiting,
-    /// At the end of the token being read (a scalar, or nothing).
-    ThisToken,
-    /// When the flow level drops below this.
-    FlowBelow(usize),
-    /// At a later line of block context starting left of this column.
-    LeftOf(u64),
-}
-
-/// An anchored node: where it started and, once it ended, its expanded size.
-#[derive(Debug)]
-pub(super) struct Node {
-    /// Expanded bytes before it.
-    pub(super) start: u64,
-    /// The line of its anchor.
-    pub(super) line: u64,
-    /// The flow level at its anchor.
-    pub(super) flow: usize,
-    pub(super) ends: Ends,
-    pub(super) size: Option<u64>,
-}
 
 impl<'a> Walk<'a> {
     /// Bytes read so far, with what aliases added.
@@ -116,15 +91,4 @@ impl<'a> Walk<'a> {
         let column = self.column;
         self.close_top_while(|e| matches!(e, Ends::LeftOf(c) if column < c));
     }
-}
-
-/// What a token is to an anchored node awaiting its content.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Content {
-    /// A scalar or an alias: the whole node.
-    Scalar,
-    /// `[` or `{`: the node ends with its collection.
-    FlowStart,
-    /// An indicator: the node is empty.
-    Other,
 }

@@ -11,12 +11,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::CheckOptions;
-use super::history::{Marker, StoredBody};
 use super::members::ill_typed_members;
-use super::pairing::PendingRequest;
-use super::report::{Found, Loc, Report, Tally};
+use super::options::CheckOptions;
+use super::report::Report;
 use super::rules::Rule;
+use super::state::{Found, Loc, Marker, PendingRequest, StoredBody, Tally};
 use reel_trace::jsonrpc::{PairKey, Pairer};
 use reel_trace::line::{Line, LineError, parse_line};
 use reel_trace::reader::RawLine;

@@ -13,27 +13,10 @@ use serde_json::value::RawValue;
 
 use super::checker::Checker;
 use super::members::snippet;
-use super::report::Loc;
+use super::options::{MAX_PENDING_MARKERS, MAX_REQUEST_BODIES};
 use super::rules::Rule;
-use super::{MAX_PENDING_MARKERS, MAX_REQUEST_BODIES};
-use reel_trace::hash::{HashError, RequestDigests, Verdict};
-
-/// A `history_elided` marker waiting for its request body.
-pub(super) struct Marker {
-    loc: Loc,
-    count: u64,
-    sha256: String,
-    request_sha256: String,
-}
-
-/// A request body seen in an `llm.*` event.
-pub(super) struct StoredBody {
-    loc: Loc,
-    /// True when the body is the exact bytes (a JSON string), so `request_sha256` can be
-    /// checked too; false for a body object (a re-encoding).
-    exact: bool,
-    digests: Result<RequestDigests, HashError>,
-}
+use super::state::{Loc, Marker, StoredBody};
+use reel_trace::hash::{RequestDigests, Verdict};
 
 impl Checker {
     /// Keeps the prefix digests of a request body an `llm.*` event carries, and settles

@@ -11,10 +11,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::checker::Checker;
-use super::is_known_kind;
 use super::members::{describe, describe_text, required_members, snippet};
-use super::report::Loc;
+use super::options::is_known_kind;
 use super::rules::Rule;
+use super::state::Loc;
 use reel_trace::Timestamp;
 use reel_trace::line::{Block, Dir, End, MessageView, Meta, Turn, kinds};
 

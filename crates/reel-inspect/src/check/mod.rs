@@ -32,21 +32,25 @@
 //! the lines that do not parse; `lines` checks each kind of parsed line; `pairing`
 //! pairs JSON-RPC requests with their responses and honours cancellation; `history`
 //! verifies `history_elided` markers; `members` holds the member type tables and how a
-//! value is quoted in a message; `report` files problems under their caps and builds
-//! the [`Report`]; `seal` adds what a trace's seal says (`--verify`) to it; [`render`]
+//! value is quoted in a message; `filing` files problems under their caps and builds
+//! the [`Report`] (`report`); `state` holds what the checker keeps between lines, and
+//! `options` its knobs and caps; `seal` adds what a trace's seal says (`--verify`) to it; [`render`]
 //! writes reports as the `reel.check/1` document and as text.
 //!
 //! [`parse_line`]: reel_trace::line::parse_line
 
 mod checker;
+mod filing;
 mod history;
 mod lines;
 mod members;
+mod options;
 mod pairing;
 pub mod render;
 mod report;
 mod rules;
 mod seal;
+mod state;
 #[cfg(test)]
 mod testing;
 
@@ -54,64 +58,16 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use checker::Checker;
-use reel_trace::line::kinds;
 use reel_trace::reader::{LineReader, OpenError, TraceReader};
 use reel_trace::{Progress, Throttle};
 
-pub use report::{Problem, Report};
+pub use options::{
+    CheckOptions, DEFAULT_MAX_PER_RULE, KNOWN_KINDS, MAX_CANCELLED, MAX_DISTINCT_NAMES,
+    MAX_PENDING_MARKERS, MAX_REQUEST_BODIES, is_known_kind,
+};
+pub use report::{Problem, Report, SealOutcome};
 pub use rules::{Rule, Severity};
-pub use seal::{SealOutcome, rule_of};
-
-/// Problems listed per rule by default; the rest are counted in one summary line.
-pub const DEFAULT_MAX_PER_RULE: usize = 50;
-/// Distinct unknown names (types, kinds, …) tallied per rule; further names are counted
-/// together as "(other names)".
-pub const MAX_DISTINCT_NAMES: usize = 256;
-/// Request bodies (from `llm.*` events) whose prefix digests are kept for markers that
-/// come later; the oldest is forgotten first.
-pub const MAX_REQUEST_BODIES: usize = 128;
-/// `history_elided` markers kept waiting for a request body that comes later.
-pub const MAX_PENDING_MARKERS: usize = 4096;
-/// Cancelled requests remembered so that a late answer is not called an orphan.
-pub const MAX_CANCELLED: usize = 4096;
-
-/// `kind` values this checker knows: reel's own and the spec's conventional ones; the
-/// kinds an import writes are [`reel_convert::EVENT_KINDS`] (see [`is_known_kind`]).
-pub const KNOWN_KINDS: &[&str] = &[
-    kinds::NONJSON,
-    kinds::STDERR,
-    kinds::GAP,
-    kinds::HTTP,
-    kinds::SSE,
-    kinds::LLM_BODY,
-    kinds::LLM_REQUEST,
-    kinds::LLM_EXCHANGE,
-    kinds::LLM_ERROR,
-    kinds::LLM_TRUNCATED,
-    "mcp.request",
-    "mcp.response",
-    "mcp.notification",
-];
-
-/// Whether `kind` is one this checker knows: [`KNOWN_KINDS`] or a kind an import writes.
-pub fn is_known_kind(kind: &str) -> bool {
-    KNOWN_KINDS.contains(&kind) || reel_convert::EVENT_KINDS.contains(&kind)
-}
-
-/// Knobs of a check.
-#[derive(Clone, Debug)]
-pub struct CheckOptions {
-    /// Problems listed per rule; further ones are counted in one summary problem.
-    pub max_per_rule: usize,
-}
-
-impl Default for CheckOptions {
-    fn default() -> Self {
-        CheckOptions {
-            max_per_rule: DEFAULT_MAX_PER_RULE,
-        }
-    }
-}
+pub use seal::rule_of;
 
 /// Checks the trace at `path` (with its rotated companions).
 ///

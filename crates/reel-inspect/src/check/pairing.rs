@@ -13,19 +13,13 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::MAX_CANCELLED;
 use super::checker::Checker;
 use super::members::{describe_text, snippet};
-use super::report::Loc;
+use super::options::MAX_CANCELLED;
 use super::rules::Rule;
+use super::state::{Loc, PendingRequest};
 use reel_trace::jsonrpc::{Envelope, PairKey, Paired, RpcId, RpcKind};
 use reel_trace::line::Dir;
-
-/// A request waiting for its response.
-pub(super) struct PendingRequest {
-    loc: Loc,
-    method: String,
-}
 
 impl Checker {
     /// Ends pairing with the session: its requests still pending are unanswered, and
@@ -115,6 +109,21 @@ impl Checker {
                 return;
             }
         };
+        if !self.judge_shape(loc, &at, &env) {
+            return;
+        }
+        if env.kind() == RpcKind::Notification
+            && env.method.as_deref() == Some("notifications/cancelled")
+        {
+            self.cancel(session, dir, &env);
+            return;
+        }
+        self.pair(loc, session, dir, &at, &env, http_req);
+    }
+
+    /// Reports what keeps `env` from being a JSON-RPC 2.0 message; false when it is
+    /// neither a request, a notification nor a response (nothing to pair).
+    fn judge_shape(&mut self, loc: Loc, at: &str, env: &Envelope<'_>) -> bool {
         if !env.is_v2() {
             let got = env
                 .jsonrpc
@@ -152,17 +161,28 @@ impl Checker {
                     }
                 ),
             );
-            return;
+            return false;
         }
-        if kind == RpcKind::Notification && env.method.as_deref() == Some("notifications/cancelled")
-        {
-            self.cancel(session, dir, &env);
-            return;
-        }
+        true
+    }
+
+    /// Offers `env` to the pairer: a request reusing a pending id, and a response to
+    /// no pending request (not cancelled, not an error answering an unreadable request),
+    /// are reported.
+    fn pair(
+        &mut self,
+        loc: Loc,
+        session: Option<&str>,
+        dir: Dir,
+        at: &str,
+        env: &Envelope<'_>,
+        http_req: u64,
+    ) {
+        let kind = env.kind();
         let method = env.method.as_deref().unwrap_or_default().to_owned();
         match self
             .pairer
-            .offer_via(session, dir, &env, http_req, || PendingRequest {
+            .offer_via(session, dir, env, http_req, || PendingRequest {
                 loc,
                 method,
             }) {

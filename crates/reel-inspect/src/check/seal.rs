@@ -4,26 +4,9 @@
 //! tampering as they treat any error; the verification's summary is the file entry's
 //! `seal` member. Seal problems come after the format's, in the order found.
 
-use serde::Serialize;
-
-use super::{Problem, Report, Rule, Severity};
+use super::report::{Problem, Report, SealOutcome};
+use super::rules::{Rule, Severity};
 use reel_trace::seal::{FindingKind, Verification};
-
-/// The `seal` member of a checked file: what its seal says, or why it could not be read.
-#[derive(Clone, Debug, Serialize)]
-#[serde(untagged)]
-#[non_exhaustive]
-pub enum SealOutcome {
-    /// The seal was read and the trace verified against it.
-    Verified(Box<Verification>),
-    /// The seal is missing, unreadable or not a seal: the trace is not verified.
-    Unreadable {
-        /// The sidecar looked for.
-        seal: String,
-        /// Why it could not be used.
-        unreadable: String,
-    },
-}
 
 /// The rule a finding is filed under.
 pub fn rule_of(kind: FindingKind) -> Rule {

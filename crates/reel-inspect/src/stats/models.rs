@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::prices::PriceTable;
+use super::prices::{Price, PriceTable};
 use super::records::TurnRec;
 use super::report::{Cost, ModelRow, ModelSummary, Models};
 use super::samples::Samples;
@@ -115,19 +115,9 @@ impl ModelAgg {
         let mut unpriced = Vec::new();
         let (mut total_usd, mut any_priced) = (0.0, false);
         let mut sum = ModelSlot::default();
-        let (mut any_usage, mut any_cache) = (false, false);
         for (model, s) in &self.by_model {
             let price = prices.lookup(model);
-            let cost = match price {
-                Some(p) if s.usage_turns > 0 => {
-                    let has_tokens = s.input != 0.0
-                        || s.output != 0.0
-                        || s.cache_read != 0.0
-                        || s.cache_creation != 0.0;
-                    has_tokens.then(|| p.cost(s.input, s.output, s.cache_read, s.cache_creation))
-                }
-                _ => None,
-            };
+            let cost = s.cost(price);
             if price.is_none() && s.usage_turns > 0 {
                 unpriced.push(model.clone());
             }
@@ -135,55 +125,12 @@ impl ModelAgg {
                 any_priced = true;
                 total_usd += c;
             }
-            let thinking = s.thinking_exact + s.thinking_estimated;
-            per_model.push(ModelRow {
-                model: model.clone(),
-                calls: s.calls,
-                input_tokens: (s.usage_turns > 0).then_some(s.input),
-                output_tokens: (s.usage_turns > 0).then_some(s.output),
-                cache_read_tokens: (s.cache_read_turns > 0).then_some(s.cache_read),
-                cache_creation_tokens: (s.cache_creation_turns > 0).then_some(s.cache_creation),
-                thinking_tokens: (thinking > 0.0).then_some(thinking),
-                thinking_estimated: s.thinking_estimated > 0.0,
-                cache_hit_rate: hit_rate(
-                    s.cache_read,
-                    s.input,
-                    s.cache_creation,
-                    s.cache_turns > 0,
-                ),
-                ttft_p50_ms: s.ttft.percentile(50),
-                ttft_p95_ms: s.ttft.percentile(95),
-                est_cost_usd: cost,
-                priced: price.is_some(),
-            });
-            sum.input += s.input;
-            sum.output += s.output;
-            sum.cache_read += s.cache_read;
-            sum.cache_creation += s.cache_creation;
-            sum.cache_read_turns += s.cache_read_turns;
-            sum.cache_creation_turns += s.cache_creation_turns;
-            sum.thinking_exact += s.thinking_exact;
-            sum.thinking_estimated += s.thinking_estimated;
-            any_usage |= s.usage_turns > 0;
-            any_cache |= s.cache_turns > 0;
+            per_model.push(s.row(model, cost, price.is_some()));
+            sum.absorb(s);
         }
         per_model.sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.model.cmp(&b.model)));
         unpriced.sort();
-        let summary = ModelSummary {
-            models: per_model.len() as u64,
-            assistant_turns: self.assistant_turns,
-            turns: self.turns,
-            echoed_turns: self.echoed_turns,
-            input_tokens: any_usage.then_some(sum.input),
-            output_tokens: any_usage.then_some(sum.output),
-            cache_read_tokens: (sum.cache_read_turns > 0).then_some(sum.cache_read),
-            cache_creation_tokens: (sum.cache_creation_turns > 0).then_some(sum.cache_creation),
-            thinking_exact_tokens: (sum.thinking_exact > 0.0).then_some(sum.thinking_exact),
-            thinking_estimated_tokens: (sum.thinking_estimated > 0.0)
-                .then_some(sum.thinking_estimated),
-            cache_hit_rate: hit_rate(sum.cache_read, sum.input, sum.cache_creation, any_cache),
-            total_model_time_ms: self.saw_model_time.then_some(self.model_time_ms),
-        };
+        let summary = self.summary(&sum, per_model.len() as u64);
         let cost = Cost {
             estimated: true,
             currency: "USD",
@@ -198,6 +145,91 @@ impl ModelAgg {
             summary,
             cost,
         })
+    }
+
+    /// The summary over every model, `sum` holding their slots added up.
+    fn summary(&self, sum: &ModelSlot, models: u64) -> ModelSummary {
+        let any_usage = sum.usage_turns > 0;
+        ModelSummary {
+            models,
+            assistant_turns: self.assistant_turns,
+            turns: self.turns,
+            echoed_turns: self.echoed_turns,
+            input_tokens: any_usage.then_some(sum.input),
+            output_tokens: any_usage.then_some(sum.output),
+            cache_read_tokens: (sum.cache_read_turns > 0).then_some(sum.cache_read),
+            cache_creation_tokens: (sum.cache_creation_turns > 0).then_some(sum.cache_creation),
+            thinking_exact_tokens: (sum.thinking_exact > 0.0).then_some(sum.thinking_exact),
+            thinking_estimated_tokens: (sum.thinking_estimated > 0.0)
+                .then_some(sum.thinking_estimated),
+            cache_hit_rate: hit_rate(
+                sum.cache_read,
+                sum.input,
+                sum.cache_creation,
+                sum.cache_turns > 0,
+            ),
+            total_model_time_ms: self.saw_model_time.then_some(self.model_time_ms),
+        }
+    }
+}
+
+impl ModelSlot {
+    /// The estimated cost of this model's tokens at `price`; `None` when it is not
+    /// priced, or no turn reported usage, or every count is zero.
+    fn cost(&self, price: Option<&Price>) -> Option<f64> {
+        let p = price.filter(|_| self.usage_turns > 0)?;
+        let has_tokens = self.input != 0.0
+            || self.output != 0.0
+            || self.cache_read != 0.0
+            || self.cache_creation != 0.0;
+        has_tokens.then(|| {
+            p.cost(
+                self.input,
+                self.output,
+                self.cache_read,
+                self.cache_creation,
+            )
+        })
+    }
+
+    /// The model's row of the `models` section.
+    fn row(&self, model: &str, cost: Option<f64>, priced: bool) -> ModelRow {
+        let thinking = self.thinking_exact + self.thinking_estimated;
+        ModelRow {
+            model: model.to_owned(),
+            calls: self.calls,
+            input_tokens: (self.usage_turns > 0).then_some(self.input),
+            output_tokens: (self.usage_turns > 0).then_some(self.output),
+            cache_read_tokens: (self.cache_read_turns > 0).then_some(self.cache_read),
+            cache_creation_tokens: (self.cache_creation_turns > 0).then_some(self.cache_creation),
+            thinking_tokens: (thinking > 0.0).then_some(thinking),
+            thinking_estimated: self.thinking_estimated > 0.0,
+            cache_hit_rate: hit_rate(
+                self.cache_read,
+                self.input,
+                self.cache_creation,
+                self.cache_turns > 0,
+            ),
+            ttft_p50_ms: self.ttft.percentile(50),
+            ttft_p95_ms: self.ttft.percentile(95),
+            est_cost_usd: cost,
+            priced,
+        }
+    }
+
+    /// Adds `s`'s token sums and counts of reporting turns (not its calls or TTFTs) to
+    /// these, for the summary.
+    fn absorb(&mut self, s: &ModelSlot) {
+        self.input += s.input;
+        self.output += s.output;
+        self.cache_read += s.cache_read;
+        self.cache_creation += s.cache_creation;
+        self.usage_turns += s.usage_turns;
+        self.cache_turns += s.cache_turns;
+        self.cache_read_turns += s.cache_read_turns;
+        self.cache_creation_turns += s.cache_creation_turns;
+        self.thinking_exact += s.thinking_exact;
+        self.thinking_estimated += s.thinking_estimated;
     }
 }
 

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use reel_convert::{ExportError, Format, cassette, mcp_vcr, mcporter, mcptape, mmsp};
+use reel_convert::export_trace::{ExportOptions, Written, export_files, export_stream};
+use reel_convert::{ExportError, Format};
 
 use crate::cmd::sink::Sink;
 use crate::cmd::trace_arg::RunDir;
@@ -112,75 +113,53 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         ));
     };
     let path = args.runs.resolve_readable(trace)?;
-    let label = label_of(&path).unwrap_or_else(|| "run".into());
-    let refused = |e: ExportError| match e {
-        ExportError::Write(_) => coded(exit::CANT_CREATE, e.to_string()),
-        _ => coded(exit::NO_INPUT, e.to_string()),
-    };
     // clap gives the format's own name for an alias.
-    let format = Format::from_name(&args.format);
-    let (left, holds) = match format {
-        Some(Format::Mcptape) => {
-            let dir = args
-                .output
-                .clone()
-                // The label is the trace's own word: one safe file-name part, never a path.
-                .unwrap_or_else(|| {
-                    PathBuf::from(".mcptape/runs").join(reel_trace::names::file_name_part(&label))
-                });
-            let left = mcptape::export(&path, &dir).map_err(refused)?;
-            say!("reel: wrote the mcptape run {}", dir.display());
-            (left, "mcptape runs hold MCP messages")
-        }
-        Some(Format::Mmsp) => {
-            let cache = args
-                .cache
-                .clone()
-                .or_else(|| std::env::var_os("MMSP_CACHE_DIR").map(PathBuf::from))
-                .unwrap_or_else(|| PathBuf::from("cache"));
-            let id = args.id.clone().unwrap_or_else(|| label.clone());
-            let (files, left) = mmsp::export(&path, &cache, &id).map_err(|e| match e {
-                ExportError::Unfit(m)
-                    if m.contains("does not support trace_id") || m.contains("empty trace id") =>
-                {
-                    coded(exit::USAGE, m)
-                }
-                e => refused(e),
-            })?;
-            for f in &files {
+    let Some(format) = Format::from_name(&args.format) else {
+        unreachable!("clap allows only the formats written, not {}", args.format);
+    };
+    let cache = args
+        .cache
+        .clone()
+        .or_else(|| std::env::var_os("MMSP_CACHE_DIR").map(PathBuf::from));
+    let options = ExportOptions {
+        format,
+        trace: &path,
+        run_dir: args.output.as_deref(),
+        server: args.server.as_deref(),
+        cache: cache.as_deref(),
+        id: args.id.as_deref(),
+    };
+    let done = if format.writes_files() {
+        export_files(&options).map_err(refused)?
+    } else {
+        let mut sink = Sink::open(args.output.as_deref())?;
+        let done = export_stream(&options, &mut sink.out).map_err(refused)?;
+        sink.commit()?;
+        done
+    };
+    match &done.written {
+        Written::Run(dir) => say!("reel: wrote the mcptape run {}", dir.display()),
+        Written::Files(files) => {
+            for f in files {
                 say!("reel: wrote {}", f.display());
             }
-            (left, "MMSP traces hold conversations")
         }
-        format => {
-            let mut sink = Sink::open(args.output.as_deref())?;
-            let (left, holds) = match format {
-                Some(Format::Mcporter) => {
-                    let server = args.server.clone().unwrap_or_else(|| label.clone());
-                    let left = mcporter::export(&path, &server, &mut sink.out).map_err(refused)?;
-                    (
-                        left,
-                        "mcporter recordings hold one JSON-RPC message per line",
-                    )
-                }
-                Some(Format::Cassette) => (
-                    cassette::export(&path, &mut sink.out).map_err(refused)?,
-                    "cassettes hold JSON-RPC messages",
-                ),
-                Some(Format::McpVcr) => (
-                    mcp_vcr::export(&path, &mut sink.out).map_err(refused)?,
-                    "mcp-vcr transcripts hold JSON-RPC messages",
-                ),
-                other => unreachable!("clap allows only the formats written, not {other:?}"),
-            };
-            sink.commit()?;
-            (left, holds)
-        }
-    };
-    if !left.is_empty() {
-        say!("reel: note: {holds}; left out: {left}");
+        _ => {}
+    }
+    if !done.left.is_empty() {
+        say!("reel: note: {}; left out: {}", done.holds, done.left);
     }
     Ok(exit::OK)
+}
+
+/// An export that failed, with its exit status.
+fn refused(e: ExportError) -> anyhow::Error {
+    let code = match e {
+        ExportError::TraceId(_) => exit::USAGE,
+        ExportError::Write(_) => exit::CANT_CREATE,
+        _ => exit::NO_INPUT,
+    };
+    coded(code, e.to_string())
 }
 
 #[cfg(feature = "http")]
@@ -199,14 +178,4 @@ fn otlp(_: &Args) -> anyhow::Result<u8> {
         exit::USAGE,
         "otlp: this reel was built without HTTP (the `http` feature); rebuild it with default features",
     ))
-}
-
-/// The trace's `meta.label`.
-fn label_of(path: &std::path::Path) -> Option<String> {
-    let mut r = reel_trace::TraceReader::open(path).ok()?;
-    let line = r.next_line()?.ok()?;
-    match line.parse().ok()? {
-        reel_trace::line::Line::Meta(m) => m.label.clone(),
-        _ => None,
-    }
 }

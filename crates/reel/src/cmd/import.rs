@@ -4,13 +4,15 @@
 
 use std::path::PathBuf;
 
-use reel_convert::import::{ImportError, Output, import};
-use reel_convert::{Format, discover};
+use reel_convert::Format;
+use reel_convert::import::{
+    ImportEvent, ImportOptions, ImportStop, Output, format_names, import_all,
+};
 
 use crate::cmd::rec::{redactor_of, trace_dir_of};
 use crate::cmd::redaction::RuleArgs;
 use crate::exit::{self, coded};
-use crate::output::Output as Out;
+use crate::output::{Output as Out, path_shown};
 
 const AFTER_HELP: &str = "\
 Formats (--from names): mcporter (its `record` NDJSON; one file may hold several servers:
@@ -86,11 +88,6 @@ fn parse_format(s: &str) -> Result<Format, String> {
         .ok_or_else(|| format!("`{s}` is not a format reel imports ({})", format_names()))
 }
 
-fn format_names() -> String {
-    let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-    names.join(", ")
-}
-
 /// Runs `reel import`.
 pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
     if args.sources.len() > 1 && (args.output.is_some() || args.name.is_some()) {
@@ -100,116 +97,78 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
         ));
     }
     let redactor = redactor_of(args.no_redact, &args.rules)?;
-    let dir = match &args.output {
-        Some(_) => None,
-        None => Some(trace_dir_of(args.dir.clone())?),
+    let dir;
+    let output = match &args.output {
+        Some(file) => Output::File(file),
+        None => {
+            dir = trace_dir_of(args.dir.clone())?;
+            Output::Dir(&dir)
+        }
     };
-    let mut told = Vec::new();
-    let mut imported = 0usize;
-    let mut failed = 0usize;
-    // Sources imported without some of their lines (too long to hold).
-    let mut lossy = 0usize;
-    let several = args.sources.len() > 1;
-    for src in &args.sources {
-        // With several sources, one that cannot be read is said and the rest imported.
-        let fail = |failed: &mut usize, message: String| -> anyhow::Result<()> {
-            if several {
-                say!("reel: error: {message}");
-                *failed += 1;
-                Ok(())
-            } else {
-                Err(coded(exit::NO_INPUT, message))
-            }
-        };
-        let discovery = match discover(src, args.from) {
-            Ok(d) => d,
-            Err(e) => {
-                fail(
-                    &mut failed,
-                    format!("{}: {e}", crate::output::path_shown(src)),
-                )?;
-                continue;
-            }
-        };
-        for (path, e) in &discovery.unreadable {
-            say!("reel: error: {}: {e}", crate::output::path_shown(path));
-            failed += 1;
+    let options = ImportOptions {
+        sources: &args.sources,
+        from: args.from,
+        output,
+        name: args.name.as_deref(),
+    };
+    let outcome = import_all(&options, &redactor, &mut say_event).map_err(stopped)?;
+    if outcome.imported > 1 || outcome.failed > 0 {
+        say!("reel: {} traces imported", outcome.imported);
+    }
+    if outcome.failed > 0 {
+        return Err(coded(
+            exit::NO_INPUT,
+            format!(
+                "{} recordings could not be imported (said above)",
+                outcome.failed
+            ),
+        ));
+    }
+    if outcome.lossy > 0 {
+        // Part of an input could not be read: the trace holds the rest, and the status
+        // says it is not whole.
+        return Err(coded(
+            exit::NO_INPUT,
+            format!(
+                "{} recordings were imported without lines too long to read (said above)",
+                outcome.lossy
+            ),
+        ));
+    }
+    Ok(exit::OK)
+}
+
+/// Says on stderr what the import did.
+fn say_event(event: ImportEvent<'_>) {
+    match event {
+        ImportEvent::SourceFailed(e) => say!("reel: error: {e}"),
+        ImportEvent::Unreadable { path, error } => {
+            say!("reel: error: {}: {error}", path_shown(path));
         }
-        let found = discovery.found;
-        if found.is_empty() {
-            let message = if src.is_dir() {
-                format!(
-                    "{}: no recording of a format reel reads in it (formats: {})",
-                    crate::output::path_shown(src),
-                    format_names()
-                )
-            } else if args.from.is_some() || !src.is_file() {
-                format!("{}: not a regular file", crate::output::path_shown(src))
-            } else {
-                ImportError::Unknown { path: src.clone() }.to_string()
-            };
-            if discovery.unreadable.is_empty() {
-                fail(&mut failed, message)?;
-            }
-            continue;
-        }
-        if found.len() > 1 && (args.output.is_some() || args.name.is_some()) {
-            return Err(coded(
-                exit::USAGE,
-                format!(
-                    "{} holds {} recordings: -o and --name name one trace; use --dir",
-                    crate::output::path_shown(src),
-                    found.len()
-                ),
-            ));
-        }
-        let many = found.len() > 1 || several;
-        for f in &found {
-            let label = args.name.clone().unwrap_or_else(|| f.label.clone());
-            let output = match (&args.output, &dir) {
-                (Some(file), _) => Output::File(file),
-                (None, Some(d)) => Output::Dir(d),
-                (None, None) => unreachable!("a directory when there is no -o"),
-            };
-            let done = match import(f, &label, output, &redactor) {
-                Ok(done) => done,
-                Err(e @ (ImportError::Target(_) | ImportError::Write { .. })) => {
-                    return Err(coded(exit::CANT_CREATE, e.to_string()));
-                }
-                // One recording of several that cannot be read: said, and the others
-                // imported all the same.
-                Err(e) if many => {
-                    say!("reel: error: {e}");
-                    failed += 1;
-                    continue;
-                }
-                Err(e) => return Err(coded(exit::NO_INPUT, e.to_string())),
-            };
-            if !told.contains(&done.format) {
+        ImportEvent::RecordingFailed(e) => say!("reel: error: {e}"),
+        ImportEvent::Imported {
+            found,
+            imported: done,
+            first_of_format,
+        } => {
+            if first_of_format {
                 say!("reel: note: {}", done.format.limits());
-                told.push(done.format);
             }
             for w in &done.warnings {
-                say!("reel: warning: {}: {w}", crate::output::path_shown(&f.path));
+                say!("reel: warning: {}: {w}", path_shown(&found.path));
             }
             let to = done
                 .path
                 .as_ref()
-                .map_or_else(|| "the trace".to_owned(), |p| crate::output::path_shown(p));
+                .map_or_else(|| "the trace".to_owned(), |p| path_shown(p));
             say!(
                 "reel: imported {} ({}) to {to}: {} items",
-                crate::output::path_shown(&f.path),
+                path_shown(&found.path),
                 done.format.name(),
                 done.items
             );
             for lost in &done.too_long {
-                say!(
-                    "reel: error: {}: {lost}",
-                    crate::output::path_shown(&f.path)
-                );
-            }
-            if !done.too_long.is_empty() {
-                lossy += 1;
+                say!("reel: error: {}: {lost}", path_shown(&found.path));
             }
             if let Some(p) = done.problems.first() {
                 say!(
@@ -217,25 +176,17 @@ pub fn run(args: Args, _out: &Out) -> anyhow::Result<u8> {
                     done.problems.len()
                 );
             }
-            imported += 1;
         }
+        _ => {}
     }
-    if imported > 1 || failed > 0 {
-        say!("reel: {imported} traces imported");
-    }
-    if failed > 0 {
-        return Err(coded(
-            exit::NO_INPUT,
-            format!("{failed} recordings could not be imported (said above)"),
-        ));
-    }
-    if lossy > 0 {
-        // Part of an input could not be read: the trace holds the rest, and the status
-        // says it is not whole.
-        return Err(coded(
-            exit::NO_INPUT,
-            format!("{lossy} recordings were imported without lines too long to read (said above)"),
-        ));
-    }
-    Ok(exit::OK)
+}
+
+/// An import that stopped, with its exit status.
+fn stopped(stop: ImportStop) -> anyhow::Error {
+    let code = match stop {
+        ImportStop::OneTrace { .. } => exit::USAGE,
+        ImportStop::Create(_) => exit::CANT_CREATE,
+        _ => exit::NO_INPUT,
+    };
+    coded(code, stop.to_string())
 }
