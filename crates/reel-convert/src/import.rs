@@ -13,7 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use reel_redact::redact::Redactor;
-use reel_trace::display::one_line;
+use reel_report::display::one_line;
 
 use crate::{Format, Found, discover};
 

@@ -203,5 +203,5 @@ pub fn honest_rules() -> &'static [HonestRule] {
 
 /// The rules as `--help` text, one `  name  description` line each.
 pub fn honest_rules_help() -> String {
-    reel_trace::display::rule_table(HONEST.iter().map(|r| (r.name, r.description.to_owned())))
+    reel_report::display::rule_table(HONEST.iter().map(|r| (r.name, r.description.to_owned())))
 }

@@ -36,8 +36,8 @@
 
 use std::io::{self, Write};
 
-use reel_mcp::drift::junit::{Case, Failure, document};
-use reel_trace::display::one_line;
+use reel_report::display::one_line;
+use reel_report::junit::{Case, Failure, document};
 use serde_json::{Map, Value, json};
 
 use crate::drift::{Change, Class, Drift, Place};
@@ -550,7 +550,8 @@ fn failed_case(
 
 /// Writes GitHub annotation lines, then the verdict with `exit_code`.
 pub fn github(r: &Report, exit_code: u8, w: &mut dyn Write) -> io::Result<()> {
-    use reel_mcp::drift::github::{annotation, level};
+    use reel_mcp::drift::github::level;
+    use reel_report::github::annotation;
     for d in &r.drifts {
         let place = d.b.as_ref().or(d.a.as_ref());
         let file = place.map(|p| (p.file.display().to_string(), p.line));

@@ -11,8 +11,6 @@
 pub mod github;
 pub mod lists;
 
-pub use reel_report::junit;
-
 use serde::Serialize;
 
 use crate::jsonrpc::methods;

@@ -152,7 +152,7 @@ pub fn rules_help() -> String {
         "equality",
         "then values compare by value: member order aside, numbers exactly (1 = 1.0 = 1e0; integers beyond 64 bits and long decimals by every digit; only play's match key hashes them as the f64 they round to)".into(),
     ));
-    reel_trace::display::rule_table(rows)
+    reel_report::display::rule_table(rows)
 }
 
 fn rule_jsonrpc_id(m: &mut Value) -> bool {

@@ -129,9 +129,9 @@ pub fn finish(result: anyhow::Result<u8>) -> ExitCode {
             // One line: what an error quotes (a file name with a line break in it) cannot
             // forge a line of reel's own.
             let text = format!("{e:#}");
-            let one_line = reel_trace::display::escape(
+            let one_line = reel_report::display::escape(
                 &text,
-                reel_trace::display::Keep {
+                reel_report::display::Keep {
                     line_breaks: false,
                     sgr: false,
                 },

@@ -3,7 +3,7 @@
 
 use std::io::{self, IsTerminal, Write};
 
-use reel_trace::display::{TerminalSafe, Tone};
+use reel_report::display::{TerminalSafe, Tone};
 
 /// `eprintln!` that cannot panic. std's panics when stderr is a pipe whose reader went
 /// away (EPIPE); an MCP client that closes its end of reel's stderr must not kill a
@@ -16,7 +16,7 @@ macro_rules! say {
         let _ = writeln!(
             std::io::stderr(),
             "{}",
-            reel_trace::display::escape(&text, $crate::output::SAY_KEEP)
+            reel_report::display::escape(&text, $crate::output::SAY_KEEP)
         );
     }};
 }
@@ -25,9 +25,9 @@ macro_rules! say {
 /// a terminal (a newline in a file name) escaped, whatever [`say!`] lets through around it.
 pub fn path_shown(path: &std::path::Path) -> String {
     let text = path.display().to_string();
-    reel_trace::display::escape(
+    reel_report::display::escape(
         &text,
-        reel_trace::display::Keep {
+        reel_report::display::Keep {
             line_breaks: false,
             sgr: false,
         },
@@ -37,7 +37,7 @@ pub fn path_shown(path: &std::path::Path) -> String {
 
 /// What [`say!`] lets through unescaped: its messages quote file names, URLs and trace
 /// content, so only line breaks pass (reel's stderr messages are not painted).
-pub const SAY_KEEP: reel_trace::display::Keep = reel_trace::display::Keep {
+pub const SAY_KEEP: reel_report::display::Keep = reel_report::display::Keep {
     line_breaks: true,
     sgr: false,
 };
@@ -97,7 +97,7 @@ impl Output {
     }
 
     /// Paints a [`Tone`] the way reel's terminal output does (red, yellow, cyan,
-    /// green), or not at all when colour is off: the [`reel_trace::display::Paint`]
+    /// green), or not at all when colour is off: the [`reel_report::display::Paint`]
     /// the libraries' renderers take.
     pub fn tone(&self, tone: Tone, text: &str) -> String {
         let sgr = match tone {

@@ -164,5 +164,5 @@ pub(super) fn snippet(s: &str) -> String {
     if s.chars().nth(SNIPPET).is_some() {
         cut.push('…');
     }
-    reel_trace::display::one_line(&cut).into_owned()
+    reel_report::display::one_line(&cut).into_owned()
 }

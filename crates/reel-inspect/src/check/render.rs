@@ -26,13 +26,13 @@
 //! unreadable input.
 //!
 //! Problems quote trace content (unknown `type`, `kind`, methods): text lines are made
-//! one line ([`reel_trace::display::one_line`] is applied where the checker quotes), and the
+//! one line ([`reel_report::display::one_line`] is applied where the checker quotes), and the
 //! caller writes them through its terminal-safe writer.
 
 use serde::Serialize;
 
 use super::{Problem, Report, Rule, SealOutcome, Severity};
-use reel_trace::display::{Paint, Tone, plural};
+use reel_report::display::{Paint, Tone, plural};
 use reel_trace::seal::SealStatus;
 
 /// Identifies the JSON document.
@@ -248,7 +248,7 @@ pub fn rules_text(paint: Paint<'_>) -> String {
 mod tests {
     use super::*;
     use crate::check::{CheckOptions, check_read};
-    use reel_trace::display::plain;
+    use reel_report::display::plain;
 
     fn report(text: &str) -> Report {
         check_read(

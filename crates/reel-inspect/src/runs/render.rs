@@ -1,7 +1,7 @@
 //! `reel ls` for people: the runs of a listing as one table, newest first.
 
 use super::Run;
-use reel_trace::display::{self, Cell, Paint, Table, Tone};
+use reel_report::display::{self, Cell, Paint, Table, Tone};
 
 /// The columns, and whether each is right-aligned (numbers).
 const HEADERS: [(&str, bool); 12] = [
@@ -122,7 +122,7 @@ fn row(run: &Run) -> [String; 12] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reel_trace::display::plain;
+    use reel_report::display::plain;
 
     #[test]
     fn the_table_lines_up_and_escapes_labels() {

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{ErrorSource, Origin, Stats};
-use reel_trace::display::{self, Cell, Paint, Table, Tone, one_line};
+use reel_report::display::{self, Cell, Paint, Table, Tone, one_line};
 
 /// The report as tables, for people.
 pub fn text(r: &Stats, paint: Paint<'_>) -> String {

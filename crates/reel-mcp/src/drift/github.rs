@@ -1,9 +1,7 @@
 //! The GitHub annotation level of a drift class; the annotation itself is
-//! [`reel_report::github`]'s.
+//! `reel_report::github`'s.
 
 use super::Class;
-
-pub use reel_report::github::annotation;
 
 /// The annotation level a drift class gets: structural drift fails a check, output
 /// drift warns.

@@ -84,7 +84,7 @@ pub fn match_rules() -> &'static [MatchRule] {
 /// The matching rules as text for `--help`: one `  name  [methods:] description` line
 /// each, marking those `--strict` turns off.
 pub fn match_rules_help() -> String {
-    reel_trace::display::rule_table(MATCH_RULES.iter().map(|r| {
+    reel_report::display::rule_table(MATCH_RULES.iter().map(|r| {
         let methods = match r.methods {
             [] => String::new(),
             m => format!("{}: ", m.join(", ")),

@@ -256,7 +256,8 @@ impl Report {
     /// GitHub Actions annotations, one per drift on the recorded line of its request,
     /// then the summary of [`Report::to_text`] (`reel verify --format github`).
     pub fn to_github(&self) -> String {
-        use reel_mcp::drift::github::{annotation, level};
+        use reel_mcp::drift::github::level;
+        use reel_report::github::annotation;
         let mut s = String::new();
         let trace = self.trace.display().to_string();
         for d in &self.drift {
@@ -279,7 +280,7 @@ impl Report {
     /// Drift on no client exchange (a server request, a notification count) is a case
     /// of its own.
     pub fn to_junit(&self) -> String {
-        use reel_mcp::drift::junit::{Case, Failure, document};
+        use reel_report::junit::{Case, Failure, document};
         let stem = self
             .trace
             .file_stem()

@@ -11,8 +11,8 @@ use serde::Deserialize;
 
 use super::findings::{Finding, FindingKind, VerifyError};
 use super::{CHAIN_HMAC, CHAIN_SHA256, Chain, ChainFn, Digest, SCHEMA, SealKey};
-use crate::display::one_line;
 use crate::reader::LineReader;
+use reel_report::display::one_line;
 
 /// What the seal says next.
 pub(super) enum Sealed {

@@ -162,7 +162,7 @@ fn not_closed(seal_name: &str, verified: u64) -> Finding {
 
 /// `1 line`, `3 lines`.
 fn lines(n: u64) -> String {
-    crate::display::plural(n, "line")
+    reel_report::display::plural(n, "line")
 }
 
 /// Classifies the first line that differs: the trace's line `found` where the seal has

@@ -82,16 +82,16 @@ pub(super) fn percent_encode(s: &str) -> String {
 }
 
 /// HTML-escapes `s` for text and for quoted attribute values alike
-/// ([`reel_trace::display::markup`]).
+/// ([`reel_report::display::markup`]).
 pub fn escape(s: &str) -> String {
-    reel_trace::display::markup(s, true)
+    reel_report::display::markup(s, true)
 }
 
 /// HTML-escapes `s` for element content only: `& < >`. Quotes are inert between tags, and
 /// a tool call reads `get_weather(city="Paris")` as MMSP's viewer shows it; never use this
 /// for an attribute value.
 pub(super) fn escape_text(s: &str) -> String {
-    reel_trace::display::markup(s, false)
+    reel_report::display::markup(s, false)
 }
 
 /// The page around `main`: head, stylesheet, breadcrumb.

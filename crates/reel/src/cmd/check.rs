@@ -11,7 +11,7 @@ use std::io::Write as _;
 
 use reel_inspect::check::render::{self, Document, Verdict};
 use reel_inspect::check::{self, CheckOptions, Report, Severity};
-use reel_trace::display::Tone;
+use reel_report::display::Tone;
 use reel_trace::seal::{self, SealKey};
 
 use crate::cmd::seal::KeyFile;

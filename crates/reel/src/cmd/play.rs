@@ -19,7 +19,7 @@ use crate::cmd::net_flags::{Listen, ListenLimits, warn_if_exposed};
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, CANT_CREATE, INTERNAL, NO_INPUT, UNAVAILABLE, USAGE, coded};
 use crate::output::Output;
-use reel_trace::display::TerminalSafe;
+use reel_report::display::TerminalSafe;
 
 /// Arguments of `reel play`.
 #[derive(clap::Args)]

@@ -139,7 +139,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
             let text = format!(
                 "{}: sealed {} into {} ({} chain)\n",
                 sealed.trace,
-                reel_trace::display::plural(sealed.lines, "line"),
+                reel_report::display::plural(sealed.lines, "line"),
                 sealed.seal,
                 sealed.chain
             );
