@@ -9,12 +9,12 @@
 //! records (match keys, fingerprints by `reel_mcp::normalize::KeyHasher`, file
 //! positions); the aligner (`align`) pairs them by content and compares each pair
 //! (`compare`), re-reading payloads (`payload`) only where fingerprints differ; the
-//! findings become a [`Report`], whose drifts a renderer ([`render`]) shows, re-reading
-//! the payloads of the drifts it prints in full ([`Report::detail`]).
+//! findings become a [`DiffReport`], whose drifts a renderer ([`render`]) shows, re-reading
+//! the payloads of the drifts it prints in full ([`DiffReport::detail`]).
 //!
 //! What "the same" means is the shared normaliser of `reel-mcp` (one implementation for
 //! play, verify and diff) plus this crate's [`honest_rules`]. Exit codes: 0 identical,
-//! 1 output drift only, 2 structural drift ([`Report::verdict`]; the CLI maps it).
+//! 1 output drift only, 2 structural drift ([`DiffReport::verdict`]; the CLI maps it).
 
 #![deny(missing_docs)]
 
@@ -125,7 +125,7 @@ pub struct Detail {
 
 /// Everything a diff found.
 #[derive(Debug)]
-pub struct Report {
+pub struct DiffReport {
     /// Trace A.
     pub a: SideSummary,
     /// Trace B.
@@ -150,7 +150,7 @@ pub struct Report {
     payloads: RefCell<[Payloads; 2]>,
 }
 
-impl Report {
+impl DiffReport {
     /// Identical, output drift or structural drift.
     pub fn verdict(&self) -> Verdict {
         if self.counts.structural > 0 {
@@ -338,7 +338,7 @@ pub fn diff(
     b: &Path,
     opts: &DiffOptions,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Report, DiffError> {
+) -> Result<DiffReport, DiffError> {
     let (head_a, head_b) = (head(a)?, head(b)?);
     let mut warnings = Vec::new();
     let [prep_a, prep_b] = preps(&head_a, &head_b, opts, &mut warnings);
@@ -367,7 +367,7 @@ pub fn diff(
     let f = aligner.findings;
     let mut drifts = f.drifts;
     drifts.sort_by_key(order_key);
-    Ok(Report {
+    Ok(DiffReport {
         a: SideSummary::of(a, &ta),
         b: SideSummary::of(b, &tb),
         counts: Counts {

@@ -22,7 +22,7 @@ pub struct DiffOptions {
     /// Count a turn's usage and timing differences as output drift.
     pub strict_usage: bool,
     /// Keep every exchange and turn that paired without drift in
-    /// [`crate::Report::passed`] (a report of every exchange: `--format junit`). Off, only
+    /// [`crate::DiffReport::passed`] (a report of every exchange: `--format junit`). Off, only
     /// drifts are kept, so memory does not grow with the traces.
     pub keep_passed: bool,
 }

@@ -1,4 +1,4 @@
-//! The three renderings of a [`Report`]: text for people, one JSON document for
+//! The three renderings of a [`DiffReport`]: text for people, one JSON document for
 //! programs, GitHub annotation lines for CI.
 //!
 //! Text shows the first drift in full (its context, every differing JSON pointer, a
@@ -42,7 +42,7 @@ use serde_json::{Map, Value, json};
 
 use crate::drift::{Change, Class, Drift, Place};
 use crate::linediff::{HunkLine, unified};
-use crate::{Detail, Report, Verdict};
+use crate::{Detail, DiffReport, Verdict};
 
 /// Drifts whose `differences` the JSON document lists (each one re-reads payloads).
 pub const JSON_DETAILED: usize = 1000;
@@ -101,7 +101,7 @@ fn at(p: &Place) -> String {
 }
 
 /// Writes the text rendering.
-pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> {
+pub fn text(r: &DiffReport, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> {
     let paint = Paint { on: opts.color };
     sides_and_warnings(r, &paint, w)?;
     let shown = if opts.all {
@@ -131,7 +131,7 @@ pub fn text(r: &Report, opts: TextOptions, w: &mut dyn Write) -> io::Result<()> 
 }
 
 /// The text rendering's head: each side's trace and size, then the warnings.
-fn sides_and_warnings(r: &Report, paint: &Paint, w: &mut dyn Write) -> io::Result<()> {
+fn sides_and_warnings(r: &DiffReport, paint: &Paint, w: &mut dyn Write) -> io::Result<()> {
     for (name, s) in [("A", &r.a), ("B", &r.b)] {
         let turns = if s.turns > 0 {
             format!(", {} turns", s.turns)
@@ -154,7 +154,7 @@ fn sides_and_warnings(r: &Report, paint: &Paint, w: &mut dyn Write) -> io::Resul
 }
 
 /// Every drift on one line each: class, kind, subject, where in A and B, summary.
-fn drift_list(r: &Report, paint: &Paint, w: &mut dyn Write) -> io::Result<()> {
+fn drift_list(r: &DiffReport, paint: &Paint, w: &mut dyn Write) -> io::Result<()> {
     let total = r.drifts.len() as u64 + r.omitted_drifts;
     writeln!(w, "{}", paint.p("1", &format!("drifts ({total}):")))?;
     let width = r
@@ -191,7 +191,7 @@ fn drift_list(r: &Report, paint: &Paint, w: &mut dyn Write) -> io::Result<()> {
 }
 
 /// The notes: differences that are not drift, each with how often it was seen.
-fn notes(r: &Report, paint: &Paint, w: &mut dyn Write) -> io::Result<()> {
+fn notes(r: &DiffReport, paint: &Paint, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "{}", paint.p("1", "notes (not drift):"))?;
     for n in &r.notes {
         let times = if n.count > 1 {
@@ -210,7 +210,7 @@ fn notes(r: &Report, paint: &Paint, w: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn verdict_line(r: &Report, paint: &Paint, exit_code: u8) -> String {
+fn verdict_line(r: &DiffReport, paint: &Paint, exit_code: u8) -> String {
     let c = &r.counts;
     let head = match r.verdict() {
         Verdict::Identical => paint.p("1;32", "identical"),
@@ -235,7 +235,7 @@ fn verdict_line(r: &Report, paint: &Paint, exit_code: u8) -> String {
 }
 
 fn full_drift(
-    r: &Report,
+    r: &DiffReport,
     d: &Drift,
     title: &str,
     paint: &Paint,
@@ -384,7 +384,7 @@ fn clip(line: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The JSON document (`reel.diff/1`, see the module docs).
-pub fn json(r: &Report, exit_code: u8) -> Value {
+pub fn json(r: &DiffReport, exit_code: u8) -> Value {
     let drifts: Vec<Value> = r
         .drifts
         .iter()
@@ -434,7 +434,7 @@ pub fn json(r: &Report, exit_code: u8) -> Value {
 /// made with [`crate::DiffOptions::keep_passed`] for the ones that did not drift), named
 /// by its line in A (in B for what only B has) and its subject; a drift is its case's
 /// failure, the drifts of one exchange (its answer, its progress) in one case.
-pub fn junit(r: &Report) -> String {
+pub fn junit(r: &DiffReport) -> String {
     let stem =
         r.a.path
             .file_stem()
@@ -549,7 +549,7 @@ fn failed_case(
 }
 
 /// Writes GitHub annotation lines, then the verdict with `exit_code`.
-pub fn github(r: &Report, exit_code: u8, w: &mut dyn Write) -> io::Result<()> {
+pub fn github(r: &DiffReport, exit_code: u8, w: &mut dyn Write) -> io::Result<()> {
     use reel_mcp::drift::github::level;
     use reel_report::github::annotation;
     for d in &r.drifts {

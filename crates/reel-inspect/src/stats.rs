@@ -37,7 +37,7 @@ pub use errors::{ErrorRow, ErrorSource, MAX_ERRORS, MAX_MESSAGE_BYTES};
 pub use models::NO_MODEL;
 pub use prices::{Price, PriceTable};
 pub use report::{
-    Cost, FileRef, ModelRow, ModelSummary, Models, Records, SCHEMA, Session, Stats, ToolRow,
+    Cost, FileRef, LineCounts, ModelRow, ModelSummary, Models, SCHEMA, Session, Stats, ToolRow,
     Warning,
 };
 pub use tools::Origin;

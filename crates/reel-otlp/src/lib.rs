@@ -29,7 +29,7 @@ pub mod send;
 pub mod spans;
 
 pub use export::{BATCH, request, spans_of_file, to_json, to_protobuf};
-pub use live::{LiveExport, Report};
+pub use live::{ExportTally, LiveExport};
 pub use send::{Client, Collector, CollectorError};
 pub use spans::SpanBuilder;
 

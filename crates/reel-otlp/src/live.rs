@@ -38,7 +38,7 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// What a live export did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Report {
+pub struct ExportTally {
     /// Spans the collector took (rejected ones excluded).
     pub sent: u64,
     /// Spans the collector took and then rejected (a partial success).
@@ -64,7 +64,7 @@ struct Shared {
 pub struct Exporter {
     tx: SyncSender<Span>,
     shared: Arc<Shared>,
-    sender: JoinHandle<Report>,
+    sender: JoinHandle<ExportTally>,
 }
 
 impl Exporter {
@@ -78,7 +78,7 @@ impl Exporter {
             .spawn(move || send_loop(client, rx, &s))
             .unwrap_or_else(|_| {
                 // No thread: every span will count as dropped.
-                std::thread::spawn(Report::default)
+                std::thread::spawn(ExportTally::default)
             });
         Exporter { tx, shared, sender }
     }
@@ -94,7 +94,7 @@ impl Exporter {
     }
 
     /// Sends what is queued, for at most `grace`, and reports.
-    pub fn finish(self, grace: Duration) -> Report {
+    pub fn finish(self, grace: Duration) -> ExportTally {
         if let Ok(mut d) = self.shared.deadline.lock() {
             *d = Some(Instant::now() + grace);
         }
@@ -106,8 +106,8 @@ impl Exporter {
     }
 }
 
-fn send_loop(mut client: Client, rx: Receiver<Span>, shared: &Shared) -> Report {
-    let mut report = Report::default();
+fn send_loop(mut client: Client, rx: Receiver<Span>, shared: &Shared) -> ExportTally {
+    let mut report = ExportTally::default();
     let mut open = true;
     while open {
         let mut batch = Vec::new();
@@ -177,7 +177,7 @@ impl LiveExport {
 
     /// The recording has ended: reads the trace to its end, sends what is left within
     /// `grace`, and reports.
-    pub fn finish(self, grace: Duration) -> Report {
+    pub fn finish(self, grace: Duration) -> ExportTally {
         self.stop.store(true, Ordering::Relaxed);
         match self.follower.join() {
             Ok((exporter, read_error)) => {
@@ -185,9 +185,9 @@ impl LiveExport {
                 report.read_error = read_error;
                 report
             }
-            Err(_) => Report {
+            Err(_) => ExportTally {
                 read_error: Some("the follower thread failed".into()),
-                ..Report::default()
+                ..ExportTally::default()
             },
         }
     }

@@ -5,7 +5,7 @@
 //! recorded order (`script`), answers the server's own requests (sampling, elicitation,
 //! roots) with the recorded answers, and compares every answer with the recorded one
 //! under the shared normalisation (`compare`). The run is written as a trace
-//! (`record`) and summed up in a `Report` (`report`).
+//! (`record`) and summed up in a `VerifyReport` (`report`).
 //!
 //! What is sent, and when (`run`):
 //! - Ids are fresh (1, 2, 3… in sending order); a progress token is fresh too (the live
@@ -40,11 +40,11 @@ pub use compare::{Class, Kind};
 pub use error::VerifyError;
 pub use options::{DEFAULT_START_TIMEOUT, DEFAULT_TIMEOUT, VerifyOptions};
 pub use reel_mcp::notifications::NotificationCheck;
-pub use report::{Drift, Report};
+pub use report::{Drift, VerifyReport};
 pub use script::{Script, ScriptError};
 
 /// Plays the recording against the live server and reports drift.
-pub fn verify(opts: &VerifyOptions) -> Result<Report, VerifyError> {
+pub fn verify(opts: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
     verify_reporting(opts, &mut |_| {})
 }
 
@@ -53,7 +53,7 @@ pub fn verify(opts: &VerifyOptions) -> Result<Report, VerifyError> {
 pub fn verify_reporting(
     opts: &VerifyOptions,
     progress: &mut dyn FnMut(reel_trace::Progress),
-) -> Result<Report, VerifyError> {
+) -> Result<VerifyReport, VerifyError> {
     let script = Script::load_reporting(&opts.trace, opts.session, progress)?;
     run::Run::start(&script, opts)?.play()
 }

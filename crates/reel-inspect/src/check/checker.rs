@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::members::ill_typed_members;
 use super::options::CheckOptions;
-use super::report::Report;
+use super::report::CheckReport;
 use super::rules::Rule;
 use super::state::{Found, Loc, Marker, PendingRequest, StoredBody, Tally};
 use reel_trace::jsonrpc::{PairKey, Pairer};
@@ -315,7 +315,7 @@ impl Checker {
     }
 
     /// Ends the pass: the last session, the markers still waiting, then the report.
-    pub(super) fn finish(mut self, bytes: u64) -> Report {
+    pub(super) fn finish(mut self, bytes: u64) -> CheckReport {
         if self.lines == 0 {
             self.report(
                 None,

@@ -3,13 +3,13 @@
 //! either way; unknown names are tallied into one problem per name and rule (at most
 //! [`MAX_DISTINCT_NAMES`] names per rule, the rest under "(other names)"). At the end
 //! the tallies and one summary per rule with unlisted problems are added, and the
-//! problems sorted by file and line. [`Problem`] and [`Report`] serialise to the
+//! problems sorted by file and line. [`Problem`] and [`CheckReport`] serialise to the
 //! entries of `reel check --json` (schema `reel.check/1`).
 
 use super::checker::Checker;
 use super::members::snippet;
 use super::options::MAX_DISTINCT_NAMES;
-use super::report::{Problem, Report};
+use super::report::{CheckReport, Problem};
 use super::rules::{Rule, Severity};
 use super::state::{Found, Loc, Tally};
 
@@ -74,7 +74,7 @@ impl Checker {
 
     /// Adds the tallies and the summaries of unlisted problems, sorts, and builds the
     /// report.
-    pub(super) fn into_report(mut self, bytes: u64) -> Report {
+    pub(super) fn into_report(mut self, bytes: u64) -> CheckReport {
         for ((rule, name), tally) in std::mem::take(&mut self.tallies) {
             let problem = Problem {
                 file: self.file_name(Some(tally.first)),
@@ -113,7 +113,7 @@ impl Checker {
                 count: Some(more),
             });
         }
-        Report {
+        CheckReport {
             file: self.name,
             files: self.files,
             lines: self.lines,

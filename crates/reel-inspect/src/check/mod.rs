@@ -17,7 +17,7 @@
 //!   summarised with a count), [`MAX_DISTINCT_NAMES`] distinct unknown names per rule,
 //!   [`MAX_REQUEST_BODIES`] request bodies and [`MAX_PENDING_MARKERS`] `history_elided`
 //!   markers waiting for each other.
-//! - Counts ([`Report::errors`] …) count every problem found, listed or not; an
+//! - Counts ([`CheckReport::errors`] …) count every problem found, listed or not; an
 //!   aggregated info ("unknown kind `x`, 12 lines") counts once.
 //! - Lines are read with the crate's line model ([`parse_line`]); `raw` is never
 //!   re-serialised. Nothing here panics on input.
@@ -33,7 +33,7 @@
 //! pairs JSON-RPC requests with their responses and honours cancellation; `history`
 //! verifies `history_elided` markers; `members` holds the member type tables and how a
 //! value is quoted in a message; `filing` files problems under their caps and builds
-//! the [`Report`] (`report`); `state` holds what the checker keeps between lines, and
+//! the [`CheckReport`] (`report`); `state` holds what the checker keeps between lines, and
 //! `options` its knobs and caps; `seal` adds what a trace's seal says (`--verify`) to it; [`render`]
 //! writes reports as the `reel.check/1` document and as text.
 //!
@@ -65,7 +65,7 @@ pub use options::{
     CheckOptions, DEFAULT_MAX_PER_RULE, KNOWN_KINDS, MAX_CANCELLED, MAX_DISTINCT_NAMES,
     MAX_PENDING_MARKERS, MAX_REQUEST_BODIES, is_known_kind,
 };
-pub use report::{Problem, Report, SealOutcome};
+pub use report::{CheckReport, Problem, SealOutcome};
 pub use rules::{Rule, Severity};
 pub use seal::rule_of;
 
@@ -73,7 +73,7 @@ pub use seal::rule_of;
 ///
 /// Fails only when a file cannot be opened or read; everything wrong *inside* the files
 /// is in the report.
-pub fn check_trace(path: &Path, options: &CheckOptions) -> Result<Report, OpenError> {
+pub fn check_trace(path: &Path, options: &CheckOptions) -> Result<CheckReport, OpenError> {
     check_trace_reporting(path, options, &mut |_| {})
 }
 
@@ -83,7 +83,7 @@ pub fn check_trace_reporting(
     path: &Path,
     options: &CheckOptions,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Report, OpenError> {
+) -> Result<CheckReport, OpenError> {
     let mut reader = TraceReader::open(path)?;
     let files = reader.files().to_vec();
     let total = reader.total_bytes();
@@ -102,7 +102,11 @@ pub fn check_trace_reporting(
 
 /// Checks a trace read from `input`, reported under the name `name` (for tests and
 /// for traces that are not files).
-pub fn check_read<R: Read>(name: &Path, input: R, options: &CheckOptions) -> io::Result<Report> {
+pub fn check_read<R: Read>(
+    name: &Path,
+    input: R,
+    options: &CheckOptions,
+) -> io::Result<CheckReport> {
     let files = [name.to_owned()];
     let mut checker = Checker::new(name, &files, options);
     let mut counted = Counted { inner: input, n: 0 };

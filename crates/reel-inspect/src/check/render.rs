@@ -1,5 +1,5 @@
 //! What `reel check` writes: the `reel.check/1` JSON document and the lines people read,
-//! beside the [`Report`] they render, so every caller (the CLI, the viewer, a test)
+//! beside the [`CheckReport`] they render, so every caller (the CLI, the viewer, a test)
 //! shows a check the same way.
 //!
 //! The document:
@@ -31,7 +31,7 @@
 
 use serde::Serialize;
 
-use super::{Problem, Report, Rule, SealOutcome, Severity};
+use super::{CheckReport, Problem, Rule, SealOutcome, Severity};
 use reel_report::display::{Paint, Tone, plural};
 use reel_trace::seal::SealStatus;
 
@@ -43,7 +43,7 @@ pub const SCHEMA: &str = "reel.check/1";
 #[serde(untagged)]
 pub enum FileResult {
     /// The trace was read and checked.
-    Checked(Report),
+    Checked(CheckReport),
     /// The input could not be read.
     Unreadable {
         /// The input as named.
@@ -96,7 +96,7 @@ impl Default for Document {
 impl Document {
     /// Adds a checked trace (its counts count whether or not its problems are listed;
     /// a seal that could not be read counts as an unreadable input).
-    pub fn add(&mut self, report: Report) {
+    pub fn add(&mut self, report: CheckReport) {
         if report.seal_is_unreadable() {
             self.unreadable += 1;
         }
@@ -169,7 +169,7 @@ pub fn problem_line(p: &Problem, paint: Paint<'_>) -> String {
 /// A trace's lines: one per listed problem (none when `quiet`), then its summary
 /// `file: ok: 0 errors, 1 warning, 0 info in 20 lines (1 session)`. Each line ends in
 /// a newline.
-pub fn report_text(report: &Report, quiet: bool, paint: Paint<'_>) -> String {
+pub fn report_text(report: &CheckReport, quiet: bool, paint: Paint<'_>) -> String {
     let mut out = String::new();
     if !quiet {
         for p in &report.problems {
@@ -250,7 +250,7 @@ mod tests {
     use crate::check::{CheckOptions, check_read};
     use reel_report::display::plain;
 
-    fn report(text: &str) -> Report {
+    fn report(text: &str) -> CheckReport {
         check_read(
             std::path::Path::new("t.jsonl"),
             text.as_bytes(),

@@ -1,4 +1,4 @@
-//! The result of a check: the [`Report`] of one trace, its [`Problem`]s and what its seal
+//! The result of a check: the [`CheckReport`] of one trace, its [`Problem`]s and what its seal
 //! says ([`SealOutcome`]), as they serialise to the entries of `reel check --json`
 //! (schema `reel.check/1`).
 
@@ -29,7 +29,7 @@ pub struct Problem {
 
 /// The result of checking one trace.
 #[derive(Clone, Debug, Serialize)]
-pub struct Report {
+pub struct CheckReport {
     /// The trace as named by the caller.
     pub file: String,
     /// The files read, in order (rotated companions first).
@@ -53,7 +53,7 @@ pub struct Report {
     pub seal: Option<SealOutcome>,
 }
 
-impl Report {
+impl CheckReport {
     /// True when the trace violates the format.
     pub fn has_errors(&self) -> bool {
         self.errors > 0

@@ -4,7 +4,7 @@
 //! tampering as they treat any error; the verification's summary is the file entry's
 //! `seal` member. Seal problems come after the format's, in the order found.
 
-use super::report::{Problem, Report, SealOutcome};
+use super::report::{CheckReport, Problem, SealOutcome};
 use super::rules::{Rule, Severity};
 use reel_trace::seal::{FindingKind, Verification};
 
@@ -25,7 +25,7 @@ pub fn rule_of(kind: FindingKind) -> Rule {
     }
 }
 
-impl Report {
+impl CheckReport {
     /// Adds what the seal says: its findings as problems, its summary as `seal`.
     pub fn add_seal(&mut self, verification: Verification) {
         for f in &verification.findings {

@@ -4,13 +4,13 @@
 
 use std::path::Path;
 
-use super::{CheckOptions, Report, Rule, check_read};
+use super::{CheckOptions, CheckReport, Rule, check_read};
 
 pub(super) const META: &str = r#"{"v":1,"type":"meta","startedAt":"2026-05-12T23:00:00.000Z","label":"t","command":["srv"],"redaction":{"rules":"reel/1","defaults":true}}"#;
 pub(super) const END: &str =
     r#"{"t":"2026-05-12T23:00:01.000Z","type":"end","exitCode":0,"durationMs":1000}"#;
 
-pub(super) fn check(text: &str) -> Report {
+pub(super) fn check(text: &str) -> CheckReport {
     check_read(
         Path::new("t.jsonl"),
         text.as_bytes(),
@@ -31,7 +31,7 @@ pub(super) fn trace(body: &[&str]) -> String {
     s
 }
 
-pub(super) fn rules(r: &Report) -> Vec<(Rule, Option<u64>)> {
+pub(super) fn rules(r: &CheckReport) -> Vec<(Rule, Option<u64>)> {
     r.problems.iter().map(|p| (p.rule, p.line)).collect()
 }
 

@@ -3,7 +3,7 @@
 
 use super::errors::ErrorList;
 use super::models::ModelAgg;
-use super::report::{self, Records, Session};
+use super::report::{self, LineCounts, Session};
 use super::tools::ToolTable;
 use super::{FileRef, MAX_ERRORS, Origin, PriceTable, SCHEMA, Stats, ToolRow, Warning};
 
@@ -101,7 +101,7 @@ fn empty_session() -> Session {
         duration_ms: None,
         command: None,
         producer: None,
-        records: Records::default(),
+        records: LineCounts::default(),
         skipped_lines: 0,
         end_reason: None,
         exit_code: None,

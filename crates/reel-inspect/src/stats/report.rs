@@ -62,7 +62,7 @@ pub struct Session {
     /// `meta.source`, else `producer` (`name@version`), else `mcp-tape@<mcpTapVersion>`.
     pub producer: Option<String>,
     /// Lines by class.
-    pub records: Records,
+    pub records: LineCounts,
     /// Lines that are not JSON objects (torn, invalid UTF-8, not JSON, arrays, scalars).
     pub skipped_lines: u64,
     /// `end.reason`.
@@ -74,7 +74,7 @@ pub struct Session {
 
 /// Lines by class (the reference consumer's classification).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Records {
+pub struct LineCounts {
     /// Every JSON-object line.
     pub total: u64,
     /// `type: "meta"`.
@@ -91,8 +91,8 @@ pub struct Records {
     pub other: u64,
 }
 
-impl Records {
-    fn add(&mut self, o: &Records) {
+impl LineCounts {
+    fn add(&mut self, o: &LineCounts) {
         self.total += o.total;
         self.meta += o.meta;
         self.message += o.message;
@@ -293,7 +293,7 @@ pub(crate) fn merge_sessions(sessions: &[Session]) -> Option<Session> {
             kinds.push(k);
         }
     }
-    let mut records = Records::default();
+    let mut records = LineCounts::default();
     for s in sessions {
         records.add(&s.records);
     }

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::errors::{ErrorRow, ErrorSource, MAX_MESSAGE_BYTES};
 use super::records::{self, EndRec, LlmErrorRec, MetaRec, TurnRec};
-use super::report::{Records, Session};
+use super::report::{LineCounts, Session};
 use super::tools::{self, McpPairing, Outcome, Pending, PendingKey, TurnPairing, TurnTools};
 use super::wire::{self, Head, RawKind, Rpc};
 use super::{Collector, StatsError, Warning, lenient};
@@ -76,7 +76,7 @@ struct EndFacts {
 /// The state of reading one trace.
 pub(super) struct Scan<'c, 'p> {
     c: &'c mut Collector<'p>,
-    records: Records,
+    records: LineCounts,
     skipped: u64,
     meta: Option<MetaFacts>,
     metas: u64,
@@ -119,7 +119,7 @@ impl<'c, 'p> Scan<'c, 'p> {
         c.next_session += 1;
         Scan {
             c,
-            records: Records::default(),
+            records: LineCounts::default(),
             skipped: 0,
             meta: None,
             metas: 0,

@@ -49,7 +49,7 @@ use reel_net::serve;
 use reel_trace::Ending;
 
 use crate::play::report::Summary;
-use crate::play::{PlayError, PlayOptions, Recorder, Shared, finish_recorder};
+use crate::play::{PlayError, PlayOptions, ReplayRecording, Shared, finish_recorder};
 use crate::tape::TapeFiles;
 
 use diag::{Diag, LineDiag};
@@ -100,7 +100,7 @@ pub struct HttpPlay {
     shared: Shared,
     files: Arc<TapeFiles>,
     diag: Diag,
-    recorder: Option<Arc<Mutex<Recorder>>>,
+    recorder: Option<Arc<Mutex<ReplayRecording>>>,
     stop: StopHandle,
 }
 
@@ -126,7 +126,7 @@ impl HttpPlay {
             .and_then(path_of_url)
             .unwrap_or_else(|| "/mcp".to_owned());
         let recorder = match &opts.record {
-            Some(dir) => Some(Arc::new(Mutex::new(Recorder::create(
+            Some(dir) => Some(Arc::new(Mutex::new(ReplayRecording::create(
                 dir,
                 &opts,
                 shared.head.as_ref(),

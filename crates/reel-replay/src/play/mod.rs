@@ -67,7 +67,7 @@ pub use self::options::{CANDIDATES_SCANNED, Pace, PlayError, PlayOptions, Subset
 pub use self::out::DELIVERY_WAIT;
 use self::out::LineOut;
 pub(crate) use self::out::{ClientOut, Dest, Route};
-pub(crate) use self::record::{RecordTo, Recorder, finish_recorder};
+pub(crate) use self::record::{RecordTo, ReplayRecording, finish_recorder};
 use self::server::Server;
 pub(crate) use self::shared::Shared;
 pub(crate) use self::shared_tape::SharedTape;
@@ -127,7 +127,7 @@ fn serve(
         (None, None) => None,
     };
     let recorder = match record_dir {
-        Some(dir) => Some(Arc::new(Mutex::new(Recorder::create(
+        Some(dir) => Some(Arc::new(Mutex::new(ReplayRecording::create(
             &dir,
             &opts,
             shared.head.as_ref(),

@@ -20,16 +20,16 @@ use super::options::{PlayError, PlayOptions};
 /// A tape server's handle on the replay's trace: the shared writer and the session its
 /// lines belong to (none over stdio).
 pub(crate) struct RecordTo {
-    rec: Arc<Mutex<Recorder>>,
+    rec: Arc<Mutex<ReplayRecording>>,
     session: Option<String>,
 }
 
 impl RecordTo {
-    pub(crate) fn new(rec: Arc<Mutex<Recorder>>, session: Option<String>) -> RecordTo {
+    pub(crate) fn new(rec: Arc<Mutex<ReplayRecording>>, session: Option<String>) -> RecordTo {
         RecordTo { rec, session }
     }
 
-    fn with(&self, f: impl FnOnce(&mut Recorder, Option<&str>)) {
+    fn with(&self, f: impl FnOnce(&mut ReplayRecording, Option<&str>)) {
         // A writer poisoned by a panic elsewhere is still the best record there is.
         let mut r = self.rec.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut r, self.session.as_deref());
@@ -61,20 +61,20 @@ impl RecordTo {
 /// `origin` (`tape`: from the recording or made by reel; `live`: the client, or the live
 /// server of `--subset`). Live content is redacted with the tape's rules, through the
 /// one line-recording path every producer uses.
-pub(crate) struct Recorder {
+pub(crate) struct ReplayRecording {
     lines: LineRecorder<File>,
     path: PathBuf,
     failed: bool,
 }
 
-impl Recorder {
+impl ReplayRecording {
     pub(crate) fn create(
         dir: &Path,
         opts: &PlayOptions,
         head: Option<&Meta>,
         redactor: &Redactor,
         transport: &str,
-    ) -> Result<Recorder, PlayError> {
+    ) -> Result<ReplayRecording, PlayError> {
         let err = |source| PlayError::Record {
             dir: dir.to_owned(),
             source,
@@ -93,7 +93,7 @@ impl Recorder {
         lines
             .write_meta(&reel_meta(&label, &opts.argv, "mcp", transport, redactor))
             .map_err(err)?;
-        Ok(Recorder {
+        Ok(ReplayRecording {
             lines,
             path,
             failed: false,
@@ -172,7 +172,10 @@ impl Recorder {
 }
 
 /// Ends the replay's own trace once every server that wrote to it is done.
-pub(crate) fn finish_recorder(r: Arc<Mutex<Recorder>>, ending: Ending) -> io::Result<PathBuf> {
+pub(crate) fn finish_recorder(
+    r: Arc<Mutex<ReplayRecording>>,
+    ending: Ending,
+) -> io::Result<PathBuf> {
     let rec = Arc::try_unwrap(r)
         .map_err(|_| io::Error::other("a tape server still holds the replay's trace"))?
         .into_inner()

@@ -171,7 +171,7 @@ pub struct NotificationCount {
 /// Everything `verify` found.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Report {
+pub struct VerifyReport {
     /// `SCHEMA`.
     pub schema: &'static str,
     /// The recording.
@@ -184,7 +184,7 @@ pub struct Report {
     pub timeout_ms: u64,
     /// `same`, `output-drift` or `structural-drift`.
     pub result: &'static str,
-    /// 0, 1 or 2, as the CLI maps [`Report::verdict`] (0 until it does).
+    /// 0, 1 or 2, as the CLI maps [`VerifyReport::verdict`] (0 until it does).
     pub exit_code: u8,
     /// The client's requests.
     pub summary: RequestCounts,
@@ -206,7 +206,7 @@ pub struct Report {
     pub exchanges: Vec<ContextEntry>,
 }
 
-impl Report {
+impl VerifyReport {
     /// What the drift found amounts to: the worst class, or none.
     pub fn verdict(&self) -> Verdict {
         Verdict::of(self.drift.iter().map(|d| d.class).max())
@@ -254,7 +254,7 @@ impl Report {
     }
 
     /// GitHub Actions annotations, one per drift on the recorded line of its request,
-    /// then the summary of [`Report::to_text`] (`reel verify --format github`).
+    /// then the summary of [`VerifyReport::to_text`] (`reel verify --format github`).
     pub fn to_github(&self) -> String {
         use reel_mcp::drift::github::level;
         use reel_report::github::annotation;
@@ -437,8 +437,8 @@ pub fn short(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn report(drift: Vec<Drift>) -> Report {
-        let mut r = Report {
+    fn report(drift: Vec<Drift>) -> VerifyReport {
+        let mut r = VerifyReport {
             schema: SCHEMA,
             trace: "t.jsonl".into(),
             session: 1,

@@ -36,7 +36,8 @@ use super::options::VerifyOptions;
 use super::peer::Peer;
 use super::record::LiveRecord;
 use super::report::{
-    self, ContextEntry, Drift, NotificationCount, Place, Report, RequestCounts, ServerRequestCounts,
+    self, ContextEntry, Drift, NotificationCount, Place, RequestCounts, ServerRequestCounts,
+    VerifyReport,
 };
 use super::script::{PING, Script};
 use crate::live::LiveOutput;
@@ -106,7 +107,7 @@ pub struct Run<'s> {
     all_sent: bool,
     /// The server's output ended while answers were still awaited.
     died_early: bool,
-    report: Report,
+    report: VerifyReport,
 }
 
 impl<'s> Run<'s> {
@@ -160,7 +161,7 @@ impl<'s> Run<'s> {
     }
 
     /// Plays every step, waits for the last answers, stops the server and reports.
-    pub fn play(mut self) -> Result<Report, VerifyError> {
+    pub fn play(mut self) -> Result<VerifyReport, VerifyError> {
         match self.play_steps() {
             Ok(()) => {
                 self.stop_server();
@@ -404,7 +405,7 @@ impl<'s> Run<'s> {
         }
     }
 
-    fn finish(mut self) -> Report {
+    fn finish(mut self) -> VerifyReport {
         let exit = self.stop_and_reap();
         self.report.server_exit = exit;
         for r in &self.server_requests {
@@ -655,8 +656,8 @@ fn first_report(
     opts: &VerifyOptions,
     notes: Vec<String>,
     record: Option<&LiveRecord>,
-) -> Report {
-    Report {
+) -> VerifyReport {
+    VerifyReport {
         schema: report::SCHEMA,
         trace: script.path.clone(),
         session: opts.session.max(1),

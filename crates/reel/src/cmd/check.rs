@@ -1,6 +1,6 @@
 //! `reel check TRACE…`: validates traces with `reel_inspect::check` and reports per file.
 //!
-//! Wiring only: each name → a trace ([`RunDir`]), the trace → a [`check::Report`], the
+//! Wiring only: each name → a trace ([`RunDir`]), the trace → a [`check::CheckReport`], the
 //! reports → the text or the `reel.check/1` document of [`reel_inspect::check::render`]
 //! (which documents its shape), the [`Verdict`] → the exit code: 66 when any input
 //! cannot be read (the others are still checked), else 1 when any trace has errors,
@@ -10,7 +10,7 @@
 use std::io::Write as _;
 
 use reel_inspect::check::render::{self, Document, Verdict};
-use reel_inspect::check::{self, CheckOptions, Report, Severity};
+use reel_inspect::check::{self, CheckOptions, CheckReport, Severity};
 use reel_report::display::Tone;
 use reel_trace::seal::{self, SealKey};
 
@@ -169,7 +169,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
 
 /// Adds what the trace's seal says to its report; a seal that cannot be read is said
 /// on stderr as it is reached, like an unreadable input.
-fn verify_seal(path: &std::path::Path, key: Option<&SealKey>, report: &mut Report) {
+fn verify_seal(path: &std::path::Path, key: Option<&SealKey>, report: &mut CheckReport) {
     match seal::verify(path, key) {
         Ok(v) => report.add_seal(v),
         Err(e) => {

@@ -172,7 +172,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
 /// The report on stdout. Text and GitHub lines quote trace content (tool names, error
 /// messages): they go through the terminal-safe writer; JSON escapes controls itself.
 fn write_report(
-    report: &reel_diff::Report,
+    report: &reel_diff::DiffReport,
     format: Format,
     all: bool,
     out: &Output,

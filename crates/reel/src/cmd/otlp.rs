@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use reel_otlp::export::FileError;
 use reel_otlp::{
-    Client, Collector, LiveExport, Report, request, spans_of_file, to_json, to_protobuf,
+    Client, Collector, ExportTally, LiveExport, request, spans_of_file, to_json, to_protobuf,
 };
 
 use crate::exit::{self, coded};
@@ -210,7 +210,7 @@ impl OtlpFlag {
 
 impl Live {
     /// The recording has ended: sends the rest and says what became of the spans.
-    pub fn finish(self) -> Report {
+    pub fn finish(self) -> ExportTally {
         let report = self.export.finish(GRACE);
         let mut line = format!("reel: otlp: {} spans sent to {}", report.sent, self.url);
         if report.rejected > 0 {

@@ -185,8 +185,8 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
     let diag = Captured::new(out);
     let result = serve(args, diag.clone());
     let report = match &result {
-        Ok((code, summary)) => Report::new(*code, summary.as_ref(), None, diag.text()),
-        Err(e) => Report::new(exit::code_of(e), None, Some(format!("{e:#}")), diag.text()),
+        Ok((code, summary)) => ReportFile::new(*code, summary.as_ref(), None, diag.text()),
+        Err(e) => ReportFile::new(exit::code_of(e), None, Some(format!("{e:#}")), diag.text()),
     };
     report
         .write(&path)
@@ -196,7 +196,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<u8> {
 
 /// What `--report` writes: `reel-play-report/1`.
 #[derive(serde::Serialize)]
-struct Report<'a> {
+struct ReportFile<'a> {
     /// The format and its version.
     format: &'static str,
     /// The exit code reel play ends with.
@@ -211,7 +211,7 @@ struct Report<'a> {
     stderr: String,
 }
 
-impl<'a> Report<'a> {
+impl<'a> ReportFile<'a> {
     fn new(
         exit: u8,
         summary: Option<&'a reel_replay::Summary>,
@@ -225,7 +225,7 @@ impl<'a> Report<'a> {
             USAGE => "usage",
             _ => "error",
         };
-        Report {
+        ReportFile {
             format: "reel-play-report/1",
             exit,
             verdict,

@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 use super::diag::{Diag, LineDiag};
 use super::out::{HttpOut, LiveSession, Routes, TapeLink, lock};
 use crate::play::report::Summary;
-use crate::play::{Event, PlayError, PlayOptions, RecordTo, Recorder, SharedTape};
+use crate::play::{Event, PlayError, PlayOptions, RecordTo, ReplayRecording, SharedTape};
 use crate::tape::TapeFiles;
 use crate::tape::{HttpFact, IndexEnd, IndexSpec, Selection, Update, WHOLE};
 
@@ -96,7 +96,7 @@ pub(super) struct Tapes {
     files: Arc<TapeFiles>,
     norm: Normalizer,
     diag: Diag,
-    record: Mutex<Option<Arc<Mutex<Recorder>>>>,
+    record: Mutex<Option<Arc<Mutex<ReplayRecording>>>>,
     routes: Arc<Routes>,
 }
 
@@ -106,7 +106,7 @@ impl Tapes {
         files: Arc<TapeFiles>,
         norm: Normalizer,
         diag: Diag,
-        record: Option<Arc<Mutex<Recorder>>>,
+        record: Option<Arc<Mutex<ReplayRecording>>>,
         routes: Arc<Routes>,
     ) -> Arc<Tapes> {
         Arc::new(Tapes {
