@@ -46,6 +46,32 @@ impl Building {
         }
     }
 
+    /// The block an Anthropic `content_block_start` opens: a tool call (`tool_use`,
+    /// `server_tool_use`, …) gathers JSON fragments; anything else appends to its
+    /// `thinking` or `text` member.
+    fn started(b: Value) -> Building {
+        let kind = b.get("type").and_then(Value::as_str).unwrap_or("");
+        if kind.ends_with("tool_use") {
+            let s = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+            return Building::Tool {
+                id: s("id"),
+                name: s("name"),
+                json: String::new(),
+                value: b,
+            };
+        }
+        let member = if kind == "thinking" {
+            "thinking"
+        } else {
+            "text"
+        };
+        Building::Block {
+            value: b,
+            member,
+            text: String::new(),
+        }
+    }
+
     fn finish(self) -> Block {
         match self {
             Building::Block {
@@ -116,111 +142,9 @@ fn find(open: &mut [(usize, Building)], index: usize) -> Option<&mut Building> {
     open.iter_mut().find(|(i, _)| *i == index).map(|(_, b)| b)
 }
 
-/// Token counts as the provider reported them, before normalisation.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Reported {
-    /// Prompt tokens as the provider counts them (OpenAI's include cached tokens).
-    pub input: Option<u64>,
-    /// Output tokens.
-    pub output: Option<u64>,
-    /// Cache reads.
-    pub cache_read: Option<u64>,
-    /// Cache writes.
-    pub cache_creation: Option<u64>,
-    /// Reasoning tokens (OpenAI), part of `output`.
-    pub reasoning: Option<u64>,
-}
+pub mod usage;
 
-pub mod usage {
-    //! Usage normalisation (format.md, "Usage invariant"): `input_tokens` excludes
-    //! cache reads and writes; `thinking_tokens` is a subset of `output_tokens`.
-    //! Anthropic reports that shape already; OpenAI's `prompt_tokens` include
-    //! `cached_tokens` (so `input_tokens = prompt_tokens − cached_tokens`), and its
-    //! `reasoning_tokens` are part of `completion_tokens`. Ollama reports
-    //! `prompt_eval_count` and `eval_count`.
-
-    use serde_json::Value;
-
-    use super::Reported;
-    use crate::api::Endpoint;
-
-    fn n(v: &Value, path: &[&str]) -> Option<u64> {
-        let mut v = v;
-        for p in path {
-            v = v.get(p)?;
-        }
-        v.as_u64()
-    }
-
-    /// Reads a provider's `usage` object (Anthropic, chat completions, Responses)
-    /// into `r`, keeping what an earlier report gave and the new one lacks.
-    pub fn read(endpoint: Endpoint, u: &Value, r: &mut Reported) {
-        let set = |slot: &mut Option<u64>, v: Option<u64>| {
-            if v.is_some() {
-                *slot = v;
-            }
-        };
-        match endpoint {
-            Endpoint::Messages => {
-                set(&mut r.input, n(u, &["input_tokens"]));
-                set(&mut r.output, n(u, &["output_tokens"]));
-                set(&mut r.cache_read, n(u, &["cache_read_input_tokens"]));
-                set(
-                    &mut r.cache_creation,
-                    n(u, &["cache_creation_input_tokens"]),
-                );
-            }
-            Endpoint::Responses => {
-                set(&mut r.input, n(u, &["input_tokens"]));
-                set(&mut r.output, n(u, &["output_tokens"]));
-                set(
-                    &mut r.cache_read,
-                    n(u, &["input_tokens_details", "cached_tokens"]),
-                );
-                set(
-                    &mut r.reasoning,
-                    n(u, &["output_tokens_details", "reasoning_tokens"]),
-                );
-            }
-            Endpoint::OllamaChat => {
-                set(&mut r.input, n(u, &["prompt_eval_count"]));
-                set(&mut r.output, n(u, &["eval_count"]));
-            }
-            _ => {
-                set(&mut r.input, n(u, &["prompt_tokens"]));
-                set(&mut r.output, n(u, &["completion_tokens"]));
-                set(
-                    &mut r.cache_read,
-                    n(u, &["prompt_tokens_details", "cached_tokens"]),
-                );
-                set(
-                    &mut r.reasoning,
-                    n(u, &["completion_tokens_details", "reasoning_tokens"]),
-                );
-            }
-        }
-    }
-
-    /// The turn's `usage`, normalised; `None` when nothing was reported.
-    pub fn normalise(endpoint: Endpoint, r: Reported) -> Option<reel_trace::line::Usage> {
-        if r == Reported::default() {
-            return None;
-        }
-        let includes_cached = !matches!(endpoint, Endpoint::Messages | Endpoint::OllamaChat);
-        let input = match (r.input, r.cache_read) {
-            (Some(i), Some(c)) if includes_cached => Some(i.saturating_sub(c)),
-            (i, _) => i,
-        };
-        Some(reel_trace::line::Usage {
-            input_tokens: input,
-            output_tokens: r.output,
-            cache_read_input_tokens: r.cache_read,
-            cache_creation_input_tokens: r.cache_creation,
-            thinking_tokens: r.reasoning.filter(|&t| t > 0),
-            ..Default::default()
-        })
-    }
-}
+pub use usage::Reported;
 
 /// Assembles one response's assistant turn.
 #[derive(Debug)]
@@ -403,53 +327,10 @@ impl Assembler {
             }
             "content_block_start" => {
                 let b = v.get("content_block").cloned().unwrap_or(Value::Null);
-                let kind = b.get("type").and_then(Value::as_str).unwrap_or("");
-                let building = if kind.ends_with("tool_use") {
-                    Building::Tool {
-                        id: b.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
-                        name: b
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_owned(),
-                        json: String::new(),
-                        value: b,
-                    }
-                } else {
-                    let member = if kind == "thinking" {
-                        "thinking"
-                    } else {
-                        "text"
-                    };
-                    Building::Block {
-                        value: b,
-                        member,
-                        text: String::new(),
-                    }
-                };
-                self.open.push((index, building));
+                self.open.push((index, Building::started(b)));
                 false
             }
-            "content_block_delta" => {
-                let d = v.get("delta").unwrap_or(&Value::Null);
-                let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("");
-                match d.get("type").and_then(Value::as_str) {
-                    Some("text_delta") => self.append(index, "text", s("text")),
-                    Some("thinking_delta") => self.append(index, "thinking", s("thinking")),
-                    Some("input_json_delta") => {
-                        let piece = s("partial_json");
-                        match find(&mut self.open, index) {
-                            Some(Building::Tool { json, .. }) => {
-                                self.budget.push(json, piece);
-                                !piece.is_empty()
-                            }
-                            _ => false,
-                        }
-                    }
-                    // signature_delta (dropped), citations_delta, …
-                    _ => false,
-                }
-            }
+            "content_block_delta" => self.anthropic_delta(index, v.get("delta")),
             "content_block_stop" => {
                 self.close(index);
                 false
@@ -474,6 +355,29 @@ impl Assembler {
                 self.error = Some(error_text(v));
                 false
             }
+            _ => false,
+        }
+    }
+
+    /// A `content_block_delta`: text, thinking or a tool call's JSON fragment appended
+    /// to the block at `index`. Returns true when it added content.
+    fn anthropic_delta(&mut self, index: usize, delta: Option<&Value>) -> bool {
+        let d = delta.unwrap_or(&Value::Null);
+        let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("");
+        match d.get("type").and_then(Value::as_str) {
+            Some("text_delta") => self.append(index, "text", s("text")),
+            Some("thinking_delta") => self.append(index, "thinking", s("thinking")),
+            Some("input_json_delta") => {
+                let piece = s("partial_json");
+                match find(&mut self.open, index) {
+                    Some(Building::Tool { json, .. }) => {
+                        self.budget.push(json, piece);
+                        !piece.is_empty()
+                    }
+                    _ => false,
+                }
+            }
+            // signature_delta (dropped), citations_delta, …
             _ => false,
         }
     }
