@@ -25,7 +25,9 @@ use reel_net::reply::Reply;
 use reel_trace::Timestamp;
 use reel_trace::line::Timing;
 
-use super::{Exchange, Framing, Notice, Sender, Shared, WHOLE_KEPT_MAX, millis, redacted_value};
+use super::exchange::{Exchange, Framing, Shared, millis, redacted_value};
+use super::notice::Notice;
+use super::pool::Sender;
 use crate::response::Assembler;
 use crate::tape::{BodyPiece, HeldBody, kinds};
 
@@ -81,6 +83,11 @@ enum End {
     IdleTimeout,
 }
 
+/// The largest non-streamed response body recorded as one piece (and read for its
+/// turn); a larger one is recorded in pieces (16 MiB, then 1 MiB each, cut after white
+/// space where there is some so no key is split), redacted together as text,
+/// and gives no assistant turn.
+pub const WHOLE_KEPT_MAX: usize = 16 << 20;
 /// The most decoded bytes of one compressed response recorded: past it, decoding
 /// stops and a `reel.gap` event counts the compressed bytes not decoded (a gzip bomb
 /// costs the recorder this much, not its expansion; the client gets every byte as sent).
@@ -536,7 +543,35 @@ impl Recording {
         let Some(mut assembler) = self.assembler.take() else {
             return; // finished already
         };
-        // What the decoder and then the cutter still hold.
+        let whole = self.take_in_the_rest(&mut assembler);
+        let reason = truncation(
+            &end,
+            self.status,
+            self.framing,
+            // Only the generation endpoints have an end marker reel reads; an unknown
+            // API's stream (Gemini's has none) ends when its body does.
+            self.ex.route.kind.generates(),
+            &assembler,
+        );
+        let ex = &self.ex;
+        if ex.route.kind.generates() && ex.facts.is_some() && self.status < 400 {
+            self.write_turn(assembler, reason.as_deref());
+        }
+        if self.status >= 400 {
+            self.write_error(&whole);
+        }
+        if let Some(reason) = reason {
+            self.write_truncated(&reason);
+        }
+        if let (End::Complete, Some(sender)) = (end, self.sender.take()) {
+            self.sh.pool.give_back(&self.ex.route.upstream, sender);
+        }
+    }
+
+    /// Takes in what the decoder and then the cutter still hold, writes every piece
+    /// held (however the response ended, nothing held is dropped: it goes before the
+    /// turn) and reads the rest into the turn. Returns the last piece (a whole body).
+    fn take_in_the_rest(&mut self, assembler: &mut Assembler) -> Vec<u8> {
         if let Some(rest) = self.decoder.as_mut().map(Decoder::finish) {
             self.take_in(&rest);
         }
@@ -551,7 +586,6 @@ impl Recording {
                 self.to_assemble.push(p);
             }
         }
-        // However the response ended, nothing held is dropped: it goes before the turn.
         self.write_held();
         if self.undecoded > 0 {
             self.sh.tape.gap(
@@ -560,78 +594,75 @@ impl Recording {
                 "decoded body past its cap (64 MiB)",
             );
         }
-        self.feed(&mut assembler);
-        let duration = self.ex.started.elapsed();
-        let reason = truncation(
-            &end,
-            self.status,
-            self.framing,
-            // Only the generation endpoints have an end marker reel reads; an unknown
-            // API's stream (Gemini's has none) ends when its body does.
-            self.ex.route.kind.generates(),
-            &assembler,
-        );
-        let sh = &self.sh;
-        let ex = &self.ex;
-        if ex.route.kind.generates() && ex.facts.is_some() && self.status < 400 {
-            let mut turn = assembler.finish(reason.is_some());
-            if self.cutter.oversized_bytes > 0 {
-                let before = turn
-                    .extra
-                    .get("omitted_bytes")
-                    .and_then(serde_json::Value::as_u64);
-                turn.extra.insert(
-                    "omitted_bytes".into(),
-                    (before.unwrap_or(0) + self.cutter.oversized_bytes).into(),
-                );
-            }
-            turn.t = Some(Timestamp::now().to_iso().as_str().to_owned());
-            turn.endpoint = Some(ex.route.endpoint.clone());
-            turn.stream = Some(self.framing != Framing::Whole);
-            turn.source = Some("llm".into());
-            turn.timing = Some(Timing {
-                ttft_ms: self.ttft.map(millis),
-                duration_ms: Some(millis(duration)),
-                ..Timing::default()
-            });
-            let written = sh.tape.turn(ex.n, ex.conversation, &mut turn);
-            // MMSP saves a completed response only (RFC-0010 §3).
-            if let (Some(live), Some(id), None) = (&sh.mmsp, &ex.mmsp_id, &reason) {
-                if let Err(f) = live.response(id, &written) {
-                    (sh.notices)(Notice::MmspFailed {
-                        id: f.id,
-                        error: f.error,
-                    });
-                }
+        self.feed(assembler);
+        whole
+    }
+
+    /// Writes the assistant turn (truncated when `reason` says so) and, for a
+    /// completed response, saves it to MMSP.
+    fn write_turn(&self, assembler: Assembler, reason: Option<&str>) {
+        let (sh, ex) = (&self.sh, &self.ex);
+        let duration = ex.started.elapsed();
+        let mut turn = assembler.finish(reason.is_some());
+        if self.cutter.oversized_bytes > 0 {
+            let before = turn
+                .extra
+                .get("omitted_bytes")
+                .and_then(serde_json::Value::as_u64);
+            turn.extra.insert(
+                "omitted_bytes".into(),
+                (before.unwrap_or(0) + self.cutter.oversized_bytes).into(),
+            );
+        }
+        turn.t = Some(Timestamp::now().to_iso().as_str().to_owned());
+        turn.endpoint = Some(ex.route.endpoint.clone());
+        turn.stream = Some(self.framing != Framing::Whole);
+        turn.source = Some("llm".into());
+        turn.timing = Some(Timing {
+            ttft_ms: self.ttft.map(millis),
+            duration_ms: Some(millis(duration)),
+            ..Timing::default()
+        });
+        let written = sh.tape.turn(ex.n, ex.conversation, &mut turn);
+        // MMSP saves a completed response only (RFC-0010 §3).
+        if let (Some(live), Some(id), None) = (&sh.mmsp, &ex.mmsp_id, reason) {
+            if let Err(f) = live.response(id, &written) {
+                (sh.notices)(Notice::MmspFailed {
+                    id: f.id,
+                    error: f.error,
+                });
             }
         }
-        if self.status >= 400 {
-            let text = String::from_utf8_lossy(&whole);
-            let body = serde_json::from_str::<Value>(&text)
-                .map(|v| redacted_value(sh.tape.redactor(), &v))
-                .unwrap_or(Value::Null);
-            let raw = json!({
-                "endpoint": ex.route.endpoint,
-                "url": ex.route.url,
-                "status": self.status,
-                "body": body,
-            });
-            sh.tape
-                .event(ex.n, Timestamp::now(), kinds::ERROR, &raw, Map::new());
-        }
-        if let Some(reason) = reason {
-            let raw = json!({
-                "endpoint": ex.route.endpoint,
-                "url": ex.route.url,
-                "reason": reason,
-                "bytes_so_far": self.bytes_so_far,
-            });
-            sh.tape
-                .event(ex.n, Timestamp::now(), kinds::TRUNCATED, &raw, Map::new());
-        }
-        if let (End::Complete, Some(sender)) = (end, self.sender.take()) {
-            sh.pool.give_back(&ex.route.upstream, sender);
-        }
+    }
+
+    /// `llm.error` for an error status, with the body when it is JSON (redacted).
+    fn write_error(&self, whole: &[u8]) {
+        let (sh, ex) = (&self.sh, &self.ex);
+        let text = String::from_utf8_lossy(whole);
+        let body = serde_json::from_str::<Value>(&text)
+            .map(|v| redacted_value(sh.tape.redactor(), &v))
+            .unwrap_or(Value::Null);
+        let raw = json!({
+            "endpoint": ex.route.endpoint,
+            "url": ex.route.url,
+            "status": self.status,
+            "body": body,
+        });
+        sh.tape
+            .event(ex.n, Timestamp::now(), kinds::ERROR, &raw, Map::new());
+    }
+
+    /// `llm.truncated` with the reason and the bytes that came.
+    fn write_truncated(&self, reason: &str) {
+        let (sh, ex) = (&self.sh, &self.ex);
+        let raw = json!({
+            "endpoint": ex.route.endpoint,
+            "url": ex.route.url,
+            "reason": reason,
+            "bytes_so_far": self.bytes_so_far,
+        });
+        sh.tape
+            .event(ex.n, Timestamp::now(), kinds::TRUNCATED, &raw, Map::new());
     }
 }
 

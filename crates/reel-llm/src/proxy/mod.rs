@@ -26,20 +26,18 @@
 //! [`IDLE_TIMEOUT`]) mid-response is cut off (`idle_timeout`). Upstream connections
 //! are kept alive and reused, per upstream.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http::{HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
-use hyper::client::conn::http1::SendRequest;
 use serde_json::{Map, Value, json};
 
-use reel_net::http::{UpstreamUrl, strip_hop_by_hop};
+use reel_net::http::strip_hop_by_hop;
 use reel_net::serve::{self, Limits, Stop};
 use reel_net::upstream::{self, TlsConnector};
 use reel_redact::redact::Redactor;
@@ -48,15 +46,23 @@ use reel_trace::target::TraceTarget;
 use reel_trace::{Meta, Timestamp};
 
 mod body;
+mod exchange;
+mod notice;
+mod pool;
+
+pub use body::WHOLE_KEPT_MAX;
+pub use notice::{Notice, NoticeFn};
 
 use body::{Answer, RecordedBody, Recording};
+use exchange::{Exchange, Framing, OwnedRoute, RequestFacts, Shared, redacted_value};
+use pool::{Pool, Sender};
 
 use crate::api::{Endpoint, Failure, Provider, error_response};
 use crate::headers;
 use crate::history::History;
 use crate::mmsp::{Live, MmspTarget};
 use crate::request::{Request as LlmRequest, matchable};
-use crate::route::{Route, RouteError, Routes};
+use crate::route::{RouteError, Routes};
 use crate::tape::{Tape, Trouble, kinds};
 
 /// The largest request body forwarded (images and long contexts fit; a runaway does
@@ -66,11 +72,6 @@ pub const REQUEST_MAX: usize = 256 << 20;
 /// a few times its size while it is parsed and redacted for the record, so this bounds
 /// the recorder's memory whatever the clients send at once.
 pub const REQUEST_BUDGET: usize = 256 << 20;
-/// The largest non-streamed response body recorded as one piece (and read for its
-/// turn); a larger one is recorded in pieces (16 MiB, then 1 MiB each, cut after white
-/// space where there is some so no key is split), redacted together as text,
-/// and gives no assistant turn.
-pub const WHOLE_KEPT_MAX: usize = 16 << 20;
 /// How long an upstream may stay silent mid-response (`--idle-timeout`).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// Time given to open exchanges when the proxy stops.
@@ -137,52 +138,6 @@ pub enum LlmError {
     #[error("cannot start the proxy: {0}")]
     Setup(std::io::Error),
 }
-
-/// Something the user should hear while the proxy runs.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Notice {
-    /// The upstream could not be reached; the client got a 502.
-    UpstreamFailed {
-        /// What went wrong.
-        error: String,
-    },
-    /// The trace cannot be written any more; traffic goes on unrecorded.
-    TraceFailed {
-        /// The I/O error.
-        error: String,
-    },
-    /// The trace disk is behind: the traffic is slowed down to its pace.
-    Behind,
-    /// An MMSP save failed (a refused trace id, a write error); the recording goes on.
-    MmspFailed {
-        /// The trace id.
-        id: String,
-        /// Why.
-        error: String,
-    },
-}
-
-impl std::fmt::Display for Notice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Notice::UpstreamFailed { error } => {
-                write!(f, "{error}; the client got 502 Bad Gateway")
-            }
-            Notice::TraceFailed { error } => write!(
-                f,
-                "cannot write the trace any more ({error}); traffic goes on unrecorded"
-            ),
-            Notice::Behind => f.write_str("the trace disk is behind; slowing traffic"),
-            Notice::MmspFailed { id, error } => {
-                write!(f, "the MMSP trace {id:?} was not saved: {error}")
-            }
-        }
-    }
-}
-
-/// How notices reach the user.
-pub type NoticeFn = Arc<dyn Fn(Notice) + Send + Sync>;
 
 /// A bound, not yet running proxy.
 pub struct LlmRecorder {
@@ -308,122 +263,9 @@ impl LlmRecorder {
     }
 }
 
-struct Shared {
-    /// [`REQUEST_BUDGET`], in KiB.
-    bodies: Arc<tokio::sync::Semaphore>,
-    routes: Routes,
-    tls: TlsConnector,
-    tape: Arc<Tape>,
-    history: History,
-    pool: Pool,
-    idle: Duration,
-    notices: NoticeFn,
-    mmsp: Option<Live>,
-}
-
-type Sender = SendRequest<Full<Bytes>>;
-
-/// Idle kept-alive connections, per upstream.
-#[derive(Default)]
-struct Pool {
-    idle: Mutex<HashMap<(String, u16, bool), Vec<Sender>>>,
-}
-
-impl Pool {
-    async fn take(&self, url: &UpstreamUrl, tls: &TlsConnector) -> Result<Sender, String> {
-        let key = (url.host.clone(), url.port, url.https);
-        loop {
-            let candidate = {
-                let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-                idle.get_mut(&key).and_then(Vec::pop)
-            };
-            match candidate {
-                Some(s) if s.is_ready() => return Ok(s),
-                Some(_) => continue,
-                None => break,
-            }
-        }
-        upstream::open(&url.host, url.port, url.https.then_some(tls)).await
-    }
-
-    fn give_back(&self, url: &UpstreamUrl, sender: Sender) {
-        if sender.is_closed() {
-            return;
-        }
-        let key = (url.host.clone(), url.port, url.https);
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let list = idle.entry(key).or_default();
-        if list.len() < 64 {
-            list.push(sender);
-        }
-    }
-}
-
-/// How a response body is framed for the record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framing {
-    Sse,
-    Ndjson,
-    Whole,
-}
-
-/// One exchange's facts, shared by its request and response halves.
-struct Exchange {
-    n: u64,
-    started: Instant,
-    route: OwnedRoute,
-    method: String,
-    request_sha256: String,
-    request_headers: Map<String, Value>,
-    /// The request read for the record (generation endpoints).
-    facts: Option<RequestFacts>,
-    /// The conversation it continues (0: none known).
-    conversation: u64,
-    /// `--mmsp`: the request's `x-mmsp-trace-id`, then the exchange's trace id.
-    mmsp_id: Option<String>,
-    /// A request reel reads into no turns: its JSON body, redacted (up to
-    /// [`KEPT_BODY_MAX`]), so replay can match it by content and `--ignore`.
-    other: Option<Value>,
-    /// The request's query, redacted (`?alt=sse`): replay matches on it.
-    query: Option<String>,
-}
-
 /// The largest request body of an API reel does not read that the trace keeps (as
 /// `request.body`); a larger one is matched on replay by its SHA-256 only.
 pub const KEPT_BODY_MAX: usize = 1 << 20;
-
-struct OwnedRoute {
-    upstream: UpstreamUrl,
-    upstream_path: String,
-    endpoint: String,
-    kind: Endpoint,
-    provider: Provider,
-    url: String,
-}
-
-impl From<Route<'_>> for OwnedRoute {
-    fn from(r: Route<'_>) -> OwnedRoute {
-        OwnedRoute {
-            url: r.scrubbed_url(),
-            upstream: r.upstream.clone(),
-            upstream_path: r.upstream_path,
-            endpoint: r.endpoint,
-            kind: r.kind,
-            provider: r.provider,
-        }
-    }
-}
-
-struct RequestFacts {
-    stream: bool,
-    /// `stream_options.include_usage` (chat completions).
-    usage_chunk: bool,
-    system: Option<Value>,
-    tools_count: usize,
-    elided: usize,
-    elided_sha256: Option<String>,
-    matchable: Option<Value>,
-}
 
 fn reply(provider: Provider, failure: Failure, message: &str) -> Response<Answer> {
     error_response(provider, failure, message).map(Answer::Full)
@@ -438,7 +280,7 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
         .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
     let anthropic = req.headers().contains_key("anthropic-version");
     let mut route = sh.routes.route(&path, anthropic);
-    let (mut parts, body) = req.into_parts();
+    let (parts, body) = req.into_parts();
     let declared = parts
         .headers
         .get(http::header::CONTENT_LENGTH)
@@ -447,40 +289,59 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
     // Held until the request is recorded: its share of the budget.
     let (body, _room) = match read_body(body, declared, &sh.bodies).await {
         Ok(read) => read,
-        Err(BodyError::TooLarge) => {
-            let msg = format!(
-                "reel: the request body is larger than {} MiB",
-                REQUEST_MAX >> 20
-            );
-            let mut r = reply(route.provider, Failure::BadRequest, &msg);
-            *r.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
-            return r;
-        }
-        Err(BodyError::Busy) => {
-            let msg = format!(
-                "reel: the request bodies being recorded take {} MiB already; retry",
-                REQUEST_BUDGET >> 20
-            );
-            let mut r = reply(route.provider, Failure::Busy, &msg);
-            r.headers_mut()
-                .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return r;
-        }
-        Err(BodyError::Read(e)) => {
-            let msg = format!("reel: the request body could not be read: {e}");
-            return reply(route.provider, Failure::BadRequest, &msg);
-        }
+        Err(e) => return refusal(route.provider, e),
     };
     if parts.method == http::Method::POST {
         route.read_body_shape(&body, anthropic);
     }
-    let route: OwnedRoute = route.into();
-    let n = sh.tape.next_exchange();
-    let mut ex = Exchange {
-        n,
+    let ex = open_exchange(&sh, started, &parts, route.into(), &body);
+    forward(sh, ex, parts, body, t_request).await
+}
+
+/// The client's answer when its request body was not read: 413, 503 with
+/// `retry-after: 1`, or 400, in the provider's error shape.
+fn refusal(provider: Provider, error: BodyError) -> Response<Answer> {
+    match error {
+        BodyError::TooLarge => {
+            let msg = format!(
+                "reel: the request body is larger than {} MiB",
+                REQUEST_MAX >> 20
+            );
+            let mut r = reply(provider, Failure::BadRequest, &msg);
+            *r.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
+            r
+        }
+        BodyError::Busy => {
+            let msg = format!(
+                "reel: the request bodies being recorded take {} MiB already; retry",
+                REQUEST_BUDGET >> 20
+            );
+            let mut r = reply(provider, Failure::Busy, &msg);
+            r.headers_mut()
+                .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
+        BodyError::Read(e) => {
+            let msg = format!("reel: the request body could not be read: {e}");
+            reply(provider, Failure::BadRequest, &msg)
+        }
+    }
+}
+
+/// The exchange a read request opens: its number, its route and what the trace keeps
+/// of its head (and, for an API reel reads into no turns, of its body).
+fn open_exchange(
+    sh: &Shared,
+    started: Instant,
+    parts: &http::request::Parts,
+    route: OwnedRoute,
+    body: &[u8],
+) -> Exchange {
+    Exchange {
+        n: sh.tape.next_exchange(),
         started,
         method: parts.method.as_str().to_owned(),
-        request_sha256: reel_trace::hash::request_sha256(&body),
+        request_sha256: reel_trace::hash::request_sha256(body),
         request_headers: headers::capture(&parts.headers, true),
         facts: None,
         conversation: 0,
@@ -490,7 +351,7 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
         other: (!route.kind.generates() && body.len() <= KEPT_BODY_MAX)
-            .then(|| serde_json::from_slice::<Value>(&body).ok())
+            .then(|| serde_json::from_slice::<Value>(body).ok())
             .flatten()
             .filter(Value::is_object)
             .map(|v| redacted_value(sh.tape.redactor(), &v)),
@@ -499,9 +360,18 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
             .query()
             .map(|q| sh.tape.redactor().redact_text(q).into_owned()),
         route,
-    };
+    }
+}
 
-    // The request goes upstream first; it is recorded while the answer is awaited.
+/// Sends the request upstream, records it while the answer is awaited, and answers the
+/// client with the upstream's response (or a 502).
+async fn forward(
+    sh: Arc<Shared>,
+    mut ex: Exchange,
+    mut parts: http::request::Parts,
+    body: Bytes,
+    t_request: Timestamp,
+) -> Response<Answer> {
     strip_hop_by_hop(&mut parts.headers);
     if let Ok(host) = HeaderValue::from_str(&ex.route.upstream.authority) {
         parts.headers.insert(http::header::HOST, host);
@@ -710,11 +580,6 @@ fn replay_fields(sh: &Shared, ex: &Exchange) -> Map<String, Value> {
     fields
 }
 
-fn redacted_value(redactor: &Redactor, v: &Value) -> Value {
-    let text = v.to_string();
-    serde_json::from_str(&redactor.redact_json(&text)).unwrap_or_else(|_| v.clone())
-}
-
 /// Writes `llm.request` or `llm.exchange`, answers the client with the response head,
 /// and starts the task that pumps the body.
 fn respond(
@@ -798,10 +663,6 @@ fn respond(
         Recording::new(sh, ex, status, framing, encoding, sender),
     );
     Response::from_parts(parts, Answer::Recorded(Box::new(body)))
-}
-
-fn millis(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1000.0).round()
 }
 
 #[cfg(test)]
