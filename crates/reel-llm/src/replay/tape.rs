@@ -1,0 +1,354 @@
+//! A recorded llm trace read and indexed for serving: each exchange's request as
+//! replay matches it, and its answer (status, allowlisted headers, body pieces with
+//! their timing, how it ended).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use hyper::body::Bytes;
+use serde::Deserialize;
+use serde_json::Value;
+
+use reel_redact::redact::Redactor;
+use reel_trace::TraceReader;
+use reel_trace::line::Line;
+use reel_trace::llm::canonical_path;
+
+use super::error::PlayError;
+use crate::api::{Endpoint, Provider};
+use crate::history::{Kept, rebuild};
+use crate::request::conversation_member;
+use crate::tape::{BODY, kinds};
+
+/// One recorded exchange.
+#[derive(Debug)]
+pub(super) struct Recorded {
+    pub(super) n: u64,
+    /// `path:line` of its `llm.request`/`llm.exchange`.
+    pub(super) place: String,
+    pub(super) endpoint: String,
+    pub(super) method: String,
+    pub(super) provider: Provider,
+    pub(super) status: u16,
+    pub(super) headers: Vec<(String, String)>,
+    pub(super) request_sha256: Option<String>,
+    pub(super) system: Option<Value>,
+    pub(super) body: Option<Value>,
+    pub(super) elided: Option<(usize, String)>,
+    /// For a request that elided history: its matchable body with the whole
+    /// conversation rebuilt from the tape ([`crate::history::rebuild`]).
+    pub(super) full: Option<Value>,
+    /// The conversation its turns carry (0: not known).
+    pub(super) conversation: u64,
+    /// The request's query, redacted as recorded.
+    pub(super) query: Option<String>,
+    /// The body as it arrived: microseconds after the head, bytes (shared, not copied,
+    /// when served).
+    pub(super) pieces: Vec<(u64, Bytes)>,
+    pub(super) decoded: bool,
+    /// The recorded response was severed (`upstream_disconnect`, `idle_timeout`).
+    pub(super) severed: bool,
+    /// Recorded as unreachable: an `llm.error` without a response.
+    pub(super) unreachable: Option<String>,
+}
+
+impl Recorded {
+    /// An exchange of `endpoint` from its event's `raw` and reel's `request` member,
+    /// with no answer yet (status 200, no headers, no body pieces).
+    fn new(
+        n: u64,
+        place: String,
+        endpoint: String,
+        provider: Provider,
+        raw: &Value,
+        request: &Value,
+    ) -> Recorded {
+        let elided = request.get("elided").and_then(|e| {
+            Some((
+                e.get("count")?.as_u64()? as usize,
+                e.get("sha256")?.as_str()?.to_owned(),
+            ))
+        });
+        Recorded {
+            n,
+            place,
+            endpoint,
+            method: s(raw, "method"),
+            provider,
+            status: 200,
+            headers: Vec::new(),
+            request_sha256: None,
+            system: None,
+            body: request.get("body").cloned(),
+            elided,
+            full: None,
+            conversation: 0,
+            query: request
+                .get("query")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            pieces: Vec::new(),
+            decoded: false,
+            severed: false,
+            unreachable: None,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct LlmLine {
+    #[serde(default, rename = "type")]
+    ty: Option<String>,
+    #[serde(default)]
+    conversation: Option<u64>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    http: Option<HttpReq>,
+    #[serde(default)]
+    raw: Option<Value>,
+    #[serde(default)]
+    request: Option<Value>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    bytes: Option<String>,
+    #[serde(default)]
+    us: Option<u64>,
+    #[serde(default)]
+    decoded: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct HttpReq {
+    #[serde(default)]
+    req: Option<u64>,
+}
+
+/// A recorded llm trace, indexed for serving.
+pub struct LlmTape {
+    pub(super) exchanges: Vec<Recorded>,
+    pub(super) redactor: Redactor,
+    pub(super) path: PathBuf,
+}
+
+fn s(v: &Value, k: &str) -> String {
+    v.get(k).and_then(Value::as_str).unwrap_or("").to_owned()
+}
+
+impl LlmTape {
+    /// Reads and indexes `path`.
+    pub fn open(path: &Path) -> Result<LlmTape, PlayError> {
+        let mut reader = TraceReader::open(path)?;
+        let mut redactor = Redactor::disabled();
+        let mut kind = None;
+        let mut index = Index::default();
+        while let Some(line) = reader.next_line() {
+            let line = line?;
+            let place = line.location();
+            let bytes = line.raw.bytes;
+            if let Ok(Line::Meta(m)) = line.parse() {
+                kind = m.kind.clone();
+                if let Some(r) = m.redaction.as_ref() {
+                    redactor =
+                        Redactor::from_description(r).unwrap_or_else(|_| Redactor::builtin());
+                }
+                continue;
+            }
+            if let Ok(l) = serde_json::from_slice::<LlmLine>(bytes) {
+                index.line(place, l);
+            }
+        }
+        let mut exchanges = index.exchanges;
+        servable(path, kind.as_deref(), &exchanges)?;
+        rebuild_conversations(&mut exchanges);
+        if exchanges.iter().any(|e| e.decoded) {
+            for e in exchanges.iter_mut().filter(|e| e.decoded) {
+                e.headers.retain(|(k, _)| k != "content-encoding");
+            }
+        }
+        Ok(LlmTape {
+            exchanges,
+            redactor,
+            path: path.to_owned(),
+        })
+    }
+
+    /// How many exchanges the tape holds.
+    pub fn len(&self) -> usize {
+        self.exchanges.len()
+    }
+
+    /// True when the tape holds no exchange.
+    pub fn is_empty(&self) -> bool {
+        self.exchanges.is_empty()
+    }
+}
+
+/// The exchanges of a trace as its lines are read, by their request number.
+#[derive(Default)]
+struct Index {
+    by_n: HashMap<u64, usize>,
+    exchanges: Vec<Recorded>,
+}
+
+impl Index {
+    /// Takes in one line of the trace (`place`: its `path:line`).
+    fn line(&mut self, place: String, l: LlmLine) {
+        let n = l.http.as_ref().and_then(|h| h.req).unwrap_or(0);
+        if l.ty.as_deref() == Some("turn") {
+            if let (Some(c), Some(&i)) = (l.conversation, self.by_n.get(&n)) {
+                self.exchanges[i].conversation = c;
+            }
+            return;
+        }
+        let Some(k) = l.kind.as_deref() else { return };
+        let raw = l.raw.clone().unwrap_or(Value::Null);
+        match k {
+            kinds::REQUEST | kinds::EXCHANGE => {
+                let request = l.request.unwrap_or(Value::Null);
+                self.answered(n, place, &raw, &request);
+            }
+            BODY => self.body_piece(n, &l),
+            kinds::TRUNCATED => {
+                if let Some(&i) = self.by_n.get(&n) {
+                    let reason = s(&raw, "reason");
+                    self.exchanges[i].severed =
+                        reason == "upstream_disconnect" || reason == "idle_timeout";
+                }
+            }
+            kinds::ERROR if !self.by_n.contains_key(&n) => {
+                // Traces of older reels named an unversioned path as sent.
+                let endpoint = canonical_path(&s(&raw, "endpoint")).into_owned();
+                let (_, provider) = Endpoint::of(&endpoint, false);
+                let request = l.request.unwrap_or(Value::Null);
+                self.push(
+                    n,
+                    Recorded {
+                        status: 502,
+                        unreachable: Some(s(&raw, "error")),
+                        ..Recorded::new(n, place, endpoint, provider, &raw, &request)
+                    },
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn push(&mut self, n: u64, e: Recorded) {
+        self.by_n.insert(n, self.exchanges.len());
+        self.exchanges.push(e);
+    }
+
+    /// An `llm.request` or `llm.exchange`: an exchange the upstream answered, with its
+    /// status and allowlisted response headers.
+    fn answered(&mut self, n: u64, place: String, raw: &Value, request: &Value) {
+        let req_headers = raw.get("headers");
+        // Traces of older reels named an unversioned path as sent.
+        let endpoint = canonical_path(&s(raw, "endpoint")).into_owned();
+        let anthropic = req_headers.is_some_and(|h| h.get("anthropic-version").is_some());
+        let (_, provider) = Endpoint::of(&endpoint, anthropic);
+        let mut headers: Vec<(String, String)> = raw
+            .get("response_headers")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+            .collect();
+        headers.retain(|(k, _)| k != "content-length");
+        self.push(
+            n,
+            Recorded {
+                status: raw.get("status").and_then(Value::as_u64).unwrap_or(200) as u16,
+                headers,
+                request_sha256: raw
+                    .get("request_sha256")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                system: raw.get("system").cloned(),
+                ..Recorded::new(n, place, endpoint, provider, raw, request)
+            },
+        );
+    }
+
+    /// A `reel.llm.body` piece of exchange `n`'s response.
+    fn body_piece(&mut self, n: u64, l: &LlmLine) {
+        let Some(&i) = self.by_n.get(&n) else { return };
+        let piece = match (&l.text, &l.bytes) {
+            (Some(t), _) => t.clone().into_bytes(),
+            (None, Some(b)) => base64::engine::general_purpose::STANDARD
+                .decode(b)
+                .unwrap_or_default(),
+            _ => return,
+        };
+        let ex = &mut self.exchanges[i];
+        ex.decoded |= l.decoded.is_some();
+        ex.pieces.push((l.us.unwrap_or(0), Bytes::from(piece)));
+    }
+}
+
+/// Whether a trace of `kind` with `exchanges` can be served: an llm trace with
+/// recorded exchanges, and response bodies for those that were answered.
+fn servable(path: &Path, kind: Option<&str>, exchanges: &[Recorded]) -> Result<(), PlayError> {
+    let not_llm = |reason: &str| PlayError::NotLlm {
+        path: path.display().to_string(),
+        reason: reason.to_owned(),
+    };
+    if kind != Some("llm") {
+        return Err(not_llm(
+            "not an llm trace (meta.kind is not \"llm\"); serve MCP traces with `reel play`",
+        ));
+    }
+    if exchanges.is_empty() {
+        return Err(not_llm(
+            "it holds no recorded exchange (llm.request or llm.exchange events \
+             of `reel llm`)",
+        ));
+    }
+    let mut answered = exchanges
+        .iter()
+        .filter(|e| e.unreachable.is_none())
+        .peekable();
+    if answered.peek().is_some() && answered.all(|e| e.pieces.is_empty()) {
+        return Err(not_llm(
+            "its exchanges have no recorded response bodies (reel.llm.body events): \
+             only a trace recorded by `reel llm` can be served",
+        ));
+    }
+    Ok(())
+}
+
+/// Gives each request that elided history its whole conversation, rebuilt from the
+/// requests before it ([`crate::history::rebuild`]).
+fn rebuild_conversations(exchanges: &mut [Recorded]) {
+    let kinds: Vec<&'static str> = exchanges
+        .iter()
+        .map(|e| conversation_member(Endpoint::of(&e.endpoint, false).0))
+        .collect();
+    let whole = {
+        let kept: Vec<Kept<'_>> = exchanges
+            .iter()
+            .zip(&kinds)
+            .map(|(e, key)| Kept {
+                scope: &e.endpoint,
+                conversation: e.conversation,
+                elided: e.elided.as_ref().map(|(c, _)| *c),
+                messages: e
+                    .body
+                    .as_ref()
+                    .and_then(|b| b.get(*key))
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice),
+            })
+            .collect();
+        rebuild(&kept)
+    };
+    for ((e, key), list) in exchanges.iter_mut().zip(kinds).zip(whole) {
+        if let (Some(_), Some(list), Some(body)) = (&e.elided, list, &e.body) {
+            let mut full = body.clone();
+            full[key] = Value::Array(list);
+            e.full = Some(full);
+        }
+    }
+}
