@@ -176,7 +176,7 @@ impl Exchange {
         note: ExchangeNote,
         bytes: Vec<u8>,
     ) -> LineRecord {
-        HttpNote::server_line(session, Note::Exchange(Box::new(note)), bytes)
+        LineRecord::server_line(session, Note::Exchange(Box::new(note)), bytes)
     }
 }
 
