@@ -14,11 +14,11 @@ use reel_net::serve::stopped;
 use reel_net::sse::Parser;
 use tokio::sync::mpsc;
 
-use super::conn::ClientConn;
-use super::exchange::Exchange;
-use super::exchange::{bad_gateway, content_length};
+use super::client::ClientConn;
+use super::exchange::{Exchange, bad_gateway, content_length};
+use super::limits::{CHANNEL_FRAMES, INLINE_BODY_MAX, METADATA_MAX};
 use super::pump::{End, PlainState, Pump, PumpKind, SseState, plain_line};
-use super::{CHANNEL_FRAMES, INLINE_BODY_MAX, METADATA_MAX, Shared};
+use super::shared::Shared;
 use crate::http::body::Reply;
 use crate::http::headers::{capture_response, rewrite_response_urls, strip_hop_by_hop};
 use crate::http::note::{ExchangeNote, ResponseFacts};

@@ -13,7 +13,8 @@ use reel_net::sse::{Eol, Event, Parser};
 use tokio::sync::mpsc;
 
 use super::exchange::Exchange;
-use super::{EXCERPT_MAX, GATE_MAX, Shared};
+use super::limits::{EXCERPT_MAX, GATE_MAX};
+use super::shared::Shared;
 use crate::http::body::ReplyFrame;
 use crate::http::headers::OriginRewriter;
 use crate::http::note::{Note, ResponseFacts, SseFacts};
