@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
@@ -24,39 +25,16 @@ use crate::http::body::{BodyEnd, Reply, TeeBody};
 use crate::http::headers::{capture_request, strip_hop_by_hop};
 use crate::http::note::RequestFacts;
 
+/// Handles one request: opens its exchange, checks it against the guard, passes it
+/// upstream with its body recorded, and answers with the upstream's response (or one
+/// of reel's own).
 pub(super) async fn handle(
     sh: Arc<Shared>,
     conn: Arc<ClientConn>,
     req: Request<Incoming>,
 ) -> Result<Response<Reply>, Infallible> {
-    let n = sh.requests.fetch_add(1, Ordering::Relaxed) + 1;
     let (mut parts, body) = req.into_parts();
-    let path = parts
-        .uri
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_owned();
-    let facts = Arc::new(RequestFacts::new(
-        n,
-        parts.method.as_str(),
-        path.clone(),
-        capture_request(&parts.headers),
-    ));
-    let session = parts
-        .headers
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(Arc::<str>::from)
-        .or_else(|| sh.legacy_session(&path));
-    let ex = Arc::new(Exchange {
-        sh: Arc::clone(&sh),
-        facts,
-        conn_key: Arc::clone(&conn.key),
-        state: Mutex::new(ExState {
-            session,
-            ..ExState::default()
-        }),
-    });
+    let ex = open_exchange(&sh, &conn, &parts);
     if let Err(r) = sh.guard.check(&parts.headers) {
         return Ok(refuse(&sh, &ex, r));
     }
@@ -68,25 +46,9 @@ pub(super) async fn handle(
         Some(h) => format!("http://{h}"),
         None => format!("http://{}", sh.listen),
     };
-    // A small body read whole is recorded once it is on its way upstream.
-    let mut whole = None;
-    let tee = if hyper::body::Body::is_end_stream(&body)
-        || content_length(&parts.headers).is_some_and(|n| n <= INLINE_BODY_MAX)
-    {
-        match body.collect().await {
-            Ok(b) => {
-                let b = b.to_bytes();
-                whole = Some(b.clone());
-                TeeBody::whole(b)
-            }
-            Err(e) => return Ok(bad_request(&sh, &ex, &e.to_string())),
-        }
-    } else {
-        let ex = Arc::clone(&ex);
-        TeeBody::new(
-            body,
-            Box::new(move |bytes, total, end| ex.request_done(bytes, total, end)),
-        )
+    let (tee, whole) = match tee_body(&ex, body, &parts.headers).await {
+        Ok(teed) => teed,
+        Err(e) => return Ok(bad_request(&sh, &ex, &e)),
     };
     let record_whole = || {
         if let Some(b) = &whole {
@@ -121,6 +83,65 @@ pub(super) async fn handle(
         },
         Some(Ok(resp)) => Ok(respond(&sh, &ex, &conn, resp, &proxy_origin, &method).await),
     }
+}
+
+/// The exchange a request opens: its number, its facts as received, and its session
+/// when the request names one (its `Mcp-Session-Id`, or the legacy endpoint it was
+/// posted to).
+fn open_exchange(
+    sh: &Arc<Shared>,
+    conn: &ClientConn,
+    parts: &hyper::http::request::Parts,
+) -> Arc<Exchange> {
+    let n = sh.requests.fetch_add(1, Ordering::Relaxed) + 1;
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    let facts = Arc::new(RequestFacts::new(
+        n,
+        parts.method.as_str(),
+        path.clone(),
+        capture_request(&parts.headers),
+    ));
+    let session = parts
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(Arc::<str>::from)
+        .or_else(|| sh.legacy_session(&path));
+    Arc::new(Exchange {
+        sh: Arc::clone(sh),
+        facts,
+        conn_key: Arc::clone(&conn.key),
+        state: Mutex::new(ExState {
+            session,
+            ..ExState::default()
+        }),
+    })
+}
+
+/// The request body as it goes upstream: a small one read whole (returned too, to be
+/// recorded once it is on its way), a larger one teed, recorded when complete. Errs
+/// with why when the small one could not be read.
+async fn tee_body(
+    ex: &Arc<Exchange>,
+    body: Incoming,
+    headers: &hyper::HeaderMap,
+) -> Result<(TeeBody, Option<Bytes>), String> {
+    if hyper::body::Body::is_end_stream(&body)
+        || content_length(headers).is_some_and(|n| n <= INLINE_BODY_MAX)
+    {
+        let b = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
+        return Ok((TeeBody::whole(b.clone()), Some(b)));
+    }
+    let ex = Arc::clone(ex);
+    let tee = TeeBody::new(
+        body,
+        Box::new(move |bytes, total, end| ex.request_done(bytes, total, end)),
+    );
+    Ok((tee, None))
 }
 
 /// The upstream hop's request: hop-by-hop headers out, `Host` the upstream's, a
