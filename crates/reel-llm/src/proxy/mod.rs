@@ -46,11 +46,13 @@ use reel_trace::target::TraceTarget;
 use reel_trace::{Meta, Timestamp};
 
 mod body;
+mod end;
 mod exchange;
 mod notice;
 mod pool;
 
 pub use body::WHOLE_KEPT_MAX;
+pub use end::{Finished, RunEnd};
 pub use notice::{Notice, NoticeFn};
 
 use body::{Answer, RecordedBody, Recording};
@@ -146,14 +148,6 @@ pub struct LlmRecorder {
     routes: Routes,
     tls: TlsConnector,
     config: LlmConfig,
-}
-
-/// A finished run: the trace, to be ended by the caller with [`Tape::finish`].
-pub struct Finished {
-    /// The trace.
-    pub tape: Arc<Tape>,
-    /// The trace file.
-    pub path: Option<PathBuf>,
 }
 
 impl LlmRecorder {
@@ -260,6 +254,16 @@ impl LlmRecorder {
         })?;
         rt.shutdown_timeout(Duration::from_millis(100));
         Ok(Finished { tape, path })
+    }
+
+    /// Records a run whose agent could not be started: the trace is opened and ended as
+    /// exit 127, and the proxy serves until `stop` is set (the agent's start set it). A
+    /// trace that cannot be written is not reported: the agent's failure is.
+    pub fn record_unstarted(self, trace: TraceTarget, meta: &Meta, redactor: Redactor, stop: Stop) {
+        let finished = self.run(trace, meta, redactor, stop, false, Arc::new(|_| {}));
+        if let Ok(f) = finished {
+            let _ = f.end(RunEnd::AgentNotStarted);
+        }
     }
 }
 
