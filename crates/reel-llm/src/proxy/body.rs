@@ -26,6 +26,7 @@ use reel_trace::Timestamp;
 use reel_trace::line::Timing;
 
 use super::exchange::{Exchange, Framing, Shared, millis, redacted_value};
+use super::limits::WHOLE_KEPT_MAX;
 use super::notice::Notice;
 use super::pool::Sender;
 use crate::response::Assembler;
@@ -83,11 +84,6 @@ enum End {
     IdleTimeout,
 }
 
-/// The largest non-streamed response body recorded as one piece (and read for its
-/// turn); a larger one is recorded in pieces (16 MiB, then 1 MiB each, cut after white
-/// space where there is some so no key is split), redacted together as text,
-/// and gives no assistant turn.
-pub const WHOLE_KEPT_MAX: usize = 16 << 20;
 /// The most decoded bytes of one compressed response recorded: past it, decoding
 /// stops and a `reel.gap` event counts the compressed bytes not decoded (a gzip bomb
 /// costs the recorder this much, not its expansion; the client gets every byte as sent).

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use reel_net::http::UpstreamUrl;
 use reel_net::upstream::TlsConnector;
@@ -95,6 +95,31 @@ pub(super) struct RequestFacts {
     pub(super) elided: usize,
     pub(super) elided_sha256: Option<String>,
     pub(super) matchable: Option<Value>,
+}
+
+/// reel's `request` member: what replay matches a live request against.
+pub(super) fn replay_fields(sh: &Shared, ex: &Exchange) -> Map<String, Value> {
+    let mut fields = Map::new();
+    let mut request = Map::new();
+    if let Some(f) = &ex.facts {
+        if let Some(m) = &f.matchable {
+            let text = m.to_string();
+            let redacted = sh.tape.redactor().redact_json(&text);
+            let v = serde_json::from_str(&redacted).unwrap_or_else(|_| m.clone());
+            request.insert("body".into(), v);
+        }
+        if let Some(sha) = &f.elided_sha256 {
+            request.insert("elided".into(), json!({ "count": f.elided, "sha256": sha }));
+        }
+    }
+    if let Some(b) = &ex.other {
+        request.insert("body".into(), b.clone());
+    }
+    if let Some(q) = &ex.query {
+        request.insert("query".into(), q.clone().into());
+    }
+    fields.insert("request".into(), Value::Object(request));
+    fields
 }
 
 /// `v` redacted as the trace's JSON is.
