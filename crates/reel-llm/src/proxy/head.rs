@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use reel_net::http::strip_hop_by_hop;
 use reel_trace::Timestamp;
 
-use super::body::{self, Answer, RecordedBody, Recording};
+use super::body::{Answer, RecordedBody, Recording};
+use super::decode::decodable;
 use super::exchange::{Exchange, Framing, Shared, redacted_value, replay_fields};
 use super::pool::Sender;
 use crate::api::Endpoint;
@@ -74,7 +75,7 @@ pub(super) fn respond(
         o.insert("request_sha256".into(), ex.request_sha256.clone().into());
         o.insert("response_headers".into(), Value::Object(response_headers));
         if let Some(e) = &encoding {
-            if !body::decodable(e) {
+            if !decodable(e) {
                 o.insert(
                     "reason".into(),
                     format!("content-encoding {e} is not decoded; the body is kept as bytes")

@@ -27,10 +27,11 @@
 //! are kept alive and reused, per upstream.
 //!
 //! The files import one way: `request` reads a request and forwards it, `head` answers
-//! with the upstream's response head and `body` records the body as it is forwarded;
-//! below them `exchange` holds what an exchange's halves share, `pool` the kept-alive
-//! upstream connections, `limits` the limits above, `notice` what the user hears and
-//! `end` how a run ends.
+//! with the upstream's response head and `body` records the body as it is forwarded
+//! (`decode` decodes a compressed one, `cut` cuts it into pieces); below them
+//! `exchange` holds what an exchange's halves share, `pool` the kept-alive upstream
+//! connections, `limits` the limits above, `notice` what the user hears and `end` how
+//! a run ends.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -45,6 +46,8 @@ use reel_trace::Meta;
 use reel_trace::target::TraceTarget;
 
 mod body;
+mod cut;
+mod decode;
 mod end;
 mod exchange;
 mod head;
