@@ -352,3 +352,142 @@ fn rebuild_conversations(exchanges: &mut [Recorded]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// An index of `lines` (trace lines after the meta line), each placed at its line.
+    fn index(lines: &[Value]) -> Index {
+        let mut index = Index::default();
+        for (i, v) in lines.iter().enumerate() {
+            let l: LlmLine = serde_json::from_value(v.clone()).unwrap();
+            index.line(format!("t.jsonl:{}", i + 2), l);
+        }
+        index
+    }
+
+    fn request(n: u64, extra: Value) -> Value {
+        let mut raw = json!({
+            "endpoint": "/v1/messages", "url": "https://api.anthropic.com/v1/messages",
+            "method": "POST", "status": 200, "request_sha256": "abc",
+            "headers": {"anthropic-version": "2023-06-01"},
+            "response_headers": {"content-type": "text/event-stream", "content-length": "12", "request-id": "req_1"},
+        });
+        if let (Some(o), Value::Object(e)) = (raw.as_object_mut(), extra) {
+            o.extend(e);
+        }
+        json!({"type": "event", "kind": "llm.request", "http": {"req": n}, "raw": raw,
+               "request": {"body": {"model": "m"}, "query": "beta=true",
+                           "elided": {"count": 2, "sha256": "h2"}}})
+    }
+
+    #[test]
+    fn an_answered_exchange_keeps_its_status_headers_but_length_and_request_facts() {
+        let i = index(&[request(1, json!({"status": 429, "system": "s"}))]);
+        let e = &i.exchanges[0];
+        assert_eq!((e.n, e.place.as_str()), (1, "t.jsonl:2"));
+        assert_eq!(
+            (e.method.as_str(), e.endpoint.as_str()),
+            ("POST", "/v1/messages")
+        );
+        assert_eq!(e.provider, Provider::Anthropic);
+        assert_eq!(e.status, 429);
+        assert_eq!(
+            e.headers,
+            [
+                ("content-type".to_owned(), "text/event-stream".to_owned()),
+                ("request-id".to_owned(), "req_1".to_owned())
+            ]
+        );
+        assert_eq!(e.request_sha256.as_deref(), Some("abc"));
+        assert_eq!(e.system, Some(json!("s")));
+        assert_eq!(e.body, Some(json!({"model": "m"})));
+        assert_eq!(e.query.as_deref(), Some("beta=true"));
+        assert_eq!(e.elided, Some((2, "h2".to_owned())));
+        assert!(e.unreachable.is_none() && !e.severed && e.pieces.is_empty());
+    }
+
+    #[test]
+    fn body_pieces_turns_and_truncation_join_the_exchange_of_their_request() {
+        let i = index(&[
+            request(1, json!({})),
+            json!({"type": "event", "kind": "reel.llm.body", "http": {"req": 1}, "us": 5, "text": "data: a\n\n"}),
+            json!({"type": "event", "kind": "reel.llm.body", "http": {"req": 1}, "us": 9,
+                   "bytes": "AAEC", "decoded": "gzip"}),
+            json!({"type": "event", "kind": "reel.llm.body", "http": {"req": 7}, "text": "stray"}),
+            json!({"type": "turn", "http": {"req": 1}, "conversation": 4}),
+            json!({"type": "event", "kind": "llm.truncated", "http": {"req": 1},
+                   "raw": {"reason": "idle_timeout"}}),
+        ]);
+        assert_eq!(
+            i.exchanges.len(),
+            1,
+            "a piece of no known request is dropped"
+        );
+        let e = &i.exchanges[0];
+        let pieces: Vec<(u64, &[u8])> = e.pieces.iter().map(|(us, b)| (*us, &b[..])).collect();
+        assert_eq!(pieces, [(5, &b"data: a\n\n"[..]), (9, &[0u8, 1, 2][..])]);
+        assert!(e.decoded);
+        assert_eq!(e.conversation, 4);
+        assert!(e.severed);
+    }
+
+    #[test]
+    fn a_response_cut_by_its_client_is_not_severed_again() {
+        let i = index(&[
+            request(1, json!({})),
+            json!({"type": "event", "kind": "llm.truncated", "http": {"req": 1},
+                   "raw": {"reason": "client_abort"}}),
+        ]);
+        assert!(!i.exchanges[0].severed);
+    }
+
+    #[test]
+    fn an_unreachable_upstream_is_an_exchange_answered_502_again() {
+        let i = index(&[
+            json!({"type": "event", "kind": "llm.error", "http": {"req": 3},
+                   "raw": {"endpoint": "/chat/completions", "method": "POST", "error": "connection refused"}}),
+            request(4, json!({})),
+            // An error after a request is its response's, not an exchange of its own.
+            json!({"type": "event", "kind": "llm.error", "http": {"req": 4},
+                   "raw": {"endpoint": "/v1/messages", "status": 500}}),
+        ]);
+        assert_eq!(i.exchanges.len(), 2);
+        let e = &i.exchanges[0];
+        assert_eq!(e.status, 502);
+        assert_eq!(e.unreachable.as_deref(), Some("connection refused"));
+        // Older traces named the path without its version.
+        assert_eq!(e.endpoint, "/v1/chat/completions");
+        assert_eq!(e.provider, Provider::OpenAi);
+        assert_eq!(i.exchanges[1].status, 200);
+    }
+
+    #[test]
+    fn only_an_llm_trace_with_recorded_answers_is_servable() {
+        let path = Path::new("t.jsonl");
+        let why = |r: Result<(), PlayError>| match r {
+            Err(PlayError::NotLlm { reason, .. }) => reason,
+            other => panic!("not refused: {other:?}"),
+        };
+        let answered = index(&[
+            request(1, json!({})),
+            json!({"type": "event", "kind": "reel.llm.body", "http": {"req": 1}, "text": "x"}),
+        ]);
+        assert!(servable(path, Some("llm"), &answered.exchanges).is_ok());
+        assert!(why(servable(path, Some("mcp"), &answered.exchanges)).contains("reel play"));
+        assert!(why(servable(path, Some("llm"), &[])).contains("no recorded exchange"));
+        let bodiless = index(&[request(1, json!({}))]);
+        assert!(
+            why(servable(path, Some("llm"), &bodiless.exchanges))
+                .contains("no recorded response bodies")
+        );
+        let unreachable = index(&[
+            json!({"type": "event", "kind": "llm.error", "http": {"req": 1},
+                                         "raw": {"endpoint": "/v1/messages", "error": "down"}}),
+        ]);
+        assert!(servable(path, Some("llm"), &unreachable.exchanges).is_ok());
+    }
+}
