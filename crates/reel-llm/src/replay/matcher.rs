@@ -306,4 +306,117 @@ mod tests {
         assert_eq!(shift_index("/model", "input", 3), "/model");
         assert_eq!(shift_index("/input/x", "input", 3), "/input/x");
     }
+
+    use reel_trace::hash::request_sha256;
+    use serde_json::json;
+
+    use super::super::tape::of_lines;
+
+    /// A tape of Anthropic requests, each recorded as `llm.request` (its digest, its
+    /// system prompt and its matchable body) with one body piece.
+    fn tape_of(requests: &[&str]) -> LlmTape {
+        let mut lines = Vec::new();
+        for (n, text) in (1u64..).zip(requests) {
+            let mut raw = json!({
+                "endpoint": "/v1/messages",
+                "method": "POST",
+                "status": 200,
+                "request_sha256": request_sha256(text.as_bytes()),
+                "headers": {"anthropic-version": "2023-06-01"},
+            });
+            // Recorded as the proxy writes it: a system prompt only when there is one.
+            if let Some(s) =
+                LlmRequest::parse(Endpoint::Messages, text).and_then(|r| r.system_value())
+            {
+                raw["system"] = s;
+            }
+            let body = matchable(Endpoint::Messages, text, 0);
+            let request = json!({"type": "event", "kind": "llm.request", "http": {"req": n},
+                                 "raw": raw, "request": {"body": body}});
+            let answer = json!({"type": "event", "kind": "reel.llm.body", "http": {"req": n},
+                                "text": format!("answer {n}")});
+            lines.extend([request, answer]);
+        }
+        of_lines(&lines)
+    }
+
+    fn live(text: &str) -> Live {
+        Live {
+            method: "POST".into(),
+            endpoint: "/v1/messages".into(),
+            query: None,
+            kind: Endpoint::Messages,
+            provider: Provider::Anthropic,
+            sha256: request_sha256(text.as_bytes()),
+            text: Some(text.to_owned()),
+        }
+    }
+
+    fn ignoring(pointers: &[&str]) -> Vec<Pointer> {
+        pointers
+            .iter()
+            .map(|p| Pointer::parse(p).unwrap())
+            .collect()
+    }
+
+    const ASK: &str = r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
+
+    #[test]
+    fn the_same_request_is_answered_by_the_earliest_unused_exchange_then_the_next() {
+        let m = Matcher::new(tape_of(&[ASK, ASK]), Vec::new());
+        assert_eq!(m.take(&live(ASK)), Ok(0));
+        assert_eq!(m.take(&live(ASK)), Ok(1));
+        let miss = m.take(&live(ASK)).unwrap_err();
+        assert!(
+            miss.contains("has no unused answer for POST /v1/messages (model m)"),
+            "{miss}"
+        );
+        assert!(m.unused().is_empty());
+    }
+
+    #[test]
+    fn a_request_that_differs_only_where_it_is_ignored_matches_after_normalisation() {
+        let recorded = r#"{"model":"m","metadata":{"user_id":"u1"},"temperature":0,"messages":[{"role":"user","content":"hi"}]}"#;
+        let asked = r#"{"metadata":{"user_id":"u2"},"model":"m","temperature":1,"messages":[{"role":"user","content":"hi"}]}"#;
+        let m = Matcher::new(tape_of(&[recorded]), ignoring(&["/metadata/user_id"]));
+        let miss = m.take(&live(asked)).unwrap_err();
+        assert!(miss.contains("nearest: exchange 1 (t.jsonl:2)"), "{miss}");
+        assert!(miss.contains("/temperature"), "{miss}");
+        assert!(
+            !miss.contains("/metadata"),
+            "ignored members are not differences: {miss}"
+        );
+        let m = Matcher::new(
+            tape_of(&[recorded]),
+            ignoring(&["/metadata/user_id", "/temperature"]),
+        );
+        assert_eq!(m.take(&live(asked)), Ok(0));
+        assert_eq!(m.unused(), []);
+    }
+
+    #[test]
+    fn another_endpoint_or_method_is_never_an_answer() {
+        let m = Matcher::new(tape_of(&[ASK]), Vec::new());
+        let mut other = live(ASK);
+        other.endpoint = "/v1/messages/count_tokens".into();
+        assert!(m.take(&other).unwrap_err().contains("no unused answer"));
+        let mut get = live(ASK);
+        get.method = "GET".into();
+        assert!(m.take(&get).is_err());
+        assert_eq!(m.unused(), [(1, "/v1/messages".to_owned())]);
+    }
+
+    #[test]
+    fn a_different_system_prompt_is_a_difference_at_system() {
+        let recorded =
+            r#"{"model":"m","system":"be brief","messages":[{"role":"user","content":"hi"}]}"#;
+        let m = Matcher::new(tape_of(&[recorded]), Vec::new());
+        let asked =
+            r#"{"model":"m","system":"be long","messages":[{"role":"user","content":"hi"}]}"#;
+        let miss = m.take(&live(asked)).unwrap_err();
+        assert!(miss.contains("/system"), "{miss}");
+        let same =
+            r#"{"model":"m","system":"be brief","messages":[{"role":"user","content":"hi"}]}"#;
+        assert_eq!(m.take(&live(same)), Ok(0));
+    }
 }

@@ -353,6 +353,25 @@ fn rebuild_conversations(exchanges: &mut [Recorded]) {
     }
 }
 
+/// A tape of `lines` (the trace's lines after its meta line), unredacted, as
+/// [`LlmTape::open`] indexes them: for the matcher's tests.
+#[cfg(test)]
+pub(super) fn of_lines(lines: &[Value]) -> LlmTape {
+    let mut index = Index::default();
+    for (i, v) in lines.iter().enumerate() {
+        if let Ok(l) = serde_json::from_value::<LlmLine>(v.clone()) {
+            index.line(format!("t.jsonl:{}", i + 2), l);
+        }
+    }
+    let mut exchanges = index.exchanges;
+    rebuild_conversations(&mut exchanges);
+    LlmTape {
+        exchanges,
+        redactor: Redactor::disabled(),
+        path: PathBuf::from("t.jsonl"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
