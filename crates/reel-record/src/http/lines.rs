@@ -136,3 +136,154 @@ fn exchange<W: Write>(
     }
     lines.event(kinds::HTTP, None, line.t, &line.bytes, line.eol, tags)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use reel_redact::redact::Redactor;
+    use reel_trace::{Ending, Timestamp, TraceWriter};
+    use serde_json::json;
+
+    use super::*;
+    use crate::http::note::{RequestFacts, ResponseFacts, SseFacts};
+    use crate::queue::Stream;
+
+    /// The trace lines `notes` become (the `end` line left out), each a line of bytes
+    /// with its note.
+    fn written(notes: Vec<(&[u8], HttpNote)>) -> Vec<Value> {
+        let mut lines = LineRecorder::new(
+            TraceWriter::new(Vec::new(), Timestamp(0)),
+            Redactor::builtin(),
+        );
+        for (bytes, note) in notes {
+            let line = LineRecord {
+                stream: Stream::ServerToClient,
+                t: Timestamp(0),
+                bytes: bytes.to_vec(),
+                eol: reel_trace::Eol::Lf,
+                http: None,
+            };
+            write(&mut lines, &line, note).unwrap();
+        }
+        let out = lines.finish(Ending::ExitCode(0), Timestamp(0)).unwrap();
+        let mut all: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        all.pop();
+        all
+    }
+
+    fn note(session: &str, note: Note) -> HttpNote {
+        HttpNote {
+            session: session.into(),
+            note,
+        }
+    }
+
+    fn request() -> Arc<RequestFacts> {
+        Arc::new(RequestFacts::new(
+            3,
+            "POST",
+            "/mcp?api_key=s3cr3t".into(),
+            vec![
+                ("authorization", "Bearer abc.def".into()),
+                ("mcp-session-id", "s1".into()),
+            ],
+        ))
+    }
+
+    fn response(status: u16) -> Arc<ResponseFacts> {
+        Arc::new(ResponseFacts::new(
+            3,
+            status,
+            vec![("content-type", "text/event-stream".into())],
+        ))
+    }
+
+    #[test]
+    fn a_request_body_is_a_message_in_with_its_session_and_redacted_http_facts() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        let lines = written(vec![(body, note("s1", Note::Request(request())))]);
+        let l = &lines[0];
+        assert_eq!(l["dir"], "in");
+        assert_eq!(l["session"], "s1");
+        assert_eq!(l["raw"]["method"], "tools/list");
+        assert_eq!(l["http"]["req"], 3);
+        assert_eq!(l["http"]["method"], "POST");
+        assert_eq!(l["http"]["path"], "/mcp?api_key=[REDACTED]");
+        assert_eq!(l["http"]["headers"]["authorization"], "[REDACTED]");
+        assert_eq!(l["http"]["headers"]["mcp-session-id"], "s1");
+    }
+
+    #[test]
+    fn an_sse_event_with_empty_data_keeps_its_text_and_its_framing() {
+        let sse = SseFacts {
+            id: Some("7".into()),
+            event: Some("ping".into()),
+            has_data: true,
+            ..SseFacts::default()
+        };
+        let lines = written(vec![(
+            b"",
+            note(
+                "s1",
+                Note::Sse {
+                    facts: response(200),
+                    sse,
+                },
+            ),
+        )]);
+        let l = &lines[0];
+        assert_eq!(l["kind"], kinds::SSE);
+        assert_eq!(l["text"], "");
+        assert_eq!(l["http"]["status"], 200);
+        assert_eq!(l["http"]["sse"], json!({"id": "7", "event": "ping"}));
+    }
+
+    #[test]
+    fn an_exchange_keeps_a_json_body_as_json_and_a_cut_one_as_text_with_its_size() {
+        let exchange = || ExchangeNote {
+            request: request(),
+            response: None,
+            error: None,
+            refused: None,
+            end: None,
+            body_total: None,
+            form: None,
+        };
+        let failed = ExchangeNote {
+            response: Some(response(502)),
+            error: Some("upstream broke off".into()),
+            ..exchange()
+        };
+        let cut = ExchangeNote {
+            end: Some("client"),
+            body_total: Some(1 << 20),
+            ..exchange()
+        };
+        let json_body = br#"{"error":"bad","password":"hunter2"}"#;
+        let lines = written(vec![
+            (json_body, note("s1", Note::Exchange(Box::new(failed)))),
+            (
+                b"<html>partial",
+                note("reel:conn-1", Note::Exchange(Box::new(cut))),
+            ),
+        ]);
+        let (whole, partial) = (&lines[0], &lines[1]);
+        assert_eq!(whole["kind"], kinds::HTTP);
+        assert_eq!(whole["raw"]["error"], "bad");
+        assert_eq!(whole["raw"]["password"], "[REDACTED]");
+        assert_eq!(whole["http"]["status"], 502);
+        assert_eq!(whole["http"]["error"], "upstream broke off");
+        assert_eq!(whole["http"]["path"], "/mcp?api_key=[REDACTED]");
+        assert_eq!(whole.get("truncated"), None);
+        assert_eq!(partial["session"], "reel:conn-1");
+        assert_eq!(partial["text"], "<html>partial");
+        assert_eq!(partial["truncated"], 1 << 20);
+        assert_eq!(partial["http"]["end"], "client");
+        assert_eq!(partial["http"].get("status"), None);
+    }
+}
