@@ -28,4 +28,4 @@ pub mod route;
 pub mod seams;
 pub mod tape;
 
-pub use proxy::{Finished, LlmConfig, LlmError, LlmRecorder, Notice, NoticeFn};
+pub use proxy::{Finished, LlmConfig, LlmError, LlmRecorder, Notice, NoticeFn, RunEnd};

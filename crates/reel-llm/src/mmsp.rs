@@ -10,7 +10,7 @@
 //! What is saved is what the trace holds: redacted, as the trace is.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use reel_convert::Left;
@@ -28,6 +28,17 @@ pub struct MmspTarget {
     pub cache: PathBuf,
     /// The run's name: the trace ids of conversations without a header go under it.
     pub run: String,
+}
+
+impl MmspTarget {
+    /// The target of a recording to `trace`: the run is named for the trace file (its
+    /// stem), or `label` when the trace is not a file.
+    pub fn for_run(cache: PathBuf, trace: Option<&Path>, label: &str) -> MmspTarget {
+        let run = trace
+            .and_then(Path::file_stem)
+            .map_or_else(|| label.to_owned(), |s| s.to_string_lossy().into_owned());
+        MmspTarget { cache, run }
+    }
 }
 
 /// The live conversations of a recording.
@@ -173,5 +184,15 @@ mod tests {
         assert_eq!(live.trace_id(Some(" a/b "), 3, 9), "a/b");
         assert_eq!(live.trace_id(Some(""), 3, 9), "run/conversation_003");
         assert_eq!(live.trace_id(None, 0, 9), "run/exchange_009");
+    }
+
+    #[test]
+    fn an_mmsp_run_is_named_for_the_trace_file_else_for_the_label() {
+        let trace = Path::new("/runs/20261203T184700Z-llm.jsonl");
+        let t = MmspTarget::for_run(PathBuf::from("/cache"), Some(trace), "llm");
+        assert_eq!(t.run, "20261203T184700Z-llm");
+        assert_eq!(t.cache, PathBuf::from("/cache"));
+        let t = MmspTarget::for_run(PathBuf::from("/cache"), None, "agent");
+        assert_eq!(t.run, "agent");
     }
 }

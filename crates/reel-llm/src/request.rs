@@ -506,4 +506,110 @@ mod tests {
         let r = Request::parse(Endpoint::Responses, r#"{"input":"hi"}"#).unwrap();
         assert_eq!(r.turns(Endpoint::Responses, 0).len(), 1);
     }
+
+    #[test]
+    fn an_anthropic_request_gives_model_stream_system_tools_and_messages() {
+        let body = r#"{"model":"claude-x","max_tokens":1024,"stream":true,
+            "system":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}},
+                      {"type":"text","text":"Use tools."}],
+            "tools":[{"name":"a","input_schema":{}},{"name":"b","input_schema":{}}],
+            "messages":[{"role":"user","content":"hi"}],
+            "metadata":{"user_id":"u"},"a_future_member":{"x":1}}"#;
+        let r = Request::parse(Endpoint::Messages, body).unwrap();
+        assert_eq!(r.model.as_deref(), Some("claude-x"));
+        assert!(r.stream);
+        assert!(!r.usage_chunk);
+        assert_eq!(r.tools_count, 2);
+        assert_eq!(r.messages.len(), 1);
+        assert_eq!(r.input_text, None);
+        // Text blocks read as the one text they make.
+        assert_eq!(r.system_value(), Some(json!("Be brief.\n\nUse tools.")));
+        assert_eq!(r.prefixes().len(), 2, "the empty prefix and one message");
+    }
+
+    #[test]
+    fn a_chat_request_asks_for_its_usage_chunk_and_ollama_streams_unless_told_not_to() {
+        let chat = r#"{"model":"gpt-x","stream":true,"stream_options":{"include_usage":true},
+            "messages":[{"role":"system","content":"s"},{"role":"user","content":"q"}]}"#;
+        let r = Request::parse(Endpoint::ChatCompletions, chat).unwrap();
+        assert!(r.stream && r.usage_chunk);
+        assert!(r.system.is_none(), "a chat system prompt is a message");
+        assert_eq!(r.messages.len(), 2);
+        let ollama = r#"{"model":"llama3.2","messages":[]}"#;
+        assert!(Request::parse(Endpoint::OllamaChat, ollama).unwrap().stream);
+        assert!(
+            !Request::parse(Endpoint::ChatCompletions, ollama)
+                .unwrap()
+                .stream
+        );
+        let told = r#"{"model":"llama3.2","stream":false}"#;
+        assert!(!Request::parse(Endpoint::OllamaChat, told).unwrap().stream);
+    }
+
+    #[test]
+    fn a_responses_request_reads_instructions_and_a_string_or_list_input() {
+        let r = Request::parse(
+            Endpoint::Responses,
+            r#"{"model":"gpt-5","instructions":"Be kind.","input":"hello"}"#,
+        )
+        .unwrap();
+        assert_eq!(r.system_value(), Some(json!("Be kind.")));
+        assert_eq!(r.input_text.as_deref(), Some("hello"));
+        assert!(r.messages.is_empty());
+        let r = Request::parse(
+            Endpoint::Responses,
+            r#"{"input":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.input_text, None);
+        assert_eq!(r.messages.len(), 2);
+        // `input` is Responses' member only: a chat request's is not its conversation.
+        let r = Request::parse(Endpoint::ChatCompletions, r#"{"input":"x"}"#).unwrap();
+        assert_eq!((r.input_text, r.messages.len()), (None, 0));
+    }
+
+    #[test]
+    fn a_body_that_is_not_a_json_object_is_no_request() {
+        assert!(Request::parse(Endpoint::Messages, "").is_none());
+        assert!(Request::parse(Endpoint::Messages, r#""text""#).is_none());
+        assert!(Request::parse(Endpoint::Messages, r#"{"model":"m""#).is_none());
+        // A model that is not a string is no model; the rest still reads.
+        let r = Request::parse(Endpoint::Messages, r#"{"model":7,"messages":[]}"#).unwrap();
+        assert_eq!(r.model, None);
+    }
+
+    #[test]
+    fn the_matchable_request_drops_system_and_elided_messages_and_digests_tools() {
+        let body = r#"{"model":"m","system":"s","tools":[
+            {"name":"get","input_schema":{"b":1,"a":2}},
+            {"type":"function","function":{"name":"put","parameters":{}}}],
+            "messages":[{"role":"user","content":"1"},{"role":"assistant","content":"2"},
+                        {"role":"user","content":"3"}]}"#;
+        let m = matchable(Endpoint::Messages, body, 2).unwrap();
+        assert_eq!(m.get("system"), None);
+        assert_eq!(m["messages"], json!([{"role": "user", "content": "3"}]));
+        assert_eq!(m["tools"][0]["name"], "get");
+        assert_eq!(m["tools"][1]["name"], "put");
+        let digest = m["tools"][0]["sha256"].as_str().unwrap();
+        assert_eq!(digest.len(), 64);
+        // Key order does not change a tool's digest.
+        let reordered = body.replace(r#"{"b":1,"a":2}"#, r#"{"a":2,"b":1}"#);
+        let again = matchable(Endpoint::Messages, &reordered, 2).unwrap();
+        assert_eq!(again["tools"][0]["sha256"], m["tools"][0]["sha256"]);
+        assert_ne!(m["tools"][0]["sha256"], m["tools"][1]["sha256"]);
+        // More elided than there are: all go.
+        let all = matchable(Endpoint::Messages, body, 9).unwrap();
+        assert_eq!(all["messages"], json!([]));
+        let responses = matchable(
+            Endpoint::Responses,
+            r#"{"instructions":"i","input":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}"#,
+            1,
+        )
+        .unwrap();
+        assert_eq!(
+            responses,
+            json!({"input": [{"role": "user", "content": "b"}]})
+        );
+        assert_eq!(matchable(Endpoint::Messages, "[]", 0), None);
+    }
 }

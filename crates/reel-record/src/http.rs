@@ -65,6 +65,7 @@
 pub(crate) mod body;
 pub(crate) mod guard;
 pub(crate) mod headers;
+pub(crate) mod lines;
 pub(crate) mod note;
 pub(crate) mod proxy;
 pub(crate) mod upstream;

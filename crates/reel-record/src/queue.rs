@@ -77,6 +77,24 @@ pub(crate) struct LineRecord {
     pub http: Option<Box<crate::http::note::HttpNote>>,
 }
 
+#[cfg(feature = "http")]
+impl LineRecord {
+    /// A line the server sent (a message, an SSE event or an exchange record), seen now.
+    pub fn server_line(
+        session: std::sync::Arc<str>,
+        note: crate::http::note::Note,
+        bytes: Vec<u8>,
+    ) -> LineRecord {
+        LineRecord {
+            stream: Stream::ServerToClient,
+            t: Timestamp::now(),
+            bytes,
+            eol: reel_trace::Eol::Lf,
+            http: Some(Box::new(crate::http::note::HttpNote { session, note })),
+        }
+    }
+}
+
 /// Lines dropped while the writer was behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Gap {

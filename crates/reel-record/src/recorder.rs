@@ -80,7 +80,7 @@ impl<W: Write> Recorder<W> {
         #[cfg(feature = "http")]
         if let Item::Line(l) = &mut item {
             if let Some(note) = l.http.take() {
-                return crate::http::note::write(self, l, *note);
+                return crate::http::lines::write(&mut self.lines, l, *note);
             }
         }
         match item {
@@ -97,32 +97,8 @@ impl<W: Write> Recorder<W> {
         }
     }
 
-    /// The redactor, for producers that format their own extension members.
-    #[cfg(feature = "http")]
-    pub fn redactor(&self) -> &Redactor {
-        self.lines.redactor()
-    }
-
     /// A line that should be one JSON value (see [`LineRecorder::message`]).
-    pub fn message(&mut self, dir: Dir, l: &LineRecord, tags: Tags<'_>) -> io::Result<()> {
+    fn message(&mut self, dir: Dir, l: &LineRecord, tags: Tags<'_>) -> io::Result<()> {
         self.lines.message(l.t, dir, &l.bytes, l.eol, tags)
-    }
-
-    /// An event whose payload is the line's bytes (see [`LineRecorder::event`]).
-    #[cfg(feature = "http")]
-    pub fn event(
-        &mut self,
-        kind: &str,
-        side: Option<Dir>,
-        l: &LineRecord,
-        tags: Tags<'_>,
-    ) -> io::Result<()> {
-        self.lines.event(kind, side, l.t, &l.bytes, l.eol, tags)
-    }
-
-    /// Writes an event the caller built.
-    #[cfg(feature = "http")]
-    pub fn write_event(&mut self, e: &reel_trace::EventLine<'_>) -> io::Result<()> {
-        self.lines.write_event(e)
     }
 }

@@ -48,7 +48,7 @@ pub use crate::queue::DEFAULT_QUEUE_BYTES;
 use crate::queue::{Stream, WhenBehind};
 pub use crate::trace::TRACE_LINGER;
 pub use crate::trace::{Notice, RecordError, TraceTarget};
-use crate::trace::{NoticeFn, start_writer};
+use crate::trace::{NoticeFn, SinkRecorder, TargetWriter, TraceSink, start_writer};
 
 /// What to record and how.
 #[derive(Debug, Clone)]
@@ -247,15 +247,7 @@ impl StdioRecorder {
             Ok(c) => c,
             Err(e) => {
                 drop(forwarder);
-                let counts = writer.counts();
-                let trace_error = writer.finish(Ending::ExitCode(127), Timestamp::now()).err();
-                return Ok(Outcome {
-                    child: ChildEnd::NotStarted(e),
-                    path,
-                    counts,
-                    dropped: (0, 0),
-                    trace_error,
-                });
+                return Ok(not_started(writer, path, e));
             }
         };
         // In a group of its own, the server (and what it starts) is killed when reel
@@ -285,25 +277,7 @@ impl StdioRecorder {
         )
         .map_err(setup("trace thread"))?;
 
-        let mut pumps = Pumps::new(Arc::clone(&sink), Arc::clone(&notices));
-        let start = |r: io::Result<()>| r.map_err(setup("forwarding thread"));
-        if let (Some(to_server), Some(from_server)) = (child.stdin.take(), child.stdout.take()) {
-            let to_server = process::NonBlockingPipe::new(to_server);
-            start(pumps.start(client.input, Sink::Pipe(to_server), Stream::ClientToServer))?;
-            start(pumps.start(
-                Box::new(from_server),
-                Sink::Blocking(client.output),
-                Stream::ServerToClient,
-            ))?;
-        }
-        if let Some(err) = child.stderr.take() {
-            start(pumps.start(
-                Box::new(err),
-                Sink::Blocking(client.errors),
-                Stream::ServerStderr,
-            ))?;
-        }
-
+        let pumps = start_pumps(&mut child, client, &sink, &notices)?;
         let status = handle.wait(&mut child).map_err(RecordError::Wait)?;
         match pumps.drain(self.config.drain_limit) {
             Drained::All => {}
@@ -316,18 +290,80 @@ impl StdioRecorder {
             f.stop();
         }
         let recorder = writer_thread.finish()?;
-        let (code, signal) = process::exit_code(status);
-        let counts = recorder.counts();
-        let trace_error = recorder.finish(Ending::ExitCode(i64::from(code)), Timestamp::now());
-        Ok(Outcome {
-            child: match signal {
-                Some(s) => ChildEnd::Signaled(s),
-                None => ChildEnd::Exited(code),
-            },
-            path,
-            counts,
-            dropped: sink.dropped(),
-            trace_error,
-        })
+        Ok(ended(recorder, status, path, sink.dropped()))
     }
+}
+
+/// A server that ran: how it ended, and the trace ended with its exit code.
+#[cfg(unix)]
+fn ended(
+    recorder: SinkRecorder,
+    status: std::process::ExitStatus,
+    path: Option<PathBuf>,
+    dropped: (u64, u64),
+) -> Outcome {
+    let (code, signal) = reel_net::process::exit_code(status);
+    let counts = recorder.counts();
+    let trace_error = recorder.finish(Ending::ExitCode(i64::from(code)), Timestamp::now());
+    Outcome {
+        child: match signal {
+            Some(s) => ChildEnd::Signaled(s),
+            None => ChildEnd::Exited(code),
+        },
+        path,
+        counts,
+        dropped,
+        trace_error,
+    }
+}
+
+/// A server that could not be started: the trace ends with exit code 127, as a shell's
+/// would.
+#[cfg(unix)]
+fn not_started(writer: TargetWriter, path: Option<PathBuf>, e: io::Error) -> Outcome {
+    let counts = writer.counts();
+    let trace_error = writer.finish(Ending::ExitCode(127), Timestamp::now()).err();
+    Outcome {
+        child: ChildEnd::NotStarted(e),
+        path,
+        counts,
+        dropped: (0, 0),
+        trace_error,
+    }
+}
+
+/// Starts a forwarding thread per pipe: the client's input to the server's stdin, the
+/// server's stdout to the client's output, and its stderr (when piped) to the client's
+/// errors.
+#[cfg(unix)]
+fn start_pumps(
+    child: &mut std::process::Child,
+    client: ClientIo,
+    sink: &Arc<TraceSink>,
+    notices: &NoticeFn,
+) -> Result<Pumps, RecordError> {
+    let mut pumps = Pumps::new(Arc::clone(sink), Arc::clone(notices));
+    let start = |r: io::Result<()>| {
+        r.map_err(|source| RecordError::Setup {
+            what: "forwarding thread",
+            source,
+        })
+    };
+    if let (Some(to_server), Some(from_server)) = (child.stdin.take(), child.stdout.take()) {
+        let to_server = reel_net::process::NonBlockingPipe::new(to_server);
+        start(pumps.start(client.input, Sink::Pipe(to_server), Stream::ClientToServer))?;
+        start(pumps.start(
+            Box::new(from_server),
+            Sink::Blocking(client.output),
+            Stream::ServerToClient,
+        ))?;
+    }
+    if let Some(err) = child.stderr.take() {
+        start(pumps.start(
+            Box::new(err),
+            Sink::Blocking(client.errors),
+            Stream::ServerStderr,
+        ))?;
+    }
+    Ok(pumps)
 }

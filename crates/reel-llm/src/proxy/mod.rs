@@ -25,56 +25,51 @@
 //! of it); an upstream silent for `--idle-timeout` (default
 //! [`IDLE_TIMEOUT`]) mid-response is cut off (`idle_timeout`). Upstream connections
 //! are kept alive and reused, per upstream.
+//!
+//! The files import one way: `request` reads a request and forwards it, `head` answers
+//! with the upstream's response head and `body` records the body as it is forwarded
+//! (`decode` decodes a compressed one, `cut` cuts it into pieces); below them
+//! `exchange` holds what an exchange's halves share, `pool` the kept-alive upstream
+//! connections, `limits` the limits above, `notice` what the user hears and `end` how
+//! a run ends.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use http::{HeaderValue, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::client::conn::http1::SendRequest;
-use serde_json::{Map, Value, json};
-
-use reel_net::http::{UpstreamUrl, strip_hop_by_hop};
 use reel_net::serve::{self, Limits, Stop};
 use reel_net::upstream::{self, TlsConnector};
 use reel_redact::redact::Redactor;
-use reel_trace::line::{Block, Turn};
+use reel_trace::Meta;
 use reel_trace::target::TraceTarget;
-use reel_trace::{Meta, Timestamp};
 
 mod body;
+mod cut;
+mod decode;
+mod end;
+mod exchange;
+mod head;
+mod limits;
+mod notice;
+mod pool;
+mod request;
 
-use body::{Answer, RecordedBody, Recording};
+pub use end::{Finished, RunEnd};
+pub use limits::{
+    IDLE_TIMEOUT, KEPT_BODY_MAX, REQUEST_BUDGET, REQUEST_MAX, SHUTDOWN_GRACE, WHOLE_KEPT_MAX,
+};
+pub use notice::{Notice, NoticeFn};
 
-use crate::api::{Endpoint, Failure, Provider, error_response};
-use crate::headers;
+use exchange::Shared;
+use pool::Pool;
+use request::handle;
+
 use crate::history::History;
 use crate::mmsp::{Live, MmspTarget};
-use crate::request::{Request as LlmRequest, matchable};
-use crate::route::{Route, RouteError, Routes};
-use crate::tape::{Tape, Trouble, kinds};
-
-/// The largest request body forwarded (images and long contexts fit; a runaway does
-/// not fill memory).
-pub const REQUEST_MAX: usize = 256 << 20;
-/// The request bytes read and recorded at once, all requests together: each costs
-/// a few times its size while it is parsed and redacted for the record, so this bounds
-/// the recorder's memory whatever the clients send at once.
-pub const REQUEST_BUDGET: usize = 256 << 20;
-/// The largest non-streamed response body recorded as one piece (and read for its
-/// turn); a larger one is recorded in pieces (16 MiB, then 1 MiB each, cut after white
-/// space where there is some so no key is split), redacted together as text,
-/// and gives no assistant turn.
-pub const WHOLE_KEPT_MAX: usize = 16 << 20;
-/// How long an upstream may stay silent mid-response (`--idle-timeout`).
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
-/// Time given to open exchanges when the proxy stops.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+use crate::route::{RouteError, Routes};
+use crate::tape::{Tape, Trouble};
 
 /// What `reel llm` is told.
 #[derive(Debug, Clone)]
@@ -138,52 +133,6 @@ pub enum LlmError {
     Setup(std::io::Error),
 }
 
-/// Something the user should hear while the proxy runs.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Notice {
-    /// The upstream could not be reached; the client got a 502.
-    UpstreamFailed {
-        /// What went wrong.
-        error: String,
-    },
-    /// The trace cannot be written any more; traffic goes on unrecorded.
-    TraceFailed {
-        /// The I/O error.
-        error: String,
-    },
-    /// The trace disk is behind: the traffic is slowed down to its pace.
-    Behind,
-    /// An MMSP save failed (a refused trace id, a write error); the recording goes on.
-    MmspFailed {
-        /// The trace id.
-        id: String,
-        /// Why.
-        error: String,
-    },
-}
-
-impl std::fmt::Display for Notice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Notice::UpstreamFailed { error } => {
-                write!(f, "{error}; the client got 502 Bad Gateway")
-            }
-            Notice::TraceFailed { error } => write!(
-                f,
-                "cannot write the trace any more ({error}); traffic goes on unrecorded"
-            ),
-            Notice::Behind => f.write_str("the trace disk is behind; slowing traffic"),
-            Notice::MmspFailed { id, error } => {
-                write!(f, "the MMSP trace {id:?} was not saved: {error}")
-            }
-        }
-    }
-}
-
-/// How notices reach the user.
-pub type NoticeFn = Arc<dyn Fn(Notice) + Send + Sync>;
-
 /// A bound, not yet running proxy.
 pub struct LlmRecorder {
     listener: std::net::TcpListener,
@@ -191,14 +140,6 @@ pub struct LlmRecorder {
     routes: Routes,
     tls: TlsConnector,
     config: LlmConfig,
-}
-
-/// A finished run: the trace, to be ended by the caller with [`Tape::finish`].
-pub struct Finished {
-    /// The trace.
-    pub tape: Arc<Tape>,
-    /// The trace file.
-    pub path: Option<PathBuf>,
 }
 
 impl LlmRecorder {
@@ -306,586 +247,14 @@ impl LlmRecorder {
         rt.shutdown_timeout(Duration::from_millis(100));
         Ok(Finished { tape, path })
     }
-}
 
-struct Shared {
-    /// [`REQUEST_BUDGET`], in KiB.
-    bodies: Arc<tokio::sync::Semaphore>,
-    routes: Routes,
-    tls: TlsConnector,
-    tape: Arc<Tape>,
-    history: History,
-    pool: Pool,
-    idle: Duration,
-    notices: NoticeFn,
-    mmsp: Option<Live>,
-}
-
-type Sender = SendRequest<Full<Bytes>>;
-
-/// Idle kept-alive connections, per upstream.
-#[derive(Default)]
-struct Pool {
-    idle: Mutex<HashMap<(String, u16, bool), Vec<Sender>>>,
-}
-
-impl Pool {
-    async fn take(&self, url: &UpstreamUrl, tls: &TlsConnector) -> Result<Sender, String> {
-        let key = (url.host.clone(), url.port, url.https);
-        loop {
-            let candidate = {
-                let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-                idle.get_mut(&key).and_then(Vec::pop)
-            };
-            match candidate {
-                Some(s) if s.is_ready() => return Ok(s),
-                Some(_) => continue,
-                None => break,
-            }
+    /// Records a run whose agent could not be started: the trace is opened and ended as
+    /// exit 127, and the proxy serves until `stop` is set (the agent's start set it). A
+    /// trace that cannot be written is not reported: the agent's failure is.
+    pub fn record_unstarted(self, trace: TraceTarget, meta: &Meta, redactor: Redactor, stop: Stop) {
+        let finished = self.run(trace, meta, redactor, stop, false, Arc::new(|_| {}));
+        if let Ok(f) = finished {
+            let _ = f.end(RunEnd::AgentNotStarted);
         }
-        upstream::open(&url.host, url.port, url.https.then_some(tls)).await
-    }
-
-    fn give_back(&self, url: &UpstreamUrl, sender: Sender) {
-        if sender.is_closed() {
-            return;
-        }
-        let key = (url.host.clone(), url.port, url.https);
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let list = idle.entry(key).or_default();
-        if list.len() < 64 {
-            list.push(sender);
-        }
-    }
-}
-
-/// How a response body is framed for the record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framing {
-    Sse,
-    Ndjson,
-    Whole,
-}
-
-/// One exchange's facts, shared by its request and response halves.
-struct Exchange {
-    n: u64,
-    started: Instant,
-    route: OwnedRoute,
-    method: String,
-    request_sha256: String,
-    request_headers: Map<String, Value>,
-    /// The request read for the record (generation endpoints).
-    facts: Option<RequestFacts>,
-    /// The conversation it continues (0: none known).
-    conversation: u64,
-    /// `--mmsp`: the request's `x-mmsp-trace-id`, then the exchange's trace id.
-    mmsp_id: Option<String>,
-    /// A request reel reads into no turns: its JSON body, redacted (up to
-    /// [`KEPT_BODY_MAX`]), so replay can match it by content and `--ignore`.
-    other: Option<Value>,
-    /// The request's query, redacted (`?alt=sse`): replay matches on it.
-    query: Option<String>,
-}
-
-/// The largest request body of an API reel does not read that the trace keeps (as
-/// `request.body`); a larger one is matched on replay by its SHA-256 only.
-pub const KEPT_BODY_MAX: usize = 1 << 20;
-
-struct OwnedRoute {
-    upstream: UpstreamUrl,
-    upstream_path: String,
-    endpoint: String,
-    kind: Endpoint,
-    provider: Provider,
-    url: String,
-}
-
-impl From<Route<'_>> for OwnedRoute {
-    fn from(r: Route<'_>) -> OwnedRoute {
-        OwnedRoute {
-            url: r.scrubbed_url(),
-            upstream: r.upstream.clone(),
-            upstream_path: r.upstream_path,
-            endpoint: r.endpoint,
-            kind: r.kind,
-            provider: r.provider,
-        }
-    }
-}
-
-struct RequestFacts {
-    stream: bool,
-    /// `stream_options.include_usage` (chat completions).
-    usage_chunk: bool,
-    system: Option<Value>,
-    tools_count: usize,
-    elided: usize,
-    elided_sha256: Option<String>,
-    matchable: Option<Value>,
-}
-
-fn reply(provider: Provider, failure: Failure, message: &str) -> Response<Answer> {
-    error_response(provider, failure, message).map(Answer::Full)
-}
-
-async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Answer> {
-    let started = Instant::now();
-    let t_request = Timestamp::now();
-    let path = req
-        .uri()
-        .path_and_query()
-        .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
-    let anthropic = req.headers().contains_key("anthropic-version");
-    let mut route = sh.routes.route(&path, anthropic);
-    let (mut parts, body) = req.into_parts();
-    let declared = parts
-        .headers
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    // Held until the request is recorded: its share of the budget.
-    let (body, _room) = match read_body(body, declared, &sh.bodies).await {
-        Ok(read) => read,
-        Err(BodyError::TooLarge) => {
-            let msg = format!(
-                "reel: the request body is larger than {} MiB",
-                REQUEST_MAX >> 20
-            );
-            let mut r = reply(route.provider, Failure::BadRequest, &msg);
-            *r.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
-            return r;
-        }
-        Err(BodyError::Busy) => {
-            let msg = format!(
-                "reel: the request bodies being recorded take {} MiB already; retry",
-                REQUEST_BUDGET >> 20
-            );
-            let mut r = reply(route.provider, Failure::Busy, &msg);
-            r.headers_mut()
-                .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return r;
-        }
-        Err(BodyError::Read(e)) => {
-            let msg = format!("reel: the request body could not be read: {e}");
-            return reply(route.provider, Failure::BadRequest, &msg);
-        }
-    };
-    if parts.method == http::Method::POST {
-        route.read_body_shape(&body, anthropic);
-    }
-    let route: OwnedRoute = route.into();
-    let n = sh.tape.next_exchange();
-    let mut ex = Exchange {
-        n,
-        started,
-        method: parts.method.as_str().to_owned(),
-        request_sha256: reel_trace::hash::request_sha256(&body),
-        request_headers: headers::capture(&parts.headers, true),
-        facts: None,
-        conversation: 0,
-        mmsp_id: parts
-            .headers
-            .get(crate::mmsp::TRACE_ID_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned),
-        other: (!route.kind.generates() && body.len() <= KEPT_BODY_MAX)
-            .then(|| serde_json::from_slice::<Value>(&body).ok())
-            .flatten()
-            .filter(Value::is_object)
-            .map(|v| redacted_value(sh.tape.redactor(), &v)),
-        query: parts
-            .uri
-            .query()
-            .map(|q| sh.tape.redactor().redact_text(q).into_owned()),
-        route,
-    };
-
-    // The request goes upstream first; it is recorded while the answer is awaited.
-    strip_hop_by_hop(&mut parts.headers);
-    if let Ok(host) = HeaderValue::from_str(&ex.route.upstream.authority) {
-        parts.headers.insert(http::header::HOST, host);
-    }
-    parts.uri = match ex.route.upstream_path.parse() {
-        Ok(u) => u,
-        Err(_) => return reply(ex.route.provider, Failure::BadRequest, "reel: bad path"),
-    };
-    let upstream_req = Request::from_parts(parts, Full::new(body.clone()));
-    let sender = sh.pool.take(&ex.route.upstream, &sh.tls).await;
-    let mut sender = match sender {
-        Ok(s) => s,
-        Err(error) => {
-            record_request(&sh, &mut ex, &body, t_request);
-            return bad_gateway(&sh, &ex, &error);
-        }
-    };
-    let answer = sender.send_request(upstream_req);
-    record_request(&sh, &mut ex, &body, t_request);
-    let response = match answer.await {
-        Ok(r) => r,
-        Err(e) => return bad_gateway(&sh, &ex, &format!("the upstream broke off: {e}")),
-    };
-    respond(sh, ex, response, sender)
-}
-
-/// Why a request body was not read.
-enum BodyError {
-    TooLarge,
-    Busy,
-    Read(Box<dyn std::error::Error + Send + Sync>),
-}
-
-/// KiB of the budget `bytes` take (at least one).
-fn kib(bytes: usize) -> u32 {
-    u32::try_from(bytes.div_ceil(1024).max(1)).unwrap_or(u32::MAX)
-}
-
-/// Reads a request body whole, up to [`REQUEST_MAX`], taking its room in the budget:
-/// all of it up front when its length is `declared` (waiting for room), else as its
-/// frames come (refused when there is none, so two readers cannot wait on each other).
-async fn read_body<B>(
-    mut body: B,
-    declared: Option<usize>,
-    budget: &Arc<tokio::sync::Semaphore>,
-) -> Result<(Bytes, tokio::sync::OwnedSemaphorePermit), BodyError>
-where
-    B: hyper::body::Body<Data = Bytes> + Unpin,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    let mut room = match declared {
-        Some(n) if n > REQUEST_MAX => return Err(BodyError::TooLarge),
-        Some(n) => Arc::clone(budget)
-            .acquire_many_owned(kib(n))
-            .await
-            .map_err(|_| BodyError::Busy)?,
-        None => Arc::clone(budget)
-            .try_acquire_many_owned(1)
-            .map_err(|_| BodyError::Busy)?,
-    };
-    let mut taken = declared.map_or(1024, |n| kib(n) as usize * 1024);
-    let mut out = Vec::with_capacity(declared.unwrap_or(0));
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| BodyError::Read(e.into()))?;
-        let Ok(data) = frame.into_data() else {
-            continue; // trailers
-        };
-        if out.len() + data.len() > REQUEST_MAX {
-            return Err(BodyError::TooLarge);
-        }
-        out.extend_from_slice(&data);
-        if out.len() > taken {
-            let more = kib(out.len() - taken);
-            let extra = Arc::clone(budget)
-                .try_acquire_many_owned(more)
-                .map_err(|_| BodyError::Busy)?;
-            room.merge(extra);
-            taken += more as usize * 1024;
-        }
-    }
-    Ok((Bytes::from(out), room))
-}
-
-/// Reads the request for the record and writes its turns.
-fn record_request(sh: &Shared, ex: &mut Exchange, body: &[u8], t: Timestamp) {
-    if !ex.route.kind.generates() {
-        return;
-    }
-    let Ok(text) = std::str::from_utf8(body) else {
-        return;
-    };
-    let Some(req) = LlmRequest::parse(ex.route.kind, text) else {
-        return;
-    };
-    let prefixes = req.prefixes();
-    let system = req.system_value();
-    let scope = format!(
-        "{} {}",
-        ex.route.endpoint,
-        system.as_ref().map(Value::to_string).unwrap_or_default()
-    );
-    let (elided, conversation) = if prefixes.len() == req.messages.len() + 1 {
-        sh.history.elide(&scope, &prefixes)
-    } else {
-        (0, 0)
-    };
-    ex.conversation = conversation;
-    let mut turns = req.turns(ex.route.kind, elided);
-    let elided_sha256 = (elided > 0).then(|| prefixes[elided].clone());
-    if let Some(sha) = &elided_sha256 {
-        let marker = Block::HistoryElided {
-            count: elided as u64,
-            sha256: sha.clone(),
-            request_sha256: Some(ex.request_sha256.clone()),
-            extra: Map::new(),
-        };
-        match turns.first_mut() {
-            Some(first) => first.blocks.get_or_insert_with(Vec::new).insert(0, marker),
-            None => turns.push(Turn {
-                role: Some("user".into()),
-                blocks: Some(vec![marker]),
-                ..Turn::default()
-            }),
-        }
-    }
-    let t_iso = t.to_iso().as_str().to_owned();
-    let live = sh.mmsp.as_ref().map(|live| {
-        let id = live.trace_id(ex.mmsp_id.as_deref(), conversation, ex.n);
-        let raw = redacted_value(
-            sh.tape.redactor(),
-            &json!({ "system": system, "tools_count": req.tools_count }),
-        );
-        let body = serde_json::from_str::<Value>(text).ok();
-        ex.mmsp_id = Some(id.clone());
-        (live, id, raw, body)
-    });
-    for mut turn in turns {
-        turn.t = Some(t_iso.clone());
-        turn.endpoint = Some(ex.route.endpoint.clone());
-        turn.source = Some("llm".into());
-        let written = sh.tape.turn(ex.n, conversation, &mut turn);
-        if let Some((live, id, raw, body)) = &live {
-            live.request(id, written, raw, body.as_ref());
-        }
-    }
-    ex.facts = Some(RequestFacts {
-        stream: req.stream,
-        usage_chunk: req.usage_chunk,
-        system,
-        tools_count: req.tools_count,
-        elided,
-        elided_sha256,
-        matchable: matchable(ex.route.kind, text, elided),
-    });
-}
-
-fn bad_gateway(sh: &Shared, ex: &Exchange, error: &str) -> Response<Answer> {
-    (sh.notices)(Notice::UpstreamFailed {
-        error: format!("{}: {error}", ex.route.url),
-    });
-    let raw = json!({
-        "endpoint": ex.route.endpoint,
-        "url": ex.route.url,
-        "method": ex.method,
-        "error": error,
-    });
-    sh.tape.event(
-        ex.n,
-        Timestamp::now(),
-        kinds::ERROR,
-        &raw,
-        replay_fields(sh, ex),
-    );
-    reply(
-        ex.route.provider,
-        Failure::BadGateway,
-        &format!(
-            "reel: the upstream {} could not be reached: {error}",
-            ex.route.url
-        ),
-    )
-}
-
-/// reel's `request` member: what replay matches a live request against.
-fn replay_fields(sh: &Shared, ex: &Exchange) -> Map<String, Value> {
-    let mut fields = Map::new();
-    let mut request = Map::new();
-    if let Some(f) = &ex.facts {
-        if let Some(m) = &f.matchable {
-            let text = m.to_string();
-            let redacted = sh.tape.redactor().redact_json(&text);
-            let v = serde_json::from_str(&redacted).unwrap_or_else(|_| m.clone());
-            request.insert("body".into(), v);
-        }
-        if let Some(sha) = &f.elided_sha256 {
-            request.insert("elided".into(), json!({ "count": f.elided, "sha256": sha }));
-        }
-    }
-    if let Some(b) = &ex.other {
-        request.insert("body".into(), b.clone());
-    }
-    if let Some(q) = &ex.query {
-        request.insert("query".into(), q.clone().into());
-    }
-    fields.insert("request".into(), Value::Object(request));
-    fields
-}
-
-fn redacted_value(redactor: &Redactor, v: &Value) -> Value {
-    let text = v.to_string();
-    serde_json::from_str(&redactor.redact_json(&text)).unwrap_or_else(|_| v.clone())
-}
-
-/// Writes `llm.request` or `llm.exchange`, answers the client with the response head,
-/// and starts the task that pumps the body.
-fn respond(
-    sh: Arc<Shared>,
-    ex: Exchange,
-    response: Response<Incoming>,
-    sender: Sender,
-) -> Response<Answer> {
-    let (mut parts, body) = response.into_parts();
-    let status = parts.status.as_u16();
-    let content_type = parts
-        .headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let encoding = parts
-        .headers
-        .get(http::header::CONTENT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim().to_ascii_lowercase())
-        .filter(|v| !v.is_empty() && v != "identity");
-    let framing = if content_type.starts_with("text/event-stream") {
-        Framing::Sse
-    } else if content_type.contains("ndjson")
-        || (ex.route.kind == Endpoint::OllamaChat
-            && ex.facts.as_ref().is_some_and(|f| f.stream)
-            && status < 400)
-    {
-        Framing::Ndjson
-    } else {
-        Framing::Whole
-    };
-    let response_headers = headers::capture(&parts.headers, false);
-    let stream = framing != Framing::Whole;
-    let mut raw = json!({
-        "endpoint": ex.route.endpoint,
-        "url": ex.route.url,
-        "method": ex.method,
-        "status": status,
-    });
-    let facts = ex.facts.as_ref().filter(|_| ex.route.kind.generates());
-    let kind = if let (Some(f), Some(o)) = (facts, raw.as_object_mut()) {
-        o.insert("stream".into(), stream.into());
-        o.insert("request_sha256".into(), ex.request_sha256.clone().into());
-        o.insert("headers".into(), Value::Object(ex.request_headers.clone()));
-        o.insert("response_headers".into(), Value::Object(response_headers));
-        if let Some(s) = &f.system {
-            o.insert("system".into(), redacted_value(sh.tape.redactor(), s));
-        }
-        o.insert("tools_count".into(), f.tools_count.into());
-        kinds::REQUEST
-    } else if let Some(o) = raw.as_object_mut() {
-        o.insert("request_sha256".into(), ex.request_sha256.clone().into());
-        o.insert("response_headers".into(), Value::Object(response_headers));
-        if let Some(e) = &encoding {
-            if !body::decodable(e) {
-                o.insert(
-                    "reason".into(),
-                    format!("content-encoding {e} is not decoded; the body is kept as bytes")
-                        .into(),
-                );
-            }
-        }
-        kinds::EXCHANGE
-    } else {
-        kinds::EXCHANGE
-    };
-    let mut fields = replay_fields(&sh, &ex);
-    if !ex.route.kind.generates() && ex.other.is_none() {
-        // Replay matches a non-generation request on its body as sent.
-        if let Some(body) = fields.get_mut("request").and_then(Value::as_object_mut) {
-            body.remove("body");
-        }
-    }
-    sh.tape.event(ex.n, Timestamp::now(), kind, &raw, fields);
-
-    strip_hop_by_hop(&mut parts.headers);
-    let body = RecordedBody::new(
-        body,
-        Recording::new(sh, ex, status, framing, encoding, sender),
-    );
-    Response::from_parts(parts, Answer::Recorded(Box::new(body)))
-}
-
-fn millis(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1000.0).round()
-}
-
-#[cfg(test)]
-mod budget_tests {
-    use super::*;
-
-    fn run<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
-
-    fn budget(kib: usize) -> Arc<tokio::sync::Semaphore> {
-        Arc::new(tokio::sync::Semaphore::new(kib))
-    }
-
-    #[test]
-    fn a_body_declared_past_the_maximum_is_refused_unread() {
-        let b = budget(1 << 10);
-        let r = run(read_body(
-            Full::new(Bytes::from_static(b"{}")),
-            Some(REQUEST_MAX + 1),
-            &b,
-        ));
-        assert!(matches!(r, Err(BodyError::TooLarge)));
-    }
-
-    #[test]
-    fn a_body_of_unknown_length_finding_no_room_is_refused_not_queued() {
-        // Two readers of unknown length must not wait on each other: the one that
-        // finds the budget taken gets 503 (and retries).
-        let b = budget(4);
-        let held = Arc::clone(&b).try_acquire_many_owned(4).unwrap();
-        let r = run(read_body(frames(vec![vec![b'x'; 10]]), None, &b));
-        assert!(matches!(r, Err(BodyError::Busy)));
-        drop(held);
-        let (body, room) = run(read_body(
-            frames(vec![vec![b'x'; 1000], vec![b'x'; 2000]]),
-            None,
-            &b,
-        ))
-        .ok()
-        .unwrap();
-        assert_eq!(body.len(), 3000);
-        assert_eq!(room.num_permits(), 3, "its size in KiB, rounded up");
-        assert_eq!(b.available_permits(), 1);
-        drop(room);
-        assert_eq!(b.available_permits(), 4);
-    }
-
-    #[test]
-    fn a_body_of_declared_length_waits_for_room() {
-        let b = budget(8);
-        let held = Arc::clone(&b).try_acquire_many_owned(8).unwrap();
-        let got = run(async {
-            let release = tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                drop(held);
-            });
-            let r = read_body(Full::new(Bytes::from(vec![b'y'; 5000])), Some(5000), &b).await;
-            release.await.unwrap();
-            r.ok().map(|(body, room)| (body.len(), room.num_permits()))
-        });
-        assert_eq!(got, Some((5000, 5)));
-    }
-
-    /// A body of unknown length that comes as these frames.
-    struct Frames(std::collections::VecDeque<Bytes>);
-
-    impl hyper::body::Body for Frames {
-        type Data = Bytes;
-        type Error = Infallible;
-
-        fn poll_frame(
-            mut self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
-            std::task::Poll::Ready(self.0.pop_front().map(|b| Ok(hyper::body::Frame::data(b))))
-        }
-    }
-
-    fn frames(frames: Vec<Vec<u8>>) -> Frames {
-        Frames(frames.into_iter().map(Bytes::from).collect())
     }
 }

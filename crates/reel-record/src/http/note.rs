@@ -1,5 +1,5 @@
-//! What the HTTP proxy tells the trace writer about a line, and how the writer turns it
-//! into reel's extension members (`session`, `http`) and `reel.http` / `reel.sse` events.
+//! What the HTTP proxy tells the trace writer about a line, and the redacted JSON of
+//! its facts (reel's `http` member); `lines` turns a noted line into trace lines.
 //!
 //! The proxy's tasks only copy facts (allowlisted header values as received, the path,
 //! the status) into a [`HttpNote`]; everything that costs — redaction of header values
@@ -8,19 +8,11 @@
 //! the hundred events of one SSE stream do not redo it).
 
 use std::borrow::Cow;
-use std::io::{self, Write};
 use std::sync::{Arc, OnceLock};
 
 use reel_redact::redact::{MARKER, Redactor};
-use reel_trace::{Dir, EventLine};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-
-use crate::queue::LineRecord;
-use reel_redact::record::{Tags, classify};
-
-use crate::recorder::Recorder;
-use reel_trace::line::kinds;
 
 /// Allowlisted headers, lower-case name and value as received (unredacted).
 pub(crate) type HeaderList = Vec<(&'static str, String)>;
@@ -49,7 +41,7 @@ impl RequestFacts {
         }
     }
 
-    fn http(&self, redactor: &Redactor) -> &RawValue {
+    pub(super) fn http(&self, redactor: &Redactor) -> &RawValue {
         self.json.get_or_init(|| {
             let mut s = String::with_capacity(256);
             s.push_str("{\"req\":");
@@ -97,7 +89,7 @@ impl ResponseFacts {
         })
     }
 
-    fn http(&self, redactor: &Redactor, sse: Option<&SseFacts>) -> Box<RawValue> {
+    pub(super) fn http(&self, redactor: &Redactor, sse: Option<&SseFacts>) -> Box<RawValue> {
         let mut s = String::with_capacity(128);
         s.push('{');
         s.push_str(self.head(redactor));
@@ -188,143 +180,6 @@ pub(crate) struct HttpNote {
     pub note: Note,
 }
 
-impl HttpNote {
-    /// A line the server sent (a message, an SSE event or an exchange record), seen now.
-    pub fn server_line(session: Arc<str>, note: Note, bytes: Vec<u8>) -> LineRecord {
-        LineRecord {
-            stream: crate::queue::Stream::ServerToClient,
-            t: reel_trace::Timestamp::now(),
-            bytes,
-            eol: reel_trace::Eol::Lf,
-            http: Some(Box::new(HttpNote { session, note })),
-        }
-    }
-}
-
-/// Writes one HTTP record (called by the recorder for lines that carry a note).
-pub(crate) fn write<W: Write>(
-    rec: &mut Recorder<W>,
-    line: &LineRecord,
-    note: HttpNote,
-) -> io::Result<()> {
-    let session = Some(&*note.session);
-    match note.note {
-        Note::Request(facts) => {
-            let http = facts.http(rec.redactor()).to_owned();
-            let tags = Tags {
-                session,
-                http: Some(&http),
-                ..Tags::default()
-            };
-            rec.message(Dir::In, line, tags)
-        }
-        Note::Response { facts, sse } => {
-            let http = facts.http(rec.redactor(), sse.as_ref());
-            let tags = Tags {
-                session,
-                http: Some(&http),
-                ..Tags::default()
-            };
-            rec.message(Dir::Out, line, tags)
-        }
-        Note::Sse { facts, sse } => {
-            let http = facts.http(rec.redactor(), Some(&sse));
-            let tags = Tags {
-                session,
-                http: Some(&http),
-                ..Tags::default()
-            };
-            if line.bytes.is_empty() && sse.has_data {
-                let mut e = EventLine::new(line.t, kinds::SSE);
-                tags.add_to(&mut e);
-                e.text = Some("");
-                return rec.write_event(&e);
-            }
-            rec.event(kinds::SSE, None, line, tags)
-        }
-        Note::Exchange(x) => exchange(rec, line, session, &x),
-    }
-}
-
-fn exchange<W: Write>(
-    rec: &mut Recorder<W>,
-    line: &LineRecord,
-    session: Option<&str>,
-    x: &ExchangeNote,
-) -> io::Result<()> {
-    let redactor = rec.redactor().clone();
-    let mut http = Map::new();
-    http.insert("req".into(), x.request.req.into());
-    http.insert("method".into(), x.request.method.clone().into());
-    http.insert(
-        "path".into(),
-        redact_path(&redactor, &x.request.path).into(),
-    );
-    if let Some(r) = &x.response {
-        http.insert("status".into(), r.status.into());
-        http.insert("headers".into(), headers_value(&redactor, &r.headers));
-    }
-    http.insert(
-        "reqHeaders".into(),
-        headers_value(&redactor, &x.request.headers),
-    );
-    if let Some(e) = &x.error {
-        http.insert("error".into(), redactor.redact_text(e).into_owned().into());
-    }
-    if let Some(r) = x.refused {
-        http.insert("refused".into(), r.into());
-    }
-    if let Some(end) = x.end {
-        http.insert("end".into(), end.into());
-    }
-    if let Some(form) = &x.form {
-        let text = String::from_utf8_lossy(form);
-        http.insert("reqForm".into(), redact_form(&redactor, &text).into());
-    }
-    let http = to_raw(&Value::Object(http));
-    let tags = Tags {
-        session,
-        http: Some(&http),
-        ..Tags::default()
-    };
-    // A JSON body (an OAuth metadata document, a JSON error) is kept as JSON.
-    if let Some(json) = classify(&line.bytes) {
-        let flat = json.value.replace(['\n', '\r'], "");
-        let redacted = redactor.redact_json(&flat);
-        if let Ok(raw) = serde_json::from_str::<&RawValue>(&redacted) {
-            let mut e = EventLine::new(line.t, kinds::HTTP);
-            e.raw = Some(raw);
-            if let Some(s) = session {
-                e.fields.insert("session".into(), s.into());
-            }
-            if let Ok(v) = serde_json::from_str(http.get()) {
-                e.fields.insert("http".into(), v);
-            }
-            if let Some(total) = x.body_total {
-                e.fields.insert("truncated".into(), total.into());
-            }
-            return rec.write_event(&e);
-        }
-    }
-    if let Some(total) = x.body_total {
-        // The excerpt is cut (maybe inside a character): its text, and the full size in
-        // `truncated`, as for a JSON excerpt.
-        let lossy = String::from_utf8_lossy(&line.bytes);
-        let text = redactor.redact_text(&lossy);
-        let mut e = EventLine::new(line.t, kinds::HTTP);
-        e.text = Some(&text);
-        if let Some(s) = session {
-            e.fields.insert("session".into(), s.into());
-        }
-        if let Ok(v) = serde_json::from_str(http.get()) {
-            e.fields.insert("http".into(), v);
-        }
-        e.fields.insert("truncated".into(), total.into());
-        return rec.write_event(&e);
-    }
-    rec.event(kinds::HTTP, None, line, tags)
-}
-
 /// Allowlisted headers as the text of a JSON object, values redacted: the object goes
 /// through the JSON redactor, so a secret-named header (`authorization`) loses its whole
 /// value and the others lose what the value rules find (a bearer token in
@@ -364,7 +219,7 @@ fn headers_json(redactor: &Redactor, headers: &HeaderList) -> String {
 }
 
 /// Allowlisted headers as a JSON value (for events, which are built as values).
-fn headers_value(redactor: &Redactor, headers: &HeaderList) -> Value {
+pub(super) fn headers_value(redactor: &Redactor, headers: &HeaderList) -> Value {
     serde_json::from_str(&headers_json(redactor, headers)).unwrap_or(Value::Null)
 }
 
@@ -416,7 +271,7 @@ pub const FORM_KEPT: [&str; 7] = [
 /// An `application/x-www-form-urlencoded` body for the trace: only [`FORM_KEPT`] values
 /// stay (then redacted as free text), the others become the marker; with redaction off,
 /// the body as it was.
-fn redact_form(redactor: &Redactor, form: &str) -> String {
+pub(super) fn redact_form(redactor: &Redactor, form: &str) -> String {
     if !redactor.is_active() {
         return form.to_owned();
     }
@@ -445,7 +300,7 @@ fn is_secret_name(redactor: &Redactor, name: &str) -> bool {
     matches!(redactor.redact_json(&probe), Cow::Owned(_))
 }
 
-fn to_raw(v: &Value) -> Box<RawValue> {
+pub(super) fn to_raw(v: &Value) -> Box<RawValue> {
     serde_json::value::to_raw_value(v)
         .unwrap_or_else(|_| RawValue::from_string("null".to_owned()).expect("null is JSON"))
 }

@@ -9,17 +9,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use reel_llm::mmsp::MmspTarget;
 use reel_llm::replay::{LlmPlayer, LlmTape, Pace, PlayConfig, VOLATILE};
-use reel_llm::{LlmConfig, LlmRecorder};
+use reel_llm::{LlmConfig, LlmRecorder, RunEnd};
 use reel_net::process::{ChildHandle, SignalForwarder, exit_code, spawn_inheriting};
 use reel_net::serve::{Limits, Stop};
 use reel_redact::redact::Redactor;
-use reel_trace::Ending;
 use reel_trace::target::TraceTarget;
 
 use crate::cmd::ignore::IgnoreArgs;
-use crate::cmd::net_flags::ListenLimits;
-use crate::cmd::rec::{Seal, redactor_of, trace_dir_of};
+use crate::cmd::net_flags::{ListenLimits, warn_if_exposed};
+use crate::cmd::rec::{Seal, redactor_of, say_trace_losses, trace_dir_of};
 use crate::cmd::redaction::RuleArgs;
 use crate::cmd::seal::KeyFile;
 use crate::cmd::trace_arg::RunDir;
@@ -283,18 +283,7 @@ impl Agent {
 /// Runs `reel llm`.
 pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     if args.play.is_some() {
-        if args.view.view.is_some() {
-            return Err(coded(
-                exit::USAGE,
-                "--view shows a recording as it is written; to look at the trace --play serves, run `reel view TRACE`",
-            ));
-        }
-        if args.otlp.otlp.is_some() {
-            return Err(coded(
-                exit::USAGE,
-                "--otlp sends a recording's spans as it is written; to send the trace --play serves, run `reel export otlp TRACE --endpoint URL`",
-            ));
-        }
+        refuse_live_flags_with_play(&args)?;
         return play(args);
     }
     let collector = args.otlp.check()?;
@@ -305,29 +294,10 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     };
     let redactor = redactor_of(args.no_redact, &args.rules)?;
     let dir = trace_dir_of(args.dir.clone())?;
-    let config = LlmConfig {
-        listen: args.listen.clone().unwrap_or_else(|| "127.0.0.1:0".into()),
-        upstream: args.upstream.clone(),
-        maps: args.maps.clone(),
-        ca: args.ca_file.clone(),
-        idle_timeout: Duration::from_secs_f64(args.idle_timeout.max(0.001)),
-        limits: args.limits.apply(Limits::for_descriptors(2)),
-        threads: args.http_threads,
-        mmsp: None,
-    };
-    let mut recorder = LlmRecorder::bind(config).map_err(|e| {
-        let code = match e {
-            reel_llm::LlmError::Ca(_) => exit::NO_INPUT,
-            _ => exit::USAGE,
-        };
-        coded(code, redactor.redact_text(&e.to_string()).into_owned())
-    })?;
+    let mut recorder =
+        LlmRecorder::bind(recorder_config(&args)).map_err(|e| not_bound(&e, &redactor))?;
     let addr = recorder.local_addr();
-    if !addr.ip().is_loopback() {
-        say!(
-            "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it can use your API keys' upstreams through reel"
-        );
-    }
+    warn_if_exposed(addr, "can use your API keys' upstreams through reel");
     let label = args.name.clone().unwrap_or_else(|| "llm".to_owned());
     let command: Vec<String> = args
         .command
@@ -345,34 +315,24 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         live = crate::cmd::otlp::OtlpFlag::start_beside(collector, p)?;
     }
     if let Some(cache) = &args.mmsp {
-        let run = trace
-            .path()
-            .and_then(|p| p.file_stem())
-            .map_or_else(|| label.clone(), |s| s.to_string_lossy().into_owned());
+        let target = MmspTarget::for_run(cache.clone(), trace.path(), &label);
         say!(
-            "reel: saving conversations as MMSP traces in {} (under {run}/ unless a request names its x-mmsp-trace-id)",
-            cache.display()
+            "reel: saving conversations as MMSP traces in {} (under {}/ unless a request names its x-mmsp-trace-id)",
+            cache.display(),
+            target.run
         );
-        recorder.save_mmsp(reel_llm::mmsp::MmspTarget {
-            cache: cache.clone(),
-            run,
-        });
+        recorder.save_mmsp(target);
     }
     seal.say(&trace);
     say!("reel: listening on http://{addr}");
     let stop = Stop::new();
-    let agent = Agent::start_or_say_exports(&args.command, addr, &stop);
-    let agent = match agent {
-        Some(Err(e)) => {
+    let agent = match Agent::start_or_say_exports(&args.command, addr, &stop).transpose() {
+        Ok(agent) => agent,
+        Err(e) => {
             // The agent never ran: the trace says so, as `rec` does.
-            let finished = recorder.run(trace, &meta, redactor, stop, false, Arc::new(|_| {}));
-            if let Ok(f) = finished {
-                let _ = f.tape.finish(Ending::ExitCode(127));
-            }
+            recorder.record_unstarted(trace, &meta, redactor, stop);
             return Err(e);
         }
-        Some(Ok(a)) => Some(a),
-        None => None,
     };
     let notices = redactor.clone();
     let finished = recorder
@@ -385,30 +345,71 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
             Arc::new(move |n| say!("reel: {}", notices.redact_text(&n.to_string()))),
         )
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
-    let (ending, status) = match agent {
-        Some(a) => {
-            let code = a.status()?;
-            (
-                Ending::ExitCode(i64::from(code)),
-                u8::try_from(code).unwrap_or(1),
-            )
-        }
-        None => (Ending::Reason("producer_shutdown".into()), exit::OK),
-    };
-    let written = finished.tape.finish(ending);
+    let (how, status) = how_it_ended(agent)?;
+    let written = finished.end(how);
     if let Some(live) = live {
         live.finish();
     }
-    if let Err(e) = written {
-        if let Some(p) = &finished.path {
-            say!(
-                "reel: the trace {} is incomplete: {e}; it is readable up to its last complete line",
-                p.display()
-            );
+    say_trace_losses(finished.path.as_deref(), written.as_ref().err(), (0, 0));
+    Ok(if written.is_err() {
+        exit::TRACE_INCOMPLETE
+    } else {
+        status
+    })
+}
+
+/// How the run ended, and reel's status: the agent's exit code (waited for), or 0
+/// when the proxy was stopped with no agent.
+fn how_it_ended(agent: Option<Agent>) -> anyhow::Result<(RunEnd, u8)> {
+    Ok(match agent {
+        Some(a) => {
+            let code = a.status()?;
+            (RunEnd::Agent(code), u8::try_from(code).unwrap_or(1))
         }
-        return Ok(exit::TRACE_INCOMPLETE);
+        None => (RunEnd::Stopped, exit::OK),
+    })
+}
+
+/// Why the proxy did not start, with its exit code: an unusable `--ca-file` is missing
+/// input, anything else a usage error.
+fn not_bound(e: &reel_llm::LlmError, redactor: &Redactor) -> anyhow::Error {
+    let code = match e {
+        reel_llm::LlmError::Ca(_) => exit::NO_INPUT,
+        _ => exit::USAGE,
+    };
+    coded(code, redactor.redact_text(&e.to_string()).into_owned())
+}
+
+/// `--view` and `--otlp` follow a recording as it is written: with `--play` there is
+/// none.
+fn refuse_live_flags_with_play(args: &Args) -> anyhow::Result<()> {
+    if args.view.view.is_some() {
+        return Err(coded(
+            exit::USAGE,
+            "--view shows a recording as it is written; to look at the trace --play serves, run `reel view TRACE`",
+        ));
     }
-    Ok(status)
+    if args.otlp.otlp.is_some() {
+        return Err(coded(
+            exit::USAGE,
+            "--otlp sends a recording's spans as it is written; to send the trace --play serves, run `reel export otlp TRACE --endpoint URL`",
+        ));
+    }
+    Ok(())
+}
+
+/// The recording proxy's configuration, from the flags.
+fn recorder_config(args: &Args) -> LlmConfig {
+    LlmConfig {
+        listen: args.listen.clone().unwrap_or_else(|| "127.0.0.1:0".into()),
+        upstream: args.upstream.clone(),
+        maps: args.maps.clone(),
+        ca: args.ca_file.clone(),
+        idle_timeout: Duration::from_secs_f64(args.idle_timeout.max(0.001)),
+        limits: args.limits.apply(Limits::for_descriptors(2)),
+        threads: args.http_threads,
+        mmsp: None,
+    }
 }
 
 /// `reel llm --play TRACE`.

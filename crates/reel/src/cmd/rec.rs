@@ -182,20 +182,7 @@ pub struct Args {
 
 /// Runs `reel rec`.
 pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
-    if args.url.is_none()
-        && (args.listen.given() || !args.upstream_ca.upstream_ca.is_empty() || args.limits.given())
-    {
-        return Err(coded(
-            exit::USAGE,
-            "--listen, --allow-host, --upstream-ca, --header-timeout and --max-connections are for the HTTP proxy: give --url URL (and no command)",
-        ));
-    }
-    if args.url.is_some() && !args.path_first.is_empty() {
-        return Err(coded(
-            exit::USAGE,
-            "--path-first sets the PATH of a server reel starts: it is for `reel rec -- CMD`, not --url",
-        ));
-    }
+    refuse_flags_of_the_other_proxy(&args)?;
     args.key.requires(args.seal, "--seal")?;
     let seal = Seal {
         on: args.seal,
@@ -209,21 +196,9 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         #[cfg(not(feature = "http"))]
         return Err(coded(exit::USAGE, WITHOUT_HTTP));
     }
-    let mut config = StdioConfig::new(args.command);
-    config.name = args.name;
-    config.path_first = args.path_first;
-    config.redactor = redactor.clone();
-    config.record_stderr = !args.no_stderr;
-    config.forward_signals = true;
-    if args.drop_when_behind {
-        config.when_behind = WhenBehind::Drop;
-    }
-    if let Some(q) = args.queue_bytes {
-        config.queue_bytes = q;
-    }
     #[cfg(feature = "http")]
     let collector = args.otlp.check()?;
-    let recorder = StdioRecorder::new(config);
+    let recorder = StdioRecorder::new(stdio_config(&args, &redactor));
     // Messages show what they quote as the trace has it: redacted, since MCP clients
     // keep server stderr in their logs.
     let shown = reel_trace::names::shell_words(recorder.command());
@@ -278,9 +253,50 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     Ok(status)
 }
 
+/// The HTTP proxy's flags without `--url`, or `--path-first` with it: each is for the
+/// other proxy.
+fn refuse_flags_of_the_other_proxy(args: &Args) -> anyhow::Result<()> {
+    if args.url.is_none()
+        && (args.listen.given() || !args.upstream_ca.upstream_ca.is_empty() || args.limits.given())
+    {
+        return Err(coded(
+            exit::USAGE,
+            "--listen, --allow-host, --upstream-ca, --header-timeout and --max-connections are for the HTTP proxy: give --url URL (and no command)",
+        ));
+    }
+    if args.url.is_some() && !args.path_first.is_empty() {
+        return Err(coded(
+            exit::USAGE,
+            "--path-first sets the PATH of a server reel starts: it is for `reel rec -- CMD`, not --url",
+        ));
+    }
+    Ok(())
+}
+
+/// The stdio proxy's configuration, from the flags: signals are forwarded to the server.
+fn stdio_config(args: &Args, redactor: &Redactor) -> StdioConfig {
+    let mut config = StdioConfig::new(args.command.clone());
+    config.name.clone_from(&args.name);
+    config.path_first.clone_from(&args.path_first);
+    config.redactor = redactor.clone();
+    config.record_stderr = !args.no_stderr;
+    config.forward_signals = true;
+    if args.drop_when_behind {
+        config.when_behind = WhenBehind::Drop;
+    }
+    if let Some(q) = args.queue_bytes {
+        config.queue_bytes = q;
+    }
+    config
+}
+
 /// What a recording ended without: the end of its trace (a write failed), or the lines
 /// `--drop-when-behind` dropped.
-fn say_trace_losses(path: Option<&Path>, error: Option<&std::io::Error>, dropped: (u64, u64)) {
+pub(crate) fn say_trace_losses(
+    path: Option<&Path>,
+    error: Option<&std::io::Error>,
+    dropped: (u64, u64),
+) {
     if let (Some(e), Some(p)) = (error, path) {
         say!(
             "reel: the trace {} is incomplete: {e}; it is readable up to its last complete line",

@@ -14,11 +14,11 @@ use reel_net::serve::stopped;
 use reel_net::sse::Parser;
 use tokio::sync::mpsc;
 
-use super::conn::ClientConn;
-use super::exchange::Exchange;
-use super::exchange::{bad_gateway, content_length};
+use super::client::ClientConn;
+use super::exchange::{Exchange, bad_gateway, content_length};
+use super::limits::{CHANNEL_FRAMES, INLINE_BODY_MAX, METADATA_MAX};
 use super::pump::{End, PlainState, Pump, PumpKind, SseState, plain_line};
-use super::{CHANNEL_FRAMES, INLINE_BODY_MAX, METADATA_MAX, Shared};
+use super::shared::Shared;
 use crate::http::body::Reply;
 use crate::http::headers::{capture_response, rewrite_response_urls, strip_hop_by_hop};
 use crate::http::note::{ExchangeNote, ResponseFacts};
@@ -47,26 +47,13 @@ pub(super) async fn respond(
         .unwrap_or("")
         .to_ascii_lowercase();
     let is_sse = content_type.starts_with("text/event-stream");
-    let issued = parts
-        .headers
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(Arc::<str>::from);
-    // A legacy GET stream's session comes with its first event.
-    let waits_for_endpoint =
-        ex.session().is_none() && issued.is_none() && is_sse && method == Method::GET;
-    if !waits_for_endpoint {
-        ex.set_session(issued.unwrap_or_else(|| Arc::clone(&conn.key)));
-    }
-    strip_hop_by_hop(&mut parts.headers);
-    if parts.headers.contains_key(header::WWW_AUTHENTICATE) {
-        sh.note_metadata_urls(&parts.headers);
-    }
-    rewrite_response_urls(&mut parts.headers, &sh.rewriter, proxy_origin);
-    if is_sse && method == Method::GET {
-        // A rewritten `endpoint` event changes the length.
-        parts.headers.remove(header::CONTENT_LENGTH);
-    }
+    let waits_for_endpoint = settle_session(ex, conn, &parts.headers, is_sse, method);
+    pass_on_headers(
+        sh,
+        &mut parts.headers,
+        proxy_origin,
+        is_sse && method == Method::GET,
+    );
 
     let is_metadata = content_type.contains("json") && sh.is_metadata_path(&ex.facts.path);
     if is_metadata {
@@ -115,6 +102,48 @@ pub(super) async fn respond(
     sh.active_pumps.fetch_add(1, Ordering::AcqRel);
     tokio::spawn(pump.run(body));
     Response::from_parts(parts, Reply::stream(rx))
+}
+
+/// Settles the exchange's session from the response: the `Mcp-Session-Id` it issues,
+/// else the client connection's. Returns true when it is left open: a legacy GET
+/// stream's session comes with its first event.
+fn settle_session(
+    ex: &Exchange,
+    conn: &ClientConn,
+    headers: &hyper::HeaderMap,
+    is_sse: bool,
+    method: &Method,
+) -> bool {
+    let issued = headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(Arc::<str>::from);
+    let waits_for_endpoint =
+        ex.session().is_none() && issued.is_none() && is_sse && method == Method::GET;
+    if !waits_for_endpoint {
+        ex.set_session(issued.unwrap_or_else(|| Arc::clone(&conn.key)));
+    }
+    waits_for_endpoint
+}
+
+/// The response headers as the client gets them: hop-by-hop ones out, the upstream's
+/// URLs pointing at the proxy, no `Content-Length` on a GET event stream (a rewritten
+/// `endpoint` event changes the length); metadata URLs a `WWW-Authenticate` names are
+/// remembered.
+fn pass_on_headers(
+    sh: &Shared,
+    headers: &mut hyper::HeaderMap,
+    proxy_origin: &str,
+    get_stream: bool,
+) {
+    strip_hop_by_hop(headers);
+    if headers.contains_key(header::WWW_AUTHENTICATE) {
+        sh.note_metadata_urls(headers);
+    }
+    rewrite_response_urls(headers, &sh.rewriter, proxy_origin);
+    if get_stream {
+        headers.remove(header::CONTENT_LENGTH);
+    }
 }
 
 /// A small plain body read whole before anything goes to the client. Should it not

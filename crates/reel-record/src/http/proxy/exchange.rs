@@ -1,25 +1,18 @@
-//! One exchange: a request on its way upstream, its body recorded when complete, and
-//! the answers reel gives itself (refusals, 502, 400, shutting down).
+//! One exchange: what the trace needs of a request, its body recorded when complete,
+//! and the answers reel gives itself (refusals, 502, 400, shutting down).
 
-use std::convert::Infallible;
-use std::pin::pin;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
-use hyper::{Request, Response, StatusCode};
-use reel_net::serve::stopped;
+use hyper::{Response, StatusCode};
 use reel_trace::Timestamp;
 
-use super::answer::respond;
-use super::conn::ClientConn;
-use super::{EXCERPT_MAX, INLINE_BODY_MAX, Shared};
-use crate::http::body::{BodyEnd, Reply, TeeBody};
+use super::limits::EXCERPT_MAX;
+use super::shared::Shared;
+use crate::http::body::{BodyEnd, Reply};
 use crate::http::guard::Refusal;
-use crate::http::headers::{capture_request, capture_response, strip_hop_by_hop};
+use crate::http::headers::capture_response;
 use crate::http::note::{ExchangeNote, HttpNote, Note, RequestFacts, ResponseFacts};
 use crate::queue::{LineRecord, Stream};
 use crate::trace::Notice;
@@ -176,7 +169,7 @@ impl Exchange {
         note: ExchangeNote,
         bytes: Vec<u8>,
     ) -> LineRecord {
-        HttpNote::server_line(session, Note::Exchange(Box::new(note)), bytes)
+        LineRecord::server_line(session, Note::Exchange(Box::new(note)), bytes)
     }
 }
 
@@ -207,133 +200,6 @@ impl Drop for Exchange {
         if !lines.is_empty() {
             self.sh.push(None, lines);
         }
-    }
-}
-
-pub(super) async fn handle(
-    sh: Arc<Shared>,
-    conn: Arc<ClientConn>,
-    req: Request<Incoming>,
-) -> Result<Response<Reply>, Infallible> {
-    let n = sh.requests.fetch_add(1, Ordering::Relaxed) + 1;
-    let (mut parts, body) = req.into_parts();
-    let path = parts
-        .uri
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_owned();
-    let facts = Arc::new(RequestFacts::new(
-        n,
-        parts.method.as_str(),
-        path.clone(),
-        capture_request(&parts.headers),
-    ));
-    let session = parts
-        .headers
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(Arc::<str>::from)
-        .or_else(|| sh.legacy_session(&path));
-    let ex = Arc::new(Exchange {
-        sh: Arc::clone(&sh),
-        facts,
-        conn_key: Arc::clone(&conn.key),
-        state: Mutex::new(ExState {
-            session,
-            ..ExState::default()
-        }),
-    });
-    if let Err(r) = sh.guard.check(&parts.headers) {
-        return Ok(refuse(&sh, &ex, r));
-    }
-    let proxy_origin = match parts
-        .headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-    {
-        Some(h) => format!("http://{h}"),
-        None => format!("http://{}", sh.listen),
-    };
-    // A small body read whole is recorded once it is on its way upstream.
-    let mut whole = None;
-    let tee = if hyper::body::Body::is_end_stream(&body)
-        || content_length(&parts.headers).is_some_and(|n| n <= INLINE_BODY_MAX)
-    {
-        match body.collect().await {
-            Ok(b) => {
-                let b = b.to_bytes();
-                whole = Some(b.clone());
-                TeeBody::whole(b)
-            }
-            Err(e) => return Ok(bad_request(&sh, &ex, &e.to_string())),
-        }
-    } else {
-        let ex = Arc::clone(&ex);
-        TeeBody::new(
-            body,
-            Box::new(move |bytes, total, end| ex.request_done(bytes, total, end)),
-        )
-    };
-    let record_whole = || {
-        if let Some(b) = &whole {
-            ex.request_done(b.to_vec(), b.len() as u64, BodyEnd::Whole);
-        }
-    };
-    if let Err(e) = conn.ensure(&sh).await {
-        // Read what the client sent (briefly) so the trace shows the request.
-        record_whole();
-        let _ = tokio::time::timeout(Duration::from_secs(1), tee.collect()).await;
-        return Ok(bad_gateway(&sh, &ex, &e));
-    }
-    let method = parts.method.clone();
-    prepare_upstream_request(&sh, &mut parts);
-    let upstream_req = Request::from_parts(parts, tee);
-    let answer = {
-        let mut stop = pin!(stopped(sh.stop.clone()));
-        tokio::select! {
-            r = conn.send(&sh, upstream_req, record_whole) => Some(r),
-            _ = &mut stop => None,
-        }
-    };
-    // A request that never left still shows in the trace (once).
-    record_whole();
-    match answer {
-        None => Ok(shutting_down(&ex)),
-        // The upstream hop failed because the client's body did: not the upstream's
-        // fault.
-        Some(Err(e)) => match ex.client_broke() {
-            Some(why) => Ok(bad_request(&sh, &ex, &why)),
-            None => Ok(bad_gateway(&sh, &ex, &e)),
-        },
-        Some(Ok(resp)) => Ok(respond(&sh, &ex, &conn, resp, &proxy_origin, &method).await),
-    }
-}
-
-/// The upstream hop's request: hop-by-hop headers out, `Host` the upstream's, a
-/// (vetted, loopback) `Origin` the upstream's origin, bodies unencoded so the trace can
-/// read them.
-pub(super) fn prepare_upstream_request(sh: &Shared, parts: &mut hyper::http::request::Parts) {
-    strip_hop_by_hop(&mut parts.headers);
-    if let Ok(h) = HeaderValue::from_str(&sh.url.authority) {
-        parts.headers.insert(header::HOST, h);
-    }
-    if parts.headers.contains_key(header::ORIGIN) {
-        let scheme = if sh.url.https { "https" } else { "http" };
-        if let Ok(o) = HeaderValue::from_str(&format!("{scheme}://{}", sh.url.authority)) {
-            parts.headers.insert(header::ORIGIN, o);
-        }
-    }
-    parts.headers.insert(
-        header::ACCEPT_ENCODING,
-        HeaderValue::from_static("identity"),
-    );
-    let path = parts
-        .uri
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_owned();
-    if let Ok(uri) = path.parse() {
-        parts.uri = uri;
     }
 }
 

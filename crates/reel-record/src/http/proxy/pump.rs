@@ -13,10 +13,11 @@ use reel_net::sse::{Eol, Event, Parser};
 use tokio::sync::mpsc;
 
 use super::exchange::Exchange;
-use super::{EXCERPT_MAX, GATE_MAX, Shared};
+use super::limits::{EXCERPT_MAX, GATE_MAX};
+use super::shared::Shared;
 use crate::http::body::ReplyFrame;
 use crate::http::headers::OriginRewriter;
-use crate::http::note::{HttpNote, Note, ResponseFacts, SseFacts};
+use crate::http::note::{Note, ResponseFacts, SseFacts};
 use crate::queue::LineRecord;
 
 /// How a response body stream ended.
@@ -263,7 +264,7 @@ impl Pump {
                         sse,
                     }
                 };
-                HttpNote::server_line(Arc::clone(&session), note, data.into_bytes())
+                LineRecord::server_line(Arc::clone(&session), note, data.into_bytes())
             })
             .collect()
     }
@@ -361,7 +362,7 @@ pub(super) fn plain_line(
             facts: Arc::clone(facts),
             sse: None,
         };
-        return HttpNote::server_line(session, note, bytes);
+        return LineRecord::server_line(session, note, bytes);
     }
     bytes.truncate(EXCERPT_MAX);
     let mut note = ex.note(Some(Arc::clone(facts)));
