@@ -15,6 +15,7 @@
 use std::ops::Range;
 
 use memchr::memmem;
+use reel_trace::json_str::string_end;
 
 use crate::Item;
 use crate::model::{Hole, Large};
@@ -183,16 +184,8 @@ fn long_strings(line: &[u8]) -> Vec<Range<usize>> {
     let mut i = 0;
     while let Some(q) = memchr::memchr(b'"', &line[i..]) {
         let start = i + q;
-        let mut j = start + 1;
-        let end = loop {
-            match memchr::memchr2(b'"', b'\\', &line[j..]) {
-                Some(k) if line[j + k] == b'\\' => j += k + 2,
-                Some(k) => break j + k + 1,
-                None => return Vec::new(),
-            }
-            if j >= line.len() {
-                return Vec::new();
-            }
+        let Some(end) = string_end(line, start) else {
+            return Vec::new();
         };
         if end - start >= HOLE_MIN {
             out.push(start..end);

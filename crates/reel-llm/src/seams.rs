@@ -34,6 +34,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use reel_redact::redact::{MARKER, Redactor};
+use reel_trace::json_str::string_end;
 
 /// The pieces of one response body, redacted together: as many pieces as `pieces`, in
 /// order (a piece may come back empty when what it held was folded into a marker).
@@ -473,11 +474,7 @@ fn string_values(raw: &str) -> Vec<(Vec<String>, Range<usize>)> {
         match b[i] {
             b'"' => {
                 let start = i;
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                let end = (i + 1).min(b.len());
+                let end = string_end(b, start).unwrap_or(b.len());
                 let token = &raw[start..end];
                 match stack.last_mut() {
                     Some(Frame::Object { key, expect_key }) if *expect_key => {
@@ -495,6 +492,8 @@ fn string_values(raw: &str) -> Vec<(Vec<String>, Range<usize>)> {
                         out.push((path, start..end));
                     }
                 }
+                i = end;
+                continue;
             }
             b'{' => stack.push(Frame::Object {
                 key: None,

@@ -505,6 +505,8 @@ impl<'a> Parser<'a> {
     }
 
     /// A string, written quoted and escaped as `JSON.stringify` writes it.
+    /// (Not [`crate::json_str::string_end`]: the hash needs each character decoded and
+    /// written again, not the token's extent.)
     fn string(&mut self, out: &mut String) -> Result<(), HashError> {
         self.expect(b'"', "a string")?;
         out.push('"');

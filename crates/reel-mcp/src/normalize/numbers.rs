@@ -25,6 +25,7 @@
 
 use std::borrow::Cow;
 
+use reel_trace::json_str::string_end;
 use serde_json::Value;
 
 /// The start of a marker string: a private-use character and a name no real value
@@ -123,13 +124,7 @@ fn rewrite(raw: &str) -> Option<String> {
     let mut changed = false;
     while i < bytes.len() {
         match bytes[i] {
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
+            b'"' => i = string_end(bytes, i).unwrap_or(bytes.len()),
             b'-' | b'0'..=b'9' => {
                 let start = i;
                 while i < bytes.len() && is_number_char(char::from(bytes[i])) {

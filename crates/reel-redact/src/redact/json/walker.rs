@@ -486,6 +486,8 @@ impl<'s, 'r> Walker<'s, 'r> {
 
     /// Reads a string token at `pos` (an opening quote); returns the contents' range
     /// and whether it holds escapes. Validates escapes and rejects raw control bytes.
+    /// (Not `reel_trace::json_str::string_end`: redaction must refuse text that is not
+    /// JSON, so this scan validates what that one skips.)
     fn string(&mut self) -> Result<(usize, usize, bool), Invalid> {
         let b = self.b;
         let start = self.pos + 1;
