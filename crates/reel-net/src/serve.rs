@@ -2,8 +2,8 @@
 //! --listen`, and those to come) run: a tokio runtime sized by [`worker_threads`], a
 //! [`Stop`] flag set by a handle or by SIGINT, SIGTERM and SIGHUP, an accept loop
 //! that, once stopped, closes the listener and gives open connections a grace period
-//! before it aborts them, and one way to serve a connection ([`serve_http1`]); [`run`]
-//! puts them together, the one entry every listener uses.
+//! before it aborts them, and one way to serve a connection (HTTP/1.1 under the
+//! header timeout); [`run`] puts them together, the one entry every listener uses.
 //!
 //! [`Limits`] hold under abuse: a request head (the first, or the next on a kept-alive
 //! connection) must arrive whole within [`HEADER_TIMEOUT`], so a crowd of slow clients
@@ -77,7 +77,7 @@ fn descriptor_limit() -> Option<u64> {
 
 /// Serves one HTTP/1.1 connection with `service` under `limits`' header timeout; when
 /// `stop` is set, lets the request in progress finish for up to `grace`.
-pub async fn serve_http1<S>(
+async fn serve_http1<S>(
     stream: TcpStream,
     service: S,
     limits: Limits,
@@ -197,7 +197,7 @@ pub fn runtime(configured: usize, name: &str) -> io::Result<tokio::runtime::Runt
 /// Sets `stop` on SIGINT, SIGTERM or SIGHUP (Ctrl-C elsewhere). Call inside the
 /// runtime.
 #[cfg(unix)]
-pub fn stop_on_signals(stop: Stop) -> io::Result<()> {
+fn stop_on_signals(stop: Stop) -> io::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
@@ -215,7 +215,7 @@ pub fn stop_on_signals(stop: Stop) -> io::Result<()> {
 
 /// Sets `stop` on Ctrl-C. Call inside the runtime.
 #[cfg(not(unix))]
-pub fn stop_on_signals(stop: Stop) -> io::Result<()> {
+fn stop_on_signals(stop: Stop) -> io::Result<()> {
     tokio::spawn(async move {
         let _ = tokio::signal::ctrl_c().await;
         stop.stop();
@@ -227,7 +227,7 @@ pub fn stop_on_signals(stop: Stop) -> io::Result<()> {
 /// from 1) as a task for each, at most `max_connections` at once (the next waits in the
 /// listen queue until one ends); then closes the listener, calls `on_stop`, waits up to
 /// `grace` for the connections to finish and aborts the rest.
-pub async fn accept_until_stopped<F, Fut>(
+async fn accept_until_stopped<F, Fut>(
     listener: TcpListener,
     stop: watch::Receiver<bool>,
     max_connections: usize,
@@ -268,17 +268,18 @@ pub async fn accept_until_stopped<F, Fut>(
 pub struct Serving {
     /// See [`Limits`].
     pub limits: Limits,
-    /// The grace of [`serve_http1`] and [`accept_until_stopped`].
+    /// How long, once stopped, a connection may finish its request in progress and the
+    /// loop waits for the connections before it aborts them.
     pub grace: Duration,
-    /// Set `stop` on the signals ([`stop_on_signals`]).
+    /// Set `stop` on SIGINT, SIGTERM and SIGHUP (Ctrl-C elsewhere) too.
     pub on_signals: bool,
 }
 
 /// The one way a reel listener serves HTTP/1.1: adopts `listener` (from [`bind`]) into
 /// the runtime, stops on the signals when `serving` says so, and accepts until `stop`
 /// is set, serving connection `n` (from 1) with the service `service(n)` builds; once
-/// stopped, calls `on_stop` and lets the connections finish (see
-/// [`accept_until_stopped`]). Call inside the runtime ([`runtime`]); fails only when
+/// stopped, closes the listener, calls `on_stop`, waits up to the grace for the
+/// connections to finish and aborts the rest. Call inside the runtime ([`runtime`]); fails only when
 /// the listener cannot be adopted or the signals cannot be hooked.
 pub async fn run<F, S>(
     listener: std::net::TcpListener,

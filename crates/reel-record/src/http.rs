@@ -339,16 +339,17 @@ impl HttpRecorder {
             self.local,
             self.stop.subscribe(),
         ));
-        let stop = self.stop.clone();
-        let handle_signals = self.config.handle_signals;
-        let served: std::io::Result<()> = runtime.block_on(async {
-            let listener = tokio::net::TcpListener::from_std(self.listener)?;
-            if handle_signals {
-                serve::stop_on_signals(stop)?;
-            }
-            proxy::serve(listener, Arc::clone(&shared), self.config.limits).await;
-            Ok(())
-        });
+        let serving = serve::Serving {
+            limits: self.config.limits,
+            grace: proxy::SHUTDOWN_GRACE,
+            on_signals: self.config.handle_signals,
+        };
+        let served = runtime.block_on(proxy::serve(
+            self.listener,
+            Arc::clone(&shared),
+            serving,
+            &self.stop,
+        ));
         runtime.shutdown_timeout(proxy::SHUTDOWN_GRACE);
         served.map_err(HttpError::Runtime)?;
         let recorder = writer_thread.finish().map_err(HttpError::Trace)?;

@@ -215,35 +215,25 @@ impl LlmRecorder {
             notices,
             mmsp: self.config.mmsp.clone().map(Live::new),
         });
-        let limits = self.config.limits;
-        let listener = self.listener;
-        rt.block_on(async move {
-            if on_signals {
-                serve::stop_on_signals(stop.clone()).map_err(LlmError::Setup)?;
-            }
-            let listener = tokio::net::TcpListener::from_std(listener).map_err(LlmError::Setup)?;
-            let conn_stop = stop.clone();
-            serve::accept_until_stopped(
-                listener,
-                stop.subscribe(),
-                limits.max_connections,
-                SHUTDOWN_GRACE,
-                || {},
-                move |stream, _| {
-                    let sh = Arc::clone(&shared);
-                    let stop = conn_stop.subscribe();
-                    async move {
-                        let service = hyper::service::service_fn(move |req| {
-                            let sh = Arc::clone(&sh);
-                            async move { Ok::<_, Infallible>(handle(sh, req).await) }
-                        });
-                        serve::serve_http1(stream, service, limits, stop, SHUTDOWN_GRACE).await;
-                    }
-                },
-            )
-            .await;
-            Ok::<(), LlmError>(())
-        })?;
+        let serving = serve::Serving {
+            limits: self.config.limits,
+            grace: SHUTDOWN_GRACE,
+            on_signals,
+        };
+        rt.block_on(serve::run(
+            self.listener,
+            serving,
+            &stop,
+            || {},
+            |_| {
+                let sh = Arc::clone(&shared);
+                hyper::service::service_fn(move |req| {
+                    let sh = Arc::clone(&sh);
+                    async move { Ok::<_, Infallible>(handle(sh, req).await) }
+                })
+            },
+        ))
+        .map_err(LlmError::Setup)?;
         rt.shutdown_timeout(Duration::from_millis(100));
         Ok(Finished { tape, path })
     }

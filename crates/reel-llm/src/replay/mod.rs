@@ -147,43 +147,26 @@ impl LlmPlayer {
         threads: usize,
     ) -> Result<PlayReport, PlayError> {
         let rt = serve::runtime(threads, "reel-llm-play").map_err(PlayError::Setup)?;
+        let serving = serve::Serving {
+            limits: self.limits,
+            grace: crate::proxy::SHUTDOWN_GRACE,
+            on_signals,
+        };
         let server = Arc::clone(&self.server);
-        let limits = self.limits;
-        let listener = self.listener;
-        rt.block_on(async move {
-            if on_signals {
-                serve::stop_on_signals(stop.clone()).map_err(PlayError::Setup)?;
-            }
-            let listener = tokio::net::TcpListener::from_std(listener).map_err(PlayError::Setup)?;
-            let conn_stop = stop.clone();
-            serve::accept_until_stopped(
-                listener,
-                stop.subscribe(),
-                limits.max_connections,
-                crate::proxy::SHUTDOWN_GRACE,
-                || {},
-                move |stream, _| {
+        rt.block_on(serve::run(
+            self.listener,
+            serving,
+            &stop,
+            || {},
+            |_| {
+                let server = Arc::clone(&server);
+                hyper::service::service_fn(move |req| {
                     let server = Arc::clone(&server);
-                    let stop = conn_stop.subscribe();
-                    async move {
-                        let service = hyper::service::service_fn(move |req| {
-                            let server = Arc::clone(&server);
-                            async move { Ok::<_, Infallible>(server.answer(req).await) }
-                        });
-                        serve::serve_http1(
-                            stream,
-                            service,
-                            limits,
-                            stop,
-                            crate::proxy::SHUTDOWN_GRACE,
-                        )
-                        .await;
-                    }
-                },
-            )
-            .await;
-            Ok::<(), PlayError>(())
-        })?;
+                    async move { Ok::<_, Infallible>(server.answer(req).await) }
+                })
+            },
+        ))
+        .map_err(PlayError::Setup)?;
         rt.shutdown_timeout(Duration::from_millis(100));
         let mut report =
             std::mem::take(&mut *self.server.report.lock().unwrap_or_else(|e| e.into_inner()));

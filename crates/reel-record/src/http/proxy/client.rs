@@ -18,6 +18,14 @@ pub(super) struct ClientConn {
 }
 
 impl ClientConn {
+    /// Client connection `n` (from 1), with no upstream connection yet.
+    pub(super) fn new(n: u64) -> ClientConn {
+        ClientConn {
+            key: format!("reel:conn-{n}").into(),
+            upstream: tokio::sync::Mutex::new(None),
+        }
+    }
+
     /// Sends `req` upstream on this client's upstream connection, opening one when there
     /// is none or it was closed; a request the closed connection never took is sent
     /// again once on a fresh one.

@@ -28,7 +28,6 @@
 
 mod answer;
 mod client;
-mod conn;
 mod exchange;
 mod limits;
 mod pump;
@@ -37,29 +36,35 @@ mod shared;
 
 use std::sync::Arc;
 
-use reel_net::serve::{Limits, accept_until_stopped};
-use tokio::net::TcpListener;
+use hyper::service::service_fn;
+use reel_net::serve::{self, Serving, Stop};
 
-use conn::connection;
+use client::ClientConn;
 pub use limits::{CHANNEL_FRAMES, EXCERPT_MAX, GATE_MAX, METADATA_MAX, SHUTDOWN_GRACE};
+use request::handle;
 pub(crate) use shared::Shared;
 
-/// Accepts client connections until stopped, then lets them finish (see
-/// [`SHUTDOWN_GRACE`]) and waits for the body pumps.
-pub(crate) async fn serve(listener: TcpListener, sh: Arc<Shared>, limits: Limits) {
-    let on_conn = {
-        let sh = Arc::clone(&sh);
-        move |stream, n| connection(stream, Arc::clone(&sh), n, limits)
-    };
-    let max = limits.max_connections;
-    accept_until_stopped(
+/// Serves client connections until stopped (each request of connection `n` handled as
+/// an exchange of that client's), then lets them finish (see [`SHUTDOWN_GRACE`]) and
+/// waits for the body pumps.
+pub(crate) async fn serve(
+    listener: std::net::TcpListener,
+    sh: Arc<Shared>,
+    serving: Serving,
+    stop: &Stop,
+) -> std::io::Result<()> {
+    let conns = Arc::clone(&sh);
+    serve::run(
         listener,
-        sh.stop.clone(),
-        max,
-        SHUTDOWN_GRACE,
+        serving,
+        stop,
         || {},
-        on_conn,
+        move |n| {
+            let (sh, conn) = (Arc::clone(&conns), Arc::new(ClientConn::new(n)));
+            service_fn(move |req| handle(Arc::clone(&sh), Arc::clone(&conn), req))
+        },
     )
-    .await;
+    .await?;
     sh.pumps_done().await;
+    Ok(())
 }
