@@ -49,4 +49,5 @@ pub mod peer_runs;
 pub mod play_http_support;
 pub mod play_support;
 pub mod rec_support;
+pub mod sandbox;
 pub mod trace;

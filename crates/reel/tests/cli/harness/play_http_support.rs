@@ -1,6 +1,6 @@
 //! Harness for the `reel play --listen` and `reel verify --url` tests (`play_http`,
-//! `play_http_peers`, `verify_http`; built on `net`): traces written line by line with their
-//! `session` and `http` facts, `reel play --listen` run as a user runs it (its address
+//! `play_http_peers`, `verify_http`; built on `net`): the `http` facts of the messages
+//! their tapes hold, `reel play --listen` run as a user runs it (its address
 //! read from the one `reel: listening on URL` line, stopped with SIGTERM), a raw
 //! HTTP/1.1 client that can read an event stream event by event, the peers, and
 //! processes killed on drop.
@@ -24,127 +24,14 @@ pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 pub use super::reel;
 
-/// A private temp dir.
-pub struct Sandbox {
-    pub tmp: tempfile::TempDir,
-}
-
-impl Default for Sandbox {
-    fn default() -> Sandbox {
-        Sandbox::new()
-    }
-}
-
-impl Sandbox {
-    pub fn new() -> Sandbox {
-        Sandbox {
-            tmp: tempfile::tempdir().expect("temp dir"),
-        }
-    }
-
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.tmp.path().join(name)
-    }
-}
+pub use super::sandbox::Sandbox;
+pub use super::trace::TraceBuilder;
 
 // Each including test crate uses some of these.
 #[allow(unused_imports)]
 pub use crate::harness::net::{Server, free_port, wait_port};
 
-// ---- traces ------------------------------------------------------------------------------
-
-/// A trace written line by line: messages with their session and HTTP facts, events.
-pub struct Tape {
-    lines: Vec<String>,
-    t: u64,
-}
-
-impl Tape {
-    /// A trace recorded by `reel rec --url UPSTREAM` (transport http).
-    pub fn http(upstream: &str) -> Tape {
-        let meta = json!({"v":1,"type":"meta","startedAt":"2026-05-01T10:00:00.000Z",
-            "label":"scripted","source":"reel@test","reel":1,"transport":"http",
-            "listen":"127.0.0.1:1","upstream":upstream});
-        Tape {
-            lines: vec![meta.to_string()],
-            t: 0,
-        }
-    }
-
-    /// A trace recorded over stdio.
-    pub fn stdio() -> Tape {
-        let meta = json!({"v":1,"type":"meta","startedAt":"2026-05-01T10:00:00.000Z",
-            "label":"scripted","source":"reel@test","reel":1,"transport":"stdio"});
-        Tape {
-            lines: vec![meta.to_string()],
-            t: 0,
-        }
-    }
-
-    /// Lets `ms` milliseconds pass on the tape.
-    pub fn wait(&mut self, ms: u64) -> &mut Self {
-        self.t += ms;
-        self
-    }
-
-    fn stamp(&mut self) -> String {
-        self.t += 1;
-        format!(
-            "2026-05-01T10:00:{:02}.{:03}Z",
-            self.t / 1000,
-            self.t % 1000
-        )
-    }
-
-    /// A client message (`raw` is JSON text), `session` and `http` when given.
-    pub fn c(&mut self, session: Option<&str>, raw: &str, http: Option<Value>) -> &mut Self {
-        self.message("in", session, raw, http)
-    }
-
-    /// A server message.
-    pub fn s(&mut self, session: Option<&str>, raw: &str, http: Option<Value>) -> &mut Self {
-        self.message("out", session, raw, http)
-    }
-
-    fn message(
-        &mut self,
-        dir: &str,
-        session: Option<&str>,
-        raw: &str,
-        http: Option<Value>,
-    ) -> &mut Self {
-        let raw: Value = serde_json::from_str(raw).expect("raw is JSON");
-        let mut l = json!({"t": self.stamp(), "dir": dir, "raw": raw});
-        if let Some(s) = session {
-            l["session"] = json!(s);
-        }
-        if let Some(h) = http {
-            l["http"] = h;
-        }
-        self.lines.push(l.to_string());
-        self
-    }
-
-    /// A `reel.http` or `reel.sse` event.
-    pub fn event(&mut self, session: Option<&str>, kind: &str, mut fields: Value) -> &mut Self {
-        fields["t"] = json!(self.stamp());
-        fields["dir"] = json!("event");
-        fields["kind"] = json!(kind);
-        if let Some(s) = session {
-            fields["session"] = json!(s);
-        }
-        self.lines.push(fields.to_string());
-        self
-    }
-
-    /// Writes it (with an end line) to `path`.
-    pub fn write(&self, path: &Path) -> PathBuf {
-        let mut text = self.lines.join("\n");
-        text.push_str("\n{\"type\":\"end\",\"reason\":\"producer_shutdown\"}\n");
-        std::fs::write(path, text).expect("write trace");
-        path.to_owned()
-    }
-}
+// ---- http facts -----------------------------------------------------------------------------
 
 /// `http` facts of a client POST.
 pub fn post_req(req: u64) -> Option<Value> {

@@ -1,9 +1,8 @@
-//! Harness for the `reel play` tests (`play`, `play_peers`): traces written with `reel_trace`'s writer
-//! into a private temp dir, and `reel play` driven line by line as a client drives it,
+//! Harness for the `reel play` tests (`play`, `play_peers`): the recorded handshake tapes
+//! start with, and `reel play` driven line by line as a client drives it,
 //! killed on drop so no test leaves a process behind.
 #![allow(dead_code)]
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -11,7 +10,6 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use reel_trace::{Dir, Ending, MessageLine, Meta, Timestamp, TraceWriter};
 use serde_json::Value;
 
 /// How long a test waits for one answer before it counts as missing.
@@ -20,81 +18,13 @@ pub const ANSWER_LIMIT: Duration = Duration::from_secs(30);
 pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 pub use super::reel;
-
+pub use super::sandbox::Sandbox;
+pub use super::trace::TraceBuilder;
 pub use super::workspace;
-
-/// Writes a trace line by line, time advancing 1 ms per line.
-pub struct TapeWriter {
-    w: TraceWriter<File>,
-    t: i64,
-    pub path: PathBuf,
-}
-
-impl TapeWriter {
-    /// A trace at `path` with a meta line carrying `label` and, when given, the
-    /// `redaction` description.
-    pub fn new(path: &Path, label: &str, redaction: Option<Value>) -> TapeWriter {
-        let start = Timestamp::parse("2026-05-01T10:00:00.000Z").expect("timestamp");
-        let f = File::create(path).expect("create trace");
-        let mut w = TraceWriter::new(f, start);
-        let meta = Meta {
-            v: Some(Value::from(1)),
-            ty: "meta".into(),
-            label: Some(label.into()),
-            source: Some("reel@test".into()),
-            transport: Some("stdio".into()),
-            reel: Some(1),
-            redaction,
-            ..Meta::default()
-        };
-        w.write_meta(&meta).expect("meta");
-        TapeWriter {
-            w,
-            t: start.millis(),
-            path: path.to_owned(),
-        }
-    }
-
-    fn line(&mut self, dir: Dir, raw: &str) -> &mut Self {
-        self.t += 1;
-        let m = MessageLine::new(Timestamp(self.t), dir, raw);
-        self.w.write_message(&m).expect("message");
-        self
-    }
-
-    /// A client → server message.
-    pub fn c(&mut self, raw: &str) -> &mut Self {
-        self.line(Dir::In, raw)
-    }
-
-    /// A server → client message.
-    pub fn s(&mut self, raw: &str) -> &mut Self {
-        self.line(Dir::Out, raw)
-    }
-
-    /// Lets `ms` milliseconds pass on the tape.
-    pub fn wait(&mut self, ms: i64) -> &mut Self {
-        self.t += ms;
-        self
-    }
-
-    /// Writes the end line.
-    pub fn end(self) -> PathBuf {
-        self.w
-            .finish(Ending::ExitCode(0), Timestamp(self.t + 1))
-            .expect("end");
-        self.path
-    }
-
-    /// Leaves the trace without an end line (the recorder was killed).
-    pub fn unfinished(self) -> PathBuf {
-        self.path
-    }
-}
 
 /// The usual legacy handshake, recorded: initialize (2025-11-25), its result, and
 /// notifications/initialized.
-pub fn handshake(t: &mut TapeWriter) {
+pub fn handshake(t: &mut TraceBuilder) {
     t.c(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"recorded-client","version":"1.0"}}}"#)
         .s(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"taped","version":"1"}}}"#)
         .c(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
@@ -105,43 +35,6 @@ pub fn handshake(t: &mut TapeWriter) {
 pub const LIVE_INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"another-client","version":"9.9"}}}"#;
 /// `notifications/initialized`.
 pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-
-/// A private temp dir.
-pub struct Sandbox {
-    pub tmp: tempfile::TempDir,
-}
-
-impl Default for Sandbox {
-    fn default() -> Self {
-        Sandbox::new()
-    }
-}
-
-impl Sandbox {
-    pub fn new() -> Sandbox {
-        Sandbox {
-            tmp: tempfile::tempdir().expect("temp dir"),
-        }
-    }
-
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.tmp.path().join(name)
-    }
-
-    pub fn tape(&self, name: &str) -> TapeWriter {
-        TapeWriter::new(&self.path(name), "taped", None)
-    }
-
-    /// `reel play <args>` started in the sandbox.
-    pub fn play(&self, args: &[&str]) -> Player {
-        let mut c = reel();
-        c.arg("play")
-            .args(args)
-            .current_dir(self.tmp.path())
-            .env("NO_COLOR", "1");
-        Player::start(c)
-    }
-}
 
 /// A running `reel play`, driven like a client.
 pub struct Player {

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::harness::play_http_support::{Player, Sandbox, Tape, post};
+use crate::harness::play_http_support::{Player, post};
+use crate::harness::sandbox::Sandbox;
+use crate::harness::trace::TraceBuilder;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
 const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#;
@@ -14,8 +16,8 @@ const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion"
 #[test]
 fn after_kill_9_the_trace_holds_every_answer_the_client_received() {
     let sb = Sandbox::new();
-    let mut t = Tape::stdio();
-    t.c(None, INIT, None).s(None, INIT_RESULT, None);
+    let mut t = TraceBuilder::stdio();
+    t.c(INIT).s(INIT_RESULT);
     let tape = t.write(&sb.path("tape.jsonl"));
     // The upstream: a tape server that answers every call (from the tape, or with its
     // miss error: an answer all the same).
