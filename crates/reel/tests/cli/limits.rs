@@ -106,7 +106,7 @@ fn a_slowloris_crowd_does_not_starve_a_real_client_of_play_listen() {
     let sb = Sandbox::new();
     let trace = tape(&sb);
     let trace = trace.to_str().unwrap();
-    let p = Player::spawn(limited(&[
+    let p = Player::listening(limited(&[
         "play",
         trace,
         "--listen",
@@ -132,7 +132,7 @@ fn a_slowloris_crowd_does_not_starve_a_real_client_of_rec_url() {
     let trace = tape(&sb);
     let upstream = Player::start(&trace, &[]);
     let dir = sb.path("traces");
-    let rec = Player::spawn(limited(&[
+    let rec = Player::listening(limited(&[
         "rec",
         "--url",
         &upstream.url,

@@ -870,7 +870,7 @@ fn a_non_loopback_listen_address_is_warned_about() {
     let trace = legacy_tape(&sb);
     let mut cmd = reel();
     cmd.arg("play").arg(&trace).args(["--listen", "0.0.0.0:0"]);
-    let p = Player::spawn(cmd);
+    let p = Player::listening(cmd);
     let s = p.stop();
     assert!(
         s.stderr.contains("WARNING: listening on 0.0.0.0:")

@@ -169,7 +169,7 @@ fn the_headers_verify_sends_are_those_of_mcp_over_http() {
             "--dir",
         ])
         .arg(&dir);
-        let proxy = Player::spawn(rec);
+        let proxy = Player::listening(rec);
         let (code, out, err) = verify(&trace, &proxy.url, &["--no-record"]);
         assert_eq!(code, Some(0), "{name}: {out}\n{err}");
         assert_eq!(proxy.stop().code(), Some(0));

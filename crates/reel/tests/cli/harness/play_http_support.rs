@@ -10,20 +10,17 @@ use std::collections::HashMap;
 use std::io::{BufReader, Read};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 /// How long a process may take to come up, and a read to get what it waits for.
 pub const LIMIT: Duration = Duration::from_secs(30);
-/// How long a whole run may take.
-pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 pub use super::reel;
 
+pub use super::player::{Player, RUN_LIMIT};
 pub use super::sandbox::Sandbox;
 pub use super::trace::TraceBuilder;
 
@@ -52,124 +49,6 @@ pub fn sse(req: u64, eol: &str) -> Option<Value> {
     Some(
         json!({"req": req, "status": 200, "headers": {"content-type": "text/event-stream"}, "sse": sse}),
     )
-}
-
-// ---- reel play --listen ------------------------------------------------------------------
-
-/// A running `reel play TRACE --listen 127.0.0.1:0 …`, killed on drop.
-pub struct Player {
-    child: Option<Child>,
-    /// `http://127.0.0.1:PORT/PATH`, as reel printed it.
-    pub url: String,
-    /// `127.0.0.1:PORT`.
-    pub addr: String,
-    /// `/PATH`.
-    pub path: String,
-    stderr: Arc<Mutex<String>>,
-    reader: Option<JoinHandle<()>>,
-}
-
-/// How a stopped player ended.
-pub struct Stopped {
-    pub status: ExitStatus,
-    pub stderr: String,
-}
-
-impl Stopped {
-    pub fn code(&self) -> Option<i32> {
-        self.status.code()
-    }
-}
-
-impl Player {
-    pub fn start(trace: &Path, flags: &[&str]) -> Player {
-        let mut cmd = reel();
-        cmd.arg("play")
-            .arg(trace)
-            .args(["--listen", "127.0.0.1:0"])
-            .args(flags);
-        Player::spawn(cmd)
-    }
-
-    /// Starts `cmd` (a `reel play --listen` or `reel rec --url`) and waits for its
-    /// listening line.
-    pub fn spawn(cmd: Command) -> Player {
-        let l = crate::harness::net::spawn_listening(cmd);
-        let rest = l.url.strip_prefix("http://").expect("an http:// URL");
-        let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        Player {
-            addr: addr.to_owned(),
-            path: if path.is_empty() {
-                "/".into()
-            } else {
-                path.into()
-            },
-            url: l.url.clone(),
-            child: Some(l.child),
-            stderr: l.stderr,
-            reader: Some(l.reader),
-        }
-    }
-
-    /// The process id of the running reel.
-    pub fn pid(&self) -> u32 {
-        self.child.as_ref().expect("running").id()
-    }
-
-    /// How many file descriptors the running reel holds (Linux: `/proc/PID/fd`).
-    pub fn open_fds(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
-            .expect("/proc/PID/fd")
-            .count()
-    }
-
-    pub fn stderr_text(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-
-    /// Kills reel with SIGKILL (nothing of it runs after) and reaps it.
-    pub fn kill(mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    /// Sends SIGTERM and waits for reel to exit.
-    pub fn stop(mut self) -> Stopped {
-        let mut child = self.child.take().expect("running");
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(child.id().to_string())
-            .status();
-        let deadline = Instant::now() + RUN_LIMIT;
-        let status = loop {
-            if let Some(s) = child.try_wait().expect("wait") {
-                break s;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("reel did not stop; stderr: {}", self.stderr_text());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        if let Some(r) = self.reader.take() {
-            let _ = r.join();
-        }
-        Stopped {
-            status,
-            stderr: self.stderr_text(),
-        }
-    }
-}
-
-impl Drop for Player {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
 }
 
 // ---- a raw HTTP/1.1 client ---------------------------------------------------------------

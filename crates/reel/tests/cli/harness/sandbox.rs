@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use super::play_support::Player;
+use super::player::Player;
 use super::reel;
 use super::trace::TraceBuilder;
 
@@ -66,6 +66,6 @@ impl Sandbox {
             .args(args)
             .current_dir(self.tmp.path())
             .env("NO_COLOR", "1");
-        Player::start(c)
+        Player::stdio(c)
     }
 }

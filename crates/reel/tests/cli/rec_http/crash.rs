@@ -34,7 +34,7 @@ fn after_kill_9_the_trace_holds_every_answer_the_client_received() {
         let dir = sb.path(&format!("traces-{run}"));
         let mut cmd = crate::harness::reel();
         cmd.args(["rec", "--url", &upstream.url, "--dir"]).arg(&dir);
-        let rec = Player::spawn(cmd);
+        let rec = Player::listening(cmd);
         let (addr, path) = (rec.addr.clone(), rec.path.clone());
         let received = Arc::new(Mutex::new(Vec::<u64>::new()));
         let stop = Arc::new(AtomicBool::new(false));
