@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -62,6 +62,10 @@ pub struct Stopped {
 impl Stopped {
     pub fn code(&self) -> Option<i32> {
         self.status.code()
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.clone()
     }
 }
 
@@ -151,6 +155,18 @@ impl Player {
     /// The process id of the running reel.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().expect("running").id()
+    }
+
+    /// The most memory the running reel has held (Linux: `VmHWM`), in bytes.
+    pub fn peak_memory(&self) -> u64 {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .expect("VmHWM")
+            * 1024
     }
 
     /// How many file descriptors the running reel holds (Linux: `/proc/PID/fd`).
@@ -274,17 +290,8 @@ impl Player {
             .arg("-TERM")
             .arg(child.id().to_string())
             .status();
-        let deadline = Instant::now() + RUN_LIMIT;
-        let status = loop {
-            if let Some(s) = child.try_wait().expect("wait") {
-                break s;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("reel did not stop; stderr: {}", self.stderr_text());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = wait_limited(&mut child, RUN_LIMIT)
+            .unwrap_or_else(|| panic!("reel did not stop; stderr: {}", self.stderr_text()));
         Stopped {
             status,
             stderr: self.stderr_at_exit(),

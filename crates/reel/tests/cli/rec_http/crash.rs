@@ -96,10 +96,10 @@ fn after_kill_9_the_trace_holds_every_answer_the_client_received() {
 #[test]
 fn a_huge_request_body_streams_through_in_flat_memory_and_is_recorded_truncated() {
     use crate::harness::rec_support::Session;
-    use crate::rec_http::harness::{Answer, Proxy, Upstream, read_head, send};
+    use crate::rec_http::harness::{Answer, Upstream, proxy, read_head, send};
     let s = Session::new();
     let up = Upstream::start(|_| Answer::json(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
-    let proxy = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let proxy = proxy(&s, &up.url("/mcp"), &[]);
     let len = 1 << 30;
     let head = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{"blob":""#;
     let mut body = head.as_bytes().to_vec();
