@@ -284,10 +284,15 @@ impl Player {
     }
 
     /// Sends SIGTERM and waits for reel to exit.
-    pub fn stop(mut self) -> Stopped {
+    pub fn stop(self) -> Stopped {
+        self.signal_and_stop("-TERM")
+    }
+
+    /// Sends `signal` (`-TERM`, `-INT`) and waits for reel to exit.
+    pub fn signal_and_stop(mut self, signal: &str) -> Stopped {
         let mut child = self.child.take().expect("running");
         let _ = Command::new("kill")
-            .arg("-TERM")
+            .arg(signal)
             .arg(child.id().to_string())
             .status();
         let status = wait_limited(&mut child, RUN_LIMIT)
