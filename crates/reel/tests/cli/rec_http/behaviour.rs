@@ -579,7 +579,7 @@ fn usage_errors_have_their_exit_codes() {
 fn an_https_upstream_is_reached_with_its_ca_and_refused_without_it() {
     let peers = crate::harness::rec_support::Peers::get();
     let s = Session::new();
-    let ca = s.tmp.path().join("ca.pem");
+    let ca = s.sb.dir().join("ca.pem");
     let port = free_port();
     let mut c = std::process::Command::new(&peers.python);
     c.arg(crate::harness::rec_support::Peers::script(

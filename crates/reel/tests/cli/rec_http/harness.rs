@@ -27,7 +27,7 @@ pub fn proxy(s: &Session, upstream: &str, flags: &[&str]) -> Player {
         .arg("--url")
         .arg(upstream)
         .args(flags)
-        .current_dir(s.tmp.path());
+        .current_dir(s.sb.dir());
     Player::listening(cmd)
 }
 

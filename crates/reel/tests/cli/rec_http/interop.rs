@@ -319,7 +319,7 @@ fn legacy_http_sse_server_everything_with_the_inspector_cli() {
     let direct = node_cli(
         cli,
         &direct_args.iter().map(String::as_str).collect::<Vec<_>>(),
-        s.tmp.path(),
+        s.sb.dir(),
     );
     assert!(direct.contains("The sum of 2 and 3 is 5."), "{direct}");
     let p = proxy(&s, &format!("http://127.0.0.1:{port}/sse"), &[]);
@@ -327,7 +327,7 @@ fn legacy_http_sse_server_everything_with_the_inspector_cli() {
     let through = node_cli(
         cli,
         &through_args.iter().map(String::as_str).collect::<Vec<_>>(),
-        s.tmp.path(),
+        s.sb.dir(),
     );
     assert_eq!(through, direct);
     assert_eq!(p.stop().code(), Some(0));
@@ -385,7 +385,7 @@ fn inspector_cli_and_mcporter_over_streamable_http() {
                 "--tool-arg",
                 "message=through reel",
             ],
-            s.tmp.path(),
+            s.sb.dir(),
         )
     };
     let porter = |u: &str| {
@@ -402,7 +402,7 @@ fn inspector_cli_and_mcporter_over_streamable_http() {
                 "--output",
                 "json",
             ],
-            s.tmp.path(),
+            s.sb.dir(),
         )
     };
     let direct = (inspect(&url), porter(&url));
