@@ -20,6 +20,7 @@
 //! test at all is a failure, never a silent pass.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
@@ -35,6 +36,50 @@ const SHARED_REASON: &str = "reads ../shared/fixtures";
 
 /// `cargo xtask test [--no-lint] [ARGS…]`.
 pub fn cmd(args: &[String]) -> anyhow::Result<()> {
+    let (lint, cargo_args) = split_args(args);
+    // Harness arguments (after `--`) also go to the named suite; package selection does not.
+    let harness_args: Vec<String> = cargo_args
+        .iter()
+        .skip_while(|a| *a != "--")
+        .cloned()
+        .collect();
+
+    let root = process::workspace_root();
+    let shared = root.parent().unwrap_or(&root).join("shared");
+    let mut report = Report::default();
+
+    let have_shared = shared.is_dir();
+    check_ignores(&root, &mut report);
+    if lint {
+        lint_steps(&root, &mut report);
+    } else {
+        println!("xtask: --no-lint: skipping cargo fmt --check and clippy");
+    }
+
+    header("peers");
+    let peers_dir = peers::dir(&root);
+    match peers::ensure(&root) {
+        Ok(dir) => report.ok("peers", dir.display().to_string()),
+        Err(e) => report.fail("peers", format!("{e:#}")),
+    }
+
+    let workspace_seen = test_step(&root, &peers_dir, &cargo_args, &mut report);
+    readme_step(&root, &mut report);
+    install_step(&root, &mut report);
+    let shared_run = if have_shared {
+        shared_step(&root, &shared, &peers_dir, &harness_args, &mut report)
+    } else {
+        no_shared_step(&shared, &mut report);
+        None
+    };
+
+    let tally = workspace_seen.map(|main| main.with_shared(shared_run, have_shared));
+    report.finish(tally)
+}
+
+/// `--no-lint` (before any `--`) turns the lint steps off; every other argument goes to
+/// `cargo test`.
+fn split_args(args: &[String]) -> (bool, Vec<String>) {
     let mut lint = true;
     let mut cargo_args = Vec::new();
     let mut after_dashdash = false;
@@ -48,19 +93,12 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
             cargo_args.push(a.clone());
         }
     }
-    // Harness arguments (after `--`) also go to the named suite; package selection does not.
-    let harness_args: Vec<String> = cargo_args
-        .iter()
-        .skip_while(|a| *a != "--")
-        .cloned()
-        .collect();
+    (lint, cargo_args)
+}
 
-    let root = process::workspace_root();
-    let shared = root.parent().unwrap_or(&root).join("shared");
-    let mut report = Report::default();
-
-    let have_shared = shared.is_dir();
-    match stray_ignores(&root) {
+/// Only tests that read the shared fixtures may be `#[ignore]`d.
+fn check_ignores(root: &Path, report: &mut Report) {
+    match stray_ignores(root) {
         Ok(stray) if stray.is_empty() => {}
         Ok(stray) => report.fail(
             "ignored tests",
@@ -72,69 +110,71 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
         ),
         Err(e) => report.fail("ignored tests", format!("{e:#}")),
     }
-    if lint {
-        let mut fmt = cargo();
-        fmt.current_dir(&root)
-            .args(["fmt", "--all", "--", "--check"]);
-        report.step("fmt", &fmt, |c| process::run(c).map(|()| String::new()));
-        let mut clippy = cargo();
-        clippy.current_dir(&root).args([
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ]);
-        report.step("clippy", &clippy, |c| {
-            process::run(c).map(|()| String::new())
-        });
-        // The stdio-only build (no `http` feature: no runtime, HTTP or TLS stack) must
-        // keep compiling cleanly; the tests run the full build.
-        let mut lean = cargo();
-        lean.current_dir(&root).args([
-            "clippy",
-            "-p",
-            "reel-record",
-            "-p",
-            "reel-replay",
-            "-p",
-            "reel",
-            "--no-default-features",
-            "--",
-            "-D",
-            "warnings",
-        ]);
-        report.step("stdio-only", &lean, |c| {
-            process::run(c).map(|()| String::new())
-        });
-        // Module docs name their limits and parts by link: a link to something made
-        // private, or renamed, fails here instead of rotting.
-        let mut doc = cargo();
-        doc.current_dir(&root)
-            .args(["doc", "--workspace", "--no-deps", "--quiet"])
-            .env("RUSTDOCFLAGS", "-D warnings");
-        report.step("docs", &doc, |c| process::run(c).map(|()| String::new()));
-        // The layout may only get better: its four counts held to xtask/layout.json.
-        match crate::layout::check(&root) {
-            Ok(summary) => report.ok("layout", summary),
-            Err(e) => report.fail("layout", format!("{e:#}")),
-        }
-    } else {
-        println!("xtask: --no-lint: skipping cargo fmt --check and clippy");
-    }
+}
 
-    header("peers");
-    let peers_dir = peers::dir(&root);
-    match peers::ensure(&root) {
-        Ok(dir) => report.ok("peers", dir.display().to_string()),
-        Err(e) => report.fail("peers", format!("{e:#}")),
+/// fmt, clippy (the full and the stdio-only build), docs and the layout's counts.
+fn lint_steps(root: &Path, report: &mut Report) {
+    let mut fmt = cargo();
+    fmt.current_dir(root)
+        .args(["fmt", "--all", "--", "--check"]);
+    report.step("fmt", &fmt, |c| process::run(c).map(|()| String::new()));
+    let mut clippy = cargo();
+    clippy.current_dir(root).args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    report.step("clippy", &clippy, |c| {
+        process::run(c).map(|()| String::new())
+    });
+    // The stdio-only build (no `http` feature: no runtime, HTTP or TLS stack) must
+    // keep compiling cleanly; the tests run the full build.
+    let mut lean = cargo();
+    lean.current_dir(root).args([
+        "clippy",
+        "-p",
+        "reel-record",
+        "-p",
+        "reel-replay",
+        "-p",
+        "reel",
+        "--no-default-features",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    report.step("stdio-only", &lean, |c| {
+        process::run(c).map(|()| String::new())
+    });
+    // Module docs name their limits and parts by link: a link to something made
+    // private, or renamed, fails here instead of rotting.
+    let mut doc = cargo();
+    doc.current_dir(root)
+        .args(["doc", "--workspace", "--no-deps", "--quiet"])
+        .env("RUSTDOCFLAGS", "-D warnings");
+    report.step("docs", &doc, |c| process::run(c).map(|()| String::new()));
+    // The layout may only get better: its four counts held to xtask/layout.json.
+    match crate::layout::check(root) {
+        Ok(summary) => report.ok("layout", summary),
+        Err(e) => report.fail("layout", format!("{e:#}")),
     }
+}
 
+/// The workspace's `cargo test`; its tally, counted even when the run fails, for the
+/// closing line.
+fn test_step(
+    root: &Path,
+    peers_dir: &Path,
+    cargo_args: &[String],
+    report: &mut Report,
+) -> Option<Tally> {
     let mut all = cargo();
-    all.current_dir(&root)
+    all.current_dir(root)
         .arg("test")
-        .env("REEL_PEERS", &peers_dir);
+        .env("REEL_PEERS", peers_dir);
     if !cargo_args
         .iter()
         .take_while(|a| *a != "--")
@@ -146,35 +186,39 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
     if !cargo_args.iter().any(|a| a == "--no-fail-fast") {
         all.arg("--no-fail-fast");
     }
-    all.args(&cargo_args);
-    // Counted even when the run fails, for the closing line.
+    all.args(cargo_args);
     let mut workspace_seen = None;
     report.step("cargo test", &all, |c| {
         cargo_test(c, false, &mut workspace_seen)
     });
+    workspace_seen
+}
 
-    // The README's first command, on a debug build (the one the tests just built).
+/// The README's first command, on a debug build (the one the tests just built).
+fn readme_step(root: &Path, report: &mut Report) {
     let mut example = cargo();
     example
-        .current_dir(&root)
+        .current_dir(root)
         .args(["run", "-q", "-p", "reel", "--", "stats", README_EXAMPLE]);
     report.step("readme example", &example, |c| {
         let mut check = cargo();
         check
-            .current_dir(&root)
+            .current_dir(root)
             .args(["run", "-q", "-p", "reel", "--", "check", README_EXAMPLE]);
         process::run(&mut check)?;
         process::run(c).map(|()| format!("reel check + stats {README_EXAMPLE}"))
     });
+}
 
-    // The README's install command, as a fresh clone runs it: `cargo install --path
-    // crates/reel --locked`, into a private root. `--debug` and the workspace's target
-    // directory reuse what the tests just built (a release build would add minutes);
-    // the path, the lock file and the installed binary are what is checked.
+/// The README's install command, as a fresh clone runs it: `cargo install --path
+/// crates/reel --locked`, into a private root. `--debug` and the workspace's target
+/// directory reuse what the tests just built (a release build would add minutes);
+/// the path, the lock file and the installed binary are what is checked.
+fn install_step(root: &Path, report: &mut Report) {
     let root_dir = root.join("target/install-check");
     let mut install = cargo();
     install
-        .current_dir(&root)
+        .current_dir(root)
         .env("CARGO_TARGET_DIR", root.join("target"))
         .args([
             "install",
@@ -201,36 +245,44 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
             version.trim()
         ))
     });
+}
 
+/// The tests ignored in the main run: they read the other tools' real files.
+fn shared_step(
+    root: &Path,
+    shared: &Path,
+    peers_dir: &Path,
+    harness_args: &[String],
+    report: &mut Report,
+) -> Option<Tally> {
     let mut shared_run = None;
-    if have_shared {
-        let mut named = cargo();
-        named
-            .current_dir(&root)
-            .args(["test", "--workspace", "--no-fail-fast", "--", "--ignored"])
-            .args(harness_args.iter().skip(1))
-            .env("REEL_PEERS", &peers_dir);
-        println!(
-            "xtask: running the shared-fixtures suite (the tests ignored above: they read the \
-             other tools' real files in {})",
-            shared.display()
-        );
-        report.step("shared-fixtures", &named, |c| {
-            cargo_test(c, true, &mut shared_run)
-        });
-    } else {
-        header("shared-fixtures");
-        let note = format!(
-            "not run: {} is missing (the other tools' real files; the repository's own tests \
-             do not need it)",
-            shared.display()
-        );
-        println!("xtask: shared-fixtures {note}");
-        report.ok("shared-fixtures", note);
-    }
+    let mut named = cargo();
+    named
+        .current_dir(root)
+        .args(["test", "--workspace", "--no-fail-fast", "--", "--ignored"])
+        .args(harness_args.iter().skip(1))
+        .env("REEL_PEERS", peers_dir);
+    println!(
+        "xtask: running the shared-fixtures suite (the tests ignored above: they read the \
+         other tools' real files in {})",
+        shared.display()
+    );
+    report.step("shared-fixtures", &named, |c| {
+        cargo_test(c, true, &mut shared_run)
+    });
+    shared_run
+}
 
-    let tally = workspace_seen.map(|main| main.with_shared(shared_run, have_shared));
-    report.finish(tally)
+/// Without the shared fixtures, the step says why it did not run.
+fn no_shared_step(shared: &Path, report: &mut Report) {
+    header("shared-fixtures");
+    let note = format!(
+        "not run: {} is missing (the other tools' real files; the repository's own tests \
+         do not need it)",
+        shared.display()
+    );
+    println!("xtask: shared-fixtures {note}");
+    report.ok("shared-fixtures", note);
 }
 
 /// Outcome of one step.
@@ -510,7 +562,7 @@ fn takes_value(flag: &str) -> bool {
 
 /// Every `#[ignore]` in the workspace's Rust sources whose reason does not say
 /// [`SHARED_REASON`], as `file:line`.
-fn stray_ignores(root: &std::path::Path) -> anyhow::Result<Vec<String>> {
+fn stray_ignores(root: &Path) -> anyhow::Result<Vec<String>> {
     let mut stray = Vec::new();
     let mut stack = vec![root.join("crates"), root.join("xtask")];
     while let Some(dir) = stack.pop() {

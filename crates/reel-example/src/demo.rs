@@ -267,29 +267,7 @@ pub fn run_demo(opts: &DemoOptions, out: &mut dyn Write) -> io::Result<DemoOutco
         d.out,
         "\n2. Replay it: the same client against `reel play`, which answers from the trace (no server runs)."
     )?;
-    if let Some((_, answers)) = &first {
-        let mut args = d.os(&["example", "client", "--"]);
-        args.push(opts.reel.as_os_str().to_owned());
-        args.extend(d.os(&["play", "--dir"]));
-        args.push(opts.dir.as_os_str().to_owned());
-        args.push(FIRST.into());
-        if let Some(r) = d.step(&args)? {
-            d.show(&r.stdout)?;
-            if r.code != Some(0) {
-                d.show(&r.stderr)?;
-                d.fail(format!("the replay ended with {}", code_text(r.code)))?;
-            } else if r.stdout != *answers {
-                d.fail("the client got other answers from the tape than from the server".into())?;
-            } else {
-                let n = answers.lines().count();
-                d.good(&format!(
-                    "the client got the same {n} answers from the tape"
-                ))?;
-            }
-        }
-    } else {
-        d.fail("skipped: nothing was recorded to replay".into())?;
-    }
+    d.replay(first.as_ref().map(|f| f.1.as_str()))?;
 
     writeln!(
         d.out,
@@ -299,67 +277,114 @@ pub fn run_demo(opts: &DemoOptions, out: &mut dyn Write) -> io::Result<DemoOutco
     d.outcome.changed = changed.as_ref().map(|c| c.0.clone());
 
     writeln!(d.out, "\n4. Where did the two runs drift apart?")?;
-    if first.is_some() && changed.is_some() {
-        let mut args = d.os(&["diff", "--dir"]);
-        args.push(opts.dir.as_os_str().to_owned());
-        args.extend(d.os(&[FIRST, CHANGED]));
-        if let Some(r) = d.step(&args)? {
-            d.show(&r.stdout)?;
-            if r.code == Some(1) && r.stdout.contains("tools/call weather") {
-                d.good("exit 1: output drift, and the drift is the weather answer")?;
+    d.diff(first.is_some() && changed.is_some())?;
+
+    writeln!(d.out, "\n5. What happened in the first run?")?;
+    d.stats(first.as_ref().map(|f| f.0.as_path()))?;
+
+    d.close(start.elapsed().as_secs_f64())?;
+    Ok(d.outcome)
+}
+
+impl Demo<'_> {
+    /// Step 2: the client against `reel play` must get the recorded `answers`.
+    fn replay(&mut self, answers: Option<&str>) -> io::Result<()> {
+        let Some(answers) = answers else {
+            return self.fail("skipped: nothing was recorded to replay".into());
+        };
+        let mut args = self.os(&["example", "client", "--"]);
+        args.push(self.opts.reel.as_os_str().to_owned());
+        args.extend(self.os(&["play", "--dir"]));
+        args.push(self.opts.dir.as_os_str().to_owned());
+        args.push(FIRST.into());
+        if let Some(r) = self.step(&args)? {
+            self.show(&r.stdout)?;
+            if r.code != Some(0) {
+                self.show(&r.stderr)?;
+                self.fail(format!("the replay ended with {}", code_text(r.code)))?;
+            } else if r.stdout != answers {
+                self.fail(
+                    "the client got other answers from the tape than from the server".into(),
+                )?;
             } else {
-                d.show(&r.stderr)?;
-                d.fail(format!(
+                let n = answers.lines().count();
+                self.good(&format!(
+                    "the client got the same {n} answers from the tape"
+                ))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Step 4: `reel diff` of the two recordings must find the weather answer's drift.
+    fn diff(&mut self, both_recorded: bool) -> io::Result<()> {
+        if !both_recorded {
+            return self.fail("skipped: needs both recordings".into());
+        }
+        let mut args = self.os(&["diff", "--dir"]);
+        args.push(self.opts.dir.as_os_str().to_owned());
+        args.extend(self.os(&[FIRST, CHANGED]));
+        if let Some(r) = self.step(&args)? {
+            self.show(&r.stdout)?;
+            if r.code == Some(1) && r.stdout.contains("tools/call weather") {
+                self.good("exit 1: output drift, and the drift is the weather answer")?;
+            } else {
+                self.show(&r.stderr)?;
+                self.fail(format!(
                     "reel diff ended with {} (expected exit 1, output drift in tools/call weather)",
                     code_text(r.code)
                 ))?;
             }
         }
-    } else {
-        d.fail("skipped: needs both recordings".into())?;
+        Ok(())
     }
 
-    writeln!(d.out, "\n5. What happened in the first run?")?;
-    if let Some((path, _)) = &first {
-        let mut args = d.os(&["stats"]);
+    /// Step 5: `reel stats` of the first recording.
+    fn stats(&mut self, first: Option<&Path>) -> io::Result<()> {
+        let Some(path) = first else {
+            return self.fail("skipped: nothing was recorded".into());
+        };
+        let mut args = self.os(&["stats"]);
         args.push(path.as_os_str().to_owned());
-        if let Some(r) = d.step(&args)? {
-            d.show(&r.stdout)?;
+        if let Some(r) = self.step(&args)? {
+            self.show(&r.stdout)?;
             if r.code == Some(0) {
-                d.good("per-tool calls, errors and latency")?;
+                self.good("per-tool calls, errors and latency")?;
             } else {
-                d.show(&r.stderr)?;
-                d.fail(format!("reel stats ended with {}", code_text(r.code)))?;
+                self.show(&r.stderr)?;
+                self.fail(format!("reel stats ended with {}", code_text(r.code)))?;
             }
         }
-    } else {
-        d.fail("skipped: nothing was recorded".into())?;
+        Ok(())
     }
 
-    let secs = start.elapsed().as_secs_f64();
-    if d.outcome.ok() {
-        writeln!(
-            d.out,
-            "\nEvery step behaved as expected ({secs:.1} s). The traces stay in {}; try\n   {} diff --all --dir {} {FIRST} {CHANGED}",
-            opts.dir.display(),
-            opts.shown_reel,
-            shell_word(&opts.dir.to_string_lossy())
-        )?;
-        if opts.viewer {
+    /// The closing lines: what to try next, or how many steps went wrong.
+    fn close(&mut self, secs: f64) -> io::Result<()> {
+        let opts = self.opts;
+        if self.outcome.ok() {
             writeln!(
-                d.out,
-                "or see the drift in the browser:\n   {} view --dir {} {FIRST} {CHANGED}",
+                self.out,
+                "\nEvery step behaved as expected ({secs:.1} s). The traces stay in {}; try\n   {} diff --all --dir {} {FIRST} {CHANGED}",
+                opts.dir.display(),
                 opts.shown_reel,
                 shell_word(&opts.dir.to_string_lossy())
             )?;
+            if opts.viewer {
+                writeln!(
+                    self.out,
+                    "or see the drift in the browser:\n   {} view --dir {} {FIRST} {CHANGED}",
+                    opts.shown_reel,
+                    shell_word(&opts.dir.to_string_lossy())
+                )?;
+            }
+        } else {
+            writeln!(
+                self.out,
+                "\n{} step(s) did not behave as expected ({secs:.1} s); the files are in {}",
+                self.outcome.failed.len(),
+                opts.dir.display()
+            )?;
         }
-    } else {
-        writeln!(
-            d.out,
-            "\n{} step(s) did not behave as expected ({secs:.1} s); the files are in {}",
-            d.outcome.failed.len(),
-            opts.dir.display()
-        )?;
+        Ok(())
     }
-    Ok(d.outcome)
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use reel_inspect::check::{CheckOptions, check_read, render};
 use reel_trace::display::plain;
 
-use crate::{ChunkedReader, choice};
+use crate::input::{ChunkedReader, choice};
 
 /// The target.
 pub fn run(data: &[u8]) {

@@ -9,7 +9,7 @@
 
 use reel_net::framing::{Limit, Line, LineFramer};
 
-use crate::{choice, chunks};
+use crate::input::{choice, chunks};
 
 fn frame(limit: Limit, pieces: &[&[u8]]) -> Vec<Line> {
     let mut framer = LineFramer::new(limit);

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use reel_llm::seams::redact_pieces;
 use reel_redact::redact::Redactor;
 
-use crate::choice;
+use crate::input::choice;
 
 static REDACTOR: LazyLock<Redactor> = LazyLock::new(Redactor::builtin);
 

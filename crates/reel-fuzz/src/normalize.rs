@@ -21,7 +21,7 @@ use reel_trace::jsonrpc::Envelope;
 use serde::de::{Deserializer as _, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::choice;
+use crate::input::choice;
 
 /// The live side's normaliser, with the built-in redaction (compiled once).
 static LIVE: LazyLock<Normalizer> =

@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 
 use reel_redact::redact::{RedactionConfig, Redactor};
 
-use crate::choice;
+use crate::input::choice;
 
 /// Each rule set, with its twin rebuilt from its description.
 static REDACTORS: LazyLock<Vec<(Redactor, Redactor)>> = LazyLock::new(|| {

@@ -7,7 +7,7 @@
 
 use reel_net::sse::{Event, Parser};
 
-use crate::{choice, chunks};
+use crate::input::{choice, chunks};
 
 fn parse(pieces: &[&[u8]]) -> Vec<Event> {
     let mut parser = Parser::new();

@@ -8,7 +8,7 @@
 
 use reel_trace::reader::LineReader;
 
-use crate::{ChunkedReader, choice};
+use crate::input::{ChunkedReader, choice};
 
 /// One line as the reader reported it.
 #[derive(Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// The body of `yaml_limits`.
 pub fn run(data: &[u8]) {
-    let (choice, rest) = crate::choice(data);
+    let (choice, rest) = crate::input::choice(data);
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };

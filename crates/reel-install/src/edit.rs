@@ -459,17 +459,7 @@ pub fn install(
         let (command, args) = match wrapped(text, &e, &original_members, file, w) {
             Ok(ca) => ca,
             Err(skip) => {
-                let why = match skip {
-                    Skip::Remote => {
-                        out.counts.remote += 1;
-                        "a remote server: the client connects to its URL itself and starts no process (record it with `reel rec --url URL`)".to_owned()
-                    }
-                    Skip::Unresolved(c) => {
-                        out.counts.unresolved += 1;
-                        format!("its command {c:?} is not found on PATH")
-                    }
-                    Skip::Other(why) => why,
-                };
+                let why = skip_reason(skip, &mut out.counts);
                 out.skipped.push(Skipped {
                     name: e.name.clone(),
                     why,
@@ -492,29 +482,58 @@ pub fn install(
         } else {
             out.counts.wrapped += 1;
         }
-        let sep = separator(text, &e);
-        edits.push((cur_command.value.clone(), command));
-        let mut at_command_end = String::new();
-        match cur_args {
-            Some(a) => edits.push((a.value.clone(), args)),
-            None => at_command_end = format!(",{sep}\"args\": {args}"),
-        }
-        if !marker {
-            let last = e.members.last().map_or(e.span.start + 1, |m| m.value.end);
-            let marker_text = format!(",{sep}\"{MARKER}\": {}", marker_value(text, &e, &sep));
-            if last == cur_command.value.end {
-                at_command_end.push_str(&marker_text);
-            } else {
-                edits.push((last..last, marker_text));
-            }
-        }
-        if !at_command_end.is_empty() {
-            let end = cur_command.value.end;
-            edits.push((end..end, at_command_end));
-        }
+        wrap_edits(text, &e, cur_command, (command, args), !marker, &mut edits);
     }
     out.text = apply(text, edits);
     Ok(out)
+}
+
+/// Why a server is left alone, counting the remote and unresolved ones.
+fn skip_reason(skip: Skip, counts: &mut Counts) -> String {
+    match skip {
+        Skip::Remote => {
+            counts.remote += 1;
+            "a remote server: the client connects to its URL itself and starts no process (record it with `reel rec --url URL`)".to_owned()
+        }
+        Skip::Unresolved(c) => {
+            counts.unresolved += 1;
+            format!("its command {c:?} is not found on PATH")
+        }
+        Skip::Other(why) => why,
+    }
+}
+
+/// The edits that make entry `e` (its `command` member `cur_command`) run `command` with
+/// `args` (both JSON text): its `command` and `args` replaced (or `args` added after `command`), and, when
+/// `add_marker`, the marker keeping the original entry added after its last member.
+fn wrap_edits(
+    text: &str,
+    e: &Entry,
+    cur_command: &Member,
+    (command, args): (String, String),
+    add_marker: bool,
+    edits: &mut Vec<(Range<usize>, String)>,
+) {
+    let sep = separator(text, e);
+    edits.push((cur_command.value.clone(), command));
+    let mut at_command_end = String::new();
+    match e.get("args") {
+        Some(a) => edits.push((a.value.clone(), args)),
+        None => at_command_end = format!(",{sep}\"args\": {args}"),
+    }
+    if add_marker {
+        let last = e.members.last().map_or(e.span.start + 1, |m| m.value.end);
+        let marker_text = format!(",{sep}\"{MARKER}\": {}", marker_value(text, e, &sep));
+        if last == cur_command.value.end {
+            at_command_end.push_str(&marker_text);
+        } else {
+            edits.push((last..last, marker_text));
+        }
+    }
+    if !at_command_end.is_empty() {
+        let end = cur_command.value.end;
+        edits.push((end..end, at_command_end));
+    }
 }
 
 /// The members of an entry that are neither `command`, `args` nor the marker, as

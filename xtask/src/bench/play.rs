@@ -58,8 +58,6 @@ const RSS_BASE_MB: f64 = 32.0;
 pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let root = process::workspace_root();
     let (client, server) = build_echo(&root, ctx.quick)?;
-    let python = python(&root);
-    let py_server = root.join("crates/reel/tests/peers/play_echo_server.py");
     let dir = ctx.work.join("play");
     std::fs::create_dir_all(&dir)?;
     let calls = if ctx.quick { QUICK_CALLS } else { CALLS };
@@ -72,47 +70,91 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     // The tape: the Rust echo session, recorded by reel itself.
     let tape = record(ctx, &client, &server, &dir, "w16", calls)?;
     println!("tape: {} ({:.1} MB)", tape.display(), mb(&tape));
+    let rounds = replay_rounds(ctx, &root, &client, &server, &tape, calls)?;
+    let mut figs = rate_figures(&rounds, calls);
 
+    // Start-up and memory on a large tape.
+    let big = record(ctx, &client, &server, &dir, "big", big_calls)?;
+    let big_mb = mb(&big);
+    println!(
+        "large tape: {} ({big_mb:.1} MB, {big_calls} calls)",
+        big.display()
+    );
+    figs.extend(startup_figures(ctx, &big, big_mb, big_calls)?);
+    figs.extend(large_replay_figures(ctx, &client, &big, big_mb, big_calls)?);
+    Ok(figs)
+}
+
+/// What the interleaved rounds measured, per subject: (a) Python, (b) Rust, reel play,
+/// reel play indexed first.
+struct ReplayRounds {
+    rates: [Vec<f64>; 4],
+    cpu: [Vec<f64>; 4],
+    vs_py: Vec<f64>,
+    vs_rust: Vec<f64>,
+    ceiling: Vec<f64>,
+    indexed_vs_rust: Vec<f64>,
+}
+
+/// The echo client against each subject in turn, [`ROUNDS`] times; ratios per round,
+/// so machine noise that hits a round hits both sides.
+fn replay_rounds(
+    ctx: &Ctx,
+    root: &Path,
+    client: &Path,
+    server: &Path,
+    tape: &Path,
+    calls: u64,
+) -> anyhow::Result<ReplayRounds> {
+    let python = python(root);
+    let py_server = root.join("crates/reel/tests/peers/play_echo_server.py");
     let reel = ctx.reel.display().to_string();
-    let tape_s = tape.display().to_string();
-    let play_cmd = vec![reel.clone(), "play".into(), tape_s];
+    let play_cmd = vec![reel, "play".into(), tape.display().to_string()];
     // (name, command, pause after the handshake)
     let subjects: [(&str, Vec<String>, u64); 4] = [
         (
             "python echo server",
-            vec![python.clone(), py_server.display().to_string()],
+            vec![python, py_server.display().to_string()],
             0,
         ),
         ("rust echo server", vec![server.display().to_string()], 0),
         ("reel play", play_cmd.clone(), 0),
         ("reel play indexed first", play_cmd, INDEX_PAUSE_MS),
     ];
-    let mut rates: [Vec<f64>; 4] = Default::default();
-    let mut cpu: [Vec<f64>; 4] = Default::default();
-    let (mut vs_py, mut vs_rust, mut ceiling) = (Vec::new(), Vec::new(), Vec::new());
-    let mut indexed_vs_rust = Vec::new();
+    let mut out = ReplayRounds {
+        rates: Default::default(),
+        cpu: Default::default(),
+        vs_py: Vec::new(),
+        vs_rust: Vec::new(),
+        ceiling: Vec::new(),
+        indexed_vs_rust: Vec::new(),
+    };
     for round in 1..=ROUNDS {
         let mut line = format!("round {round}:");
         let mut this = [0.0; 4];
         for (i, (name, cmd, pause)) in subjects.iter().enumerate() {
-            let r = drive(&client, calls, cmd, *pause)?;
+            let r = drive(client, calls, cmd, *pause)?;
             line.push_str(&format!(
                 " {name} {:.0}/s ({:.1} µs CPU/call)",
                 r.calls_per_s, r.cpu_us_per_call
             ));
-            rates[i].push(r.calls_per_s);
-            cpu[i].push(r.cpu_us_per_call);
+            out.rates[i].push(r.calls_per_s);
+            out.cpu[i].push(r.cpu_us_per_call);
             this[i] = r.calls_per_s;
         }
-        // Ratios per round, so machine noise that hits a round hits both sides.
-        vs_py.push(this[2] / this[0]);
-        vs_rust.push(this[2] / this[1]);
-        ceiling.push(this[1] / this[0]);
-        indexed_vs_rust.push(this[3] / this[1]);
+        out.vs_py.push(this[2] / this[0]);
+        out.vs_rust.push(this[2] / this[1]);
+        out.ceiling.push(this[1] / this[0]);
+        out.indexed_vs_rust.push(this[3] / this[1]);
         println!("{line}");
     }
-    let [py, rust, play, _] = rates.map(|r| median(&r));
-    let [py_cpu, rust_cpu, play_cpu, _] = cpu.map(|c| median(&c));
+    Ok(out)
+}
+
+/// Calls per second, their ratios and CPU per call, from the interleaved rounds.
+fn rate_figures(rounds: &ReplayRounds, calls: u64) -> Vec<Figure> {
+    let [py, rust, play, _] = rounds.rates.each_ref().map(|r| median(r));
+    let [py_cpu, rust_cpu, play_cpu, _] = rounds.cpu.each_ref().map(|c| median(c));
     let note = format!(
         "echo_client, {calls} calls, W={WINDOW}, {SIZE} B texts, median of {ROUNDS} interleaved rounds"
     );
@@ -131,12 +173,12 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         }
         .target(Target::AtLeast(t))
     };
-    figs.push(ratio(&vs_py, "reel play / (a) Python", VS_PYTHON));
-    figs.push(ratio(&vs_rust, "reel play / (b) Rust", VS_RUST));
+    figs.push(ratio(&rounds.vs_py, "reel play / (a) Python", VS_PYTHON));
+    figs.push(ratio(&rounds.vs_rust, "reel play / (b) Rust", VS_RUST));
     // No server can outrun the client-bound limit, so (b) ÷ (a) bounds what any replay
     // can reach against (a) with this client: the (a) target is reachable only when it
     // is at least the target.
-    figs.push(match median(&ceiling) {
+    figs.push(match median(&rounds.ceiling) {
         Some(v) => Figure::new(
             "(b) Rust / (a) Python: the most any server reaches vs (a)",
             v,
@@ -147,7 +189,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     });
     // The same replay with its tape indexed before the first call: what serving costs
     // without the lazy index competing with the client for the cores.
-    figs.push(match median(&indexed_vs_rust) {
+    figs.push(match median(&rounds.indexed_vs_rust) {
         Some(v) => Figure::new("reel play, tape indexed before the calls / (b) Rust", v, "ratio")
             .note(format!(
                 "the client waits {INDEX_PAUSE_MS} ms after tools/list, outside the measured time; median of the per-round ratios"
@@ -166,18 +208,20 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             None => Figure::missing(name, "µs", "no round ran"),
         });
     }
+    figs
+}
 
-    // Start-up and memory on a large tape.
-    let big = record(ctx, &client, &server, &dir, "big", big_calls)?;
-    let big_mb = mb(&big);
-    println!(
-        "large tape: {} ({big_mb:.1} MB, {big_calls} calls)",
-        big.display()
-    );
+/// Time to the first answers from `reel play` on the large tape, cold starts.
+fn startup_figures(
+    ctx: &Ctx,
+    big: &Path,
+    big_mb: f64,
+    big_calls: u64,
+) -> anyhow::Result<Vec<Figure>> {
     let mut init_ms = Vec::new();
     let mut call_ms = Vec::new();
     for round in 1..=ROUNDS {
-        let (i, c) = first_answers(&ctx.reel, &big)?;
+        let (i, c) = first_answers(&ctx.reel, big)?;
         println!(
             "round {round}: initialize answered after {:.1} ms, first tools/call after {:.1} ms",
             i * 1e3,
@@ -189,22 +233,37 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let startup_note = format!(
         "launch → answer, {big_calls}-call {big_mb:.0} MB trace, median of {ROUNDS} cold starts, warm page cache"
     );
-    for (name, v) in [
+    Ok([
         ("time to first answer (initialize)", median(&init_ms)),
         ("time to first tools/call answer", median(&call_ms)),
-    ] {
-        figs.push(
-            match v {
-                Some(v) => Figure::new(name, v, "ms").note(&startup_note),
-                None => Figure::missing(name, "ms", "no round ran"),
-            }
-            .target(Target::AtMost(FIRST_ANSWER_MS)),
-        );
-    }
+    ]
+    .into_iter()
+    .map(|(name, v)| {
+        match v {
+            Some(v) => Figure::new(name, v, "ms").note(&startup_note),
+            None => Figure::missing(name, "ms", "no round ran"),
+        }
+        .target(Target::AtMost(FIRST_ANSWER_MS))
+    })
+    .collect())
+}
+
+/// The whole large tape replayed once: peak RSS and calls per second.
+fn large_replay_figures(
+    ctx: &Ctx,
+    client: &Path,
+    big: &Path,
+    big_mb: f64,
+    big_calls: u64,
+) -> anyhow::Result<Vec<Figure>> {
     let full = drive(
-        &client,
+        client,
         big_calls,
-        &[reel.clone(), "play".into(), big.display().to_string()],
+        &[
+            ctx.reel.display().to_string(),
+            "play".into(),
+            big.display().to_string(),
+        ],
         0,
     )?;
     println!(
@@ -212,7 +271,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         full.calls_per_s,
         full.vmhwm_kb as f64 * 1024.0 / 1e6
     );
-    figs.push(
+    Ok(vec![
         Figure::new(
             "reel play peak RSS, whole large tape replayed",
             full.vmhwm_kb as f64 * 1024.0 / 1e6,
@@ -222,13 +281,10 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             "VmHWM after the last of {big_calls} calls; target 0.25 × {big_mb:.0} MB + 32 MB"
         ))
         .target(Target::AtMost(RSS_FRACTION * big_mb + RSS_BASE_MB)),
-    );
-    figs.push(
         Figure::new("reel play replay, large tape", full.calls_per_s, "calls/s").note(format!(
             "echo_client, {big_calls} calls, W={WINDOW}, one run"
         )),
-    );
-    Ok(figs)
+    ])
 }
 
 fn mb(p: &Path) -> f64 {

@@ -58,64 +58,87 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     );
 
     let rounds = if ctx.quick { QUICK_ROUNDS } else { ROUNDS };
-    let mut stats = Subject::new("reel stats --json");
-    let mut check = Subject::new("reel check");
-    let mut validation = Vec::new();
-    let mut validation_cpu = Vec::new();
-    let mut longest = 0;
-    // What this process's peak RSS was when it spawned reel stats (see `measure`).
-    let mut inherited_rss = 0;
-    for round in 1..=rounds {
-        inherited_rss = inherited_rss.max(self_max_rss());
-        stats.run(ctx, &["stats", "--json"], &path, &[0])?;
-        let cpu0 = self_cpu();
-        let (secs, lines, long) = validate(&path)?;
-        validation_cpu.push((self_cpu() - cpu0).as_secs_f64());
-        if lines != facts.lines {
-            bail!(
-                "validation pass saw {lines} lines, the generator wrote {}",
-                facts.lines
-            );
-        }
-        longest = long;
-        validation.push(secs);
-        // Exit 1 is `check` finding violations: still a full read, timed, and noted.
-        check.run(ctx, &["check"], &path, &[0, 1])?;
-        println!(
-            "round {round}: stats {}, validation {:.0} MB/s, check {}",
-            stats.last_text(mb),
-            mb / secs,
-            check.last_text(mb)
-        );
-    }
-
+    let measured = measure_rounds(ctx, &path, facts.lines, mb, rounds)?;
     let rounds_note =
         format!("median of {rounds} interleaved rounds, warm cache, {mb:.0} MB trace");
-    let valid_mbps = median(&validation).map(|s| mb / s);
-    let mut figs = Vec::new();
+    let mut figs = speed_figures(&measured, mb, &rounds_note);
+    figs.extend(cpu_figures(&measured, mb));
+    figs.extend(memory_figures(&measured, rounds));
+    figs.push(check_figure(ctx, &measured, mb, &rounds_note));
+    Ok(figs)
+}
 
-    let stats_mbps = stats.median_secs().map(|s| mb / s);
-    figs.push(
+/// What the interleaved rounds measured.
+struct Rounds {
+    stats: Subject,
+    check: Subject,
+    validation: Vec<f64>,
+    validation_cpu: Vec<f64>,
+    longest: usize,
+    /// What this process's peak RSS was when it spawned reel stats (see `measure`).
+    inherited_rss: u64,
+}
+
+/// Each round: `reel stats --json`, the in-process validation pass, `reel check`.
+fn measure_rounds(
+    ctx: &Ctx,
+    path: &Path,
+    lines_written: u64,
+    mb: f64,
+    rounds: usize,
+) -> anyhow::Result<Rounds> {
+    let mut r = Rounds {
+        stats: Subject::new("reel stats --json"),
+        check: Subject::new("reel check"),
+        validation: Vec::new(),
+        validation_cpu: Vec::new(),
+        longest: 0,
+        inherited_rss: 0,
+    };
+    for round in 1..=rounds {
+        r.inherited_rss = r.inherited_rss.max(self_max_rss());
+        r.stats.run(ctx, &["stats", "--json"], path, &[0])?;
+        let cpu0 = self_cpu();
+        let (secs, lines, long) = validate(path)?;
+        r.validation_cpu.push((self_cpu() - cpu0).as_secs_f64());
+        if lines != lines_written {
+            bail!("validation pass saw {lines} lines, the generator wrote {lines_written}");
+        }
+        r.longest = long;
+        r.validation.push(secs);
+        // Exit 1 is `check` finding violations: still a full read, timed, and noted.
+        r.check.run(ctx, &["check"], path, &[0, 1])?;
+        println!(
+            "round {round}: stats {}, validation {:.0} MB/s, check {}",
+            r.stats.last_text(mb),
+            mb / secs,
+            r.check.last_text(mb)
+        );
+    }
+    Ok(r)
+}
+
+/// reel stats and the validation pass in MB/s, and their ratio.
+fn speed_figures(r: &Rounds, mb: f64, rounds_note: &str) -> Vec<Figure> {
+    let valid_mbps = median(&r.validation).map(|s| mb / s);
+    let stats_mbps = r.stats.median_secs().map(|s| mb / s);
+    vec![
         match stats_mbps {
             Some(v) => Figure::new("reel stats --json", v, "MB/s")
-                .note(&rounds_note)
-                .note(stats.cpu_text()),
-            None => Figure::missing("reel stats --json", "MB/s", stats.failure_text()),
+                .note(rounds_note)
+                .note(r.stats.cpu_text()),
+            None => Figure::missing("reel stats --json", "MB/s", r.stats.failure_text()),
         }
         .target(Target::AtLeast(STATS_MBPS)),
-    );
-
-    figs.push(match valid_mbps {
-        Some(v) => Figure::new("serde_json validation (IgnoredAny)", v, "MB/s")
-            .note(if cfg!(debug_assertions) {
-                "in-process (a debug build: --quick): 1 MiB reads, memchr line split, one IgnoredAny per line"
-            } else {
-                "in-process, optimised: 1 MiB reads, memchr line split, one IgnoredAny per line"
-            }),
-        None => Figure::missing("serde_json validation (IgnoredAny)", "MB/s", "no round ran"),
-    });
-
-    figs.push(
+        match valid_mbps {
+            Some(v) => Figure::new("serde_json validation (IgnoredAny)", v, "MB/s")
+                .note(if cfg!(debug_assertions) {
+                    "in-process (a debug build: --quick): 1 MiB reads, memchr line split, one IgnoredAny per line"
+                } else {
+                    "in-process, optimised: 1 MiB reads, memchr line split, one IgnoredAny per line"
+                }),
+            None => Figure::missing("serde_json validation (IgnoredAny)", "MB/s", "no round ran"),
+        },
         match (stats_mbps, valid_mbps) {
             (Some(s), Some(v)) => Figure::new("reel stats / validation", s / v, "ratio"),
             _ => Figure::missing(
@@ -125,58 +148,65 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
             ),
         }
         .target(Target::AtLeast(STATS_RATIO)),
-    );
+    ]
+}
 
-    // Per CPU second: what the same work costs when other processes take turns on the
-    // cores (a shared or busy machine stretches wall time, not CPU time).
-    let stats_cpu_mbps = stats.median_cpu().map(|c| mb / c);
-    let valid_cpu_mbps = median(&validation_cpu).map(|c| mb / c);
-    figs.push(match stats_cpu_mbps {
-        Some(v) => Figure::new("reel stats --json per CPU second", v, "MB/s")
-            .note("bytes / (user + sys) of reel stats, median"),
-        None => Figure::missing(
-            "reel stats --json per CPU second",
-            "MB/s",
-            stats.failure_text(),
-        ),
-    });
-    figs.push(match valid_cpu_mbps {
-        Some(v) => Figure::new("validation per CPU second", v, "MB/s"),
-        None => Figure::missing("validation per CPU second", "MB/s", "no round ran"),
-    });
-    figs.push(match (stats_cpu_mbps, valid_cpu_mbps) {
-        (Some(s), Some(v)) => Figure::new("reel stats / validation, CPU time", s / v, "ratio"),
-        _ => Figure::missing(
-            "reel stats / validation, CPU time",
-            "ratio",
-            "reel stats was not measured",
-        ),
-    });
+/// Per CPU second: what the same work costs when other processes take turns on the
+/// cores (a shared or busy machine stretches wall time, not CPU time).
+fn cpu_figures(r: &Rounds, mb: f64) -> Vec<Figure> {
+    let stats_cpu_mbps = r.stats.median_cpu().map(|c| mb / c);
+    let valid_cpu_mbps = median(&r.validation_cpu).map(|c| mb / c);
+    vec![
+        match stats_cpu_mbps {
+            Some(v) => Figure::new("reel stats --json per CPU second", v, "MB/s")
+                .note("bytes / (user + sys) of reel stats, median"),
+            None => Figure::missing(
+                "reel stats --json per CPU second",
+                "MB/s",
+                r.stats.failure_text(),
+            ),
+        },
+        match valid_cpu_mbps {
+            Some(v) => Figure::new("validation per CPU second", v, "MB/s"),
+            None => Figure::missing("validation per CPU second", "MB/s", "no round ran"),
+        },
+        match (stats_cpu_mbps, valid_cpu_mbps) {
+            (Some(s), Some(v)) => Figure::new("reel stats / validation, CPU time", s / v, "ratio"),
+            _ => Figure::missing(
+                "reel stats / validation, CPU time",
+                "ratio",
+                "reel stats was not measured",
+            ),
+        },
+    ]
+}
 
+/// reel stats' peak RSS against its target, which the longest line sets.
+fn memory_figures(r: &Rounds, rounds: usize) -> Vec<Figure> {
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
-    let rss_target = RSS_BASE_MIB + 2.0 * mib(longest as u64);
-    figs.push(
-        match stats.peak_rss() {
+    let rss_target = RSS_BASE_MIB + 2.0 * mib(r.longest as u64);
+    vec![
+        match r.stats.peak_rss() {
             Some(rss) => Figure::new("reel stats peak RSS", mib(rss), "MiB").note(format!(
                 "ru_maxrss via wait4, highest of {rounds} rounds; an upper bound: Linux also \
                  counts the spawning process's peak, here at most {:.1} MiB",
-                mib(inherited_rss)
+                mib(r.inherited_rss)
             )),
-            None => Figure::missing("reel stats peak RSS", "MiB", stats.failure_text()),
+            None => Figure::missing("reel stats peak RSS", "MiB", r.stats.failure_text()),
         }
         .target(Target::AtMost(rss_target)),
-    );
-
-    figs.push(
-        Figure::new("longest line", longest as f64, "bytes").note(format!(
+        Figure::new("longest line", r.longest as f64, "bytes").note(format!(
             "RSS target = {RSS_BASE_MIB} MiB + 2 x longest line = {rss_target:.2} MiB"
         )),
-    );
+    ]
+}
 
-    figs.push(match check.median_secs() {
+/// reel check in MB/s, and its exit code when it found violations.
+fn check_figure(ctx: &Ctx, r: &Rounds, mb: f64, rounds_note: &str) -> Figure {
+    match r.check.median_secs() {
         Some(s) => {
-            let f = Figure::new("reel check", mb / s, "MB/s").note(&rounds_note);
-            match check.nonzero_exit {
+            let f = Figure::new("reel check", mb / s, "MB/s").note(rounds_note);
+            match r.check.nonzero_exit {
                 Some(code) => f.note(format!(
                     "check exited {code} on the generated trace (see {})",
                     ctx.work.join("check.out").display()
@@ -184,9 +214,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
                 None => f,
             }
         }
-        None => Figure::missing("reel check", "MB/s", check.failure_text()),
-    });
-    Ok(figs)
+        None => Figure::missing("reel check", "MB/s", r.check.failure_text()),
+    }
 }
 
 /// One reel command measured over the rounds.

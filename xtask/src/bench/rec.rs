@@ -151,76 +151,110 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let mut results: Vec<Vec<Round>> = vec![Vec::new(); loads.len()];
     for round in 1..=rounds {
         for (i, w) in loads.iter().enumerate() {
-            let direct = session(ctx, &tools, w, Via::Direct)?;
-            let relay = session(ctx, &tools, w, Via::Relay)?;
-            let tee = session(
-                ctx,
-                &tools,
-                w,
-                Via::Tee {
-                    file: &tee_file,
-                    mapped: false,
-                },
-            )?;
-            let mapped = session(
-                ctx,
-                &tools,
-                w,
-                Via::Tee {
-                    file: &tee_file,
-                    mapped: true,
-                },
-            )?;
-            let rec = session(ctx, &tools, w, Via::Reel(&traces))?;
-            for (name, r) in [
-                ("the relay", &relay),
-                ("the tee relay", &tee),
-                ("the mapped tee relay", &mapped),
-                ("reel", &rec),
-            ] {
-                if r.checksum != direct.checksum {
-                    bail!(
-                        "{}: answers through {name} differ from direct ({} vs {})",
-                        w.name,
-                        r.checksum,
-                        direct.checksum
-                    );
-                }
-            }
-            let per_msg = |r: &Report| r.cpu_us / messages(w);
-            println!(
-                "round {round} {:8} direct {:>9} calls/s p50 {:>7} µs | relay {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg | tee {:>9} calls/s, CPU {:.2} µs/msg | mapped {:>9} calls/s, CPU {:.2} µs/msg | reel {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg",
-                w.name,
-                fmt_value(direct.calls_per_s),
-                fmt_value(direct.p50_us),
-                fmt_value(relay.calls_per_s),
-                fmt_value(relay.p50_us),
-                per_msg(&relay),
-                fmt_value(tee.calls_per_s),
-                per_msg(&tee),
-                fmt_value(mapped.calls_per_s),
-                per_msg(&mapped),
-                fmt_value(rec.calls_per_s),
-                fmt_value(rec.p50_us),
-                per_msg(&rec),
-            );
-            results[i].push(Round {
-                direct,
-                relay,
-                tee,
-                mapped,
-                rec,
-            });
+            results[i].push(one_round(ctx, &tools, w, &traces, &tee_file, round)?);
         }
     }
+    let big = big_session(ctx, &tools, &traces)?;
+    let r = Results {
+        rounds: &results,
+        loads: &loads,
+    };
+    let notes = Notes::new(rounds);
+    let mut figs = cpu_figures(&r, &notes);
+    figs.extend(switch_figures(&r, &notes));
+    figs.extend(pipelined_throughput_figures(&r, &notes));
+    figs.extend(sequential_throughput_figures(&r, &notes));
+    figs.extend(latency_and_memory_figures(&r, &notes, &big));
+    Ok(figs)
+}
 
+/// One workload along every path, the answers checked against direct's, and the
+/// round's line printed.
+fn one_round(
+    ctx: &Ctx,
+    tools: &Tools,
+    w: &Workload,
+    traces: &Path,
+    tee_file: &Path,
+    round: usize,
+) -> anyhow::Result<Round> {
+    let direct = session(ctx, tools, w, Via::Direct)?;
+    let relay = session(ctx, tools, w, Via::Relay)?;
+    let tee = session(
+        ctx,
+        tools,
+        w,
+        Via::Tee {
+            file: tee_file,
+            mapped: false,
+        },
+    )?;
+    let mapped = session(
+        ctx,
+        tools,
+        w,
+        Via::Tee {
+            file: tee_file,
+            mapped: true,
+        },
+    )?;
+    let rec = session(ctx, tools, w, Via::Reel(traces))?;
+    for (name, r) in [
+        ("the relay", &relay),
+        ("the tee relay", &tee),
+        ("the mapped tee relay", &mapped),
+        ("reel", &rec),
+    ] {
+        if r.checksum != direct.checksum {
+            bail!(
+                "{}: answers through {name} differ from direct ({} vs {})",
+                w.name,
+                r.checksum,
+                direct.checksum
+            );
+        }
+    }
+    let per_msg = |r: &Report| r.cpu_us / messages(w);
+    println!(
+        "round {round} {:8} direct {:>9} calls/s p50 {:>7} µs | relay {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg | tee {:>9} calls/s, CPU {:.2} µs/msg | mapped {:>9} calls/s, CPU {:.2} µs/msg | reel {:>9} calls/s p50 {:>7} µs, CPU {:.2} µs/msg",
+        w.name,
+        fmt_value(direct.calls_per_s),
+        fmt_value(direct.p50_us),
+        fmt_value(relay.calls_per_s),
+        fmt_value(relay.p50_us),
+        per_msg(&relay),
+        fmt_value(tee.calls_per_s),
+        per_msg(&tee),
+        fmt_value(mapped.calls_per_s),
+        per_msg(&mapped),
+        fmt_value(rec.calls_per_s),
+        fmt_value(rec.p50_us),
+        per_msg(&rec),
+    );
+    Ok(Round {
+        direct,
+        relay,
+        tee,
+        mapped,
+        rec,
+    })
+}
+
+/// The 1 GiB session through reel, for its peak RSS.
+struct BigSession {
+    load: Workload,
+    report: Report,
+    gib: f64,
+}
+
+fn big_session(ctx: &Ctx, tools: &Tools, traces: &Path) -> anyhow::Result<BigSession> {
     let big = Workload {
         name: "1 GiB session",
         calls: if ctx.quick { 16 } else { 512 },
         size: 1 << 20,
         window: 1,
     };
-    let big_run = session(ctx, &tools, &big, Via::Reel(&traces))?;
+    let big_run = session(ctx, tools, &big, Via::Reel(traces))?;
     let gib = (big.calls as f64) * 2.0 * (big.size as f64) / f64::from(1u32 << 30);
     println!(
         "{}: {:.2} GiB forwarded, reel peak RSS {:.1} MiB",
@@ -228,99 +262,294 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         gib,
         big_run.vmhwm_kb / 1024.0
     );
+    Ok(BigSession {
+        load: big,
+        report: big_run,
+        gib,
+    })
+}
 
-    let med = |i: usize, f: &dyn Fn(&Round) -> f64| {
-        median(&results[i].iter().map(f).collect::<Vec<_>>()).unwrap_or(f64::NAN)
-    };
-    let ratio = |i: usize| med(i, &|r| r.rec.calls_per_s / r.direct.calls_per_s);
-    let relay_ratio = |i: usize| med(i, &|r| r.relay.calls_per_s / r.direct.calls_per_s);
-    let cpu = |i: usize| med(i, &|r| r.rec.cpu_us / messages(&loads[i]));
-    let switches = |i: usize| med(i, &|r| r.rec.switches / messages(&loads[i]));
-    let relay_switches = |i: usize| med(i, &|r| r.relay.switches / messages(&loads[i]));
-    let relay_cpu = |i: usize| med(i, &|r| r.relay.cpu_us / messages(&loads[i]));
-    // What a subject in the middle (reel, or a floor) costs beyond the bare relay.
-    let over_relay = |i: usize, via: fn(&Round) -> &Report| {
-        med(i, &|r| via(r).calls_per_s / r.relay.calls_per_s)
-    };
-    let cpu_over_relay = |i: usize, via: fn(&Round) -> &Report| {
-        med(i, &|r| {
-            (via(r).cpu_us - r.relay.cpu_us) / messages(&loads[i])
+/// Every workload's rounds, read as the figures need them: medians over the rounds.
+struct Results<'a> {
+    rounds: &'a [Vec<Round>],
+    loads: &'a [Workload; 3],
+}
+
+fn via_rec(r: &Round) -> &Report {
+    &r.rec
+}
+
+fn via_tee(r: &Round) -> &Report {
+    &r.tee
+}
+
+fn via_mapped(r: &Round) -> &Report {
+    &r.mapped
+}
+
+impl Results<'_> {
+    fn med(&self, i: usize, f: &dyn Fn(&Round) -> f64) -> f64 {
+        median(&self.rounds[i].iter().map(f).collect::<Vec<_>>()).unwrap_or(f64::NAN)
+    }
+
+    fn ratio(&self, i: usize) -> f64 {
+        self.med(i, &|r| r.rec.calls_per_s / r.direct.calls_per_s)
+    }
+
+    fn relay_ratio(&self, i: usize) -> f64 {
+        self.med(i, &|r| r.relay.calls_per_s / r.direct.calls_per_s)
+    }
+
+    fn cpu(&self, i: usize) -> f64 {
+        self.med(i, &|r| r.rec.cpu_us / messages(&self.loads[i]))
+    }
+
+    fn switches(&self, i: usize) -> f64 {
+        self.med(i, &|r| r.rec.switches / messages(&self.loads[i]))
+    }
+
+    fn relay_switches(&self, i: usize) -> f64 {
+        self.med(i, &|r| r.relay.switches / messages(&self.loads[i]))
+    }
+
+    fn relay_cpu(&self, i: usize) -> f64 {
+        self.med(i, &|r| r.relay.cpu_us / messages(&self.loads[i]))
+    }
+
+    /// What a subject in the middle (reel, or a floor) costs beyond the bare relay.
+    fn over_relay(&self, i: usize, via: fn(&Round) -> &Report) -> f64 {
+        self.med(i, &|r| via(r).calls_per_s / r.relay.calls_per_s)
+    }
+
+    fn cpu_over_relay(&self, i: usize, via: fn(&Round) -> &Report) -> f64 {
+        self.med(i, &|r| {
+            (via(r).cpu_us - r.relay.cpu_us) / messages(&self.loads[i])
         })
-    };
-    let rec: fn(&Round) -> &Report = |r| &r.rec;
-    let tee: fn(&Round) -> &Report = |r| &r.tee;
-    let mapped: fn(&Round) -> &Report = |r| &r.mapped;
-    let direct_rate = |i: usize| fmt_value(med(i, &|r| r.direct.calls_per_s));
-    let added = med(0, &|r| r.rec.p50_us - r.direct.p50_us);
-    let relay_added = med(0, &|r| r.relay.p50_us - r.direct.p50_us);
-    let rounds_note = format!("median of {rounds} interleaved rounds");
-    let relay_note = format!("the bare relay, the ceiling of any stdio proxy here; {rounds_note}");
-    let mapped_note = format!(
-        "the relay with --tee-mapped: every chunk copied into a shared mapping of a file before it is forwarded, no system call; {rounds_note}"
-    );
-    let tee_note = format!(
-        "the relay with --tee: every chunk written to a file before it is forwarded, nothing else; the floor of a recorder that keeps the kill -9 guarantee; {rounds_note}"
-    );
+    }
 
-    // The largest message is the echo answer: the text plus its JSON envelope.
-    let largest_mib = (big.size as f64 + 100.0) / f64::from(1u32 << 20);
-    let rss_target = RSS_BASE_MIB + 4.0 * largest_mib;
+    fn direct_rate(&self, i: usize) -> String {
+        fmt_value(self.med(i, &|r| r.direct.calls_per_s))
+    }
+}
 
-    Ok(vec![
-        Figure::new("reel CPU per forwarded message, 1 KiB sequential", cpu(0), "µs")
+/// The notes the figures share: how the rounds ran, and what each relay is.
+struct Notes {
+    rounds_note: String,
+    relay_note: String,
+    tee_note: String,
+    mapped_note: String,
+}
+
+impl Notes {
+    fn new(rounds: usize) -> Notes {
+        let rounds_note = format!("median of {rounds} interleaved rounds");
+        Notes {
+            relay_note: format!(
+                "the bare relay, the ceiling of any stdio proxy here; {rounds_note}"
+            ),
+            mapped_note: format!(
+                "the relay with --tee-mapped: every chunk copied into a shared mapping of a file before it is forwarded, no system call; {rounds_note}"
+            ),
+            tee_note: format!(
+                "the relay with --tee: every chunk written to a file before it is forwarded, nothing else; the floor of a recorder that keeps the kill -9 guarantee; {rounds_note}"
+            ),
+            rounds_note,
+        }
+    }
+}
+
+/// CPU per forwarded message: reel, the bare relay, and what recording adds.
+fn cpu_figures(r: &Results, notes: &Notes) -> Vec<Figure> {
+    let Notes {
+        rounds_note,
+        relay_note,
+        tee_note,
+        mapped_note,
+    } = notes;
+    vec![
+        Figure::new("reel CPU per forwarded message, 1 KiB sequential", r.cpu(0), "µs")
             .target(Target::AtMost(CPU_PER_MESSAGE_US))
             .note(format!(
                 "wait4(reel) − the echo server's own CPU, ÷ {} lines; {rounds_note}",
-                messages(&loads[0])
+                messages(&r.loads[0])
             )),
-        Figure::new("bare relay CPU per forwarded message, 1 KiB sequential", relay_cpu(0), "µs")
+        Figure::new("bare relay CPU per forwarded message, 1 KiB sequential", r.relay_cpu(0), "µs")
             .note(format!("a read, a write and a wake-up per line, nothing recorded; {relay_note}")),
-        Figure::new("reel CPU per forwarded message − the relay's, 1 KiB sequential", cpu_over_relay(0, rec), "µs")
+        Figure::new("reel CPU per forwarded message − the relay's, 1 KiB sequential", r.cpu_over_relay(0, via_rec), "µs")
             .target(Target::AtMost(CPU_OVER_RELAY_US))
             .note(format!("what recording costs per message: the per-round difference of the two above; {rounds_note}")),
-        Figure::new("tee relay CPU per forwarded message − the relay's, 1 KiB sequential", cpu_over_relay(0, tee), "µs")
-            .note(&tee_note),
-        Figure::new("mapped tee relay CPU per forwarded message − the relay's, 1 KiB sequential", cpu_over_relay(0, mapped), "µs")
-            .note(&mapped_note),
-        Figure::new("reel CPU per forwarded message, 1 KiB, W=16", cpu(1), "µs")
+        Figure::new("tee relay CPU per forwarded message − the relay's, 1 KiB sequential", r.cpu_over_relay(0, via_tee), "µs")
+            .note(tee_note),
+        Figure::new("mapped tee relay CPU per forwarded message − the relay's, 1 KiB sequential", r.cpu_over_relay(0, via_mapped), "µs")
+            .note(mapped_note),
+        Figure::new("reel CPU per forwarded message, 1 KiB, W=16", r.cpu(1), "µs")
             .target(Target::AtMost(CPU_PER_MESSAGE_US))
-            .note(&rounds_note),
-        Figure::new("bare relay CPU per forwarded message, 1 KiB, W=16", relay_cpu(1), "µs")
-            .note(&relay_note),
-        Figure::new("reel context switches per forwarded message, 1 KiB sequential", switches(0), "switches")
-            .note(format!("wait4(reel) − the echo server's own (voluntary + involuntary); {rounds_note}")),
-        Figure::new("bare relay context switches per forwarded message, 1 KiB sequential", relay_switches(0), "switches")
-            .note(&relay_note),
-        Figure::new("reel context switches per forwarded message, 1 KiB, W=16", switches(1), "switches")
-            .note(&rounds_note),
-        Figure::new("bare relay context switches per forwarded message, 1 KiB, W=16", relay_switches(1), "switches")
-            .note(&relay_note),
-        Figure::new("throughput through reel ÷ direct, 1 KiB, W=16", ratio(1), "ratio")
-            .target(Target::AtLeast(THROUGHPUT_RATIO))
-            .note(format!("direct {} calls/s; {rounds_note}", direct_rate(1))),
-        Figure::new("throughput through the bare relay ÷ direct, 1 KiB, W=16", relay_ratio(1), "ratio")
-            .note(&relay_note),
-        Figure::new("throughput through reel ÷ bare relay, 1 KiB, W=16", over_relay(1, rec), "ratio")
-            .target(Target::AtLeast(OVER_RELAY_PIPELINED))
-            .note(format!("what recording costs; {rounds_note}")),
-        Figure::new("throughput through the tee relay ÷ bare relay, 1 KiB, W=16", over_relay(1, tee), "ratio")
-            .note(&tee_note),
-        Figure::new("throughput through the mapped tee relay ÷ bare relay, 1 KiB, W=16", over_relay(1, mapped), "ratio")
-            .note(&mapped_note),
-        Figure::new("throughput through reel ÷ direct, 1 MiB sequential", ratio(2), "ratio")
-            .target(Target::AtLeast(THROUGHPUT_RATIO))
-            .note(format!("direct {} calls/s; {rounds_note}", direct_rate(2))),
-        Figure::new("throughput through the bare relay ÷ direct, 1 MiB sequential", relay_ratio(2), "ratio")
-            .note(&relay_note),
-        Figure::new("throughput through reel ÷ bare relay, 1 MiB sequential", over_relay(2, rec), "ratio")
-            .target(Target::AtLeast(OVER_RELAY_LARGE))
-            .note(format!("what recording costs; {rounds_note}")),
-        Figure::new("throughput through the tee relay ÷ bare relay, 1 MiB sequential", over_relay(2, tee), "ratio")
-            .note(&tee_note),
-        Figure::new("throughput through the mapped tee relay ÷ bare relay, 1 MiB sequential", over_relay(2, mapped), "ratio")
-            .note(&mapped_note),
-        Figure::new("throughput through reel ÷ direct, 1 KiB sequential", ratio(0), "ratio")
-            .note(format!("direct {} calls/s; no target; {rounds_note}", direct_rate(0))),
+            .note(rounds_note),
+        Figure::new("bare relay CPU per forwarded message, 1 KiB, W=16", r.relay_cpu(1), "µs")
+            .note(relay_note),
+    ]
+}
+
+/// Context switches per forwarded message.
+fn switch_figures(r: &Results, notes: &Notes) -> Vec<Figure> {
+    let Notes {
+        rounds_note,
+        relay_note,
+        ..
+    } = notes;
+    vec![
+        Figure::new(
+            "reel context switches per forwarded message, 1 KiB sequential",
+            r.switches(0),
+            "switches",
+        )
+        .note(format!(
+            "wait4(reel) − the echo server's own (voluntary + involuntary); {rounds_note}"
+        )),
+        Figure::new(
+            "bare relay context switches per forwarded message, 1 KiB sequential",
+            r.relay_switches(0),
+            "switches",
+        )
+        .note(relay_note),
+        Figure::new(
+            "reel context switches per forwarded message, 1 KiB, W=16",
+            r.switches(1),
+            "switches",
+        )
+        .note(rounds_note),
+        Figure::new(
+            "bare relay context switches per forwarded message, 1 KiB, W=16",
+            r.relay_switches(1),
+            "switches",
+        )
+        .note(relay_note),
+    ]
+}
+
+/// Throughput with 1 KiB messages, 16 in flight: through reel and the relays, against
+/// direct and against the bare relay.
+fn pipelined_throughput_figures(r: &Results, notes: &Notes) -> Vec<Figure> {
+    let Notes {
+        rounds_note,
+        relay_note,
+        tee_note,
+        mapped_note,
+    } = notes;
+    vec![
+        Figure::new(
+            "throughput through reel ÷ direct, 1 KiB, W=16",
+            r.ratio(1),
+            "ratio",
+        )
+        .target(Target::AtLeast(THROUGHPUT_RATIO))
+        .note(format!(
+            "direct {} calls/s; {rounds_note}",
+            r.direct_rate(1)
+        )),
+        Figure::new(
+            "throughput through the bare relay ÷ direct, 1 KiB, W=16",
+            r.relay_ratio(1),
+            "ratio",
+        )
+        .note(relay_note),
+        Figure::new(
+            "throughput through reel ÷ bare relay, 1 KiB, W=16",
+            r.over_relay(1, via_rec),
+            "ratio",
+        )
+        .target(Target::AtLeast(OVER_RELAY_PIPELINED))
+        .note(format!("what recording costs; {rounds_note}")),
+        Figure::new(
+            "throughput through the tee relay ÷ bare relay, 1 KiB, W=16",
+            r.over_relay(1, via_tee),
+            "ratio",
+        )
+        .note(tee_note),
+        Figure::new(
+            "throughput through the mapped tee relay ÷ bare relay, 1 KiB, W=16",
+            r.over_relay(1, via_mapped),
+            "ratio",
+        )
+        .note(mapped_note),
+    ]
+}
+
+/// Throughput with 1 MiB messages, and with 1 KiB ones one at a time.
+fn sequential_throughput_figures(r: &Results, notes: &Notes) -> Vec<Figure> {
+    let Notes {
+        rounds_note,
+        relay_note,
+        tee_note,
+        mapped_note,
+    } = notes;
+    vec![
+        Figure::new(
+            "throughput through reel ÷ direct, 1 MiB sequential",
+            r.ratio(2),
+            "ratio",
+        )
+        .target(Target::AtLeast(THROUGHPUT_RATIO))
+        .note(format!(
+            "direct {} calls/s; {rounds_note}",
+            r.direct_rate(2)
+        )),
+        Figure::new(
+            "throughput through the bare relay ÷ direct, 1 MiB sequential",
+            r.relay_ratio(2),
+            "ratio",
+        )
+        .note(relay_note),
+        Figure::new(
+            "throughput through reel ÷ bare relay, 1 MiB sequential",
+            r.over_relay(2, via_rec),
+            "ratio",
+        )
+        .target(Target::AtLeast(OVER_RELAY_LARGE))
+        .note(format!("what recording costs; {rounds_note}")),
+        Figure::new(
+            "throughput through the tee relay ÷ bare relay, 1 MiB sequential",
+            r.over_relay(2, via_tee),
+            "ratio",
+        )
+        .note(tee_note),
+        Figure::new(
+            "throughput through the mapped tee relay ÷ bare relay, 1 MiB sequential",
+            r.over_relay(2, via_mapped),
+            "ratio",
+        )
+        .note(mapped_note),
+        Figure::new(
+            "throughput through reel ÷ direct, 1 KiB sequential",
+            r.ratio(0),
+            "ratio",
+        )
+        .note(format!(
+            "direct {} calls/s; no target; {rounds_note}",
+            r.direct_rate(0)
+        )),
+    ]
+}
+
+/// Added latency per round trip, reel's peak RSS on the large session, and the
+/// dropped-lines check.
+fn latency_and_memory_figures(r: &Results, notes: &Notes, big: &BigSession) -> Vec<Figure> {
+    let Notes {
+        rounds_note,
+        relay_note,
+        ..
+    } = notes;
+    let added = r.med(0, &|r| r.rec.p50_us - r.direct.p50_us);
+    let relay_added = r.med(0, &|r| r.relay.p50_us - r.direct.p50_us);
+    let BigSession {
+        load: big,
+        report: big_run,
+        gib,
+    } = big;
+    // The largest message is the echo answer: the text plus its JSON envelope.
+    let largest_mib = (big.size as f64 + 100.0) / f64::from(1u32 << 20);
+    let rss_target = RSS_BASE_MIB + 4.0 * largest_mib;
+    vec![
         Figure::new("median added latency per round trip, 1 KiB", added, "µs")
             .target(Target::AtMost(ADDED_LATENCY_US))
             .note(format!("p50 through reel − p50 direct (aim, not a hard target); {rounds_note}")),
@@ -335,7 +564,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
         Figure::new("lines dropped from traces", 0.0, "lines")
             .target(Target::AtMost(0.0))
             .note("every trace's end.counts checked against the calls made (the bench fails otherwise)"),
-    ])
+    ]
 }
 
 /// Lines reel forwards in a session: initialize, initialized and tools/list (3 in,
@@ -365,35 +594,15 @@ fn session(ctx: &Ctx, tools: &Tools, w: &Workload, via: Via<'_>) -> anyhow::Resu
     };
     let usage_file = ctx.work.join("rec-server-rusage.json");
     let _ = std::fs::remove_file(&usage_file);
-    let mut c = Command::new(&tools.client);
-    c.args(["--calls", &w.calls.to_string()])
-        .args(["--size", &w.size.to_string()])
-        .args(["--window", &w.window.to_string()])
-        .arg("--server-rusage")
-        .arg(&usage_file)
-        .arg("--");
-    if let Some(dir) = traces {
-        if dir.exists() {
-            std::fs::remove_dir_all(dir)
-                .with_context(|| format!("cannot clear {}", dir.display()))?;
-        }
-        c.arg(&ctx.reel)
-            .args(["rec", "--name", "bench", "--dir"])
-            .arg(dir)
-            .arg("--");
+    if let Some(dir) = traces
+        && dir.exists()
+    {
+        std::fs::remove_dir_all(dir).with_context(|| format!("cannot clear {}", dir.display()))?;
     }
-    match via {
-        Via::Relay => {
-            c.arg(&tools.relay);
-        }
-        Via::Tee { file, mapped } => {
-            let _ = std::fs::remove_file(file);
-            let flag = if mapped { "--tee-mapped" } else { "--tee" };
-            c.arg(&tools.relay).arg(flag).arg(file);
-        }
-        Via::Direct | Via::Reel(_) => {}
+    if let Via::Tee { file, .. } = via {
+        let _ = std::fs::remove_file(file);
     }
-    c.arg(&tools.server).arg("--rusage-out").arg(&usage_file);
+    let mut c = client_command(ctx, tools, w, via, &usage_file);
     let shown = display(&c);
     let out = c
         .stderr(Stdio::piped())
@@ -412,6 +621,56 @@ fn session(ctx: &Ctx, tools: &Tools, w: &Workload, via: Via<'_>) -> anyhow::Resu
             String::from_utf8_lossy(&out.stdout)
         )
     })?;
+    let report = read_report(&v, w, via)?;
+    if let Via::Tee { file, .. } = via {
+        let _ = std::fs::remove_file(file);
+    }
+    if let Some(dir) = traces {
+        verify_trace(dir, w)?;
+        std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))?;
+    }
+    Ok(report)
+}
+
+/// `echo_client … -- [reel rec …] [relay …] echo_server`: the client, and the chain of
+/// processes it starts.
+fn client_command(
+    ctx: &Ctx,
+    tools: &Tools,
+    w: &Workload,
+    via: Via<'_>,
+    usage_file: &Path,
+) -> Command {
+    let mut c = Command::new(&tools.client);
+    c.args(["--calls", &w.calls.to_string()])
+        .args(["--size", &w.size.to_string()])
+        .args(["--window", &w.window.to_string()])
+        .arg("--server-rusage")
+        .arg(usage_file)
+        .arg("--");
+    match via {
+        Via::Reel(dir) => {
+            c.arg(&ctx.reel)
+                .args(["rec", "--name", "bench", "--dir"])
+                .arg(dir)
+                .arg("--");
+        }
+        Via::Relay => {
+            c.arg(&tools.relay);
+        }
+        Via::Tee { file, mapped } => {
+            let flag = if mapped { "--tee-mapped" } else { "--tee" };
+            c.arg(&tools.relay).arg(flag).arg(file);
+        }
+        Via::Direct => {}
+    }
+    c.arg(&tools.server).arg("--rusage-out").arg(usage_file);
+    c
+}
+
+/// The client's JSON report: every answer right, and the middle's own cost (the
+/// server's, direct).
+fn read_report(v: &Value, w: &Workload, via: Via<'_>) -> anyhow::Result<Report> {
     let num = |k: &str| {
         v[k].as_f64()
             .with_context(|| format!("report lacks {k}: {v}"))
@@ -423,7 +682,7 @@ fn session(ctx: &Ctx, tools: &Tools, w: &Workload, via: Via<'_>) -> anyhow::Resu
     let server_cpu = num("server_cpu_us")?;
     let child_switches = num("child_switches")?;
     let server_switches = num("server_switches")?;
-    let report = Report {
+    Ok(Report {
         calls_per_s: num("calls_per_s")?,
         p50_us: num("p50_us")?,
         checksum: v["checksum"].as_str().unwrap_or_default().to_owned(),
@@ -436,15 +695,7 @@ fn session(ctx: &Ctx, tools: &Tools, w: &Workload, via: Via<'_>) -> anyhow::Resu
             Via::Direct => server_switches,
             Via::Relay | Via::Tee { .. } | Via::Reel(_) => child_switches - server_switches,
         },
-    };
-    if let Via::Tee { file, .. } = via {
-        let _ = std::fs::remove_file(file);
-    }
-    if let Some(dir) = traces {
-        verify_trace(dir, w)?;
-        std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))?;
-    }
-    Ok(report)
+    })
 }
 
 /// The trace holds every message: `end.counts` and the line count agree with the calls.

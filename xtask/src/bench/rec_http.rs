@@ -81,110 +81,165 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let mut proxied = warm_reel.requests;
     let _ = (warm, warm_relay);
 
-    let mut ratios = Vec::new();
-    let mut added = Vec::new();
-    let mut added_loaded = Vec::new();
-    let mut cpu = Vec::new();
-    let mut writer = Vec::new();
-    let (mut direct_rps, mut reel_rps) = (Vec::new(), Vec::new());
-    let (mut relay_ratios, mut over_relay, mut relay_added) = (Vec::new(), Vec::new(), Vec::new());
-    let mut relay_cpu = Vec::new();
-    let mut cpu_over_relay = Vec::new();
+    let urls = Urls {
+        direct: direct_url,
+        relay: relay_url,
+        reel: reel_url,
+        relay_pid,
+        reel_pid: pid,
+    };
+    let mut series = Series::default();
     for round in 1..=rounds {
-        // Latency first, one client at a time: no queueing, only what reel adds.
-        let seq = requests / 16;
-        let d1 = load(&tools.load, &direct_url, seq, 1)?;
-        let r1 = load(&tools.load, &reel_url, seq, 1)?;
-        let t1 = load(&tools.load, &relay_url, seq, 1)?;
-        proxied += r1.requests;
-        let d = load(&tools.load, &direct_url, requests, CLIENTS)?;
-        let relay_before = process_cpu(relay_pid)?;
-        let t = load(&tools.load, &relay_url, requests, CLIENTS)?;
-        let relay_us = (process_cpu(relay_pid)? - relay_before).as_secs_f64() * 1e6 / t.requests;
-        relay_cpu.push(relay_us);
-        let before = process_cpu(pid)?;
-        let writer_before = thread_cpu(pid, "reel-trace")?;
-        let r = load(&tools.load, &reel_url, requests, CLIENTS)?;
-        let used = process_cpu(pid)? - before;
-        let writer_used = thread_cpu(pid, "reel-trace")? - writer_before;
-        writer.push(writer_used.as_secs_f64() * 1e6 / r.requests);
-        proxied += r.requests;
-        let cpu_us = used.as_secs_f64() * 1e6 / r.requests;
-        println!(
-            "round {round} direct {:>9} req/s p50 {:>6} µs | relay {:>9} req/s p50 {:>6} µs | reel {:>9} req/s p50 {:>6} µs, reel CPU {:.1} µs/request",
-            fmt_value(d.rps),
-            fmt_value(d.p50_us),
-            fmt_value(t.rps),
-            fmt_value(t.p50_us),
-            fmt_value(r.rps),
-            fmt_value(r.p50_us),
-            cpu_us
-        );
-        println!(
-            "        one client: direct p50 {:>6} µs | relay p50 {:>6} µs | reel p50 {:>6} µs",
-            fmt_value(d1.p50_us),
-            fmt_value(t1.p50_us),
-            fmt_value(r1.p50_us)
-        );
-        relay_ratios.push(t.rps / d.rps);
-        over_relay.push(r.rps / t.rps);
-        relay_added.push(t1.p50_us - d1.p50_us);
-        ratios.push(r.rps / d.rps);
-        added.push(r1.p50_us - d1.p50_us);
-        added_loaded.push(r.p50_us - d.p50_us);
-        cpu.push(cpu_us);
-        cpu_over_relay.push(cpu_us - relay_us);
-        direct_rps.push(d.rps);
-        reel_rps.push(r.rps);
+        proxied += one_round(&tools, &urls, requests, round, &mut series)?;
     }
 
     stop(&mut reel)?;
     drop(relay);
     drop(server);
     check_trace(&traces, proxied)?;
+    Ok(figures(&series, requests, rounds))
+}
 
+/// Where the load goes, and the processes whose CPU is counted.
+struct Urls {
+    direct: String,
+    relay: String,
+    reel: String,
+    relay_pid: u32,
+    reel_pid: u32,
+}
+
+/// Per round: what each figure is the median of.
+#[derive(Default)]
+struct Series {
+    ratios: Vec<f64>,
+    added: Vec<f64>,
+    added_loaded: Vec<f64>,
+    cpu: Vec<f64>,
+    writer: Vec<f64>,
+    direct_rps: Vec<f64>,
+    reel_rps: Vec<f64>,
+    relay_ratios: Vec<f64>,
+    over_relay: Vec<f64>,
+    relay_added: Vec<f64>,
+    relay_cpu: Vec<f64>,
+    cpu_over_relay: Vec<f64>,
+}
+
+/// One round: latency with one client, then throughput with [`CLIENTS`], along each
+/// path; the requests reel proxied.
+fn one_round(
+    tools: &Tools,
+    urls: &Urls,
+    requests: usize,
+    round: usize,
+    s: &mut Series,
+) -> anyhow::Result<f64> {
+    // Latency first, one client at a time: no queueing, only what reel adds.
+    let seq = requests / 16;
+    let d1 = load(&tools.load, &urls.direct, seq, 1)?;
+    let r1 = load(&tools.load, &urls.reel, seq, 1)?;
+    let t1 = load(&tools.load, &urls.relay, seq, 1)?;
+    let d = load(&tools.load, &urls.direct, requests, CLIENTS)?;
+    let relay_before = process_cpu(urls.relay_pid)?;
+    let t = load(&tools.load, &urls.relay, requests, CLIENTS)?;
+    let relay_us = (process_cpu(urls.relay_pid)? - relay_before).as_secs_f64() * 1e6 / t.requests;
+    s.relay_cpu.push(relay_us);
+    let pid = urls.reel_pid;
+    let before = process_cpu(pid)?;
+    let writer_before = thread_cpu(pid, "reel-trace")?;
+    let r = load(&tools.load, &urls.reel, requests, CLIENTS)?;
+    let used = process_cpu(pid)? - before;
+    let writer_used = thread_cpu(pid, "reel-trace")? - writer_before;
+    s.writer.push(writer_used.as_secs_f64() * 1e6 / r.requests);
+    let cpu_us = used.as_secs_f64() * 1e6 / r.requests;
+    println!(
+        "round {round} direct {:>9} req/s p50 {:>6} µs | relay {:>9} req/s p50 {:>6} µs | reel {:>9} req/s p50 {:>6} µs, reel CPU {:.1} µs/request",
+        fmt_value(d.rps),
+        fmt_value(d.p50_us),
+        fmt_value(t.rps),
+        fmt_value(t.p50_us),
+        fmt_value(r.rps),
+        fmt_value(r.p50_us),
+        cpu_us
+    );
+    println!(
+        "        one client: direct p50 {:>6} µs | relay p50 {:>6} µs | reel p50 {:>6} µs",
+        fmt_value(d1.p50_us),
+        fmt_value(t1.p50_us),
+        fmt_value(r1.p50_us)
+    );
+    s.relay_ratios.push(t.rps / d.rps);
+    s.over_relay.push(r.rps / t.rps);
+    s.relay_added.push(t1.p50_us - d1.p50_us);
+    s.ratios.push(r.rps / d.rps);
+    s.added.push(r1.p50_us - d1.p50_us);
+    s.added_loaded.push(r.p50_us - d.p50_us);
+    s.cpu.push(cpu_us);
+    s.cpu_over_relay.push(cpu_us - relay_us);
+    s.direct_rps.push(d.rps);
+    s.reel_rps.push(r.rps);
+    Ok(r1.requests + r.requests)
+}
+
+/// The figures, medians of the rounds' series.
+fn figures(s: &Series, requests: usize, rounds: usize) -> Vec<Figure> {
+    let Series {
+        ratios,
+        added,
+        added_loaded,
+        cpu,
+        writer,
+        direct_rps,
+        reel_rps,
+        relay_ratios,
+        over_relay,
+        relay_added,
+        relay_cpu,
+        cpu_over_relay,
+    } = s;
     let how = format!(
         "{CLIENTS} clients, {requests} tools/call echo POSTs per run (256 B argument, JSON answers), median of {rounds} interleaved rounds"
     );
     let med = |xs: &[f64]| median(xs).unwrap_or(f64::NAN);
-    Ok(vec![
-        Figure::new("rec --url CPU per proxied request", med(&cpu), "µs")
+    vec![
+        Figure::new("rec --url CPU per proxied request", med(cpu), "µs")
             .note(format!("reel's user+system time (all threads, /proc) ÷ requests; {how}")),
-        Figure::new("bare TCP relay CPU per proxied request", med(&relay_cpu), "µs")
+        Figure::new("bare TCP relay CPU per proxied request", med(relay_cpu), "µs")
             .note("the relay's user+system time (/proc) ÷ requests, same load"),
-        Figure::new("rec --url CPU per request − the relay's", med(&cpu_over_relay), "µs")
+        Figure::new("rec --url CPU per request − the relay's", med(cpu_over_relay), "µs")
             .target(Target::AtMost(CPU_OVER_RELAY_US))
             .note("what parsing HTTP and recording cost per request: the per-round difference of the two above"),
-        Figure::new("rec --url trace writer CPU per request", med(&writer), "µs").note(
+        Figure::new("rec --url trace writer CPU per request", med(writer), "µs").note(
             "the reel-trace thread's share of the above: the lines no proxy thread wrote itself before forwarding (answers are written by the thread that forwards them)",
         ),
-        Figure::new("rec --url throughput ÷ direct", med(&ratios), "ratio")
+        Figure::new("rec --url throughput ÷ direct", med(ratios), "ratio")
             .target(Target::AtLeast(THROUGHPUT_RATIO))
             .note(format!(
                 "requests/s through reel ÷ direct, same round ({} vs {} req/s); 2 shared cores for driver, reel and server",
-                fmt_value(med(&reel_rps)),
-                fmt_value(med(&direct_rps))
+                fmt_value(med(reel_rps)),
+                fmt_value(med(direct_rps))
             )),
-        Figure::new("bare TCP relay throughput ÷ direct", med(&relay_ratios), "ratio").note(
+        Figure::new("bare TCP relay throughput ÷ direct", med(relay_ratios), "ratio").note(
             "requests/s through a relay that copies bytes and parses nothing (examples/tcp_relay.rs) ÷ direct, same round: the ceiling of any proxy process here",
         ),
-        Figure::new("rec --url throughput ÷ bare TCP relay", med(&over_relay), "ratio")
+        Figure::new("rec --url throughput ÷ bare TCP relay", med(over_relay), "ratio")
             .target(Target::AtLeast(OVER_RELAY))
             .note("what parsing HTTP and recording cost, same round"),
-        Figure::new("rec --url median added latency", med(&added), "µs")
+        Figure::new("rec --url median added latency", med(added), "µs")
             .target(Target::AtMost(ADDED_LATENCY_US))
             .note(format!(
                 "median round trip through reel − direct, one client, {} sequential requests per run, median of {rounds} rounds",
                 requests / 16
             )),
-        Figure::new("bare TCP relay added latency", med(&relay_added), "µs")
+        Figure::new("bare TCP relay added latency", med(relay_added), "µs")
             .note("as above, through the TCP relay"),
-        Figure::new("rec --url added latency, 16 clients", med(&added_loaded), "µs").note(
+        Figure::new("rec --url added latency, 16 clients", med(added_loaded), "µs").note(
             "median round trip through reel − direct with 16 clients: mostly queueing for the shared cores",
         ),
-        Figure::new("rec --url requests/s", med(&reel_rps), "req/s")
-            .note(format!("direct: {} req/s", fmt_value(med(&direct_rps)))),
-    ])
+        Figure::new("rec --url requests/s", med(reel_rps), "req/s")
+            .note(format!("direct: {} req/s", fmt_value(med(direct_rps)))),
+    ]
 }
 
 fn build_examples(ctx: &Ctx) -> anyhow::Result<Tools> {

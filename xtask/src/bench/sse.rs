@@ -263,6 +263,28 @@ impl Client {
         self.sent += 1;
         let t0 = Instant::now();
         self.writer.write_all(req.as_bytes())?;
+        let framing = self.read_head(model)?;
+        let mut body = Body {
+            sink: Sink::new(trips),
+            first: None,
+            t0,
+        };
+        match framing {
+            Framing::Chunked => self.read_chunked(&mut body)?,
+            Framing::Length(left) => self.read_bytes(left, &mut body, "mid-body")?,
+        }
+        if !body.sink.tail.ends_with(LAST_EVENT) {
+            bail!("the stream did not end with message_stop ({model})");
+        }
+        Ok(Answer {
+            ttfb: body.first.unwrap_or_default(),
+            bytes: body.sink.bytes,
+            trips_ns: body.sink.trips,
+        })
+    }
+
+    /// Reads the response head: a 200, and how its body is framed.
+    fn read_head(&mut self, model: &str) -> anyhow::Result<Framing> {
         let mut line = String::new();
         self.reader.read_line(&mut line)?;
         if !line.starts_with("HTTP/1.1 200") {
@@ -290,61 +312,66 @@ impl Client {
                 }
             }
         }
-        let mut sink = Sink::new(trips);
-        let mut first = None;
         if chunked {
-            loop {
-                line.clear();
-                if self.reader.read_line(&mut line)? == 0 {
-                    bail!("the connection closed mid-body");
-                }
-                let size = line.trim_end();
-                let size = size.split(';').next().unwrap_or("");
-                let mut left = u64::from_str_radix(size, 16)
-                    .with_context(|| format!("bad chunk size line {line:?}"))?;
-                if left == 0 {
-                    // No trailers expected: the blank line ends the body.
-                    line.clear();
-                    self.reader.read_line(&mut line)?;
-                    break;
-                }
-                while left > 0 {
-                    let buf = self.reader.fill_buf()?;
-                    if buf.is_empty() {
-                        bail!("the connection closed mid-chunk");
-                    }
-                    first.get_or_insert_with(|| t0.elapsed());
-                    let n = buf.len().min(left as usize);
-                    sink.feed(&buf[..n]);
-                    self.reader.consume(n);
-                    left -= n as u64;
-                }
-                let mut crlf = [0u8; 2];
-                self.reader.read_exact(&mut crlf)?;
-            }
-        } else {
-            let mut left = length.context("neither chunked nor a content-length")?;
-            while left > 0 {
-                let buf = self.reader.fill_buf()?;
-                if buf.is_empty() {
-                    bail!("the connection closed mid-body");
-                }
-                first.get_or_insert_with(|| t0.elapsed());
-                let n = buf.len().min(left as usize);
-                sink.feed(&buf[..n]);
-                self.reader.consume(n);
-                left -= n as u64;
-            }
+            return Ok(Framing::Chunked);
         }
-        if !sink.tail.ends_with(LAST_EVENT) {
-            bail!("the stream did not end with message_stop ({model})");
-        }
-        Ok(Answer {
-            ttfb: first.unwrap_or_default(),
-            bytes: sink.bytes,
-            trips_ns: sink.trips,
-        })
+        Ok(Framing::Length(
+            length.context("neither chunked nor a content-length")?,
+        ))
     }
+
+    /// Reads a chunked body to its last chunk.
+    fn read_chunked(&mut self, body: &mut Body) -> anyhow::Result<()> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self.reader.read_line(&mut line)? == 0 {
+                bail!("the connection closed mid-body");
+            }
+            let size = line.trim_end();
+            let size = size.split(';').next().unwrap_or("");
+            let left = u64::from_str_radix(size, 16)
+                .with_context(|| format!("bad chunk size line {line:?}"))?;
+            if left == 0 {
+                // No trailers expected: the blank line ends the body.
+                line.clear();
+                self.reader.read_line(&mut line)?;
+                return Ok(());
+            }
+            self.read_bytes(left, body, "mid-chunk")?;
+            let mut crlf = [0u8; 2];
+            self.reader.read_exact(&mut crlf)?;
+        }
+    }
+
+    /// Feeds the next `left` body bytes to the sink, noting when the first arrived.
+    fn read_bytes(&mut self, mut left: u64, body: &mut Body, place: &str) -> anyhow::Result<()> {
+        while left > 0 {
+            let buf = self.reader.fill_buf()?;
+            if buf.is_empty() {
+                bail!("the connection closed {place}");
+            }
+            body.first.get_or_insert_with(|| body.t0.elapsed());
+            let n = buf.len().min(left as usize);
+            body.sink.feed(&buf[..n]);
+            self.reader.consume(n);
+            left -= n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// How a response body is framed.
+enum Framing {
+    Chunked,
+    Length(u64),
+}
+
+/// A body being read: its sink, and when its first byte came after the request.
+struct Body {
+    sink: Sink,
+    first: Option<Duration>,
+    t0: Instant,
 }
 
 /// Counts body bytes, keeps the tail, and with `trips` cuts events and times deltas.

@@ -3,73 +3,41 @@
 //! fitness-report traces from `shared/fixtures` (which must pass with exit 0).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
 use crate::harness::peer_runs;
+use crate::harness::sandbox::Sandbox;
 
 const META: &str = r#"{"v":1,"type":"meta","startedAt":"2026-05-12T23:00:00.000Z","label":"t","command":["srv"],"redaction":{"rules":"reel/1","defaults":true}}"#;
 const END: &str = r#"{"t":"2026-05-12T23:00:01.000Z","type":"end","exitCode":0,"durationMs":1000}"#;
 const T: &str = "2026-05-12T23:00:00.500Z";
 
-/// A temp dir and the built binary.
-struct Sandbox {
-    dir: tempfile::TempDir,
+/// A trace in the sandbox: META, the given lines, END, each newline-terminated.
+fn trace(sb: &Sandbox, name: &str, lines: &[&str]) -> PathBuf {
+    sb.write(name, lines_of(META, lines, Some(END)))
 }
 
-impl Sandbox {
-    fn new() -> Self {
-        Sandbox {
-            dir: tempfile::tempdir().expect("temp dir"),
-        }
-    }
+/// `reel check --json FILE…`: exit code and the document.
+fn check_json(sb: &Sandbox, files: &[&Path]) -> (i32, Value) {
+    let mut args = vec!["check".to_owned(), "--json".to_owned()];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = sb.reel(&refs);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().expect("exit code"), doc)
+}
 
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.path(name);
-        std::fs::write(&p, bytes).expect("write fixture");
-        p
-    }
-
-    /// A trace: META, the given lines, END, each newline-terminated.
-    fn trace(&self, name: &str, lines: &[&str]) -> PathBuf {
-        self.write(name, lines_of(META, lines, Some(END)))
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_reel"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("run reel")
-    }
-
-    /// `reel check --json FILE…`: exit code and the document.
-    fn check_json(&self, files: &[&Path]) -> (i32, Value) {
-        let mut args = vec!["check".to_owned(), "--json".to_owned()];
-        args.extend(files.iter().map(|f| f.display().to_string()));
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = self.run(&refs);
-        let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not JSON ({e}): {}\nstderr: {}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        (out.status.code().expect("exit code"), doc)
-    }
-
-    /// Checks one file; returns the exit code and that file's report.
-    fn check_one(&self, file: &Path) -> (i32, Value) {
-        let (code, doc) = self.check_json(&[file]);
-        (code, doc["files"][0].clone())
-    }
+/// Checks one file; returns the exit code and that file's report.
+fn check_one(sb: &Sandbox, file: &Path) -> (i32, Value) {
+    let (code, doc) = check_json(sb, &[file]);
+    (code, doc["files"][0].clone())
 }
 
 fn lines_of(first: &str, lines: &[&str], last: Option<&str>) -> String {
@@ -124,7 +92,7 @@ fn message_of(report: &Value, rule: &str) -> String {
 
 /// Asserts exactly these (rule, line) problems and this exit code.
 fn expect(sb: &Sandbox, file: &Path, code: i32, want: &[(&str, Option<u64>)]) -> Value {
-    let (got_code, report) = sb.check_one(file);
+    let (got_code, report) = check_one(sb, file);
     let want: Vec<(String, Option<u64>)> =
         want.iter().map(|(r, l)| ((*r).to_owned(), *l)).collect();
     assert_eq!(problems(&report), want, "{report:#}");
@@ -138,16 +106,32 @@ mod clean {
     #[test]
     fn a_valid_trace_exits_0_without_problems() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "ok.jsonl",
             &[
-                &msg("in", r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#),
-                &msg("out", r#"{"jsonrpc":"2.0","id":0,"result":{"capabilities":{}}}"#),
-                &msg("in", r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
-                &msg("out", r#"{"jsonrpc":"2.0","id":"s1","method":"roots/list"}"#),
+                &msg(
+                    "in",
+                    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
+                ),
+                &msg(
+                    "out",
+                    r#"{"jsonrpc":"2.0","id":0,"result":{"capabilities":{}}}"#,
+                ),
+                &msg(
+                    "in",
+                    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                ),
+                &msg(
+                    "out",
+                    r#"{"jsonrpc":"2.0","id":"s1","method":"roots/list"}"#,
+                ),
                 &msg("in", r#"{"jsonrpc":"2.0","id":"s1","result":{"roots":[]}}"#),
                 &msg("in", r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#),
-                &msg("out", r#"[{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}}]"#),
+                &msg(
+                    "out",
+                    r#"[{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}}]"#,
+                ),
                 r#"{"t":"2026-05-12T23:00:00.600Z","dir":"event","kind":"reel.stderr","text":"hi"}"#,
                 r#"{"t":"2026-05-12T23:00:00.700Z","type":"turn","role":"assistant","model":"m","blocks":[{"type":"thinking","thinking":"..."},{"type":"tool_use","id":"u1","name":"Read","input":{}}],"usage":{"input_tokens":1,"output_tokens":10,"thinking_tokens":10}}"#,
                 r#"{"t":"2026-05-12T23:00:00.800Z","type":"turn","role":"user","blocks":[{"type":"tool_result","tool_use_id":"u1","content":"ok","is_error":false}]}"#,
@@ -164,8 +148,8 @@ mod clean {
     #[test]
     fn human_output_names_file_line_severity_and_rule() {
         let sb = Sandbox::new();
-        let f = sb.trace("h.jsonl", &["[1]"]);
-        let out = sb.run(&["check", f.to_str().unwrap()]);
+        let f = trace(&sb, "h.jsonl", &["[1]"]);
+        let out = sb.reel(&["check", f.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(1));
         let text = String::from_utf8(out.stdout).unwrap();
         let first = text.lines().next().unwrap();
@@ -190,7 +174,7 @@ mod clean {
     fn min_severity_filters_the_listing_not_the_verdict() {
         let sb = Sandbox::new();
         let f = sb.write("w.jsonl", format!("{META}\n[1]\n"));
-        let out = sb.run(&["check", "--min-severity", "error", f.to_str().unwrap()]);
+        let out = sb.reel(&["check", "--min-severity", "error", f.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(1));
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains("error[not-object]"), "{text}");
@@ -201,7 +185,7 @@ mod clean {
     #[test]
     fn list_rules_names_every_rule() {
         let sb = Sandbox::new();
-        let out = sb.run(&["check", "--list-rules"]);
+        let out = sb.reel(&["check", "--list-rules"]);
         assert_eq!(out.status.code(), Some(0));
         let text = String::from_utf8(out.stdout).unwrap();
         for id in [
@@ -243,8 +227,8 @@ mod clean {
         let sb = Sandbox::new();
         let many: Vec<String> = (0..10).map(|_| "42".to_owned()).collect();
         let refs: Vec<&str> = many.iter().map(String::as_str).collect();
-        let f = sb.trace("flood.jsonl", &refs);
-        let out = sb.run(&[
+        let f = trace(&sb, "flood.jsonl", &refs);
+        let out = sb.reel(&[
             "check",
             "--json",
             "--max-per-rule",
@@ -343,14 +327,18 @@ mod errors {
     #[test]
     fn not_json_in_the_middle() {
         let sb = Sandbox::new();
-        let f = sb.trace("j.jsonl", &[r#"{"t":"#]);
+        let f = trace(&sb, "j.jsonl", &[r#"{"t":"#]);
         expect(&sb, &f, 1, &[("not-json", Some(2))]);
     }
 
     #[test]
     fn non_object_lines() {
         let sb = Sandbox::new();
-        let f = sb.trace("o.jsonl", &["[1,2]", r#""a string""#, "42", "null", "true"]);
+        let f = trace(
+            &sb,
+            "o.jsonl",
+            &["[1,2]", r#""a string""#, "42", "null", "true"],
+        );
         let r = expect(
             &sb,
             &f,
@@ -384,7 +372,8 @@ mod errors {
     #[test]
     fn bad_timestamps_say_the_value() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "t.jsonl",
             &[
                 r#"{"t":"yesterday","dir":"in","raw":{"jsonrpc":"2.0","method":"a"}}"#,
@@ -411,7 +400,8 @@ mod errors {
     #[test]
     fn message_line_without_dir() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "d.jsonl",
             &[
                 &format!(r#"{{"t":"{T}","raw":{{"jsonrpc":"2.0","method":"a"}}}}"#),
@@ -429,7 +419,7 @@ mod errors {
     #[test]
     fn message_line_without_raw() {
         let sb = Sandbox::new();
-        let f = sb.trace("r.jsonl", &[&format!(r#"{{"t":"{T}","dir":"out"}}"#)]);
+        let f = trace(&sb, "r.jsonl", &[&format!(r#"{{"t":"{T}","dir":"out"}}"#)]);
         expect(&sb, &f, 1, &[("missing-raw", Some(2))]);
     }
 
@@ -460,7 +450,7 @@ mod errors {
             r#"{{"t":"{T}","type":"turn","role":"user","blocks":[{{"type":"history_elided","count":1,"sha256":"{}","request_sha256":"{req}"}}]}}"#,
             "ab".repeat(32)
         );
-        let f = sb.trace("h.jsonl", &[&event, &turn]);
+        let f = trace(&sb, "h.jsonl", &[&event, &turn]);
         let r = expect(&sb, &f, 1, &[("history-elided-mismatch", Some(3))]);
         assert!(message_of(&r, "history-elided-mismatch").contains("line 2"));
     }
@@ -477,14 +467,15 @@ mod errors {
         let turn = format!(
             r#"{{"t":"{T}","type":"turn","role":"user","blocks":[{{"type":"history_elided","count":2,"sha256":"06b6136d214f5714bd5894f383a5fd9b13a0750810e13d8f177b5e8607472dae","request_sha256":"{req}"}},{{"type":"text","text":"again"}}]}}"#
         );
-        let f = sb.trace("h.jsonl", &[&turn, &event]);
+        let f = trace(&sb, "h.jsonl", &[&turn, &event]);
         expect(&sb, &f, 0, &[]);
     }
 
     #[test]
     fn usage_invariant() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "u.jsonl",
             &[&format!(
                 r#"{{"t":"{T}","type":"turn","role":"assistant","blocks":[],"usage":{{"input_tokens":1,"output_tokens":5,"thinking_tokens":9}}}}"#
@@ -497,7 +488,8 @@ mod errors {
     #[test]
     fn turn_without_role_or_blocks() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "t.jsonl",
             &[
                 &format!(r#"{{"t":"{T}","type":"turn","blocks":[]}}"#),
@@ -610,7 +602,8 @@ mod warnings {
     #[test]
     fn a_torn_line_in_the_middle_is_an_error() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "mid.jsonl",
             &[r#"{"t":"2026-05-12T23:00:00.500Z","dir":"in","raw":{"#],
         );
@@ -620,7 +613,8 @@ mod warnings {
     #[test]
     fn unanswered_requests_are_listed_with_line_and_method() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "u.jsonl",
             &[
                 &msg(
@@ -638,7 +632,8 @@ mod warnings {
     #[test]
     fn responses_without_a_request() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "o.jsonl",
             &[&msg("out", r#"{"jsonrpc":"2.0","id":9,"result":{}}"#)],
         );
@@ -648,7 +643,8 @@ mod warnings {
     #[test]
     fn duplicate_pending_ids() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "d.jsonl",
             &[
                 &msg("in", r#"{"jsonrpc":"2.0","id":1,"method":"a"}"#),
@@ -663,7 +659,8 @@ mod warnings {
     #[test]
     fn raw_that_is_not_json_rpc() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "n.jsonl",
             &[
                 &msg("in", r#"{"id":1,"method":"a"}"#),
@@ -691,7 +688,8 @@ mod warnings {
     #[test]
     fn echoed_turns_carrying_model_or_usage() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "e.jsonl",
             &[&format!(
                 r#"{{"t":"{T}","type":"turn","role":"assistant","echoed":true,"model":"m","blocks":[]}}"#
@@ -727,7 +725,8 @@ mod tolerated {
     #[test]
     fn unknown_types_dirs_kinds_and_blocks_are_info_only() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "u.jsonl",
             &[
                 &format!(r#"{{"t":"{T}","type":"bookmark","note":"x"}}"#),
@@ -768,7 +767,8 @@ mod tolerated {
             ),
         );
         drop(big);
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "big.jsonl",
             &[
                 &request,
@@ -796,7 +796,7 @@ mod unreadable {
         let sb = Sandbox::new();
         let dir = sb.path("traces");
         std::fs::create_dir(&dir).unwrap();
-        let out = sb.run(&["check", dir.to_str().unwrap()]);
+        let out = sb.reel(&["check", dir.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(66));
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(err.contains("is a directory"), "{err}");
@@ -806,7 +806,7 @@ mod unreadable {
     #[test]
     fn a_missing_file() {
         let sb = Sandbox::new();
-        let out = sb.run(&["check", "nope.jsonl"]);
+        let out = sb.reel(&["check", "nope.jsonl"]);
         assert_eq!(out.status.code(), Some(66));
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(err.contains("nope.jsonl: no such file"), "{err}");
@@ -815,10 +815,10 @@ mod unreadable {
     #[test]
     fn the_other_files_are_still_checked_and_reported() {
         let sb = Sandbox::new();
-        let bad = sb.trace("bad.jsonl", &["[1]"]);
-        let good = sb.trace("good.jsonl", &[]);
+        let bad = trace(&sb, "bad.jsonl", &["[1]"]);
+        let good = trace(&sb, "good.jsonl", &[]);
         let missing = sb.path("missing.jsonl");
-        let (code, doc) = sb.check_json(&[&bad, &missing, &good]);
+        let (code, doc) = check_json(&sb, &[&bad, &missing, &good]);
         assert_eq!(code, 66, "{doc:#}");
         assert_eq!(doc["schema"], "reel.check/1");
         let files = doc["files"].as_array().unwrap();
@@ -868,7 +868,7 @@ mod shared_fixtures {
         let files = traces();
         assert_eq!(files.len(), 6);
         let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-        let (code, doc) = sb.check_json(&refs);
+        let (code, doc) = check_json(&sb, &refs);
         assert_eq!(code, 0, "{doc:#}");
         assert_eq!(doc["errors"], 0);
         for f in doc["files"].as_array().unwrap() {
@@ -885,7 +885,7 @@ mod shared_fixtures {
             .into_iter()
             .find(|p| p.display().to_string().contains("knowledge-mcp") && p.ends_with("mcp.jsonl"))
             .unwrap();
-        let (code, report) = sb.check_one(&mcp);
+        let (code, report) = check_one(&sb, &mcp);
         assert_eq!(code, 0);
         let unanswered: Vec<_> = report["problems"]
             .as_array()
@@ -926,7 +926,7 @@ fn quoted_trace_content_cannot_forge_report_lines() {
             "\n"
         ),
     );
-    let out = t.run(&["check", path.to_str().unwrap()]);
+    let out = t.reel(&["check", path.to_str().unwrap()]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains(r#"unknown line type "odd\nnl.jsonl: ok: 0 errors""#),
@@ -956,7 +956,8 @@ mod http_refusal {
     #[test]
     fn a_refused_probe_is_not_an_unanswered_request() {
         let sb = Sandbox::new();
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "refused.jsonl",
             &[
                 &line("in", 1, PROBE, r#","method":"POST","path":"/mcp""#),
@@ -965,7 +966,8 @@ mod http_refusal {
         );
         expect(&sb, &f, 0, &[]);
         // The refusal came on another HTTP request: it answers nothing there.
-        let f = sb.trace(
+        let f = trace(
+            &sb,
             "elsewhere.jsonl",
             &[
                 &line("in", 1, PROBE, ""),
@@ -979,14 +981,13 @@ mod http_refusal {
     fn a_python_sdk_recording_against_server_everything_checks_clean() {
         let sb = Sandbox::new();
         let server = peer_runs::Everything::start();
-        let trace =
-            peer_runs::record_python(&server, sb.dir.path(), "probe", peer_runs::Timing::Sdk);
+        let trace = peer_runs::record_python(&server, sb.dir(), "probe", peer_runs::Timing::Sdk);
         let text = std::fs::read_to_string(&trace).unwrap();
         assert!(
             text.contains(r#""method":"server/discover""#) && text.contains(r#""status":400"#),
             "the client probed and was refused"
         );
-        let (code, report) = sb.check_one(&trace);
+        let (code, report) = check_one(&sb, &trace);
         assert_eq!(code, 0, "{report:#}");
         assert_eq!(problems(&report), vec![], "{report:#}");
     }

@@ -774,7 +774,7 @@ fn record_server_suites() -> Recording {
             status.success(),
             "reel rec --url ended with {status} after SIGTERM; its stderr:\n{stderr}"
         );
-        let trace = only_trace(&traces);
+        let trace = crate::harness::play_http_support::only_trace(&traces);
         runs.push((suite, result, trace));
     }
     Recording { runs }
@@ -802,17 +802,6 @@ fn forget_old_recordings() {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
-}
-
-fn only_trace(dir: &Path) -> PathBuf {
-    let traces: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("no trace directory {}: {e}", dir.display()))
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    assert_eq!(traces.len(), 1, "expected one trace in {}", dir.display());
-    traces.into_iter().next().expect("one trace")
 }
 
 fn assert_reel_check(trace: &Path) {

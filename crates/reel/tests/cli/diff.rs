@@ -8,31 +8,20 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::harness::sandbox::Sandbox;
 use crate::harness::trace::{TraceBuilder, msg, rpc};
 
-/// A fresh directory and the built binary.
-struct T {
-    tmp: tempfile::TempDir,
+/// Writes a session into the sandbox: the meta line (with `meta_extra` merged in), the
+/// lines, an end.
+fn trace_with(sb: &Sandbox, name: &str, meta_extra: Value, lines: &[Value]) -> PathBuf {
+    TraceBuilder::new(name)
+        .meta(meta_extra)
+        .lines(lines.iter().cloned())
+        .write(&sb.path(&format!("{name}.jsonl")))
 }
 
-impl T {
-    fn new() -> T {
-        T {
-            tmp: tempfile::tempdir().expect("temp dir"),
-        }
-    }
-
-    /// Writes a session: the meta line (with `meta_extra` merged in), the lines, an end.
-    fn trace_with(&self, name: &str, meta_extra: Value, lines: &[Value]) -> PathBuf {
-        TraceBuilder::new(name)
-            .meta(meta_extra)
-            .lines(lines.iter().cloned())
-            .write(&self.tmp.path().join(format!("{name}.jsonl")))
-    }
-
-    fn trace(&self, name: &str, lines: &[Value]) -> PathBuf {
-        self.trace_with(name, json!({}), lines)
-    }
+fn trace(sb: &Sandbox, name: &str, lines: &[Value]) -> PathBuf {
+    trace_with(sb, name, json!({}), lines)
 }
 
 fn req(id: Value, method: &str, params: Value) -> Value {
@@ -151,8 +140,8 @@ fn with(mut lines: Vec<Value>, at: usize, line: Value) -> Vec<Value> {
 
 #[test]
 fn honest_differences_ids_tokens_clients_and_timestamps_are_identical() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p1"));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p1"));
     let mut b_lines = base(100, "other-token");
     // Another client: other identity and capabilities in initialize.
     b_lines[0] = req(
@@ -160,7 +149,7 @@ fn honest_differences_ids_tokens_clients_and_timestamps_are_identical() {
         "initialize",
         json!({"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"other","version":"9"}}),
     );
-    let b = t.trace("b", &b_lines);
+    let b = trace(&t, "b", &b_lines);
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["verdict"], "identical");
@@ -171,9 +160,9 @@ fn honest_differences_ids_tokens_clients_and_timestamps_are_identical() {
 
 #[test]
 fn output_drift_result_changed_names_the_call_and_the_pointer() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
-    let b = t.trace("b", &with(base(0, "p"), 9, text(4, "rainy")));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
+    let b = trace(&t, "b", &with(base(0, "p"), 9, text(4, "rainy")));
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 1);
     let (class, kind, subject, la, lb) = only_drift(&v);
@@ -201,9 +190,9 @@ fn output_drift_result_changed_names_the_call_and_the_pointer() {
 
 #[test]
 fn text_output_shows_the_first_drift_with_context_pointers_and_a_unified_diff() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
-    let b = t.trace("b", &with(base(0, "p"), 9, text(4, "rainy")));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
+    let b = trace(&t, "b", &with(base(0, "p"), 9, text(4, "rainy")));
     let r = reel(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let out = &r.stdout;
@@ -225,9 +214,13 @@ fn text_output_shows_the_first_drift_with_context_pointers_and_a_unified_diff() 
 
 #[test]
 fn structural_drift_result_became_an_error() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
-    let b = t.trace("b", &with(base(0, "p"), 9, err(json!(4), -32603, "boom")));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
+    let b = trace(
+        &t,
+        "b",
+        &with(base(0, "p"), 9, err(json!(4), -32603, "boom")),
+    );
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 2);
     let (class, kind, subject, la, lb) = only_drift(&v);
@@ -246,13 +239,13 @@ fn structural_drift_result_became_an_error() {
 
 #[test]
 fn structural_drift_tool_result_with_is_error() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
     let failing = res(
         json!(4),
         json!({"content":[{"type":"text","text":"no"}],"isError":true}),
     );
-    let b = t.trace("b", &with(base(0, "p"), 9, failing));
+    let b = trace(&t, "b", &with(base(0, "p"), 9, failing));
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 2);
     assert_eq!(only_drift(&v).1, "became-error");
@@ -260,9 +253,10 @@ fn structural_drift_tool_result_with_is_error() {
 
 #[test]
 fn structural_drift_method_unknown_and_tool_unknown() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
-    let b = t.trace(
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
+    let b = trace(
+        &t,
         "b",
         &with(base(0, "p"), 4, err(json!(2), -32601, "Method not found")),
     );
@@ -274,7 +268,8 @@ fn structural_drift_method_unknown_and_tool_unknown() {
         ("method-unknown", "tools/list", Some(5))
     );
 
-    let b = t.trace(
+    let b = trace(
+        &t,
         "b2",
         &with(
             base(0, "p"),
@@ -289,11 +284,11 @@ fn structural_drift_method_unknown_and_tool_unknown() {
 
 #[test]
 fn structural_drift_call_removed_and_added() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
     let mut fewer = base(0, "p");
     fewer.truncate(8);
-    let b = t.trace("b", &fewer);
+    let b = trace(&t, "b", &fewer);
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 2);
     let (class, kind, subject, la, lb) = only_drift(&v);
@@ -312,15 +307,15 @@ fn structural_drift_call_removed_and_added() {
 
 #[test]
 fn structural_drift_input_schema_changed_is_a_changelog() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
     let mut list = tools("number", "the weather");
     list["tools"].as_array_mut().unwrap().remove(0); // add removed
     list["tools"]
         .as_array_mut()
         .unwrap()
         .push(json!({"name":"forecast","inputSchema":{}}));
-    let b = t.trace("b", &with(base(0, "p"), 4, res(json!(2), list)));
+    let b = trace(&t, "b", &with(base(0, "p"), 4, res(json!(2), list)));
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 2);
     let (class, kind, subject, la, _) = only_drift(&v);
@@ -341,9 +336,10 @@ fn structural_drift_input_schema_changed_is_a_changelog() {
 
 #[test]
 fn output_drift_tool_description_changed_is_a_changelog_too() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
-    let b = t.trace(
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
+    let b = trace(
+        &t,
         "b",
         &with(
             base(0, "p"),
@@ -363,9 +359,10 @@ fn output_drift_tool_description_changed_is_a_changelog_too() {
 
 #[test]
 fn output_drift_progress_notifications_differ() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
-    let b = t.trace(
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
+    let b = trace(
+        &t,
         "b",
         &with(
             base(0, "q"),
@@ -392,7 +389,7 @@ fn output_drift_progress_notifications_differ() {
 
 #[test]
 fn unsolicited_notifications_compare_as_counts_not_positions() {
-    let t = T::new();
+    let t = Sandbox::new();
     let log = |n: u64| {
         note(
             "out",
@@ -407,8 +404,8 @@ fn unsolicited_notifications_compare_as_counts_not_positions() {
     // The same two messages, elsewhere: one of them lands inside an open call.
     b_lines.insert(9, log(1));
     b_lines.insert(1, log(2));
-    let a = t.trace("a", &a_lines);
-    let b = t.trace("b", &b_lines);
+    let a = trace(&t, "a", &a_lines);
+    let b = trace(&t, "b", &b_lines);
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
 
@@ -426,7 +423,7 @@ fn unsolicited_notifications_compare_as_counts_not_positions() {
     // A different count is drift.
     let mut c_lines = a_lines.clone();
     c_lines.push(log(3));
-    let c = t.trace("c", &c_lines);
+    let c = trace(&t, "c", &c_lines);
     let (code, v) = diff_json(&a, &c, &[]);
     assert_eq!(code, 1);
     let (_, kind, subject, ..) = only_drift(&v);
@@ -445,15 +442,15 @@ fn unsolicited_notifications_compare_as_counts_not_positions() {
 
 #[test]
 fn list_changed_counts_are_notes_as_in_verify_unless_notifications_strict() {
-    let t = T::new();
+    let t = Sandbox::new();
     let changed = || note("out", "notifications/tools/list_changed", json!({}));
-    let a = t.trace("a", &base(0, "p"));
+    let a = trace(&t, "a", &base(0, "p"));
     // Five announcements, one of them while a call is open, none in A.
     let mut b_lines = base(0, "p");
     for at in [3, 3, 3, 3, 9] {
         b_lines.insert(at, changed());
     }
-    let b = t.trace("b", &b_lines);
+    let b = trace(&t, "b", &b_lines);
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["notes"][0]["kind"], "notification-count", "{v:#}");
@@ -480,7 +477,7 @@ fn list_changed_counts_are_notes_as_in_verify_unless_notifications_strict() {
     // `ignore` skips every notification count, not only list_changed.
     let mut c_lines = b_lines.clone();
     c_lines.push(note("out", "notifications/message", json!({"data":"x"})));
-    let c = t.trace("c", &c_lines);
+    let c = trace(&t, "c", &c_lines);
     let (code, v) = diff_json(&a, &c, &["--notifications", "ignore"]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["notes"], json!([]), "{v:#}");
@@ -489,7 +486,7 @@ fn list_changed_counts_are_notes_as_in_verify_unless_notifications_strict() {
 }
 
 /// A trace of the base session whose `weather` result carries `number` (as JSON text).
-fn with_number(t: &T, name: &str, number: &str) -> PathBuf {
+fn with_number(t: &Sandbox, name: &str, number: &str) -> PathBuf {
     let lines = with(
         base(0, "p"),
         9,
@@ -498,7 +495,7 @@ fn with_number(t: &T, name: &str, number: &str) -> PathBuf {
             json!({"jsonrpc":"2.0","id":4,"result":{"content":[],"structuredContent":{"n":"NUMBER"}}}),
         ),
     );
-    let path = t.trace(name, &lines);
+    let path = trace(t, name, &lines);
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, text.replace("\"NUMBER\"", number)).unwrap();
     path
@@ -506,7 +503,7 @@ fn with_number(t: &T, name: &str, number: &str) -> PathBuf {
 
 #[test]
 fn numbers_beyond_64_bits_compare_by_their_exact_value() {
-    let t = T::new();
+    let t = Sandbox::new();
     let a = with_number(&t, "a", "12345678901234567890123");
     let b = with_number(&t, "b", "12345678901234567890124");
     let (code, v) = diff_json(&a, &b, &[]);
@@ -549,7 +546,7 @@ fn numbers_beyond_64_bits_compare_by_their_exact_value() {
 
 #[test]
 fn an_id_less_http_refusal_answers_the_probe_its_http_request_carried() {
-    let t = T::new();
+    let t = Sandbox::new();
     let probe = |req: u64| {
         json!({"dir":"in","session":"reel:conn-1","http":{"req":req,"method":"POST"},
                "raw":{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}})
@@ -564,22 +561,22 @@ fn an_id_less_http_refusal_answers_the_probe_its_http_request_carried() {
         lines
     };
     // As recorded (id null), and as `reel verify` writes the live run (the id given).
-    let a = t.trace("a", &session(vec![probe(1), refusal(1, Value::Null)]));
-    let b = t.trace("b", &session(vec![probe(1), refusal(1, json!(1))]));
+    let a = trace(&t, "a", &session(vec![probe(1), refusal(1, Value::Null)]));
+    let b = trace(&t, "b", &session(vec![probe(1), refusal(1, json!(1))]));
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["counts"]["identical"], 5, "{v:#}");
 
     // On another HTTP request the refusal answers nothing.
-    let c = t.trace("c", &session(vec![probe(1), refusal(2, Value::Null)]));
+    let c = trace(&t, "c", &session(vec![probe(1), refusal(2, Value::Null)]));
     let (code, v) = diff_json(&b, &c, &[]);
     assert_eq!(code, 2, "{v:#}");
 }
 
 #[test]
 fn permuted_order_diffs_as_identical() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
     let mut b_lines = base(0, "p");
     // weather before add, with other ids.
     let weather = vec![call(9, "weather", json!({"city":"Lyon"})), text(9, "sunny")];
@@ -587,7 +584,7 @@ fn permuted_order_diffs_as_identical() {
     b_lines.truncate(5);
     b_lines.extend(weather);
     b_lines.extend(add);
-    let b = t.trace("b", &b_lines);
+    let b = trace(&t, "b", &b_lines);
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["counts"]["paired"], 4);
@@ -595,8 +592,8 @@ fn permuted_order_diffs_as_identical() {
 
 #[test]
 fn concurrent_calls_answered_out_of_order_diff_as_identical() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
     let mut b_lines: Vec<Value> = base(0, "p")[..5].to_vec();
     b_lines.extend([
         call(20, "weather", json!({"city":"Lyon"})),
@@ -613,14 +610,14 @@ fn concurrent_calls_answered_out_of_order_diff_as_identical() {
         text(21, "3"),
         text(20, "sunny"),
     ]);
-    let b = t.trace("b", &b_lines);
+    let b = trace(&t, "b", &b_lines);
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
 }
 
 #[test]
 fn repeated_identical_calls_pair_in_request_order() {
-    let t = T::new();
+    let t = Sandbox::new();
     let head: Vec<Value> = base(0, "p")[..3].to_vec();
     let mut a_lines = head.clone();
     a_lines.extend([
@@ -637,8 +634,8 @@ fn repeated_identical_calls_pair_in_request_order() {
         text(8, "two"),
         text(7, "one"),
     ]);
-    let a = t.trace("a", &a_lines);
-    let b = t.trace("b", &b_lines);
+    let a = trace(&t, "a", &a_lines);
+    let b = trace(&t, "b", &b_lines);
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
 
@@ -650,7 +647,7 @@ fn repeated_identical_calls_pair_in_request_order() {
         call(8, "next", json!({})),
         text(8, "one"),
     ]);
-    let c = t.trace("c", &c_lines);
+    let c = trace(&t, "c", &c_lines);
     let (code, v) = diff_json(&a, &c, &[]);
     assert_eq!(code, 1);
     assert_eq!(v["drifts"].as_array().unwrap().len(), 2);
@@ -658,7 +655,7 @@ fn repeated_identical_calls_pair_in_request_order() {
 
 #[test]
 fn server_requests_align_by_content_wherever_a_timer_put_them() {
-    let t = T::new();
+    let t = Sandbox::new();
     let roots_req = |id: u64| {
         msg(
             "out",
@@ -671,8 +668,8 @@ fn server_requests_align_by_content_wherever_a_timer_put_them() {
     a_lines.insert(7, roots_res(0));
     let mut b_lines = base(0, "p");
     b_lines.extend([roots_req(5), roots_res(5)]);
-    let a = t.trace("a", &a_lines);
-    let b = t.trace("b", &b_lines);
+    let a = trace(&t, "a", &a_lines);
+    let b = trace(&t, "b", &b_lines);
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["counts"]["paired"], 5);
@@ -680,11 +677,11 @@ fn server_requests_align_by_content_wherever_a_timer_put_them() {
 
 #[test]
 fn unpaired_pings_are_notes_not_drift() {
-    let t = T::new();
+    let t = Sandbox::new();
     let mut b_lines = base(0, "p");
     b_lines.extend([req(json!(50), "ping", json!({})), res(json!(50), json!({}))]);
-    let a = t.trace("a", &base(0, "p"));
-    let b = t.trace("b", &b_lines);
+    let a = trace(&t, "a", &base(0, "p"));
+    let b = trace(&t, "b", &b_lines);
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["notes"][0]["kind"], "ping-unpaired");
@@ -693,14 +690,14 @@ fn unpaired_pings_are_notes_not_drift() {
 
 #[test]
 fn cancellation_in_one_run_only_is_output_drift() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
     let mut b_lines = base(0, "p");
     b_lines.insert(
         9,
         note("in", "notifications/cancelled", json!({"requestId":4})),
     );
-    let b = t.trace("b", &b_lines);
+    let b = trace(&t, "b", &b_lines);
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 1);
     assert_eq!(only_drift(&v).1, "cancellation-changed");
@@ -708,11 +705,11 @@ fn cancellation_in_one_run_only_is_output_drift() {
 
 #[test]
 fn unanswered_in_b_is_structural() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
     let mut b_lines = base(0, "p");
     b_lines.pop();
-    let b = t.trace("b", &b_lines);
+    let b = trace(&t, "b", &b_lines);
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 2);
     assert_eq!(only_drift(&v).1, "unanswered");
@@ -720,9 +717,9 @@ fn unanswered_in_b_is_structural() {
 
 #[test]
 fn ignore_pointers_and_ignore_files_make_volatile_content_identical() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
-    let b = t.trace("b", &with(base(0, "p"), 9, text(4, "rainy")));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
+    let b = trace(&t, "b", &with(base(0, "p"), 9, text(4, "rainy")));
     let (code, _) = diff_json(&a, &b, &["--ignore", "/result/content/0/text"]);
     assert_eq!(code, 0);
     let (code, _) = diff_json(&a, &b, &["--ignore", "/result/content/*/text"]);
@@ -746,11 +743,11 @@ fn ignore_pointers_and_ignore_files_make_volatile_content_identical() {
 
 #[test]
 fn github_format_annotates_b_with_error_and_warning_lines() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
     let mut b_lines = with(base(0, "p"), 9, text(4, "rainy"));
     b_lines.extend([call(60, "echo", json!({"city":"x"})), text(60, "x")]);
-    let b = t.trace("b", &b_lines);
+    let b = trace(&t, "b", &b_lines);
     let r = reel(&[
         "diff",
         "--format",
@@ -823,28 +820,29 @@ fn github_format_annotates_b_with_error_and_warning_lines() {
 
 #[test]
 fn redaction_rules_of_one_trace_apply_to_the_other() {
-    let t = T::new();
+    let t = Sandbox::new();
     let rules = json!({"rules":"reel/1","marker":"[REDACTED]","defaults":true});
     let secret_call =
         |password: &str| call(4, "weather", json!({"city":"Lyon","password":password}));
-    let a = t.trace_with(
+    let a = trace_with(
+        &t,
         "a",
         json!({"redaction": rules}),
         &with(base(0, "p"), 8, secret_call("[REDACTED]")),
     );
-    let b = t.trace("b", &with(base(0, "p"), 8, secret_call("hunter2")));
+    let b = trace(&t, "b", &with(base(0, "p"), 8, secret_call("hunter2")));
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
     // Without the rules the raw secret is a different call.
-    let c = t.trace("c", &with(base(0, "p"), 8, secret_call("[REDACTED]")));
+    let c = trace(&t, "c", &with(base(0, "p"), 8, secret_call("[REDACTED]")));
     let (code, _) = diff_json(&c, &b, &[]);
     assert_eq!(code, 2);
 }
 
 #[test]
 fn unreadable_inputs_exit_66() {
-    let t = T::new();
-    let a = t.trace("a", &base(0, "p"));
+    let t = Sandbox::new();
+    let a = trace(&t, "a", &base(0, "p"));
     let empty = t.tmp.path().join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
     let text_file = t.tmp.path().join("notes.jsonl");
@@ -883,9 +881,9 @@ fn unreadable_inputs_exit_66() {
 
 #[test]
 fn runs_are_found_by_name() {
-    let t = T::new();
-    t.trace("first", &base(0, "p"));
-    t.trace("second", &with(base(0, "p"), 9, text(4, "rainy")));
+    let t = Sandbox::new();
+    trace(&t, "first", &base(0, "p"));
+    trace(&t, "second", &with(base(0, "p"), 9, text(4, "rainy")));
     let dir = t.tmp.path().to_str().unwrap();
     let r = reel(&["diff", "--json", "--dir", dir, "first", "second"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
@@ -940,15 +938,17 @@ fn llm(
 
 #[test]
 fn turn_only_traces_align_by_role_and_order() {
-    let t = T::new();
+    let t = Sandbox::new();
     let meta = json!({"kind":"llm"});
-    let a = t.trace_with(
+    let a = trace_with(
+        &t,
         "a",
         meta.clone(),
         &llm("tu_1", "weather", "Lyon", "It is sunny.", "m-1", 10),
     );
     // Other tool ids, usage and timing: notes, not drift.
-    let b = t.trace_with(
+    let b = trace_with(
+        &t,
         "b",
         meta.clone(),
         &llm("tu_9", "weather", "Lyon", "It is sunny.", "m-1", 20),
@@ -964,7 +964,8 @@ fn turn_only_traces_align_by_role_and_order() {
         .collect();
     assert_eq!(kinds, ["timing", "usage"]);
     // Another model answered: structural drift on each turn it answered.
-    let m = t.trace_with(
+    let m = trace_with(
+        &t,
         "m",
         meta.clone(),
         &llm("tu_1", "weather", "Lyon", "It is sunny.", "m-2", 10),
@@ -984,7 +985,8 @@ fn turn_only_traces_align_by_role_and_order() {
             .all(|d| d["kind"] == "usage-changed")
     );
 
-    let c = t.trace_with(
+    let c = trace_with(
+        &t,
         "c",
         meta.clone(),
         &llm("tu_1", "weather", "Lyon", "It is rainy.", "m-1", 10),
@@ -997,7 +999,8 @@ fn turn_only_traces_align_by_role_and_order() {
         ("output", "turn-changed", "assistant turn 2", Some(5))
     );
 
-    let d = t.trace_with(
+    let d = trace_with(
+        &t,
         "d",
         meta.clone(),
         &llm("tu_1", "weather", "Paris", "It is sunny.", "m-1", 10),
@@ -1007,7 +1010,8 @@ fn turn_only_traces_align_by_role_and_order() {
     assert_eq!(only_drift(&v).1, "turn-changed");
     assert_eq!(v["drifts"][0]["pointers"], json!(["/blocks/0/input/city"]));
 
-    let e = t.trace_with(
+    let e = trace_with(
+        &t,
         "e",
         meta.clone(),
         &llm("tu_1", "forecast", "Lyon", "It is sunny.", "m-1", 10),
@@ -1018,7 +1022,7 @@ fn turn_only_traces_align_by_role_and_order() {
 
     let mut fewer = llm("tu_1", "weather", "Lyon", "It is sunny.", "m-1", 10);
     fewer.pop();
-    let f = t.trace_with("f", meta, &fewer);
+    let f = trace_with(&t, "f", meta, &fewer);
     let (code, v) = diff_json(&a, &f, &[]);
     assert_eq!(code, 2);
     let (_, kind, _, la, lb) = only_drift(&v);
@@ -1043,7 +1047,7 @@ fn help_lists_every_rule() {
 /// refusing the trace with "was the trace changed while diffing?".
 #[test]
 fn answers_serde_cannot_hold_as_values_are_compared_as_text() {
-    let t = T::new();
+    let t = Sandbox::new();
     for (x, y) in [
         ("1e999", "2e999"),
         (&*format!("{}1{}", "[".repeat(200), "]".repeat(200)), "[]"),
@@ -1072,10 +1076,14 @@ fn answers_serde_cannot_hold_as_values_are_compared_as_text() {
 /// it twice (a 64 MB answer printed 128 MB to the terminal).
 #[test]
 fn long_payload_lines_are_clipped_in_the_text_diff() {
-    let t = T::new();
+    let t = Sandbox::new();
     let long = "x".repeat(100_000);
-    let a = t.trace("a", &with(base(0, "p"), 9, text(4, &long)));
-    let b = t.trace("b", &with(base(0, "p"), 9, text(4, &format!("{long}y"))));
+    let a = trace(&t, "a", &with(base(0, "p"), 9, text(4, &long)));
+    let b = trace(
+        &t,
+        "b",
+        &with(base(0, "p"), 9, text(4, &format!("{long}y"))),
+    );
     let r = reel(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
@@ -1099,9 +1107,10 @@ fn conv_turn(conv: u64, role: &str, text: &str, stop: Option<&str>) -> Value {
 
 #[test]
 fn llm_turns_pair_within_their_conversation_and_a_stop_reason_change_is_structural() {
-    let t = T::new();
+    let t = Sandbox::new();
     let meta = json!({"kind":"llm"});
-    let a = t.trace_with(
+    let a = trace_with(
+        &t,
         "a",
         meta.clone(),
         &[
@@ -1112,7 +1121,8 @@ fn llm_turns_pair_within_their_conversation_and_a_stop_reason_change_is_structur
         ],
     );
     // The same two conversations, their answers in the other order: no drift.
-    let b = t.trace_with(
+    let b = trace_with(
+        &t,
         "b",
         meta.clone(),
         &[
@@ -1125,7 +1135,8 @@ fn llm_turns_pair_within_their_conversation_and_a_stop_reason_change_is_structur
     let (code, v) = diff_json(&a, &b, &[]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["counts"]["turnsPaired"], 4);
-    let c = t.trace_with(
+    let c = trace_with(
+        &t,
         "c",
         meta,
         &[

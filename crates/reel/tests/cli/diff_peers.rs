@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::peer_runs;
+use crate::harness::peer_runs::{self, trace_named};
 
 const ANSWER_LIMIT: Duration = Duration::from_secs(60);
 
@@ -169,15 +169,6 @@ fn record_everything(dir: &Path, name: &str) {
         json!({"name":"trigger-sampling-request","arguments":{"prompt":"hi","maxTokens":8}}),
     );
     c.finish();
-}
-
-fn trace_named(dir: &Path, name: &str) -> PathBuf {
-    let suffix = format!("-{name}.jsonl");
-    std::fs::read_dir(dir)
-        .expect("trace dir")
-        .map(|e| e.expect("entry").path())
-        .find(|p| p.to_string_lossy().ends_with(&suffix))
-        .unwrap_or_else(|| panic!("no trace named {name} in {}", dir.display()))
 }
 
 fn diff(a: &Path, b: &Path, extra: &[&str]) -> (i32, Value) {
@@ -365,7 +356,7 @@ fn a_python_sdk_http_recording_and_its_verify_run_diff_as_identical() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let live = peer_runs::trace_named(tmp.path(), "live");
+    let live = trace_named(tmp.path(), "live");
     let (code, v) = diff(&recorded, &live, &[]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["counts"]["paired"], v["counts"]["identical"], "{v:#}");

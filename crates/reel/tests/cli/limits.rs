@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::harness::play_http_support::{Player, Sandbox, Tape, post};
+use crate::harness::play_http_support::{Player, post};
+use crate::harness::sandbox::Sandbox;
+use crate::harness::trace::TraceBuilder;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
 const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#;
@@ -84,11 +86,8 @@ fn limited(args: &[&str]) -> Command {
 }
 
 fn tape(sb: &Sandbox) -> std::path::PathBuf {
-    let mut t = Tape::stdio();
-    t.c(None, INIT, None)
-        .s(None, INIT_RESULT, None)
-        .c(None, CALL, None)
-        .s(None, CALL_RESULT, None);
+    let mut t = TraceBuilder::stdio();
+    t.c(INIT).s(INIT_RESULT).c(CALL).s(CALL_RESULT);
     t.write(&sb.path("tape.jsonl"))
 }
 
@@ -107,7 +106,7 @@ fn a_slowloris_crowd_does_not_starve_a_real_client_of_play_listen() {
     let sb = Sandbox::new();
     let trace = tape(&sb);
     let trace = trace.to_str().unwrap();
-    let p = Player::spawn(limited(&[
+    let p = Player::listening(limited(&[
         "play",
         trace,
         "--listen",
@@ -133,7 +132,7 @@ fn a_slowloris_crowd_does_not_starve_a_real_client_of_rec_url() {
     let trace = tape(&sb);
     let upstream = Player::start(&trace, &[]);
     let dir = sb.path("traces");
-    let rec = Player::spawn(limited(&[
+    let rec = Player::listening(limited(&[
         "rec",
         "--url",
         &upstream.url,

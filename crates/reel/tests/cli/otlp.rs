@@ -376,7 +376,7 @@ fn model_calls_carry_the_genai_conventions_and_usage_counts_cached_input() {
     let failing = [Case::new("anthropic", "plain", "text").model("reel-text-500")];
     python_batch(tmp, "sdk-fail", &llm.bases(), &[], &failing);
     let stopped = llm.stop();
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
     let trace = only_trace(&tmp.join("traces"));
 
     let spans = rx.spans();

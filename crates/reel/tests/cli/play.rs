@@ -209,7 +209,7 @@ fn the_traces_redaction_rules_apply_to_the_live_request() {
     let sb = Sandbox::new();
     let redactor = reel_redact::redact::Redactor::builtin();
     let path = sb.path("t.jsonl");
-    let mut t = TapeWriter::new(&path, "taped", Some(redactor.describe()));
+    let mut t = TraceBuilder::tape(&path, "taped", Some(redactor.describe()));
     // What the recorder wrote: the secret already replaced.
     let recorded = call(
         json!(1),
@@ -1505,7 +1505,7 @@ fn a_run_name_plays_the_newest_run_with_that_label() {
         ("2026-05-02T10-00-00-000Z", "new"),
     ] {
         let p = dir.join(format!("{stamp}-weather.jsonl"));
-        let mut t = TapeWriter::new(&p, "weather", None);
+        let mut t = TraceBuilder::tape(&p, "weather", None);
         t.c(&call(json!(1), "forecast", json!({})))
             .s(&text_result(json!(1), text));
         t.end();

@@ -44,68 +44,68 @@ fn issued(session: &str, req: u64) -> Option<Value> {
 /// then the result), a JSON-answered call, a notification on the GET stream, DELETE;
 /// then session S2.
 fn legacy_tape(sb: &Sandbox) -> std::path::PathBuf {
-    let mut t = Tape::http("http://127.0.0.1:1/mcp");
-    t.c(
+    let mut t = TraceBuilder::http("http://127.0.0.1:1/mcp");
+    t.c_http(
         Some("reel:conn-1"),
         r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
         post_req(1),
     )
-    .s(
+    .s_http(
         Some("reel:conn-1"),
         r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}"#,
         json_answer(1, 400),
     )
-    .c(Some("S1"), INIT_2, post_req(2))
-    .s(Some("S1"), &init_result(2, "first"), issued("S1", 2))
-    .c(Some("S1"), INITIALIZED, post_req(3))
+    .c_http(Some("S1"), INIT_2, post_req(2))
+    .s_http(Some("S1"), &init_result(2, "first"), issued("S1", 2))
+    .c_http(Some("S1"), INITIALIZED, post_req(3))
     .event(Some("S1"), "reel.http", json!({"http": {"req": 4, "method": "GET", "path": "/mcp", "status": 200, "headers": {}}}))
-    .c(
+    .c_http(
         Some("S1"),
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":3}}}"#,
         post_req(5),
     )
-    .s(
+    .s_http(
         Some("S1"),
         r#"{"method":"notifications/progress","params":{"progress":1,"total":2,"progressToken":3},"jsonrpc":"2.0"}"#,
         sse(5, "crlf"),
     )
-    .s(
+    .s_http(
         Some("S1"),
         r#"{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5},"jsonrpc":"2.0","id":0}"#,
         sse(5, "crlf"),
     )
-    .c(
+    .c_http(
         Some("S1"),
         r#"{"jsonrpc":"2.0","id":0,"result":{"role":"assistant","content":{"type":"text","text":"ok"},"model":"m"}}"#,
         post_req(6),
     )
-    .s(Some("S1"), &text_result(3, "slow done"), sse(5, "crlf"))
-    .c(
+    .s_http(Some("S1"), &text_result(3, "slow done"), sse(5, "crlf"))
+    .c_http(
         Some("S1"),
         r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"fast","arguments":{}}}"#,
         post_req(7),
     )
-    .s(Some("S1"), &text_result(4, "fast done"), json_answer(7, 200))
-    .s(
+    .s_http(Some("S1"), &text_result(4, "fast done"), json_answer(7, 200))
+    .s_http(
         Some("S1"),
         r#"{"method":"notifications/message","params":{"level":"info","data":"on the GET stream"},"jsonrpc":"2.0"}"#,
         sse(4, "lf"),
     )
-    .c(
+    .c_http(
         Some("S1"),
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"who","arguments":{}}}"#,
         post_req(8),
     )
-    .s(Some("S1"), &text_result(5, "session one"), json_answer(8, 200))
+    .s_http(Some("S1"), &text_result(5, "session one"), json_answer(8, 200))
     .event(Some("S1"), "reel.http", json!({"http": {"req": 9, "method": "DELETE", "path": "/mcp", "status": 200, "headers": {}}}))
-    .c(Some("S2"), INIT_2, post_req(10))
-    .s(Some("S2"), &init_result(2, "second"), issued("S2", 10))
-    .c(
+    .c_http(Some("S2"), INIT_2, post_req(10))
+    .s_http(Some("S2"), &init_result(2, "second"), issued("S2", 10))
+    .c_http(
         Some("S2"),
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"who","arguments":{}}}"#,
         post_req(11),
     )
-    .s(Some("S2"), &text_result(5, "session two"), json_answer(11, 200));
+    .s_http(Some("S2"), &text_result(5, "session two"), json_answer(11, 200));
     t.write(&sb.path("legacy.jsonl"))
 }
 
@@ -349,29 +349,29 @@ fn a_foreign_host_or_origin_is_refused_with_403() {
 /// event-stream answers, the GET refused with 405.
 fn modern_tape(sb: &Sandbox) -> std::path::PathBuf {
     let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"recorded","version":"1"}}"#;
-    let mut t = Tape::http("http://127.0.0.1:1/api/mcp");
-    t.c(
+    let mut t = TraceBuilder::http("http://127.0.0.1:1/api/mcp");
+    t.c_http(
         Some("reel:conn-1"),
         &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{meta}}}}}"#),
         post_req(1),
     )
-    .s(
+    .s_http(
         Some("reel:conn-1"),
         r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"resultType":"complete"}}"#,
         json_answer(1, 200),
     )
     .event(Some("reel:conn-2"), "reel.http", json!({"http": {"req": 2, "method": "GET", "path": "/api/mcp", "status": 405, "headers": {}}}))
-    .c(
+    .c_http(
         Some("reel:conn-3"),
         &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"count","arguments":{{}},{meta}}}}}"#),
         post_req(3),
     )
-    .s(
+    .s_http(
         Some("reel:conn-3"),
         r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"counting"}}"#,
         sse(3, "crlf"),
     )
-    .s(
+    .s_http(
         Some("reel:conn-3"),
         r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"counted"}],"resultType":"complete"}}"#,
         sse(3, "crlf"),
@@ -482,36 +482,36 @@ fn sigterm_ends_with_the_summary_and_exit_3_for_misses() {
 #[test]
 fn a_stdio_trace_is_served_over_http() {
     let sb = Sandbox::new();
-    let mut t = Tape::stdio();
-    t.c(
+    let mut t = TraceBuilder::stdio();
+    t.c_http(
         None,
         r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"#,
         None,
     )
-    .s(
+    .s_http(
         None,
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}"#,
         None,
     )
-    .c(None, INIT_2, None)
-    .s(None, &init_result(2, "stdio"), None)
-    .c(None, INITIALIZED, None)
-    .s(
+    .c(INIT_2)
+    .s(&init_result(2, "stdio"))
+    .c(INITIALIZED)
+    .s_http(
         None,
         r#"{"jsonrpc":"2.0","id":0,"method":"roots/list"}"#,
         None,
     )
-    .c(
+    .c_http(
         None,
         r#"{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}"#,
         None,
     )
-    .c(
+    .c_http(
         None,
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"who","arguments":{}}}"#,
         None,
     )
-    .s(None, &text_result(3, "over stdio"), None);
+    .s(&text_result(3, "over stdio"));
     let trace = t.write(&sb.path("stdio.jsonl"));
     let p = Player::start(&trace, &[]);
     assert_eq!(p.path, "/mcp");
@@ -605,16 +605,16 @@ fn an_http_trace_is_served_over_stdio_probe_and_session_together() {
 #[test]
 fn legacy_http_sse_is_served_as_recorded() {
     let sb = Sandbox::new();
-    let mut t = Tape::http("http://127.0.0.1:1/sse");
+    let mut t = TraceBuilder::http("http://127.0.0.1:1/sse");
     let s = Some("L1");
     let on_stream = |_| sse(1, "lf");
     t.event(s, "reel.http", json!({"http": {"req": 1, "method": "GET", "path": "/sse", "status": 200, "headers": {"content-type": "text/event-stream"}}}))
         .event(s, "reel.sse", json!({"text": "/message?sessionId=L1", "http": {"req": 1, "status": 200, "headers": {}, "sse": {"event": "endpoint"}}}))
-        .c(s, INIT_2, Some(json!({"req": 2, "method": "POST", "path": "/message?sessionId=L1", "headers": {}})))
-        .s(s, &init_result(2, "legacy"), on_stream(()))
-        .c(s, INITIALIZED, Some(json!({"req": 3, "method": "POST", "path": "/message?sessionId=L1", "headers": {}})))
-        .c(s, r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"who","arguments":{}}}"#, Some(json!({"req": 4, "method": "POST", "path": "/message?sessionId=L1", "headers": {}})))
-        .s(s, &text_result(3, "legacy sse"), on_stream(()));
+        .c_http(s, INIT_2, Some(json!({"req": 2, "method": "POST", "path": "/message?sessionId=L1", "headers": {}})))
+        .s_http(s, &init_result(2, "legacy"), on_stream(()))
+        .c_http(s, INITIALIZED, Some(json!({"req": 3, "method": "POST", "path": "/message?sessionId=L1", "headers": {}})))
+        .c_http(s, r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"who","arguments":{}}}"#, Some(json!({"req": 4, "method": "POST", "path": "/message?sessionId=L1", "headers": {}})))
+        .s_http(s, &text_result(3, "legacy sse"), on_stream(()));
     let trace = t.write(&sb.path("sse.jsonl"));
     let p = Player::start(&trace, &[]);
     assert_eq!(p.path, "/sse");
@@ -697,23 +697,23 @@ fn record_writes_the_replay_with_its_sessions() {
 /// priming event (an id, `retry`, empty data); the server closes the call's stream after
 /// its priming event and the answer comes on the GET the client opens to resume.
 fn polling_tape(sb: &Sandbox) -> std::path::PathBuf {
-    let mut t = Tape::http("http://127.0.0.1:1/mcp");
+    let mut t = TraceBuilder::http("http://127.0.0.1:1/mcp");
     let s = Some("P");
     let priming = |req: u64, id: &str| {
         json!({"text": "", "http": {"req": req, "status": 200, "headers": {"content-type": "text/event-stream"},
             "sse": {"id": id, "retry": 500, "eol": "crlf"}}})
     };
-    t.c(s, INIT_2, post_req(1))
+    t.c_http(s, INIT_2, post_req(1))
         .event(s, "reel.sse", priming(1, "p1"))
-        .s(s, &init_result(2, "polling"), issued("P", 1))
-        .c(s, INITIALIZED, post_req(2))
+        .s_http(s, &init_result(2, "polling"), issued("P", 1))
+        .c_http(s, INITIALIZED, post_req(2))
         .event(s, "reel.http", json!({"http": {"req": 3, "method": "GET", "path": "/mcp", "status": 200, "headers": {}}}))
-        .c(s, &call("reconnect", "x").replace("\"x\"", "2"), post_req(4))
+        .c_http(s, &call("reconnect", "x").replace("\"x\"", "2"), post_req(4))
         .event(s, "reel.sse", priming(4, "p2"))
         .event(s, "reel.http", json!({"http": {"req": 5, "method": "GET", "path": "/mcp", "status": 200, "headers": {}}}))
         .event(s, "reel.sse", priming(5, "p3"))
-        .s(s, &text_result(2, "after resuming"), sse(5, "crlf"))
-        .c(s, &call("abandoned", "x").replace("\"x\"", "3"), post_req(6))
+        .s_http(s, &text_result(2, "after resuming"), sse(5, "crlf"))
+        .c_http(s, &call("abandoned", "x").replace("\"x\"", "3"), post_req(6))
         .event(s, "reel.sse", priming(6, "p4"))
         .event(s, "reel.http", json!({"http": {"req": 6, "method": "POST", "path": "/mcp", "status": 200, "end": "client", "headers": {"content-type": "text/event-stream"}}}));
     t.write(&sb.path("polling.jsonl"))
@@ -805,23 +805,23 @@ fn priming_events_a_closed_stream_and_its_resumption_are_served_as_recorded() {
 #[test]
 fn pace_replays_the_recorded_timing_over_http() {
     let sb = Sandbox::new();
-    let mut t = Tape::http("http://127.0.0.1:1/mcp");
+    let mut t = TraceBuilder::http("http://127.0.0.1:1/mcp");
     let s = Some("T");
-    t.c(s, INIT_2, post_req(1))
-        .s(s, &init_result(2, "paced"), issued("T", 1))
-        .c(
+    t.c_http(s, INIT_2, post_req(1))
+        .s_http(s, &init_result(2, "paced"), issued("T", 1))
+        .c_http(
             s,
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":3}}}"#,
             post_req(2),
         )
         .wait(200)
-        .s(
+        .s_http(
             s,
             r#"{"method":"notifications/progress","params":{"progress":1,"total":2,"progressToken":3},"jsonrpc":"2.0"}"#,
             sse(2, "lf"),
         )
         .wait(200)
-        .s(s, &text_result(3, "paced done"), sse(2, "lf"));
+        .s_http(s, &text_result(3, "paced done"), sse(2, "lf"));
     let trace = t.write(&sb.path("paced.jsonl"));
     let p = Player::start(&trace, &["--pace", "2x"]);
     let session = initialize(&p);
@@ -841,10 +841,10 @@ fn pace_replays_the_recorded_timing_over_http() {
 #[test]
 fn a_probe_the_recording_never_saw_is_refused_as_a_legacy_server_does() {
     let sb = Sandbox::new();
-    let mut t = Tape::http("http://127.0.0.1:1/mcp");
-    t.c(Some("S"), INIT_2, post_req(1))
-        .s(Some("S"), &init_result(2, "legacy only"), issued("S", 1))
-        .c(Some("S"), INITIALIZED, post_req(2));
+    let mut t = TraceBuilder::http("http://127.0.0.1:1/mcp");
+    t.c_http(Some("S"), INIT_2, post_req(1))
+        .s_http(Some("S"), &init_result(2, "legacy only"), issued("S", 1))
+        .c_http(Some("S"), INITIALIZED, post_req(2));
     let trace = t.write(&sb.path("no-probe.jsonl"));
     let p = Player::start(&trace, &[]);
     let probe = post(
@@ -870,7 +870,7 @@ fn a_non_loopback_listen_address_is_warned_about() {
     let trace = legacy_tape(&sb);
     let mut cmd = reel();
     cmd.arg("play").arg(&trace).args(["--listen", "0.0.0.0:0"]);
-    let p = Player::spawn(cmd);
+    let p = Player::listening(cmd);
     let s = p.stop();
     assert!(
         s.stderr.contains("WARNING: listening on 0.0.0.0:")
@@ -886,9 +886,8 @@ fn a_non_loopback_listen_address_is_warned_about() {
 #[test]
 fn ten_thousand_sessions_keep_the_file_descriptors_flat() {
     let sb = Sandbox::new();
-    let mut t = Tape::stdio();
-    t.c(None, INIT_2, None)
-        .s(None, &init_result(2, "soak"), None);
+    let mut t = TraceBuilder::stdio();
+    t.c(INIT_2).s(&init_result(2, "soak"));
     let trace = t.write(&sb.path("soak.jsonl"));
     let p = Player::start(&trace, &[]);
     let open_session = |i: usize| {

@@ -57,7 +57,7 @@ fn recorder(upstream: &str, dir: &Path) -> Player {
     let mut c = reel();
     c.args(["rec", "--url", upstream, "--listen", "127.0.0.1:0", "--dir"])
         .arg(dir);
-    Player::spawn(c)
+    Player::listening(c)
 }
 
 /// The Python SDK client script over HTTP: its result lines, which must end with ALL OK.

@@ -796,7 +796,7 @@ fn a_listen_stream_replays_over_http_with_the_python_sdk() {
     let mut rec = crate::harness::reel();
     rec.args(["rec", "--url", &url, "--listen", "127.0.0.1:0", "--dir"])
         .arg(dir.path());
-    let proxy = crate::harness::play_http_support::Player::spawn(rec);
+    let proxy = crate::harness::play_http_support::Player::listening(rec);
     for keep_open in [false, true] {
         assert_eq!(
             listen_client(&peers.python, keep_open, &["--url", &proxy.url]),

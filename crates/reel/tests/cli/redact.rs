@@ -6,8 +6,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::harness::play_support::{Sandbox, play_all};
+use crate::harness::play_support::play_all;
 use crate::harness::reel;
+use crate::harness::sandbox::Sandbox;
 use crate::harness::trace::{TraceBuilder, msg, rpc};
 
 const SECRET: &str = "hunter2-0123456789";

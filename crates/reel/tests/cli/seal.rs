@@ -15,12 +15,8 @@ use serde_json::{Value, json};
 use crate::harness::net::{read_chunked, read_status_and_headers, spawn_listening, write_request};
 use crate::harness::rec_support::{eventually, wait_limited};
 use crate::harness::reel;
+use crate::harness::sandbox::Sandbox;
 use crate::harness::trace::{TraceBuilder, msg, rpc};
-
-/// A private directory.
-struct Sandbox {
-    dir: tempfile::TempDir,
-}
 
 /// What `reel check --verify --json` said about one trace.
 struct Verified {
@@ -39,71 +35,47 @@ impl Verified {
     }
 }
 
-impl Sandbox {
-    fn new() -> Sandbox {
-        Sandbox {
-            dir: tempfile::tempdir().expect("temp dir"),
-        }
-    }
+/// A finished trace of a few calls that `reel check` finds clean, `name` in the
+/// sandbox.
+fn sealed_trace(sb: &Sandbox, name: &str) -> PathBuf {
+    TraceBuilder::new("sealed")
+        .meta(json!({"redaction": {"rules": "reel/1", "defaults": true}}))
+        .lines([
+            msg("in", rpc::request(json!(1), "tools/list", json!({}))),
+            msg("out", rpc::result(json!(1), json!({"tools": []}))),
+            msg("in", rpc::call(json!(2), "echo", json!({"text": "a"}))),
+            msg("out", rpc::result(json!(2), rpc::text("a"))),
+            msg("in", rpc::call(json!(3), "echo", json!({"text": "b"}))),
+            msg("out", rpc::result(json!(3), rpc::text("b"))),
+        ])
+        .write(&sb.path(name))
+}
 
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn reel(&self, args: &[&str]) -> std::process::Output {
-        reel()
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("run reel")
-    }
-
-    /// A finished trace of a few calls that `reel check` finds clean, `name` in the
-    /// sandbox.
-    fn trace(&self, name: &str) -> PathBuf {
-        let text = TraceBuilder::new("sealed")
-            .meta(json!({"redaction": {"rules": "reel/1", "defaults": true}}))
-            .lines([
-                msg("in", rpc::request(json!(1), "tools/list", json!({}))),
-                msg("out", rpc::result(json!(1), json!({"tools": []}))),
-                msg("in", rpc::call(json!(2), "echo", json!({"text": "a"}))),
-                msg("out", rpc::result(json!(2), rpc::text("a"))),
-                msg("in", rpc::call(json!(3), "echo", json!({"text": "b"}))),
-                msg("out", rpc::result(json!(3), rpc::text("b"))),
-            ])
-            .text();
-        let path = self.path(name);
-        std::fs::write(&path, text).expect("write trace");
-        path
-    }
-
-    /// `reel check --verify --json TRACE` with `extra` flags.
-    fn verify(&self, trace: &Path, extra: &[&str]) -> Verified {
-        let mut args = vec!["check", "--verify", "--json"];
-        args.extend_from_slice(extra);
-        let trace = trace.display().to_string();
-        args.push(&trace);
-        let out = self.reel(&args);
-        let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "no JSON from check --verify ({e}): {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        let entry = &doc["files"][0];
-        Verified {
-            code: out.status.code(),
-            seal: entry["seal"].clone(),
-            rules: entry["problems"]
-                .as_array()
-                .map(|ps| {
-                    ps.iter()
-                        .filter_map(|p| p["rule"].as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default(),
-        }
+/// `reel check --verify --json TRACE` with `extra` flags.
+fn verify(sb: &Sandbox, trace: &Path, extra: &[&str]) -> Verified {
+    let mut args = vec!["check", "--verify", "--json"];
+    args.extend_from_slice(extra);
+    let trace = trace.display().to_string();
+    args.push(&trace);
+    let out = sb.reel(&args);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON from check --verify ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let entry = &doc["files"][0];
+    Verified {
+        code: out.status.code(),
+        seal: entry["seal"].clone(),
+        rules: entry["problems"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .filter_map(|p| p["rule"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -167,7 +139,7 @@ fn a_sealed_recording_verifies_and_every_kind_of_tampering_is_named() {
     let n = original.len() as u64;
     assert!(n > 10, "{n} lines recorded");
 
-    let v = sb.verify(&trace, &[]);
+    let v = verify(&sb, &trace, &[]);
     assert_eq!(v.code, Some(0), "{:?}", v.rules);
     assert_eq!(v.seal["status"], "intact");
     assert_eq!(v.seal["sealed"], n);
@@ -225,7 +197,7 @@ fn a_sealed_recording_verifies_and_every_kind_of_tampering_is_named() {
         } else {
             write_lines(&trace, &lines);
         }
-        let v = sb.verify(&trace, &[]);
+        let v = verify(&sb, &trace, &[]);
         assert_eq!(v.code, Some(1), "{what}: {:?}", v.rules);
         assert_eq!(v.seal["status"], "tampered", "{what}");
         assert_eq!(v.first(), (kind, Some(line)), "{what}: {}", v.seal);
@@ -236,7 +208,7 @@ fn a_sealed_recording_verifies_and_every_kind_of_tampering_is_named() {
         );
     }
     write_lines(&trace, &original);
-    assert_eq!(sb.verify(&trace, &[]).code, Some(0));
+    assert_eq!(verify(&sb, &trace, &[]).code, Some(0));
 
     // The seal itself edited: a digest rewritten to match an edited line.
     let seal = seal_of(&trace);
@@ -247,7 +219,7 @@ fn a_sealed_recording_verifies_and_every_kind_of_tampering_is_named() {
     let flipped = format!("{}{}", if d.starts_with('0') { "1" } else { "0" }, &d[1..]);
     edited[3] = edited[3].replace(d, &flipped);
     write_lines(&seal, &edited);
-    let v = sb.verify(&trace, &[]);
+    let v = verify(&sb, &trace, &[]);
     assert_eq!(v.code, Some(1));
     assert_eq!(v.seal["first"]["kind"], "seal-edited");
     assert_eq!(v.seal["first"]["line"], 4, "the sidecar's line: {}", v.seal);
@@ -257,7 +229,7 @@ fn a_sealed_recording_verifies_and_every_kind_of_tampering_is_named() {
 #[test]
 fn the_verify_failure_reads_as_a_report() {
     let sb = Sandbox::new();
-    let trace = sb.trace("t.jsonl");
+    let trace = sealed_trace(&sb, "t.jsonl");
     let out = sb.reel(&["seal", "t.jsonl"]);
     assert_eq!(out.status.code(), Some(0));
     let said = String::from_utf8(out.stdout).unwrap();
@@ -292,7 +264,7 @@ fn the_verify_failure_reads_as_a_report() {
 #[test]
 fn seal_never_overwrites_a_seal_unless_forced_and_names_what_it_cannot_read() {
     let sb = Sandbox::new();
-    sb.trace("t.jsonl");
+    sealed_trace(&sb, "t.jsonl");
     assert_eq!(sb.reel(&["seal", "t.jsonl"]).status.code(), Some(0));
     let again = sb.reel(&["seal", "t.jsonl"]);
     assert_eq!(again.status.code(), Some(73));
@@ -317,7 +289,7 @@ fn seal_never_overwrites_a_seal_unless_forced_and_names_what_it_cannot_read() {
     assert!(!sb.path("text.jsonl.seal").exists());
 
     // No seal to verify against: 66, and the format check is still reported.
-    sb.trace("u.jsonl");
+    sealed_trace(&sb, "u.jsonl");
     let out = sb.reel(&["check", "--verify", "u.jsonl"]);
     assert_eq!(out.status.code(), Some(66));
     let err = String::from_utf8(out.stderr).unwrap();
@@ -329,7 +301,7 @@ fn seal_never_overwrites_a_seal_unless_forced_and_names_what_it_cannot_read() {
 #[test]
 fn a_keyed_seal_is_checked_with_its_key() {
     let sb = Sandbox::new();
-    let trace = sb.trace("t.jsonl");
+    let trace = sealed_trace(&sb, "t.jsonl");
     std::fs::write(sb.path("key"), "a secret of more than 16 bytes\n").unwrap();
     std::fs::write(sb.path("other"), "another secret, 16+ bytes\n").unwrap();
     let out = sb.reel(&["seal", "--key-file", "key", "t.jsonl"]);
@@ -340,16 +312,16 @@ fn a_keyed_seal_is_checked_with_its_key() {
             .contains("hmac-sha256 chain")
     );
 
-    let v = sb.verify(&trace, &["--key-file", "key"]);
+    let v = verify(&sb, &trace, &["--key-file", "key"]);
     assert_eq!(v.code, Some(0), "{:?}", v.rules);
     assert_eq!(v.seal["authenticated"], true);
     // Without the key: the lines are checked, who sealed them is not (an info).
-    let v = sb.verify(&trace, &[]);
+    let v = verify(&sb, &trace, &[]);
     assert_eq!(v.code, Some(0));
     assert_eq!(v.seal["authenticated"], false);
     assert_eq!(v.rules, ["seal-unauthenticated"]);
     // Another key.
-    let v = sb.verify(&trace, &["--key-file", "other"]);
+    let v = verify(&sb, &trace, &["--key-file", "other"]);
     assert_eq!((v.code, v.first().0), (Some(1), "wrong-key"));
 
     // A forger edits a line and re-seals without the key: caught with it.
@@ -360,10 +332,10 @@ fn a_keyed_seal_is_checked_with_its_key() {
         sb.reel(&["seal", "--force", "t.jsonl"]).status.code(),
         Some(0)
     );
-    let v = sb.verify(&trace, &["--key-file", "key"]);
+    let v = verify(&sb, &trace, &["--key-file", "key"]);
     assert_eq!((v.code, v.first().0), (Some(1), "not-keyed"));
     // ...though without a key, a fresh unkeyed seal is all a verifier sees.
-    assert_eq!(sb.verify(&trace, &[]).code, Some(0));
+    assert_eq!(verify(&sb, &trace, &[]).code, Some(0));
 
     // Key files: too short is a usage error, unreadable an unreadable input.
     std::fs::write(sb.path("short"), "short\n").unwrap();
@@ -394,10 +366,10 @@ fn a_keyed_seal_is_checked_with_its_key() {
 #[test]
 fn a_finished_seal_cut_at_the_tail_with_its_close_is_caught() {
     let sb = Sandbox::new();
-    let trace = sb.trace("t.jsonl");
+    let trace = sealed_trace(&sb, "t.jsonl");
     std::fs::write(sb.path("key"), "a secret of more than 16 bytes\n").unwrap();
     for keyed in [true, false] {
-        write_lines(&trace, &lines_of(&sb.trace("fresh.jsonl")));
+        write_lines(&trace, &lines_of(&sealed_trace(&sb, "fresh.jsonl")));
         let mut args = vec!["seal", "--force"];
         if keyed {
             args.extend(["--key-file", "key"]);
@@ -419,7 +391,7 @@ fn a_finished_seal_cut_at_the_tail_with_its_close_is_caught() {
         records.truncate(records.len() - 3);
         write_lines(&seal, &records);
         let key: &[&str] = if keyed { &["--key-file", "key"] } else { &[] };
-        let v = sb.verify(&trace, key);
+        let v = verify(&sb, &trace, key);
         assert_eq!(v.code, Some(1), "keyed {keyed}: {:?}", v.rules);
         assert_eq!(v.first().0, "seal-edited", "{:?}", v.rules);
     }
@@ -431,7 +403,7 @@ fn a_keyed_recording_verifies_with_its_key() {
     std::fs::write(sb.path("key"), "a secret of more than 16 bytes").unwrap();
     let key = sb.path("key").display().to_string();
     let trace = record_example(&sb, &["--key-file", &key]);
-    let v = sb.verify(&trace, &["--key-file", &key]);
+    let v = verify(&sb, &trace, &["--key-file", &key]);
     assert_eq!(v.code, Some(0), "{:?}", v.rules);
     assert_eq!(v.seal["chain"], "hmac-sha256");
     assert_eq!(v.seal["authenticated"], true);
@@ -483,7 +455,7 @@ fn a_recorder_killed_mid_stream_leaves_a_seal_whose_lines_verify() {
     let _ = reader.join();
 
     let trace = the_trace(&dir);
-    let v = Sandbox::new().verify(&trace, &[]);
+    let v = verify(&Sandbox::new(), &trace, &[]);
     // An open seal is a warning, not tampering.
     assert_eq!(v.code, Some(0), "{:?} {}", v.rules, v.seal);
     assert_eq!(v.seal["status"], "open", "{}", v.seal);
@@ -505,7 +477,7 @@ fn a_recorder_killed_mid_stream_leaves_a_seal_whose_lines_verify() {
     let mut text = lines_of(&trace);
     text[10] = text[10].replacen(':', ": ", 1);
     write_lines(&trace, &text);
-    let v = Sandbox::new().verify(&trace, &[]);
+    let v = verify(&Sandbox::new(), &trace, &[]);
     assert_eq!((v.code, v.first()), (Some(1), ("changed", Some(11))));
 }
 
@@ -618,7 +590,7 @@ fn an_http_recording_is_sealed_on_the_same_path() {
     );
 
     let trace = the_trace(&dir);
-    let v = sb.verify(&trace, &[]);
+    let v = verify(&sb, &trace, &[]);
     assert_eq!(v.code, Some(0), "{:?}", v.rules);
     assert_eq!(v.seal["status"], "intact");
     // meta, three requests, three answers, end.
@@ -626,7 +598,7 @@ fn an_http_recording_is_sealed_on_the_same_path() {
     let mut lines = lines_of(&trace);
     lines.swap(1, 2);
     write_lines(&trace, &lines);
-    assert_eq!(sb.verify(&trace, &[]).first(), ("reordered", Some(2)));
+    assert_eq!(verify(&sb, &trace, &[]).first(), ("reordered", Some(2)));
 }
 
 #[test]

@@ -8,53 +8,36 @@ use serde_json::{Value, json};
 
 use crate::harness::peer_runs;
 use crate::harness::reel;
+use crate::harness::sandbox::Sandbox;
 use crate::harness::trace::{at, meta, msg_at, rpc, write_lines};
 
-/// An isolated directory per test, and the built binary.
-struct Env {
-    dir: tempfile::TempDir,
+/// Writes a trace into the sandbox, one JSON value per line.
+fn trace(sb: &Sandbox, name: &str, lines: &[Value]) -> PathBuf {
+    write_lines(&sb.path(name), lines)
 }
 
-impl Env {
-    fn new() -> Env {
-        Env {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
+/// `reel stats ARGS PATHS…` in the sandbox.
+fn run(sb: &Sandbox, args: &[&str], paths: &[&Path]) -> Output {
+    reel()
+        .current_dir(sb.dir())
+        .env("NO_COLOR", "1")
+        .arg("stats")
+        .args(args)
+        .args(paths)
+        .output()
+        .unwrap()
+}
 
-    /// Writes a trace, one JSON value per line.
-    fn trace(&self, name: &str, lines: &[Value]) -> PathBuf {
-        write_lines(&self.dir.path().join(name), lines)
-    }
-
-    fn raw(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, bytes).unwrap();
-        path
-    }
-
-    fn run(&self, args: &[&str], paths: &[&Path]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_reel"))
-            .current_dir(self.dir.path())
-            .env("NO_COLOR", "1")
-            .arg("stats")
-            .args(args)
-            .args(paths)
-            .output()
-            .unwrap()
-    }
-
-    /// `reel stats --json`, which must succeed.
-    fn stats(&self, paths: &[&Path]) -> Value {
-        let out = self.run(&["--json"], paths);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
+/// `reel stats --json`, which must succeed.
+fn stats(sb: &Sandbox, paths: &[&Path]) -> Value {
+    let out = run(sb, &["--json"], paths);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn call(ms: u64, id: Value, tool: &str) -> Value {
@@ -89,7 +72,7 @@ fn close(a: &Value, b: f64) {
 
 #[test]
 fn tool_calls_errors_pending_and_latency() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let lines = vec![
         meta("tools", "mcp"),
         msg_at(
@@ -138,8 +121,8 @@ fn tool_calls_errors_pending_and_latency() {
         json!({"t": at(7300), "dir": "sideways", "raw": {}}),
         json!({"t": at(10_000), "type": "end", "exitCode": 0, "durationMs": 10000}),
     ];
-    let path = env.trace("tools.jsonl", &lines);
-    let r = env.stats(&[&path]);
+    let path = trace(&env, "tools.jsonl", &lines);
+    let r = stats(&env, &[&path]);
 
     assert_eq!(r["schema"], "mcp-tape.stats/1");
     assert_eq!(r["file"], path.display().to_string());
@@ -192,7 +175,7 @@ fn tool_calls_errors_pending_and_latency() {
 
 #[test]
 fn models_cost_cache_thinking_and_ttft() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let turn = |ms: u64, extra: Value| {
         let mut t = json!({"t": at(ms), "type": "turn", "role": "assistant", "blocks": []});
         for (k, v) in extra.as_object().unwrap() {
@@ -239,8 +222,8 @@ fn models_cost_cache_thinking_and_ttft() {
         ),
         json!({"t": at(6000), "type": "end", "reason": "producer_shutdown", "durationMs": 6000}),
     ];
-    let path = env.trace("agent.jsonl", &lines);
-    let r = env.stats(&[&path]);
+    let path = trace(&env, "agent.jsonl", &lines);
+    let r = stats(&env, &[&path]);
     let m = &r["models"];
     let rows = m["perModel"].as_array().unwrap();
     assert_eq!(
@@ -315,7 +298,7 @@ fn models_cost_cache_thinking_and_ttft() {
 
 #[test]
 fn cost_is_null_when_nothing_is_priced_and_whole_when_everything_is() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let only = |model: &str| {
         vec![
             meta("m", "llm"),
@@ -323,8 +306,8 @@ fn cost_is_null_when_nothing_is_priced_and_whole_when_everything_is() {
                    "usage": {"input_tokens": 1_000_000, "output_tokens": 1_000_000}}),
         ]
     };
-    let unpriced = env.trace("unpriced.jsonl", &only("gpt-4o-realtime-preview"));
-    let c = &env.stats(&[&unpriced])["models"]["cost"];
+    let unpriced = trace(&env, "unpriced.jsonl", &only("gpt-4o-realtime-preview"));
+    let c = &stats(&env, &[&unpriced])["models"]["cost"];
     assert_eq!(
         c["totalUsd"],
         Value::Null,
@@ -334,8 +317,8 @@ fn cost_is_null_when_nothing_is_priced_and_whole_when_everything_is() {
     assert_eq!(c["unpricedModels"], json!(["gpt-4o-realtime-preview"]));
 
     // gpt-4o-mini at 0.15 in / 0.60 out: 1M + 1M tokens -> $0.75 (not gpt-4o's price).
-    let priced = env.trace("priced.jsonl", &only("gpt-4o-mini"));
-    let r = env.stats(&[&priced]);
+    let priced = trace(&env, "priced.jsonl", &only("gpt-4o-mini"));
+    let r = stats(&env, &[&priced]);
     close(&r["models"]["cost"]["totalUsd"], 0.75);
     assert_eq!(r["models"]["cost"]["partial"], false);
     assert_eq!(r["models"]["cost"]["unpricedModels"], json!([]));
@@ -344,7 +327,7 @@ fn cost_is_null_when_nothing_is_priced_and_whole_when_everything_is() {
 
 #[test]
 fn turn_tool_pairing_in_time_order_without_echoed_turns() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let use_ =
         |id: &str, name: &str| json!({"type": "tool_use", "id": id, "name": name, "input": {}});
     let lines = vec![
@@ -367,8 +350,8 @@ fn turn_tool_pairing_in_time_order_without_echoed_turns() {
         json!({"t": at(7000), "type": "turn", "role": "user",
                "blocks": [{"type": "tool_result", "tool_use_id": "zz", "content": "?"}]}),
     ];
-    let path = env.trace("turns.jsonl", &lines);
-    let r = env.stats(&[&path]);
+    let path = trace(&env, "turns.jsonl", &lines);
+    let r = stats(&env, &[&path]);
     // Read: a (2000 ms), c (pending), d (1500 ms) -> [1500, 2000]: p50 1500, p95 2000.
     assert_eq!(
         r["tools"],
@@ -388,17 +371,22 @@ fn turn_tool_pairing_in_time_order_without_echoed_turns() {
 
 #[test]
 fn several_files_merge_without_pairing_across_them() {
-    let env = Env::new();
-    let a = env.trace("a.jsonl", &[
-        meta("a", "mcp"),
-        call(0, json!(1), "x"),
-        result(100, json!(1), ok()),
-        call(1000, json!(2), "x"),
-        json!({"t": at(2000), "type": "end", "reason": "producer_shutdown", "durationMs": 2000}),
-    ]);
+    let env = Sandbox::new();
+    let a = trace(
+        &env,
+        "a.jsonl",
+        &[
+            meta("a", "mcp"),
+            call(0, json!(1), "x"),
+            result(100, json!(1), ok()),
+            call(1000, json!(2), "x"),
+            json!({"t": at(2000), "type": "end", "reason": "producer_shutdown", "durationMs": 2000}),
+        ],
+    );
     let mut b_meta = meta("b", "llm");
     b_meta["startedAt"] = json!(at(1000));
-    let b = env.trace(
+    let b = trace(
+        &env,
         "b.jsonl",
         &[
             b_meta,
@@ -409,7 +397,7 @@ fn several_files_merge_without_pairing_across_them() {
             json!({"t": at(9000), "type": "end", "exitCode": 3, "durationMs": 8000}),
         ],
     );
-    let r = env.stats(&[&a, &b]);
+    let r = stats(&env, &[&a, &b]);
     assert_eq!(
         r["file"],
         json!([a.display().to_string(), b.display().to_string()])
@@ -435,8 +423,9 @@ fn several_files_merge_without_pairing_across_them() {
 
 #[test]
 fn sessions_appended_to_one_file_are_paired_separately_and_warned_about() {
-    let env = Env::new();
-    let path = env.trace(
+    let env = Sandbox::new();
+    let path = trace(
+        &env,
         "two.jsonl",
         &[
             meta("s1", "mcp"),
@@ -450,7 +439,7 @@ fn sessions_appended_to_one_file_are_paired_separately_and_warned_about() {
             json!({"t": at(3000), "type": "end", "exitCode": 0, "durationMs": 2000}),
         ],
     );
-    let r = env.stats(&[&path]);
+    let r = stats(&env, &[&path]);
     assert_eq!(
         r["tools"],
         json!([{"name": "x", "calls": 2, "errors": 0, "p50Ms": 250, "p95Ms": 250, "origin": "mcp", "pending": 1}])
@@ -470,8 +459,9 @@ fn sessions_appended_to_one_file_are_paired_separately_and_warned_about() {
 
 #[test]
 fn mcp_and_agent_planes_together_are_flagged() {
-    let env = Env::new();
-    let mcp = env.trace(
+    let env = Sandbox::new();
+    let mcp = trace(
+        &env,
         "mcp.jsonl",
         &[
             meta("run", "mcp"),
@@ -479,7 +469,8 @@ fn mcp_and_agent_planes_together_are_flagged() {
             result(10, json!(1), ok()),
         ],
     );
-    let agent = env.trace(
+    let agent = trace(
+        &env,
         "agent.jsonl",
         &[
             meta("run", "llm"),
@@ -489,7 +480,7 @@ fn mcp_and_agent_planes_together_are_flagged() {
                "blocks": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}),
         ],
     );
-    let r = env.stats(&[&mcp, &agent]);
+    let r = stats(&env, &[&mcp, &agent]);
     assert_eq!(r["tools"][0]["origin"], "mixed");
     assert_eq!(r["tools"][0]["calls"], 2);
     assert_eq!(r["warnings"][0]["code"], "mixed-tool-planes");
@@ -497,7 +488,7 @@ fn mcp_and_agent_planes_together_are_flagged() {
 
 #[test]
 fn bad_lines_are_skipped_never_fatal() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut bytes = Vec::new();
     for l in [meta("bad", "mcp"), call(0, json!(1), "x")] {
         bytes.extend_from_slice(format!("{l}\n").as_bytes());
@@ -511,8 +502,8 @@ fn bad_lines_are_skipped_never_fatal() {
     bytes.extend_from_slice(b"\n");
     bytes.extend_from_slice(format!("{}\r\n", result(1000, json!(1), ok())).as_bytes());
     bytes.extend_from_slice(b"{\"t\":\"2026-01-01T00:00:02.000Z\",\"dir\":\"in\",\"raw\":{\"id\":");
-    let path = env.raw("bad.jsonl", &bytes);
-    let r = env.stats(&[&path]);
+    let path = env.write("bad.jsonl", &bytes);
+    let r = stats(&env, &[&path]);
     // Skipped: the array, the number, the string, the non-JSON line, the invalid UTF-8
     // line and the torn last line; blank lines are not records at all.
     assert_eq!(r["session"]["skippedLines"], 6);
@@ -530,7 +521,7 @@ fn bad_lines_are_skipped_never_fatal() {
 
 #[test]
 fn a_64_mib_line_is_read() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut bytes = Vec::with_capacity((64 << 20) + 1024);
     for l in [meta("big", "mcp"), call(0, json!(1), "x")] {
         bytes.extend_from_slice(format!("{l}\n").as_bytes());
@@ -538,8 +529,8 @@ fn a_64_mib_line_is_read() {
     bytes.extend_from_slice(br#"{"t":"2026-01-01T00:00:00.005Z","dir":"out","raw":{"id":1,"result":{"isError":true,"content":[{"type":"text","text":""#);
     bytes.resize(bytes.len() + (64 << 20), b'x');
     bytes.extend_from_slice(b"\"}]}}}\n");
-    let path = env.raw("big.jsonl", &bytes);
-    let r = env.stats(&[&path]);
+    let path = env.write("big.jsonl", &bytes);
+    let r = stats(&env, &[&path]);
     assert_eq!(r["tools"][0]["errors"], 1);
     assert_eq!(r["tools"][0]["p50Ms"], 5);
     let message = r["errors"][0]["message"].as_str().unwrap();
@@ -552,14 +543,14 @@ fn a_64_mib_line_is_read() {
 
 #[test]
 fn unreadable_inputs_exit_66_with_a_clear_message() {
-    let env = Env::new();
-    let good = env.trace("good.jsonl", &[meta("ok", "mcp")]);
-    let empty = env.raw("empty.jsonl", b"");
-    let not_json = env.raw("notes.txt", b"hello world\n{\"type\":\"meta\"}\n");
-    let array_first = env.raw("array.jsonl", b"[1]\n");
-    let dir = env.dir.path().join("adir");
+    let env = Sandbox::new();
+    let good = trace(&env, "good.jsonl", &[meta("ok", "mcp")]);
+    let empty = env.write("empty.jsonl", b"");
+    let not_json = env.write("notes.txt", b"hello world\n{\"type\":\"meta\"}\n");
+    let array_first = env.write("array.jsonl", b"[1]\n");
+    let dir = env.dir().join("adir");
     std::fs::create_dir(&dir).unwrap();
-    let missing = env.dir.path().join("missing.jsonl");
+    let missing = env.dir().join("missing.jsonl");
     for (path, says) in [
         (&missing, "no such file"),
         (&dir, "is a directory"),
@@ -567,7 +558,7 @@ fn unreadable_inputs_exit_66_with_a_clear_message() {
         (&not_json, "notes.txt:1: not a trace"),
         (&array_first, "not a trace"),
     ] {
-        let out = env.run(&[], &[&good, path]);
+        let out = run(&env, &[], &[&good, path]);
         assert_eq!(out.status.code(), Some(66), "{}", path.display());
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{}: {err}", path.display());
@@ -575,7 +566,7 @@ fn unreadable_inputs_exit_66_with_a_clear_message() {
         assert!(out.stdout.is_empty());
     }
     // A trace that is only a meta line is a trace.
-    let r = env.stats(&[&good]);
+    let r = stats(&env, &[&good]);
     assert_eq!(r["session"]["records"]["total"], 1);
     assert_eq!(r["tools"], json!([]));
     assert_eq!(r["errors"], json!([]));
@@ -585,8 +576,9 @@ fn unreadable_inputs_exit_66_with_a_clear_message() {
 
 #[test]
 fn the_table_shows_tools_models_errors_and_warnings() {
-    let env = Env::new();
-    let path = env.trace(
+    let env = Sandbox::new();
+    let path = trace(
+        &env,
         "t.jsonl",
         &[
             meta("table", "mcp"),
@@ -597,7 +589,7 @@ fn the_table_shows_tools_models_errors_and_warnings() {
             meta("again", "mcp"),
         ],
     );
-    let out = env.run(&[], &[&path]);
+    let out = run(&env, &[], &[&path]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -654,7 +646,7 @@ fn help_documents_merging_and_limits() {
 /// It is a skipped line now, and the readable turn beside it still counts.
 #[test]
 fn a_turn_serde_cannot_read_is_skipped_not_silently_dropped() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let turn = |usage: &str| {
         format!(
             r#"{{"t":"2026-01-01T00:00:01.000Z","type":"turn","role":"assistant","model":"m","usage":{usage},"blocks":[]}}"#
@@ -667,8 +659,8 @@ fn a_turn_serde_cannot_read_is_skipped_not_silently_dropped() {
     ]
     .join("\n")
         + "\n";
-    let path = env.raw("big.jsonl", text.as_bytes());
-    let r = env.stats(&[&path]);
+    let path = env.write("big.jsonl", text.as_bytes());
+    let r = stats(&env, &[&path]);
     assert_eq!(r["session"]["skippedLines"], 1, "{r:#}");
     assert_eq!(r["session"]["records"]["turn"], 1, "{r:#}");
     assert_eq!(r["models"]["summary"]["assistantTurns"], 1, "{r:#}");
@@ -680,7 +672,7 @@ fn a_turn_serde_cannot_read_is_skipped_not_silently_dropped() {
 /// "(notification)".
 #[test]
 fn a_refused_discover_probe_is_an_error_of_server_discover() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let http = |req: u64, status: Option<u16>| match status {
         Some(s) => json!({"req": req, "status": s}),
         None => json!({"req": req, "method": "POST", "path": "/mcp"}),
@@ -695,8 +687,8 @@ fn a_refused_discover_probe_is_an_error_of_server_discover() {
         json!({"t": at(9), "dir": "out", "session": "reel:conn-1", "http": http(7, Some(400)),
                "raw": {"jsonrpc": "2.0", "error": {"code": -32700, "message": "parse error"}, "id": null}}),
     ];
-    let path = env.trace("probe.jsonl", &lines);
-    let r = env.stats(&[&path]);
+    let path = trace(&env, "probe.jsonl", &lines);
+    let r = stats(&env, &[&path]);
     assert_eq!(
         r["errors"],
         json!([
@@ -711,12 +703,12 @@ fn a_refused_discover_probe_is_an_error_of_server_discover() {
 /// `stats` and in `ls` alike (one rule, `reel_trace::errors`).
 #[test]
 fn a_python_sdk_recording_against_server_everything_has_no_error_for_its_fallback() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let server = peer_runs::Everything::start();
-    let trace = peer_runs::record_python(&server, env.dir.path(), "probe", peer_runs::Timing::Sdk);
+    let trace = peer_runs::record_python(&server, env.dir(), "probe", peer_runs::Timing::Sdk);
     let text = std::fs::read_to_string(&trace).unwrap();
     assert!(text.contains("server/discover") && text.contains(r#""method":"initialize""#));
-    let r = env.stats(&[&trace]);
+    let r = stats(&env, &[&trace]);
     let errors = r["errors"].as_array().unwrap();
     assert!(errors.is_empty(), "{errors:#?}");
     let warnings = r["warnings"].as_array().unwrap();
@@ -726,7 +718,7 @@ fn a_python_sdk_recording_against_server_everything_has_no_error_for_its_fallbac
             .any(|w| w["code"] == "discover-probe-fallback"),
         "{warnings:#?}"
     );
-    assert_eq!(ls_errors(env.dir.path(), "probe"), 0);
+    assert_eq!(ls_errors(env.dir(), "probe"), 0);
 }
 
 /// `reel ls --json`'s error count of the run labelled `label` in `dir`.
@@ -747,7 +739,7 @@ fn ls_errors(dir: &Path, label: &str) -> u64 {
 /// fallback is an error.
 #[test]
 fn ls_and_stats_count_errors_by_one_rule() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let rpc = |mut v: Value| {
         v["jsonrpc"] = json!("2.0");
         v
@@ -810,9 +802,9 @@ fn ls_and_stats_count_errors_by_one_rule() {
             rpc(json!({"id": "s1", "error": {"code": -1, "message": "refused"}})),
         ),
     ];
-    let path = env.trace("errs.jsonl", &lines);
-    let r = env.stats(&[&path]);
+    let path = trace(&env, "errs.jsonl", &lines);
+    let r = stats(&env, &[&path]);
     assert_eq!(r["errors"].as_array().unwrap().len(), 4, "{r:#}");
     // No end line: ls scans (the end line's count is the writer's, the same rule).
-    assert_eq!(ls_errors(env.dir.path(), "errs"), 4);
+    assert_eq!(ls_errors(env.dir(), "errs"), 4);
 }

@@ -17,6 +17,7 @@ use serde_json::Value;
 /// The longest a single process of these tests may run before it counts as hung.
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 
+use crate::harness::sandbox::Sandbox;
 use crate::harness::{reel, workspace};
 
 fn script(name: &str) -> String {
@@ -111,7 +112,7 @@ fn text(b: &[u8]) -> String {
 
 /// A private trace directory with one recorded session in it.
 struct Recorded {
-    tmp: tempfile::TempDir,
+    sb: Sandbox,
     name: String,
 }
 
@@ -120,8 +121,8 @@ impl Recorded {
     /// through `reel rec --name NAME`.
     fn new(name: &str, mode: &str, steps: &[&str], server: &[String]) -> Recorded {
         let peers = Peers::get();
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let dir = tmp.path().join("traces");
+        let sb = Sandbox::new();
+        let dir = sb.path("traces");
         let mut c = Command::new(&peers.python);
         c.arg(script("verify_client.py"))
             .args(["--mode", mode])
@@ -132,7 +133,7 @@ impl Recorded {
             .arg(&dir)
             .arg("--")
             .args(server)
-            .current_dir(tmp.path());
+            .current_dir(sb.dir());
         let out = run(c);
         assert_eq!(
             out.status.code(),
@@ -147,13 +148,13 @@ impl Recorded {
             text(&out.stdout)
         );
         Recorded {
-            tmp,
+            sb,
             name: name.to_owned(),
         }
     }
 
     fn dir(&self) -> PathBuf {
-        self.tmp.path().join("traces")
+        self.sb.path("traces")
     }
 
     /// The recording itself (not a `-verify` run).
@@ -191,7 +192,7 @@ impl Recorded {
             .arg(&self.name)
             .arg("--")
             .args(server)
-            .current_dir(self.tmp.path());
+            .current_dir(self.sb.dir());
         Verified(run(c))
     }
 
@@ -412,7 +413,7 @@ fn a_time_embedding_result_passes_with_ignore() {
     );
     assert_eq!(code, Some(0), "{report:#}");
     // The same pointers from a file.
-    let file = rec.tmp.path().join("volatile.txt");
+    let file = rec.sb.path("volatile.txt");
     std::fs::write(
         &file,
         "# clock output\n/result/content/0/text\n\n/result/structuredContent/result\n",
@@ -794,7 +795,7 @@ fn a_server_request_the_tape_never_saw_gets_an_error_and_is_reported() {
         })
         .collect();
     assert_eq!(original.lines().count(), edited.len() + 2);
-    let cut = rec.tmp.path().join("cut.jsonl");
+    let cut = rec.sb.path("cut.jsonl");
     std::fs::write(&cut, edited.join("\n") + "\n").unwrap();
     let mut c = reel();
     c.args(["verify", "--json", "--no-record"])

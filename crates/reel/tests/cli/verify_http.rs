@@ -16,55 +16,55 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"p
 /// A legacy-era session behind a refused probe: a call whose answer streams progress and
 /// a sampling request before its result, and a JSON-answered call whose text is `fast`.
 fn session_tape(path: &Path, fast: &str) -> PathBuf {
-    let mut t = Tape::http("http://127.0.0.1:1/mcp");
-    t.c(
+    let mut t = TraceBuilder::http("http://127.0.0.1:1/mcp");
+    t.c_http(
         Some("reel:conn-1"),
         r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
         post_req(1),
     )
-    .s(
+    .s_http(
         Some("reel:conn-1"),
         r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}"#,
         json_answer(1, 400),
     )
-    .c(Some("S"), INIT, post_req(2))
-    .s(
+    .c_http(Some("S"), INIT, post_req(2))
+    .s_http(
         Some("S"),
         r#"{"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"taped","version":"1"}},"jsonrpc":"2.0","id":2}"#,
         Some(json!({"req": 2, "status": 200, "headers": {"mcp-session-id": "S"}, "sse": {"event": "message"}})),
     )
-    .c(Some("S"), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, post_req(3))
-    .c(
+    .c_http(Some("S"), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, post_req(3))
+    .c_http(
         Some("S"),
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":3}}}"#,
         post_req(4),
     )
-    .s(
+    .s_http(
         Some("S"),
         r#"{"method":"notifications/progress","params":{"progress":1,"total":1,"progressToken":3},"jsonrpc":"2.0"}"#,
         sse(4, "lf"),
     )
-    .s(
+    .s_http(
         Some("S"),
         r#"{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5},"jsonrpc":"2.0","id":0}"#,
         sse(4, "lf"),
     )
-    .c(
+    .c_http(
         Some("S"),
         r#"{"jsonrpc":"2.0","id":0,"result":{"role":"assistant","content":{"type":"text","text":"ok"},"model":"m"}}"#,
         post_req(5),
     )
-    .s(
+    .s_http(
         Some("S"),
         r#"{"result":{"content":[{"type":"text","text":"slow done"}]},"jsonrpc":"2.0","id":3}"#,
         sse(4, "lf"),
     )
-    .c(
+    .c_http(
         Some("S"),
         r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"fast","arguments":{}}}"#,
         post_req(6),
     )
-    .s(
+    .s_http(
         Some("S"),
         &format!(r#"{{"result":{{"content":[{{"type":"text","text":"{fast}"}}]}},"jsonrpc":"2.0","id":4}}"#),
         json_answer(6, 200),
@@ -75,23 +75,23 @@ fn session_tape(path: &Path, fast: &str) -> PathBuf {
 /// A 2026-07-28 recording: session-less requests with `_meta`.
 fn modern_tape(path: &Path) -> PathBuf {
     let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-    let mut t = Tape::http("http://127.0.0.1:1/mcp");
-    t.c(
+    let mut t = TraceBuilder::http("http://127.0.0.1:1/mcp");
+    t.c_http(
         Some("reel:conn-1"),
         &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{meta}}}}}"#),
         post_req(1),
     )
-    .s(
+    .s_http(
         Some("reel:conn-1"),
         r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"resultType":"complete"}}"#,
         json_answer(1, 200),
     )
-    .c(
+    .c_http(
         Some("reel:conn-1"),
         &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"add","arguments":{{"a":1,"b":2}},{meta}}}}}"#),
         post_req(2),
     )
-    .s(
+    .s_http(
         Some("reel:conn-1"),
         r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"3"}],"resultType":"complete"}}"#,
         json_answer(2, 200),
@@ -169,7 +169,7 @@ fn the_headers_verify_sends_are_those_of_mcp_over_http() {
             "--dir",
         ])
         .arg(&dir);
-        let proxy = Player::spawn(rec);
+        let proxy = Player::listening(rec);
         let (code, out, err) = verify(&trace, &proxy.url, &["--no-record"]);
         assert_eq!(code, Some(0), "{name}: {out}\n{err}");
         assert_eq!(proxy.stop().code(), Some(0));

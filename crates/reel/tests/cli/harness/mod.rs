@@ -48,5 +48,7 @@ pub mod net;
 pub mod peer_runs;
 pub mod play_http_support;
 pub mod play_support;
+pub mod player;
 pub mod rec_support;
+pub mod sandbox;
 pub mod trace;

@@ -1,6 +1,6 @@
 //! Harness for the `reel play --listen` and `reel verify --url` tests (`play_http`,
-//! `play_http_peers`, `verify_http`; built on `net`): traces written line by line with their
-//! `session` and `http` facts, `reel play --listen` run as a user runs it (its address
+//! `play_http_peers`, `verify_http`; built on `net`): the `http` facts of the messages
+//! their tapes hold, `reel play --listen` run as a user runs it (its address
 //! read from the one `reel: listening on URL` line, stopped with SIGTERM), a raw
 //! HTTP/1.1 client that can read an event stream event by event, the peers, and
 //! processes killed on drop.
@@ -10,141 +10,25 @@ use std::collections::HashMap;
 use std::io::{BufReader, Read};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 /// How long a process may take to come up, and a read to get what it waits for.
 pub const LIMIT: Duration = Duration::from_secs(30);
-/// How long a whole run may take.
-pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 pub use super::reel;
 
-/// A private temp dir.
-pub struct Sandbox {
-    pub tmp: tempfile::TempDir,
-}
-
-impl Default for Sandbox {
-    fn default() -> Sandbox {
-        Sandbox::new()
-    }
-}
-
-impl Sandbox {
-    pub fn new() -> Sandbox {
-        Sandbox {
-            tmp: tempfile::tempdir().expect("temp dir"),
-        }
-    }
-
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.tmp.path().join(name)
-    }
-}
+pub use super::player::{Player, RUN_LIMIT};
+pub use super::sandbox::Sandbox;
+pub use super::trace::TraceBuilder;
 
 // Each including test crate uses some of these.
 #[allow(unused_imports)]
 pub use crate::harness::net::{Server, free_port, wait_port};
 
-// ---- traces ------------------------------------------------------------------------------
-
-/// A trace written line by line: messages with their session and HTTP facts, events.
-pub struct Tape {
-    lines: Vec<String>,
-    t: u64,
-}
-
-impl Tape {
-    /// A trace recorded by `reel rec --url UPSTREAM` (transport http).
-    pub fn http(upstream: &str) -> Tape {
-        let meta = json!({"v":1,"type":"meta","startedAt":"2026-05-01T10:00:00.000Z",
-            "label":"scripted","source":"reel@test","reel":1,"transport":"http",
-            "listen":"127.0.0.1:1","upstream":upstream});
-        Tape {
-            lines: vec![meta.to_string()],
-            t: 0,
-        }
-    }
-
-    /// A trace recorded over stdio.
-    pub fn stdio() -> Tape {
-        let meta = json!({"v":1,"type":"meta","startedAt":"2026-05-01T10:00:00.000Z",
-            "label":"scripted","source":"reel@test","reel":1,"transport":"stdio"});
-        Tape {
-            lines: vec![meta.to_string()],
-            t: 0,
-        }
-    }
-
-    /// Lets `ms` milliseconds pass on the tape.
-    pub fn wait(&mut self, ms: u64) -> &mut Self {
-        self.t += ms;
-        self
-    }
-
-    fn stamp(&mut self) -> String {
-        self.t += 1;
-        format!(
-            "2026-05-01T10:00:{:02}.{:03}Z",
-            self.t / 1000,
-            self.t % 1000
-        )
-    }
-
-    /// A client message (`raw` is JSON text), `session` and `http` when given.
-    pub fn c(&mut self, session: Option<&str>, raw: &str, http: Option<Value>) -> &mut Self {
-        self.message("in", session, raw, http)
-    }
-
-    /// A server message.
-    pub fn s(&mut self, session: Option<&str>, raw: &str, http: Option<Value>) -> &mut Self {
-        self.message("out", session, raw, http)
-    }
-
-    fn message(
-        &mut self,
-        dir: &str,
-        session: Option<&str>,
-        raw: &str,
-        http: Option<Value>,
-    ) -> &mut Self {
-        let raw: Value = serde_json::from_str(raw).expect("raw is JSON");
-        let mut l = json!({"t": self.stamp(), "dir": dir, "raw": raw});
-        if let Some(s) = session {
-            l["session"] = json!(s);
-        }
-        if let Some(h) = http {
-            l["http"] = h;
-        }
-        self.lines.push(l.to_string());
-        self
-    }
-
-    /// A `reel.http` or `reel.sse` event.
-    pub fn event(&mut self, session: Option<&str>, kind: &str, mut fields: Value) -> &mut Self {
-        fields["t"] = json!(self.stamp());
-        fields["dir"] = json!("event");
-        fields["kind"] = json!(kind);
-        if let Some(s) = session {
-            fields["session"] = json!(s);
-        }
-        self.lines.push(fields.to_string());
-        self
-    }
-
-    /// Writes it (with an end line) to `path`.
-    pub fn write(&self, path: &Path) -> PathBuf {
-        let mut text = self.lines.join("\n");
-        text.push_str("\n{\"type\":\"end\",\"reason\":\"producer_shutdown\"}\n");
-        std::fs::write(path, text).expect("write trace");
-        path.to_owned()
-    }
-}
+// ---- http facts -----------------------------------------------------------------------------
 
 /// `http` facts of a client POST.
 pub fn post_req(req: u64) -> Option<Value> {
@@ -165,124 +49,6 @@ pub fn sse(req: u64, eol: &str) -> Option<Value> {
     Some(
         json!({"req": req, "status": 200, "headers": {"content-type": "text/event-stream"}, "sse": sse}),
     )
-}
-
-// ---- reel play --listen ------------------------------------------------------------------
-
-/// A running `reel play TRACE --listen 127.0.0.1:0 …`, killed on drop.
-pub struct Player {
-    child: Option<Child>,
-    /// `http://127.0.0.1:PORT/PATH`, as reel printed it.
-    pub url: String,
-    /// `127.0.0.1:PORT`.
-    pub addr: String,
-    /// `/PATH`.
-    pub path: String,
-    stderr: Arc<Mutex<String>>,
-    reader: Option<JoinHandle<()>>,
-}
-
-/// How a stopped player ended.
-pub struct Stopped {
-    pub status: ExitStatus,
-    pub stderr: String,
-}
-
-impl Stopped {
-    pub fn code(&self) -> Option<i32> {
-        self.status.code()
-    }
-}
-
-impl Player {
-    pub fn start(trace: &Path, flags: &[&str]) -> Player {
-        let mut cmd = reel();
-        cmd.arg("play")
-            .arg(trace)
-            .args(["--listen", "127.0.0.1:0"])
-            .args(flags);
-        Player::spawn(cmd)
-    }
-
-    /// Starts `cmd` (a `reel play --listen` or `reel rec --url`) and waits for its
-    /// listening line.
-    pub fn spawn(cmd: Command) -> Player {
-        let l = crate::harness::net::spawn_listening(cmd);
-        let rest = l.url.strip_prefix("http://").expect("an http:// URL");
-        let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        Player {
-            addr: addr.to_owned(),
-            path: if path.is_empty() {
-                "/".into()
-            } else {
-                path.into()
-            },
-            url: l.url.clone(),
-            child: Some(l.child),
-            stderr: l.stderr,
-            reader: Some(l.reader),
-        }
-    }
-
-    /// The process id of the running reel.
-    pub fn pid(&self) -> u32 {
-        self.child.as_ref().expect("running").id()
-    }
-
-    /// How many file descriptors the running reel holds (Linux: `/proc/PID/fd`).
-    pub fn open_fds(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
-            .expect("/proc/PID/fd")
-            .count()
-    }
-
-    pub fn stderr_text(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-
-    /// Kills reel with SIGKILL (nothing of it runs after) and reaps it.
-    pub fn kill(mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    /// Sends SIGTERM and waits for reel to exit.
-    pub fn stop(mut self) -> Stopped {
-        let mut child = self.child.take().expect("running");
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(child.id().to_string())
-            .status();
-        let deadline = Instant::now() + RUN_LIMIT;
-        let status = loop {
-            if let Some(s) = child.try_wait().expect("wait") {
-                break s;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("reel did not stop; stderr: {}", self.stderr_text());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        if let Some(r) = self.reader.take() {
-            let _ = r.join();
-        }
-        Stopped {
-            status,
-            stderr: self.stderr_text(),
-        }
-    }
-}
-
-impl Drop for Player {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
 }
 
 // ---- a raw HTTP/1.1 client ---------------------------------------------------------------

@@ -1,4 +1,4 @@
-//! Harness for the `reel rec` tests: the built binary in a private temp dir, processes
+//! Harness for the `reel rec` tests: the built binary in the one sandbox, processes
 //! that are killed when a test fails (never left behind), and the trace read back with
 //! `reel_trace` into plain values a test can compare.
 
@@ -14,23 +14,23 @@ use reel_trace::{End, Line, Meta, TraceReader};
 pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 pub use super::reel;
+use super::sandbox::Sandbox;
 
 pub use super::workspace;
 
-/// A `reel rec` session with its own trace directory.
+/// A `reel rec` session: the one sandbox, with the trace directory `traces` in it.
 pub struct Session {
-    pub tmp: tempfile::TempDir,
+    pub sb: Sandbox,
 }
 
 impl Session {
     pub fn new() -> Session {
-        Session {
-            tmp: tempfile::tempdir().expect("temp dir"),
-        }
+        Session { sb: Sandbox::new() }
     }
 
+    /// Where reel records.
     pub fn dir(&self) -> PathBuf {
-        self.tmp.path().join("traces")
+        self.sb.path("traces")
     }
 
     /// `reel rec --dir <dir> <flags> -- <command>`.
@@ -42,7 +42,7 @@ impl Session {
             .args(flags)
             .arg("--")
             .args(command);
-        c.current_dir(self.tmp.path());
+        c.current_dir(self.sb.dir());
         c
     }
 

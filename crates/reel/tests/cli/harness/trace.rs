@@ -1,14 +1,20 @@
 //! Traces written as a test states them: JSON values a line, with the JSON-RPC messages
 //! built by the functions here, so no area spells a trace's shape out again.
 //!
-//! [`TraceBuilder`] writes one session (a meta line, the lines, an end line), giving
-//! each line without a `t` the next millisecond. [`write_lines`] writes lines exactly as
-//! given, for tests about several sessions or odd files. Tapes for `reel play` come from
-//! `play_support::TapeWriter`, which goes through reel's own trace writer; byte-level
-//! traces (torn lines, invalid UTF-8) are written as bytes where they are tested.
+//! [`TraceBuilder`] is the one builder: a session (a meta line, the lines, an end line)
+//! stated as JSON values, as messages whose raw text is kept as written (stdio, or HTTP
+//! with their session and `http` facts), and events, each line on a clock a millisecond
+//! after the one before; it is written through reel's own trace writer. Its constructors
+//! choose the meta and end lines: a generic `mcp` session ([`TraceBuilder::new`]), a
+//! `reel play` tape ([`TraceBuilder::tape`]), or a recording over HTTP or stdio
+//! ([`TraceBuilder::http`], [`TraceBuilder::stdio`]). [`write_lines`] writes lines
+//! exactly as given, for tests about several sessions or odd files; byte-level traces
+//! (torn lines, invalid UTF-8) are written as bytes where they are tested.
 
 use std::path::{Path, PathBuf};
 
+use reel_trace::{Dir, Ending, MessageLine, Meta, Timestamp, TraceWriter};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 /// When every built trace starts.
@@ -79,19 +85,97 @@ pub mod rpc {
     }
 }
 
-/// One session: a meta line, the lines, and an end line (exit code 0).
+/// One session, built line by line on a clock that advances a millisecond a line (and
+/// by [`TraceBuilder::wait`]), then written through reel's own [`TraceWriter`]: a meta
+/// line, the lines, and the end line its constructor chose.
 pub struct TraceBuilder {
     meta: Value,
-    lines: Vec<Value>,
+    start: Timestamp,
+    /// Milliseconds after `start` of the last line.
+    ms: i64,
+    lines: Vec<Line>,
+    end: EndLine,
+    /// Where [`TraceBuilder::end`] and [`TraceBuilder::unfinished`] write.
+    path: Option<PathBuf>,
 }
 
+/// A line as the builder holds it until it is written.
+enum Line {
+    /// Written as the value serialises.
+    Value(Value),
+    /// A message, `raw` copied verbatim by the writer.
+    Message {
+        t: Timestamp,
+        dir: Dir,
+        raw: String,
+        session: Option<String>,
+        http: Option<Box<RawValue>>,
+    },
+}
+
+/// How the trace ends.
+enum EndLine {
+    /// `{"t", "type": "end", "exitCode": 0, "durationMs"}`, a millisecond after the last line.
+    ExitCode,
+    /// The writer's own end line: exit code 0, the duration and the counts.
+    Counted,
+    /// `{"type":"end","reason":"producer_shutdown"}`, as `reel rec --url` ends.
+    Shutdown,
+}
+
+/// Where a trace tape starts.
+const TAPE_STARTED: &str = "2026-05-01T10:00:00.000Z";
+
 impl TraceBuilder {
-    /// A session labelled `label`, of kind `mcp`.
-    pub fn new(label: &str) -> TraceBuilder {
+    fn with(meta: Value, started: &str, end: EndLine) -> TraceBuilder {
         TraceBuilder {
-            meta: meta(label, "mcp"),
+            meta,
+            start: Timestamp::parse(started).expect("timestamp"),
+            ms: 0,
             lines: Vec::new(),
+            end,
+            path: None,
         }
+    }
+
+    /// A session labelled `label`, of kind `mcp`, starting at [`STARTED`].
+    pub fn new(label: &str) -> TraceBuilder {
+        TraceBuilder::with(meta(label, "mcp"), STARTED, EndLine::ExitCode)
+    }
+
+    /// A tape for `reel play` at `path`, recorded over stdio: a meta line carrying
+    /// `label` and, when given, the `redaction` description, and the writer's end line.
+    pub fn tape(path: &Path, label: &str, redaction: Option<Value>) -> TraceBuilder {
+        let meta = Meta {
+            v: Some(Value::from(1)),
+            ty: "meta".into(),
+            started_at: Some(TAPE_STARTED.into()),
+            label: Some(label.into()),
+            source: Some("reel@test".into()),
+            transport: Some("stdio".into()),
+            reel: Some(1),
+            redaction,
+            ..Meta::default()
+        };
+        let meta = serde_json::to_value(meta).expect("a meta line");
+        let mut b = TraceBuilder::with(meta, TAPE_STARTED, EndLine::Counted);
+        b.path = Some(path.to_owned());
+        b
+    }
+
+    /// A session recorded by `reel rec --url UPSTREAM` (transport http).
+    pub fn http(upstream: &str) -> TraceBuilder {
+        let meta = json!({"v":1,"type":"meta","startedAt":TAPE_STARTED,
+            "label":"scripted","source":"reel@test","reel":1,"transport":"http",
+            "listen":"127.0.0.1:1","upstream":upstream});
+        TraceBuilder::with(meta, TAPE_STARTED, EndLine::Shutdown)
+    }
+
+    /// A session recorded over stdio, ending as [`TraceBuilder::http`]'s does.
+    pub fn stdio() -> TraceBuilder {
+        let meta = json!({"v":1,"type":"meta","startedAt":TAPE_STARTED,
+            "label":"scripted","source":"reel@test","reel":1,"transport":"stdio"});
+        TraceBuilder::with(meta, TAPE_STARTED, EndLine::Shutdown)
     }
 
     /// Sets (or adds) the meta line's members in `members` (an object).
@@ -105,31 +189,144 @@ impl TraceBuilder {
     /// Adds lines; one without `t` (and not an event with a `type`) is stamped a
     /// millisecond after the line before it.
     pub fn lines(mut self, lines: impl IntoIterator<Item = Value>) -> TraceBuilder {
-        self.lines.extend(lines);
+        for line in lines {
+            self.push(line);
+        }
         self
     }
 
-    /// The trace's text.
-    pub fn text(&self) -> String {
-        let mut text = format!("{}\n", self.meta);
-        let mut ms = 0;
-        for line in &self.lines {
-            ms += 1;
-            let mut line = line.clone();
-            if line.get("t").is_none() && line.get("type").is_none() {
-                line["t"] = json!(at(ms));
-            }
-            text.push_str(&format!("{line}\n"));
-        }
-        let end = json!({"t": at(ms + 1), "type": "end", "exitCode": 0, "durationMs": ms + 1});
-        text.push_str(&format!("{end}\n"));
-        text
+    /// The next millisecond on the clock.
+    fn tick(&mut self) -> Timestamp {
+        self.ms += 1;
+        Timestamp(self.start.millis() + self.ms)
     }
 
-    /// Writes the trace to `path`.
+    fn push(&mut self, mut line: Value) {
+        let t = self.tick();
+        if line.get("t").is_none() && line.get("type").is_none() {
+            line["t"] = json!(t.to_iso().as_str());
+        }
+        self.lines.push(Line::Value(line));
+    }
+
+    fn message(
+        &mut self,
+        dir: Dir,
+        session: Option<&str>,
+        raw: &str,
+        http: Option<Value>,
+    ) -> &mut Self {
+        let t = self.tick();
+        self.lines.push(Line::Message {
+            t,
+            dir,
+            raw: raw.to_owned(),
+            session: session.map(str::to_owned),
+            http: http.map(|h| RawValue::from_string(h.to_string()).expect("http facts")),
+        });
+        self
+    }
+
+    /// A client → server message (`raw` is JSON text, kept as written).
+    pub fn c(&mut self, raw: &str) -> &mut Self {
+        self.message(Dir::In, None, raw, None)
+    }
+
+    /// A server → client message.
+    pub fn s(&mut self, raw: &str) -> &mut Self {
+        self.message(Dir::Out, None, raw, None)
+    }
+
+    /// A client message over HTTP: its `session` and `http` facts when given.
+    pub fn c_http(&mut self, session: Option<&str>, raw: &str, http: Option<Value>) -> &mut Self {
+        self.message(Dir::In, session, raw, http)
+    }
+
+    /// A server message over HTTP.
+    pub fn s_http(&mut self, session: Option<&str>, raw: &str, http: Option<Value>) -> &mut Self {
+        self.message(Dir::Out, session, raw, http)
+    }
+
+    /// A `reel.http` or `reel.sse` event (`fields` an object).
+    pub fn event(&mut self, session: Option<&str>, kind: &str, mut fields: Value) -> &mut Self {
+        fields["dir"] = json!("event");
+        fields["kind"] = json!(kind);
+        if let Some(s) = session {
+            fields["session"] = json!(s);
+        }
+        self.push(fields);
+        self
+    }
+
+    /// Lets `ms` milliseconds pass.
+    pub fn wait(&mut self, ms: i64) -> &mut Self {
+        self.ms += ms;
+        self
+    }
+
+    /// Writes the meta line and the lines to `out`; the end line too when `end`.
+    fn write_to<W: std::io::Write>(&self, out: W, end: bool) {
+        let mut w = TraceWriter::new(out, self.start);
+        w.write_serialized(&self.meta).expect("meta");
+        for line in &self.lines {
+            match line {
+                Line::Value(v) => w.write_serialized(v).expect("line"),
+                Line::Message {
+                    t,
+                    dir,
+                    raw,
+                    session,
+                    http,
+                } => {
+                    let mut m = MessageLine::new(*t, *dir, raw);
+                    m.session = session.as_deref();
+                    m.http = http.as_deref();
+                    w.write_message(&m).expect("message");
+                }
+            }
+        }
+        if !end {
+            w.flush().expect("flush");
+            return;
+        }
+        let at = Timestamp(self.start.millis() + self.ms + 1);
+        match self.end {
+            EndLine::ExitCode => {
+                let end = json!({"t": at.to_iso().as_str(), "type": "end", "exitCode": 0,
+                                 "durationMs": self.ms + 1});
+                w.write_serialized(&end).expect("end");
+                w.flush().expect("flush");
+            }
+            EndLine::Counted => {
+                w.finish(Ending::ExitCode(0), at).expect("end");
+            }
+            EndLine::Shutdown => {
+                w.write_verbatim(br#"{"type":"end","reason":"producer_shutdown"}"#)
+                    .expect("end");
+                w.flush().expect("flush");
+            }
+        }
+    }
+
+    /// Writes the trace, with its end line, to `path`.
     pub fn write(&self, path: &Path) -> PathBuf {
-        std::fs::write(path, self.text()).expect("write trace");
+        let file = std::fs::File::create(path).expect("create trace");
+        self.write_to(file, true);
         path.to_owned()
+    }
+
+    /// Writes the tape to the path it was made for, with its end line.
+    pub fn end(self) -> PathBuf {
+        let path = self.path.clone().expect("a tape made for a path");
+        self.write(&path)
+    }
+
+    /// Writes the tape without an end line (the recorder was killed).
+    pub fn unfinished(self) -> PathBuf {
+        let path = self.path.clone().expect("a tape made for a path");
+        let file = std::fs::File::create(&path).expect("create trace");
+        self.write_to(file, false);
+        path
     }
 }
 

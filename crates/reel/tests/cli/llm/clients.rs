@@ -87,7 +87,7 @@ fn the_ai_sdk_posting_without_v1_is_recorded_with_turns_and_replayed() {
         }
     }
     let stopped = play.stop();
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
     assert_eq!(replayed, live);
 }
 

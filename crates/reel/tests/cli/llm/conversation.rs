@@ -122,7 +122,7 @@ fn a_tool_loop_echoes_the_resent_turn_elides_its_history_counts_two_generations_
         assert_eq!(r.out, t.out, "{}: replayed", c.name());
         assert!(r.raw == t.raw, "{}: replayed bytes", c.name());
     }
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
 }
 
 // ---- eight loops at once -----------------------------------------------------------------
@@ -294,7 +294,7 @@ fn eight_concurrent_tool_loops_are_recorded_apart_and_replayed_each_its_own() {
             l.answer(0)
         );
     }
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
 }
 
 fn turn_has(t: &Value, text: &str) -> bool {

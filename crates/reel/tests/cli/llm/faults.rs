@@ -480,7 +480,7 @@ fn a_gzip_body_replays_decoded_without_its_content_encoding() {
         "{}",
         r.text()
     );
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
 }
 
 /// Killed with SIGKILL mid-stream, 20 times at different points: the trace, read up to
@@ -623,7 +623,7 @@ fn an_ollama_ndjson_stream_passes_through_is_assembled_and_replays() {
     let replayed = request(&player.addr, "POST", "/api/chat", headers, &body);
     let stopped = player.stop();
     assert_eq!(replayed.body, direct.body);
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
 }
 
 /// An upstream that goes silent mid-stream for longer than `--idle-timeout` is cut

@@ -248,7 +248,7 @@ fn codex_cli_records_a_tool_round_and_replays_it_offline() {
         "{replayed}"
     );
     let stopped = play.stop();
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
     assert!(stopped.stderr.contains("0 misses"), "{}", stopped.stderr);
 }
 

@@ -155,7 +155,12 @@ fn python_sdk_matrix(api: &'static str) {
     let replayed = python_batch(tmp, "replay", &player.bases(), &[], &cases);
     let stopped = player.stop();
     assert_same("replayed vs recorded", &cases, &through, &replayed);
-    assert_eq!(stopped.code, Some(0), "reel llm --play: {}", stopped.stderr);
+    assert_eq!(
+        stopped.code(),
+        Some(0),
+        "reel llm --play: {}",
+        stopped.stderr
+    );
 }
 
 #[test]
@@ -211,7 +216,12 @@ fn node_sdks_are_the_same_direct_through_reel_and_replayed() {
     let replayed = runs("replay", &player.bases());
     let stopped = player.stop();
     assert_same("node: replayed vs recorded", &cases, &through, &replayed);
-    assert_eq!(stopped.code, Some(0), "reel llm --play: {}", stopped.stderr);
+    assert_eq!(
+        stopped.code(),
+        Some(0),
+        "reel llm --play: {}",
+        stopped.stderr
+    );
 }
 
 /// What an independent mock answers that does not change between its runs (its ids
@@ -277,7 +287,12 @@ fn mock_matrix(
         &through,
         &replayed,
     );
-    assert_eq!(stopped.code, Some(0), "reel llm --play: {}", stopped.stderr);
+    assert_eq!(
+        stopped.code(),
+        Some(0),
+        "reel llm --play: {}",
+        stopped.stderr
+    );
 }
 
 #[test]

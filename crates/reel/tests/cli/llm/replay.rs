@@ -60,7 +60,7 @@ fn a_miss_is_a_provider_error_naming_the_nearest_exchange_and_exits_3() {
     let message = e["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("nearest: exchange 1"), "{e}");
     assert!(message.contains("/messages/0"), "where it differs: {e}");
-    assert_eq!(stopped.code, Some(3), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(3), "{}", stopped.stderr);
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn identical_requests_are_answered_in_recorded_order() {
         answers.iter().map(|b| id(b)).collect::<Vec<_>>()
     );
     assert!(replayed == answers, "the replayed bodies differ");
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn pace_recorded_serves_the_same_bytes() {
         r.text(),
         String::from_utf8_lossy(&answers[0])
     );
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
 }
 
 #[test]
@@ -233,7 +233,7 @@ fn a_responses_agent_with_per_run_ids_replays_and_misses_name_its_own_pointers()
         assert_eq!(out["text"], "It is sunny in Paris.");
     }
     let stopped = play.stop();
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
     assert!(stopped.stderr.contains("0 misses"), "{}", stopped.stderr);
 
     // Another tool output: a miss that names the request's own member and index.
@@ -243,10 +243,10 @@ fn a_responses_agent_with_per_run_ids_replays_and_misses_name_its_own_pointers()
     let body = out["error"]["body"].as_str().unwrap();
     assert!(body.contains("/input/2/output"), "{body}");
     assert!(!body.contains("/messages"), "{body}");
-    assert_eq!(play.stop().code, Some(3));
+    assert_eq!(play.stop().code(), Some(3));
     // Ignored there, it replays.
     let play = Llm::play(&trace, &["--ignore", "/input/2/output"]);
     let (code, out) = responses_agent(&play.url, false, "rainy");
     assert_eq!(code, Some(0), "{out}");
-    assert_eq!(play.stop().code, Some(0));
+    assert_eq!(play.stop().code(), Some(0));
 }

@@ -243,5 +243,5 @@ fn keys_streamed_four_characters_per_delta_are_redacted_in_the_pieces_and_replay
         );
     }
     let stopped = player.stop();
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
 }

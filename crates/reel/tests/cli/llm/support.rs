@@ -11,10 +11,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::harness::net::{Listening, Server, free_port, spawn_listening};
+use crate::harness::net::{Server, free_port};
 use crate::harness::play_http_support::{only_trace, run, trace_lines};
 use crate::harness::play_support::Peers;
-use crate::harness::rec_support::{RUN_LIMIT, wait_limited};
+use crate::harness::player::{Player, Stopped};
 use crate::harness::reel;
 
 /// The Python interpreter of the peers.
@@ -121,21 +121,15 @@ impl Upstream {
 
 // ---- reel llm ----------------------------------------------------------------------------
 
-/// A running `reel llm` (recording or `--play`), killed on drop.
+/// A running `reel llm` (recording or `--play`): the one player, and where it records.
 pub struct Llm {
-    l: Option<Listening>,
+    player: Player,
     /// `http://127.0.0.1:PORT`, as reel printed it.
     pub url: String,
     /// `127.0.0.1:PORT`.
     pub addr: String,
     /// Where it records.
     pub dir: PathBuf,
-}
-
-/// How a stopped `reel llm` ended.
-pub struct Stopped {
-    pub code: Option<i32>,
-    pub stderr: String,
 }
 
 impl Llm {
@@ -179,85 +173,49 @@ impl Llm {
     }
 
     fn spawn(c: Command, dir: &Path) -> Llm {
-        let l = spawn_listening(c);
-        let url = l.url.clone();
+        let player = Player::listening(c);
         Llm {
-            addr: url
+            url: player.url.clone(),
+            addr: player
+                .url
                 .strip_prefix("http://")
                 .expect("an http:// URL")
                 .to_owned(),
-            url,
-            l: Some(l),
+            player,
             dir: dir.to_owned(),
         }
     }
 
-    /// The base URLs an SDK gets to reach it.
     /// The most memory reel has held so far (`VmHWM`, KiB).
     pub fn peak_rss_kib(&self) -> u64 {
-        let pid = self.l.as_ref().map_or(0, |l| l.child.id());
-        std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
+        self.player.peak_memory() / 1024
     }
 
+    /// The base URLs an SDK gets to reach it.
     pub fn bases(&self) -> Bases {
         Bases::of(&self.url)
     }
 
     pub fn stderr_text(&self) -> String {
-        self.l
-            .as_ref()
-            .expect("running")
-            .stderr
-            .lock()
-            .unwrap()
-            .clone()
+        self.player.stderr_text()
     }
 
     /// Sends SIGINT and waits for reel to exit.
-    pub fn stop(mut self) -> Stopped {
-        let mut l = self.l.take().expect("running");
-        let _ = Command::new("kill")
-            .arg("-INT")
-            .arg(l.child.id().to_string())
-            .status();
-        let status = wait_limited(&mut l.child, RUN_LIMIT);
-        let _ = l.reader.join();
-        let stderr = l.stderr.lock().unwrap().clone();
-        let status = status.unwrap_or_else(|| panic!("reel llm did not stop: {stderr}"));
-        Stopped {
-            code: status.code(),
-            stderr,
-        }
+    pub fn stop(self) -> Stopped {
+        self.player.signal_and_stop("-INT")
     }
 
     /// Kills reel with SIGKILL (no clean-up of any kind) and waits for it.
-    pub fn kill9(mut self) {
-        let mut l = self.l.take().expect("running");
-        let _ = l.child.kill();
-        let _ = l.child.wait();
-        let _ = l.reader.join();
+    pub fn kill9(self) {
+        self.player.kill();
     }
 
     /// [`Llm::stop`], asserting exit 0; the one trace it wrote.
     pub fn finish(self) -> PathBuf {
         let dir = self.dir.clone();
         let s = self.stop();
-        assert_eq!(s.code, Some(0), "reel llm: {}", s.stderr);
+        assert_eq!(s.code(), Some(0), "reel llm: {}", s.stderr);
         only_trace(&dir)
-    }
-}
-
-impl Drop for Llm {
-    fn drop(&mut self) {
-        if let Some(mut l) = self.l.take() {
-            let _ = l.child.kill();
-            let _ = l.child.wait();
-        }
     }
 }
 

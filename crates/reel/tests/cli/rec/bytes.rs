@@ -146,7 +146,7 @@ fn nasty_lines_pass_unchanged_both_ways_and_are_recorded_exactly() {
     let cases = corpus();
     let wire: Vec<u8> = cases.iter().flat_map(|c| c.wire.clone()).collect();
     let s = Session::new();
-    let received = s.tmp.path().join("server-received.bin");
+    let received = s.sb.dir().join("server-received.bin");
     // `tee` is the server: what it reads is what reel gave it, and it echoes it back.
     let cmd = s.command(
         &["--name", "nasty lines"],
@@ -196,7 +196,7 @@ fn a_64_mb_line_from_the_server_is_forwarded_and_recorded_whole() {
     let text = "0123456789 abcdefghijklmnopqrstuvwxyz ".repeat(64 * 1024 * 1024 / 38);
     let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"text":"{text}"}}}}"#);
     let s = Session::new();
-    let file = s.tmp.path().join("big.jsonl");
+    let file = s.sb.dir().join("big.jsonl");
     std::fs::write(&file, format!("{line}\n")).unwrap();
     let out = run(s.command(&[], &["cat", file.to_str().unwrap()]), Vec::new());
     assert_eq!(out.code(), Some(0), "{}", out.stderr_text());
@@ -310,7 +310,7 @@ fn every_pipe_is_rebuilt_byte_for_byte_from_the_trace() {
     stderr.extend_from_slice(b"\ncrlf\r\n");
     stderr.extend(std::iter::repeat_n(b'y', limit));
     stderr.extend_from_slice(b"\npartial \xff at the end");
-    let (out_file, err_file) = (s.tmp.path().join("out.bin"), s.tmp.path().join("err.bin"));
+    let (out_file, err_file) = (s.sb.dir().join("out.bin"), s.sb.dir().join("err.bin"));
     std::fs::write(&out_file, &stdout).unwrap();
     std::fs::write(&err_file, &stderr).unwrap();
     let script = format!(

@@ -31,7 +31,7 @@ fn interop(suite: &str, mode: &str, server: &[&str]) {
         c.arg(&client)
             .args([suite, "--mode", mode, "--"])
             .args(server);
-        c.current_dir(s.tmp.path());
+        c.current_dir(s.sb.dir());
         c
     };
     let direct = run(client_cmd(server), Vec::new());
@@ -44,8 +44,8 @@ fn interop(suite: &str, mode: &str, server: &[&str]) {
 
     let py = peers.python.to_str().unwrap();
     let tee = tee.to_str().unwrap();
-    let a = s.tmp.path().join("client-side");
-    let b = s.tmp.path().join("server-side");
+    let a = s.sb.dir().join("client-side");
+    let b = s.sb.dir().join("server-side");
     let dir = s.dir();
     let mut through: Vec<&str> = vec![py, tee, a.to_str().unwrap(), "--"];
     through.extend([
@@ -182,7 +182,7 @@ fn default_labels_name_the_server_not_its_transport_or_path() {
         .unwrap()
         .to_owned();
     let s = Session::new();
-    let script = s.tmp.path().join("server.py");
+    let script = s.sb.dir().join("server.py");
     std::fs::write(&script, "import sys\nsys.stdin.read()\n").unwrap();
     let py = peers.python.to_str().unwrap().to_owned();
     let tmp = std::env::temp_dir().to_str().unwrap().to_owned();

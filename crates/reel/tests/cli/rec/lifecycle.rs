@@ -170,7 +170,7 @@ fn killed_reel_leaves_no_server(wrapped: bool) {
         signal.signal(signal.SIGTERM, signal.SIG_IGN)\n\
         print('pid', os.getpid(), flush=True)\n\
         while True: time.sleep(1)\n";
-    let file = s.tmp.path().join("server.py");
+    let file = s.sb.dir().join("server.py");
     std::fs::write(&file, script).unwrap();
     // `; true` keeps sh from exec-ing python in its place.
     let wrapper = format!("python3 '{}'; true", file.display());
@@ -246,9 +246,9 @@ fn a_command_that_cannot_start_gives_127_a_message_and_a_complete_trace() {
 #[test]
 fn a_trace_that_cannot_be_created_gives_73_and_the_server_never_runs() {
     let s = Session::new();
-    let file = s.tmp.path().join("a-file");
+    let file = s.sb.dir().join("a-file");
     std::fs::write(&file, "not a directory").unwrap();
-    let marker = s.tmp.path().join("server-ran");
+    let marker = s.sb.dir().join("server-ran");
     let mut cmd = reel();
     cmd.arg("rec").arg("--dir").arg(file.join("traces")).args([
         "--",
@@ -465,7 +465,7 @@ fn with_file_limit(s: &Session, bytes: u64, command: &[&str]) -> Command {
         .arg("--")
         .arg(inner.get_program())
         .args(inner.get_args());
-    c.current_dir(s.tmp.path());
+    c.current_dir(s.sb.dir());
     c
 }
 
@@ -550,7 +550,7 @@ fn after_kill_9_the_trace_holds_every_line_either_peer_received() {
     };
     for run in 0..20 {
         let s = Session::new();
-        let received = s.tmp.path().join("server-received.jsonl");
+        let received = s.sb.dir().join("server-received.jsonl");
         let mut r = start(s.command(&["--no-redact"], &["tee", received.to_str().unwrap()]));
         let mut to_reel = r.stdin.take().unwrap();
         // The client: writes requests as fast as reel takes them, in bursts.

@@ -94,7 +94,7 @@ fn user_patterns_apply_and_no_redact_keeps_everything_but_says_so() {
 #[test]
 fn a_bad_pattern_is_a_usage_error_before_anything_starts() {
     let s = Session::new();
-    let marker = s.tmp.path().join("ran");
+    let marker = s.sb.dir().join("ran");
     let out = run(
         s.command(
             &["--redact", "(unclosed"],

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::harness::rec_support::{Session, eventually, reel};
 use crate::rec_http::harness::READ_LIMIT;
 use crate::rec_http::harness::{
-    Answer, Proxy, Upstream, free_port, read_head, read_until, request, send,
+    Answer, Upstream, free_port, proxy, read_head, read_until, request, send,
 };
 
 const PING: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
@@ -35,7 +35,7 @@ fn messages<'a>(lines: &'a [Value], dir: &str) -> Vec<&'a Value> {
 fn requests_naming_a_foreign_host_or_origin_get_403_and_never_reach_the_upstream() {
     let up = Upstream::start(|_| Answer::json(200, PONG));
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let ct = ("content-type", "application/json");
     let local = format!("localhost:{}", p.addr.rsplit(':').next().unwrap());
 
@@ -140,7 +140,7 @@ fn hop_by_hop_headers_cross_neither_way_and_the_rest_does() {
         body: PONG.as_bytes().to_vec(),
     });
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let r = request(
         &p.addr,
         "POST",
@@ -188,7 +188,7 @@ fn an_sse_answer_reaches_the_client_event_by_event_before_the_upstream_finishes(
         chunks: rx.lock().unwrap().take().expect("one streamed answer"),
     });
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":7}}}"#;
     let mut conn = send(
         &p.addr,
@@ -249,7 +249,7 @@ fn sse_events_without_json_keep_in_the_trace_whether_they_had_data() {
         chunks: rx.lock().unwrap().take().expect("one streamed answer"),
     });
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let call = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}"#;
     let mut conn = send(
         &p.addr,
@@ -328,7 +328,7 @@ fn urls_the_upstream_hands_out_are_rewritten_to_the_proxy() {
     let up = self_naming_upstream(Arc::new(Mutex::new(Some(rx))));
     let me = format!("http://127.0.0.1:{}", up.port);
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/sse"), &[]);
+    let p = proxy(&s, &up.url("/sse"), &[]);
     let proxy = format!("http://{}", p.addr);
 
     let denied = request(&p.addr, "GET", "/mcp", &[("host", &p.addr)], b"");
@@ -412,7 +412,7 @@ fn urls_the_upstream_hands_out_are_rewritten_to_the_proxy() {
 fn authorization_is_redacted_in_the_trace_and_forwarded_intact() {
     let up = Upstream::start(|_| Answer::json(200, PONG));
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let token = "Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
     let r = request(
         &p.addr,
@@ -450,7 +450,7 @@ fn sigterm_closes_open_streams_and_ends_the_trace_cleanly() {
         chunks: rx.lock().unwrap().take().expect("one stream"),
     });
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let mut stream = send(
         &p.addr,
         "GET",
@@ -493,7 +493,7 @@ fn sigterm_closes_open_streams_and_ends_the_trace_cleanly() {
 fn an_unreachable_upstream_gets_502_and_reel_goes_on_until_it_is_up() {
     let port = free_port();
     let s = Session::new();
-    let p = Proxy::start(&s, &format!("http://127.0.0.1:{port}/mcp"), &[]);
+    let p = proxy(&s, &format!("http://127.0.0.1:{port}/mcp"), &[]);
     let r = request(
         &p.addr,
         "POST",
@@ -579,7 +579,7 @@ fn usage_errors_have_their_exit_codes() {
 fn an_https_upstream_is_reached_with_its_ca_and_refused_without_it() {
     let peers = crate::harness::rec_support::Peers::get();
     let s = Session::new();
-    let ca = s.tmp.path().join("ca.pem");
+    let ca = s.sb.dir().join("ca.pem");
     let port = free_port();
     let mut c = std::process::Command::new(&peers.python);
     c.arg(crate::harness::rec_support::Peers::script(
@@ -591,7 +591,7 @@ fn an_https_upstream_is_reached_with_its_ca_and_refused_without_it() {
     let url = format!("https://localhost:{port}/mcp");
     let ct = ("content-type", "application/json");
 
-    let p = Proxy::start(&s, &url, &["--upstream-ca", ca.to_str().unwrap()]);
+    let p = proxy(&s, &url, &["--upstream-ca", ca.to_str().unwrap()]);
     let r = request(&p.addr, "POST", "/mcp", &[("host", &p.addr), ct], PING);
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(
@@ -605,7 +605,7 @@ fn an_https_upstream_is_reached_with_its_ca_and_refused_without_it() {
 
     // Without the CA, the certificate is not trusted: 502, and reel says why.
     let s2 = Session::new();
-    let p = Proxy::start(&s2, &url, &[]);
+    let p = proxy(&s2, &url, &[]);
     let r = request(&p.addr, "POST", "/mcp", &[("host", &p.addr), ct], PING);
     assert_eq!(r.status, 502);
     assert!(r.text().contains("certificate"), "{}", r.text());
@@ -637,7 +637,7 @@ fn large_streamed_and_pretty_printed_bodies_cross_intact_and_are_recorded_whole(
         }
     });
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let ct = ("content-type", "application/json");
     let big_request = format!(
         r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{big_text}"}}}}}}"#
@@ -696,7 +696,7 @@ fn an_oauth_token_exchange_crosses_intact_and_leaves_no_secret_in_the_trace() {
         )
     });
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let form = b"grant_type=authorization_code&code=c0de-5ecret&code_verifier=ver1fier-5ecret&client_id=reel-test&redirect_uri=http%3A%2F%2Flocalhost%3A1%2Fcb";
     let r = request(
         &p.addr,
@@ -754,7 +754,7 @@ fn metadata_at_the_custom_path_www_authenticate_names_is_rewritten_too() {
     });
     let me = format!("http://127.0.0.1:{}", up.port);
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let proxy = format!("http://{}", p.addr);
     let get = |path: &str| request(&p.addr, "GET", path, &[("host", &p.addr)], b"");
     let before = get("/custom/prm");
@@ -794,7 +794,7 @@ fn a_small_body_the_upstream_breaks_off_reaches_the_client_and_the_trace_as_it_c
         }
     });
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let mut r = send(
         &p.addr,
         "POST",
@@ -843,7 +843,7 @@ fn a_small_body_still_arriving_at_sigterm_is_recorded_as_cut_by_the_shutdown() {
         chunks: rx.lock().unwrap().take().expect("one answer"),
     });
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let _client = send(
         &p.addr,
         "POST",
@@ -886,7 +886,7 @@ fn a_get_streams_first_event_cut_off_by_the_upstream_reaches_the_client_and_the_
         }
     });
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let mut stream = send(
         &p.addr,
         "GET",
@@ -930,7 +930,7 @@ fn an_authorization_redirect_keeps_its_code_out_of_the_trace() {
         body: Vec::new(),
     });
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     let r = request(
         &p.addr,
         "GET",
@@ -958,7 +958,7 @@ fn an_authorization_redirect_keeps_its_code_out_of_the_trace() {
 fn a_client_leaving_mid_body_is_not_reported_as_an_upstream_failure() {
     let up = Upstream::start(|_| Answer::json(200, PONG));
     let s = Session::new();
-    let p = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let p = proxy(&s, &up.url("/mcp"), &[]);
     {
         let mut client = std::net::TcpStream::connect(&p.addr).unwrap();
         let head = format!(

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::harness::play_http_support::{Player, Sandbox, Tape, post};
+use crate::harness::play_http_support::{Player, post};
+use crate::harness::sandbox::Sandbox;
+use crate::harness::trace::TraceBuilder;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
 const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#;
@@ -14,8 +16,8 @@ const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion"
 #[test]
 fn after_kill_9_the_trace_holds_every_answer_the_client_received() {
     let sb = Sandbox::new();
-    let mut t = Tape::stdio();
-    t.c(None, INIT, None).s(None, INIT_RESULT, None);
+    let mut t = TraceBuilder::stdio();
+    t.c(INIT).s(INIT_RESULT);
     let tape = t.write(&sb.path("tape.jsonl"));
     // The upstream: a tape server that answers every call (from the tape, or with its
     // miss error: an answer all the same).
@@ -32,7 +34,7 @@ fn after_kill_9_the_trace_holds_every_answer_the_client_received() {
         let dir = sb.path(&format!("traces-{run}"));
         let mut cmd = crate::harness::reel();
         cmd.args(["rec", "--url", &upstream.url, "--dir"]).arg(&dir);
-        let rec = Player::spawn(cmd);
+        let rec = Player::listening(cmd);
         let (addr, path) = (rec.addr.clone(), rec.path.clone());
         let received = Arc::new(Mutex::new(Vec::<u64>::new()));
         let stop = Arc::new(AtomicBool::new(false));
@@ -94,10 +96,10 @@ fn after_kill_9_the_trace_holds_every_answer_the_client_received() {
 #[test]
 fn a_huge_request_body_streams_through_in_flat_memory_and_is_recorded_truncated() {
     use crate::harness::rec_support::Session;
-    use crate::rec_http::harness::{Answer, Proxy, Upstream, read_head, send};
+    use crate::rec_http::harness::{Answer, Upstream, proxy, read_head, send};
     let s = Session::new();
     let up = Upstream::start(|_| Answer::json(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
-    let proxy = Proxy::start(&s, &up.url("/mcp"), &[]);
+    let proxy = proxy(&s, &up.url("/mcp"), &[]);
     let len = 1 << 30;
     let head = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{"blob":""#;
     let mut body = head.as_bytes().to_vec();

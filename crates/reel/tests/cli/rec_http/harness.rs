@@ -1,105 +1,34 @@
-//! Harness for the `reel rec --url` tests: the built binary as a running proxy (its
-//! address read from the one `reel: listening on URL` line, stopped with SIGTERM), a
-//! scripted upstream of our own whose every move the test controls, a raw HTTP/1.1
+//! Harness for the `reel rec --url` tests: the built binary as a running proxy (the one
+//! player, started by [`proxy`]), a scripted upstream of our own whose every move the test controls, a raw HTTP/1.1
 //! client, and servers that are killed when a test ends, however it ends.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::harness::rec_support::{Finished, RUN_LIMIT, Session, reel, wait_limited};
+use crate::harness::player::Player;
+use crate::harness::rec_support::{Session, reel};
 
 /// How long a raw read waits for what it expects.
 pub const READ_LIMIT: Duration = Duration::from_secs(20);
 
 pub use crate::harness::net::{Server, free_port};
 
-/// A running `reel rec --url`.
-pub struct Proxy {
-    child: Option<Child>,
-    /// `http://127.0.0.1:PORT/PATH`, as reel printed it.
-    pub url: String,
-    /// `127.0.0.1:PORT`.
-    pub addr: String,
-    stderr: Arc<Mutex<String>>,
-    reader: Option<JoinHandle<()>>,
-}
-
-impl Proxy {
-    /// Starts `reel rec --dir <session dir> --url <upstream> <flags>` and waits for its
-    /// listening line.
-    pub fn start(s: &Session, upstream: &str, flags: &[&str]) -> Proxy {
-        let mut cmd = reel();
-        cmd.arg("rec")
-            .arg("--dir")
-            .arg(s.dir())
-            .arg("--url")
-            .arg(upstream)
-            .args(flags)
-            .current_dir(s.tmp.path());
-        let l = crate::harness::net::spawn_listening(cmd);
-        Proxy {
-            addr: l
-                .url
-                .strip_prefix("http://")
-                .and_then(|r| r.split('/').next())
-                .expect("an http:// URL")
-                .to_owned(),
-            url: l.url.clone(),
-            child: Some(l.child),
-            stderr: l.stderr,
-            reader: Some(l.reader),
-        }
-    }
-
-    /// The most memory the running reel has held (Linux: `VmHWM`), in bytes.
-    pub fn peak_memory(&self) -> u64 {
-        let pid = self.child.as_ref().expect("running").id();
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .expect("VmHWM")
-            * 1024
-    }
-
-    pub fn stderr_text(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-
-    /// Sends SIGTERM and waits for reel to exit.
-    pub fn stop(mut self) -> Finished {
-        let mut child = self.child.take().expect("running");
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(child.id().to_string())
-            .status();
-        let status = wait_limited(&mut child, RUN_LIMIT)
-            .unwrap_or_else(|| panic!("reel did not stop; stderr: {}", self.stderr_text()));
-        if let Some(r) = self.reader.take() {
-            let _ = r.join();
-        }
-        Finished {
-            status,
-            stdout: Vec::new(),
-            stderr: self.stderr_text().into_bytes(),
-        }
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
+/// Starts `reel rec --dir <session dir> --url <upstream> <flags>` in the session and
+/// waits for its listening line.
+pub fn proxy(s: &Session, upstream: &str, flags: &[&str]) -> Player {
+    let mut cmd = reel();
+    cmd.arg("rec")
+        .arg("--dir")
+        .arg(s.dir())
+        .arg("--url")
+        .arg(upstream)
+        .args(flags)
+        .current_dir(s.sb.dir());
+    Player::listening(cmd)
 }
 
 /// A request our scripted upstream received.

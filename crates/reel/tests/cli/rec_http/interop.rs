@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::harness::rec_support::{Peers, Session, check, run, workspace};
 use crate::rec_http::behaviour::trace_lines;
-use crate::rec_http::harness::{Proxy, Server, free_port};
+use crate::rec_http::harness::{Server, free_port, proxy};
 
 /// Where the npm peers live (next to the ones `Peers` knows).
 fn node_modules() -> PathBuf {
@@ -147,7 +147,7 @@ fn python_client_and_server_everything_over_streamable_http() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     let direct = python_client("everything", "auto", &url);
     let s = Session::new();
-    let p = Proxy::start(&s, &url, &[]);
+    let p = proxy(&s, &url, &[]);
     assert_eq!(python_client("everything", "auto", &p.url), direct);
     assert_eq!(p.stop().code(), Some(0));
 
@@ -204,7 +204,7 @@ fn python_client_and_python_server_speak_2026_07_28_over_http() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     let direct = python_client("demo", "auto", &url);
     let s = Session::new();
-    let p = Proxy::start(&s, &url, &[]);
+    let p = proxy(&s, &url, &[]);
     assert_eq!(python_client("demo", "auto", &p.url), direct);
     assert_eq!(p.stop().code(), Some(0));
 
@@ -249,7 +249,7 @@ fn concurrent_clients_of_both_eras_never_cross_pair() {
     let want_auto = python_client("demo", "auto", &url);
     let want_legacy = python_client("demo", "legacy", &url);
     let s = Session::new();
-    let p = Proxy::start(&s, &url, &[]);
+    let p = proxy(&s, &url, &[]);
     let clients: Vec<_> = ["auto", "legacy", "auto", "legacy"]
         .into_iter()
         .map(|mode| {
@@ -319,15 +319,15 @@ fn legacy_http_sse_server_everything_with_the_inspector_cli() {
     let direct = node_cli(
         cli,
         &direct_args.iter().map(String::as_str).collect::<Vec<_>>(),
-        s.tmp.path(),
+        s.sb.dir(),
     );
     assert!(direct.contains("The sum of 2 and 3 is 5."), "{direct}");
-    let p = Proxy::start(&s, &format!("http://127.0.0.1:{port}/sse"), &[]);
+    let p = proxy(&s, &format!("http://127.0.0.1:{port}/sse"), &[]);
     let through_args = args(&p.url);
     let through = node_cli(
         cli,
         &through_args.iter().map(String::as_str).collect::<Vec<_>>(),
-        s.tmp.path(),
+        s.sb.dir(),
     );
     assert_eq!(through, direct);
     assert_eq!(p.stop().code(), Some(0));
@@ -385,7 +385,7 @@ fn inspector_cli_and_mcporter_over_streamable_http() {
                 "--tool-arg",
                 "message=through reel",
             ],
-            s.tmp.path(),
+            s.sb.dir(),
         )
     };
     let porter = |u: &str| {
@@ -402,13 +402,13 @@ fn inspector_cli_and_mcporter_over_streamable_http() {
                 "--output",
                 "json",
             ],
-            s.tmp.path(),
+            s.sb.dir(),
         )
     };
     let direct = (inspect(&url), porter(&url));
     assert!(direct.0.contains("Echo: through reel"), "{}", direct.0);
     assert!(direct.1.contains('5'), "{}", direct.1);
-    let p = Proxy::start(&s, &url, &[]);
+    let p = proxy(&s, &url, &[]);
     let through = (inspect(&p.url), porter(&p.url));
     assert_eq!(through, direct);
     assert_eq!(p.stop().code(), Some(0));

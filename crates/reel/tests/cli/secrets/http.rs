@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::{CLASSES, Class, Corpus, Form, Secret, trace_haystack};
 use crate::harness::play_http_support::{Player, post};
 use crate::harness::rec_support::{Session, run};
-use crate::rec_http::harness::{Answer, Proxy, RawResponse, Seen, Upstream, request};
+use crate::rec_http::harness::{Answer, RawResponse, Seen, Upstream, proxy, request};
 
 /// What the upstream answers one request with.
 #[derive(Clone)]
@@ -282,7 +282,7 @@ fn no_secret_reaches_an_http_trace_or_reels_stderr_and_the_trace_replays() {
         query_of(&token.text)
     ));
     let s = Session::new();
-    let proxy = Proxy::start(&s, &url, &[]);
+    let proxy = proxy(&s, &url, &[]);
     let seed = corpus.summary();
 
     let mut session = None;

@@ -93,6 +93,6 @@ fn no_secret_reaches_an_llm_trace_whole_or_split_and_the_trace_replays() {
         assert_eq!(served.status, 200, "{}", served.text());
     }
     let stopped = player.stop();
-    assert_eq!(stopped.code, Some(0), "{}", stopped.stderr);
+    assert_eq!(stopped.code(), Some(0), "{}", stopped.stderr);
     eprintln!("{}", corpus.summary());
 }

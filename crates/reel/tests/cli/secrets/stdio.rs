@@ -185,9 +185,9 @@ fn script(corpus: &mut Corpus) -> Script {
 fn no_secret_reaches_a_stdio_trace_and_the_trace_replays() {
     let mut corpus = Corpus::new();
     let s = Session::new();
-    let dir = s.tmp.path().join("server");
+    let dir = s.sb.dir().join("server");
     std::fs::create_dir_all(&dir).unwrap();
-    let server = s.tmp.path().join("server.sh");
+    let server = s.sb.dir().join("server.sh");
     std::fs::write(&server, SERVER).unwrap();
     let sc = script(&mut corpus);
     sc.write(&dir);
@@ -259,7 +259,7 @@ fn keys_across_the_cut_of_a_long_stderr_line_are_redacted() {
     line.push(' ');
     line.push_str(&words);
     line.push_str(&words);
-    let printer = s.tmp.path().join("stderr.txt");
+    let printer = s.sb.dir().join("stderr.txt");
     std::fs::write(&printer, format!("{line}\n")).unwrap();
     let command = [
         "sh",
