@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use reel_inspect::check::{CheckOptions, check_read, render};
-use reel_trace::display::plain;
+use reel_report::display::plain;
 
 use crate::input::{ChunkedReader, choice};
 

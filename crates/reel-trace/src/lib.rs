@@ -21,7 +21,6 @@
 
 #![deny(missing_docs)]
 
-pub use reel_report::display;
 pub mod errors;
 pub mod hash;
 pub mod json_str;
