@@ -18,10 +18,10 @@ use reel_redact::redact::Redactor;
 use reel_trace::target::TraceTarget;
 
 use crate::cmd::ignore::IgnoreArgs;
-use crate::cmd::net_flags::{ListenLimits, warn_if_exposed};
-use crate::cmd::rec::{Seal, redactor_of, say_trace_losses, trace_dir_of};
+use crate::cmd::net_flags::{ListenAddr, ListenLimits, UpstreamCa, warn_if_exposed};
+use crate::cmd::rec::{redactor_of, say_trace_losses, trace_dir_of};
 use crate::cmd::redaction::RuleArgs;
-use crate::cmd::seal::KeyFile;
+use crate::cmd::seal::SealFlags;
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};
 use crate::output::Output;
@@ -80,20 +80,23 @@ With -- CMD…, the agent runs against the tape with the base URLs set.
 
 Exit status: CMD's status (recording, and replay without misses); 0 after SIGINT/SIGTERM;
 3 replay answered a request with a miss; 64 bad flags; 66 an unreadable --play trace or
---ca-file; 73 the trace cannot be created; 74 the trace is incomplete; 127 CMD could not
+--upstream-ca; 73 the trace cannot be created; 74 the trace is incomplete; 127 CMD could not
 be started.";
 
 /// Arguments of `reel llm`.
 #[derive(clap::Args)]
-#[command(after_long_help = after_help())]
+#[command(
+    after_long_help = after_help(),
+    mut_arg("upstream_ca", |a| a.conflicts_with("play")),
+    mut_arg("seal", |a| a.conflicts_with("play")),
+)]
 pub struct Args {
     /// Serve this llm trace (a path or a run name) as the provider instead of recording.
     #[arg(long, value_name = "TRACE")]
     play: Option<String>,
 
-    /// Where reel listens [default: 127.0.0.1:0, loopback on a free port].
-    #[arg(long, value_name = "ADDR")]
-    listen: Option<String>,
+    #[command(flatten)]
+    listen: ListenAddr,
 
     /// Send every request to this server instead of the providers' APIs.
     #[arg(long, value_name = "URL", conflicts_with = "play")]
@@ -104,11 +107,8 @@ pub struct Args {
     #[arg(long = "map", value_name = "PREFIX=URL")]
     maps: Vec<String>,
 
-    /// A PEM file of extra certificate authorities for https upstreams (repeatable;
-    /// Mozilla's roots and the system's bundle, $SSL_CERT_FILE or the platform's, are
-    /// always trusted).
-    #[arg(long, value_name = "PATH", conflicts_with = "play")]
-    ca_file: Vec<PathBuf>,
+    #[command(flatten)]
+    upstream_ca: UpstreamCa,
 
     /// Seconds an upstream may stay silent mid-response before reel cuts it off.
     #[arg(
@@ -147,12 +147,8 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["redact", "redact_file", "no_redact_defaults", "play"])]
     no_redact: bool,
 
-    /// Seal the trace as it is recorded (see `reel rec --help`).
-    #[arg(long, conflicts_with = "play")]
-    seal: bool,
-
     #[command(flatten)]
-    key: KeyFile,
+    seal: SealFlags,
 
     /// Replay: `recorded` keeps the recorded gaps between events; `Nx` divides them by
     /// N (e.g. 10x) [default: as fast as the client reads].
@@ -287,11 +283,7 @@ pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
         return play(args);
     }
     let collector = args.otlp.check()?;
-    args.key.requires(args.seal, "--seal")?;
-    let seal = Seal {
-        on: args.seal,
-        key: args.key.load()?,
-    };
+    let seal = args.seal.load()?;
     let redactor = redactor_of(args.no_redact, &args.rules)?;
     let dir = trace_dir_of(args.dir.clone())?;
     let mut recorder =
@@ -370,7 +362,7 @@ fn how_it_ended(agent: Option<Agent>) -> anyhow::Result<(RunEnd, u8)> {
     })
 }
 
-/// Why the proxy did not start, with its exit code: an unusable `--ca-file` is missing
+/// Why the proxy did not start, with its exit code: an unusable `--upstream-ca` is missing
 /// input, anything else a usage error.
 fn not_bound(e: &reel_llm::LlmError, redactor: &Redactor) -> anyhow::Error {
     let code = match e {
@@ -401,10 +393,10 @@ fn refuse_live_flags_with_play(args: &Args) -> anyhow::Result<()> {
 /// The recording proxy's configuration, from the flags.
 fn recorder_config(args: &Args) -> LlmConfig {
     LlmConfig {
-        listen: args.listen.clone().unwrap_or_else(|| "127.0.0.1:0".into()),
+        listen: args.listen.addr().to_owned(),
         upstream: args.upstream.clone(),
         maps: args.maps.clone(),
-        ca: args.ca_file.clone(),
+        ca: args.upstream_ca.upstream_ca.clone(),
         idle_timeout: Duration::from_secs_f64(args.idle_timeout.max(0.001)),
         limits: args.limits.apply(Limits::for_descriptors(2)),
         threads: args.http_threads,
@@ -420,7 +412,7 @@ fn play(args: Args) -> anyhow::Result<u8> {
     let path = runs.resolve(args.play.as_deref().unwrap_or_default())?;
     let tape = LlmTape::open(&path).map_err(|e| coded(exit::NO_INPUT, e.to_string()))?;
     let config = PlayConfig {
-        listen: args.listen.clone().unwrap_or_else(|| "127.0.0.1:0".into()),
+        listen: args.listen.addr().to_owned(),
         maps: args.maps.clone(),
         ignore: args.ignore.pointers()?,
         pace: args.pace.unwrap_or(Pace::Fast),

@@ -1,5 +1,6 @@
 //! The flags of reel's HTTP listeners and upstream connections, each defined once and
-//! flattened into the commands that take it: `--listen` and `--allow-host` ([`Listen`]),
+//! flattened into the commands that take it: `--listen` ([`ListenAddr`]) and `--allow-host`
+//! ([`Listen`]),
 //! `--header-timeout` and `--max-connections` ([`ListenLimits`], applied to
 //! `reel_net::serve::Limits`), `--upstream-ca` ([`UpstreamCa`]). A command narrows a
 //! flag with `mut_arg` (what it conflicts with, its own help) rather than defining it
@@ -11,14 +12,29 @@ use std::path::PathBuf;
 /// The loopback address and free port a listener binds when `--listen` is not given.
 pub const LOOPBACK_ANY_PORT: &str = "127.0.0.1:0";
 
-/// Where an HTTP listener binds and which names its requests may carry.
+/// Where an HTTP listener binds.
 #[derive(clap::Args, Clone, Debug, Default)]
-pub struct Listen {
+pub struct ListenAddr {
     /// Where reel's HTTP listener binds (port 0: a free one) [default: 127.0.0.1:0,
     /// loopback]. A non-loopback address exposes it to other machines: say so on
     /// purpose.
     #[arg(long, value_name = "IP:PORT")]
     pub listen: Option<String>,
+}
+
+impl ListenAddr {
+    /// The address to bind: `--listen`, else loopback on a free port.
+    pub fn addr(&self) -> &str {
+        self.listen.as_deref().unwrap_or(LOOPBACK_ANY_PORT)
+    }
+}
+
+/// Where an HTTP listener binds and which names its requests may carry (`Host` and
+/// `Origin`, checked by `reel_net::http::LoopbackGuard`).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct Listen {
+    #[command(flatten)]
+    pub at: ListenAddr,
 
     /// Also accept requests whose Host or Origin names HOST (repeatable), for a --listen
     /// address other machines reach; loopback names are always accepted, every other
@@ -30,12 +46,12 @@ pub struct Listen {
 impl Listen {
     /// The address to bind: `--listen`, else loopback on a free port.
     pub fn addr(&self) -> &str {
-        self.listen.as_deref().unwrap_or(LOOPBACK_ANY_PORT)
+        self.at.addr()
     }
 
     /// True when either flag was given.
     pub fn given(&self) -> bool {
-        self.listen.is_some() || !self.allow_host.is_empty()
+        self.at.listen.is_some() || !self.allow_host.is_empty()
     }
 }
 

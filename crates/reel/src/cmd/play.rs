@@ -316,7 +316,7 @@ impl Write for Tee {
 
 /// `reel play` itself: the exit code and, when it served, the summary.
 fn serve(args: Args, diag: Captured) -> anyhow::Result<(u8, Option<reel_replay::Summary>)> {
-    if args.listen.listen.is_none() && args.limits.given() {
+    if args.listen.at.listen.is_none() && args.limits.given() {
         return Err(coded(
             USAGE,
             "--header-timeout and --max-connections are for the HTTP listener: give --listen IP:PORT",
@@ -330,7 +330,7 @@ fn serve(args: Args, diag: Captured) -> anyhow::Result<(u8, Option<reel_replay::
         };
         return Err(coded(USAGE, msg));
     }
-    if args.listen.listen.is_some() && !args.subset.is_empty() {
+    if args.listen.at.listen.is_some() && !args.subset.is_empty() {
         return Err(coded(
             USAGE,
             "--subset is served over stdio only; drop --listen, or serve the whole trace over HTTP without --subset",
@@ -351,7 +351,7 @@ fn serve(args: Args, diag: Captured) -> anyhow::Result<(u8, Option<reel_replay::
         pace: args.pace,
         argv: std::env::args().collect(),
     };
-    let result = match &args.listen.listen {
+    let result = match &args.listen.at.listen {
         #[cfg(feature = "http")]
         Some(_) => serve_http(opts, args.listen, &args.limits, &diag),
         #[cfg(not(feature = "http"))]

@@ -7,17 +7,15 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use reel_record::TraceTarget;
 use reel_record::{ChildEnd, ClientIo, StdioConfig, StdioRecorder, WhenBehind};
 #[cfg(feature = "http")]
 use reel_record::{HttpConfig, HttpRecorder};
 use reel_redact::redact::Redactor;
 use reel_trace::names;
-use reel_trace::seal::SealKey;
 
 use crate::cmd::net_flags::{Listen, ListenLimits, UpstreamCa, warn_if_exposed};
 use crate::cmd::redaction::RuleArgs;
-use crate::cmd::seal::KeyFile;
+use crate::cmd::seal::{Seal, SealFlags};
 use crate::exit::{self, coded};
 use crate::output::Output;
 
@@ -140,13 +138,8 @@ pub struct Args {
     #[arg(long)]
     drop_when_behind: bool,
 
-    /// Seal the trace as it is recorded: a hash chain over its lines in TRACE.seal, for
-    /// `reel check --verify`.
-    #[arg(long)]
-    seal: bool,
-
     #[command(flatten)]
-    key: KeyFile,
+    seal: SealFlags,
 
     #[cfg(feature = "http")]
     #[command(flatten)]
@@ -183,11 +176,7 @@ pub struct Args {
 /// Runs `reel rec`.
 pub fn run(args: Args, _out: &Output) -> anyhow::Result<u8> {
     refuse_flags_of_the_other_proxy(&args)?;
-    args.key.requires(args.seal, "--seal")?;
-    let seal = Seal {
-        on: args.seal,
-        key: args.key.load()?,
-    };
+    let seal = args.seal.load()?;
     let redactor = redactor(&args)?;
     let dir = trace_dir(&args)?;
     if args.url.is_some() {
@@ -312,32 +301,6 @@ pub(crate) fn say_trace_losses(
     }
 }
 
-/// `--seal` and its key.
-pub(crate) struct Seal {
-    pub(crate) on: bool,
-    pub(crate) key: Option<SealKey>,
-}
-
-impl Seal {
-    /// The target, sealed when asked for (73 when the seal cannot be created).
-    pub(crate) fn apply(&self, trace: TraceTarget) -> anyhow::Result<TraceTarget> {
-        if !self.on {
-            return Ok(trace);
-        }
-        trace
-            .seal(self.key.clone())
-            .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))
-    }
-
-    /// Says where the seal goes.
-    pub(crate) fn say(&self, trace: &TraceTarget) {
-        if let Some(p) = trace.seal_path() {
-            let keyed = if self.key.is_some() { ", keyed" } else { "" };
-            say!("reel: sealing to {}{keyed}", p.display());
-        }
-    }
-}
-
 /// The trace directory: `--dir`, else `$REEL_DIR`, else the per-user data directory.
 fn trace_dir(args: &Args) -> anyhow::Result<PathBuf> {
     trace_dir_of(args.dir.clone())
@@ -362,7 +325,7 @@ const WITHOUT_HTTP: &str = "--url: this reel was built without HTTP (the `http` 
 #[cfg(feature = "http")]
 fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::Result<u8> {
     let mut config = HttpConfig::new(args.url.unwrap_or_default());
-    if let Some(l) = args.listen.listen {
+    if let Some(l) = args.listen.at.listen {
         config.listen = l;
     }
     config.name = args.name;

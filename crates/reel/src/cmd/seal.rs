@@ -11,6 +11,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use reel_trace::seal::{self, KeyError, SealError, SealKey, Sealed};
+use reel_trace::target::TraceTarget;
 
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, coded};
@@ -58,6 +59,56 @@ pub struct KeyFile {
     /// (HMAC-SHA-256), and --verify checks that a seal was made with it.
     #[arg(long, value_name = "PATH")]
     pub key_file: Option<PathBuf>,
+}
+
+/// `--seal` and `--key-file`: a trace sealed as it is recorded (`rec`, `llm`).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct SealFlags {
+    /// Seal the trace as it is recorded: a hash chain over its lines in TRACE.seal, for
+    /// `reel check --verify`.
+    #[arg(long)]
+    pub seal: bool,
+
+    #[command(flatten)]
+    pub key: KeyFile,
+}
+
+impl SealFlags {
+    /// What the flags ask for, the key read (see [`KeyFile::load`]); `--key-file`
+    /// without `--seal` is a usage error.
+    pub fn load(&self) -> anyhow::Result<Seal> {
+        self.key.requires(self.seal, "--seal")?;
+        Ok(Seal {
+            on: self.seal,
+            key: self.key.load()?,
+        })
+    }
+}
+
+/// `--seal` and its key.
+pub struct Seal {
+    pub on: bool,
+    pub key: Option<SealKey>,
+}
+
+impl Seal {
+    /// The target, sealed when asked for (73 when the seal cannot be created).
+    pub fn apply(&self, trace: TraceTarget) -> anyhow::Result<TraceTarget> {
+        if !self.on {
+            return Ok(trace);
+        }
+        trace
+            .seal(self.key.clone())
+            .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))
+    }
+
+    /// Says where the seal goes.
+    pub fn say(&self, trace: &TraceTarget) {
+        if let Some(p) = trace.seal_path() {
+            let keyed = if self.key.is_some() { ", keyed" } else { "" };
+            say!("reel: sealing to {}{keyed}", p.display());
+        }
+    }
 }
 
 impl KeyFile {

@@ -430,7 +430,7 @@ fn an_https_upstream_is_reached_with_its_ca_file_or_the_system_bundle_and_refuse
     let llm = Llm::record(
         &tmp.join("with"),
         &up.url,
-        &["--ca-file", ca.to_str().unwrap()],
+        &["--upstream-ca", ca.to_str().unwrap()],
     );
     let r = request(&llm.addr, "POST", "/v1/messages", ANTHROPIC, &body);
     let trace = llm.finish();
