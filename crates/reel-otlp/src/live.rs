@@ -10,7 +10,6 @@
 //! failed for good is counted as dropped too. [`LiveExport::finish`] reads the trace to
 //! its end, sends what is left within a grace period, and reports the counts.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
@@ -19,6 +18,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use opentelemetry_proto::tonic::trace::v1::Span;
+use reel_trace::follow::Follower;
 
 use crate::export::{BATCH, request, to_protobuf};
 use crate::send::{Client, Collector};
@@ -193,47 +193,35 @@ impl LiveExport {
     }
 }
 
-/// Reads the growing file at `path` line by line until `stop` is set and its end is
-/// reached, offering each finished span to `exporter`.
+/// Follows the trace at `path` (its rotated companions first) until `stop` is set and
+/// its end is reached, offering each finished span to `exporter`.
 fn follow(path: &std::path::Path, exporter: &Exporter, stop: &AtomicBool) -> Result<(), String> {
-    let mut file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut follower = Follower::open(path);
     let mut builder = SpanBuilder::new(Some(path.display().to_string()));
-    let mut pending: Vec<u8> = Vec::new();
-    let mut chunk = vec![0u8; 1 << 20];
     let mut line = 0u64;
     loop {
         let stopping = stop.load(Ordering::Relaxed);
-        let n = file
-            .read(&mut chunk)
+        let n = follower
+            .read_more(usize::MAX, &mut |bytes, _| {
+                line += 1;
+                builder.push(line, bytes);
+            })
             .map_err(|e| format!("{}: {e}", path.display()))?;
+        for span in builder.take() {
+            exporter.offer(span);
+        }
         if n == 0 {
             if stopping {
                 break;
             }
             std::thread::sleep(POLL);
-            continue;
-        }
-        pending.extend_from_slice(&chunk[..n]);
-        let mut start = 0;
-        while let Some(at) = memchr::memchr(b'\n', &pending[start..]) {
-            let mut bytes = &pending[start..start + at];
-            if let [rest @ .., b'\r'] = bytes {
-                bytes = rest;
-            }
-            line += 1;
-            builder.push(line, bytes);
-            start += at + 1;
-        }
-        pending.drain(..start);
-        for span in builder.take() {
-            exporter.offer(span);
         }
     }
-    if !pending.is_empty() {
-        // A last line without its line break (a recorder that was killed).
+    // A last line without its line break (a recorder that was killed).
+    follower.finish(&mut |bytes, _| {
         line += 1;
-        builder.push(line, &pending);
-    }
+        builder.push(line, bytes);
+    });
     for span in builder.finish() {
         exporter.offer(span);
     }

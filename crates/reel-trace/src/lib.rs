@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 pub mod errors;
+pub mod follow;
 pub mod hash;
 pub mod json_str;
 pub mod json_text;

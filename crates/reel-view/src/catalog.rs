@@ -143,7 +143,7 @@ impl Entry {
             .sum();
         self.progress.send_replace(Progress {
             lines: ix.lines.len() as u64,
-            bytes: ix.bytes_read,
+            bytes: ix.bytes_read(),
             size,
             ended: ix.ended,
         });

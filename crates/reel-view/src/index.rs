@@ -20,17 +20,15 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use reel_mcp::exchange::{ExchangeBuilder, Facts, Outcome, Pushed};
 use reel_mcp::jsonrpc::{
     Envelope, RpcKind, cancelled_request_id, notification_progress_token, request_progress_token,
 };
+use reel_trace::follow::{Follower, LineAt};
 use reel_trace::{Dir, Line, LineClass, Timestamp};
-
-/// How much of a file one read takes.
-const CHUNK: usize = 4 << 20;
 
 /// Items per chunk of a [`Chunked`] store.
 const CHUNK_ITEMS: usize = 1 << 16;
@@ -213,7 +211,6 @@ impl Interner {
 
 /// The index of one trace, as far as it has been read.
 pub struct TraceIndex {
-    files: Vec<PathBuf>,
     /// The lines, in order.
     pub lines: Chunked<LineRec>,
     /// The interned labels, tool names and sessions.
@@ -229,22 +226,14 @@ pub struct TraceIndex {
     pub meta: Option<serde_json::Value>,
     /// True once an `end` line was read.
     pub ended: bool,
-    /// Bytes read so far, over all files.
-    pub bytes_read: u64,
-    /// Where reading goes on: the file and the offset in it.
-    file_at: usize,
-    offset: u64,
-    /// The start of a line whose end has not arrived yet, and its offset.
-    pending: Vec<u8>,
-    pending_start: u64,
-    /// The last line was indexed without its line break (a torn tail that parsed).
-    unterminated: bool,
+    /// The reader of the run's files, as they grow.
+    follow: Follower,
 }
 
 impl std::fmt::Debug for TraceIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TraceIndex")
-            .field("files", &self.files)
+            .field("files", &self.follow.files())
             .field("lines", &self.lines.len())
             .field("calls", &self.calls.len())
             .field("ended", &self.ended)
@@ -256,7 +245,7 @@ impl TraceIndex {
     /// An empty index of the run whose files are `files` (rotated companions first).
     pub fn new(files: Vec<PathBuf>) -> TraceIndex {
         TraceIndex {
-            files,
+            follow: Follower::new(files),
             lines: Chunked::default(),
             strings: Interner::default(),
             calls: Chunked::default(),
@@ -265,23 +254,22 @@ impl TraceIndex {
             counts: HashMap::new(),
             meta: None,
             ended: false,
-            bytes_read: 0,
-            file_at: 0,
-            offset: 0,
-            pending: Vec::new(),
-            pending_start: 0,
-            unterminated: false,
         }
     }
 
     /// The run's files.
     pub fn files(&self) -> &[PathBuf] {
-        &self.files
+        self.follow.files()
+    }
+
+    /// Bytes read so far, over all files.
+    pub fn bytes_read(&self) -> u64 {
+        self.follow.bytes_read()
     }
 
     /// The file `rec` is in.
     pub fn file_of(&self, rec: &LineRec) -> &Path {
-        &self.files[usize::from(rec.file)]
+        &self.files()[usize::from(rec.file)]
     }
 
     /// Calls so far.
@@ -308,7 +296,7 @@ impl TraceIndex {
             + strings
             + self.builder.exchanges().len() * 250
             + self.counts.len() * 32
-            + self.pending.capacity()
+            + self.follow.held()
     }
 
     /// The record of 1-based line `n`.
@@ -320,100 +308,21 @@ impl TraceIndex {
     /// Reads what was appended since the last call (everything, the first time), up to
     /// `budget` bytes; returns the bytes read (0: nothing new).
     pub fn read_more(&mut self, budget: usize) -> io::Result<u64> {
-        let mut total = 0u64;
-        while self.file_at < self.files.len() {
-            let path = self.files[self.file_at].clone();
-            let mut f = File::open(&path)?;
-            let len = f.metadata()?.len();
-            if len < self.offset {
-                return Err(io::Error::other(format!(
-                    "{} shrank while it was shown (from {} to {len} bytes)",
-                    path.display(),
-                    self.offset
-                )));
-            }
-            f.seek(SeekFrom::Start(self.offset))?;
-            let mut buf = vec![0u8; CHUNK.min(budget.max(1))];
-            loop {
-                if total as usize >= budget {
-                    return Ok(total);
-                }
-                let n = f.read(&mut buf)?;
-                if n == 0 {
-                    break;
-                }
-                self.take(&buf[..n], self.offset);
-                self.offset += n as u64;
-                self.bytes_read += n as u64;
-                total += n as u64;
-            }
-            let last = self.file_at + 1 == self.files.len();
-            if !last {
-                // A rotated companion is complete: a line without its break ends there.
-                self.finish_tail(true);
-                self.file_at += 1;
-                self.offset = 0;
-            } else {
-                self.finish_tail(false);
-                break;
-            }
-        }
-        Ok(total)
+        let mut follow = std::mem::take(&mut self.follow);
+        let read = follow.read_more(budget, &mut |bytes, at| self.index_line(bytes, at));
+        self.follow = follow;
+        read
     }
 
-    /// Indexes the complete lines of `bytes`, which start at offset `base` of the file
-    /// being read (and follow what came before).
-    fn take(&mut self, bytes: &[u8], base: u64) {
-        let mut at = 0usize;
-        if std::mem::take(&mut self.unterminated) && bytes.first() == Some(&b'\n') {
-            // The break of the tail indexed without one.
-            at = 1;
-        }
-        let first = at;
-        for nl in memchr::memchr_iter(b'\n', &bytes[first..]).map(|i| i + first) {
-            let piece = &bytes[at..nl];
-            if self.pending.is_empty() {
-                self.index_line(piece, base + at as u64);
-            } else {
-                let mut whole = std::mem::take(&mut self.pending);
-                whole.extend_from_slice(piece);
-                self.index_line(&whole, self.pending_start);
-            }
-            at = nl + 1;
-        }
-        if at < bytes.len() {
-            if self.pending.is_empty() {
-                self.pending_start = base + at as u64;
-            }
-            self.pending.extend_from_slice(&bytes[at..]);
-        }
-    }
-
-    /// At the end of what a file holds now: a last line without its break is indexed
-    /// when the file is complete (`complete`), or when it parses as a whole JSON line
-    /// (a writer writes a line and its break together, so such a tail is whole).
-    fn finish_tail(&mut self, complete: bool) {
-        if self.pending.is_empty() {
-            return;
-        }
-        let whole = serde_json::from_slice::<serde::de::IgnoredAny>(&self.pending).is_ok();
-        if complete || whole {
-            let tail = std::mem::take(&mut self.pending);
-            self.index_line(&tail, self.pending_start);
-            self.unterminated = !complete;
-        }
-    }
-
-    fn index_line(&mut self, bytes: &[u8], offset: u64) {
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    fn index_line(&mut self, bytes: &[u8], at: LineAt) {
         let n = self.lines.len() as u64 + 1;
         let mut rec = LineRec {
-            offset,
+            offset: at.offset,
             t: NO_TIME,
             len: u32::try_from(bytes.len()).unwrap_or(u32::MAX),
             label: 0,
             call: 0,
-            file: u16::try_from(self.file_at).unwrap_or(u16::MAX),
+            file: u16::try_from(at.file).unwrap_or(u16::MAX),
             class: Class::Bad,
             dir: None,
         };
