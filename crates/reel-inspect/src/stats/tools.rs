@@ -8,6 +8,10 @@
 //! - A response closes the latest earlier unanswered request with its id. A request that
 //!   reuses a still-pending id leaves the earlier one pending (it is a call that got no
 //!   answer we can tell apart), never dropped.
+//! - Why not `reel_trace::jsonrpc::Pairer`: stats reads its borrowed wire records, not an
+//!   `Envelope`, pairs client requests only and keys on sessions interned to numbers (it
+//!   is the hot path of `reel stats` over gigabytes); the id-less rule it shares is
+//!   `HttpCarried`, the one Pairer applies.
 //! - A multi-round-trip "input required" round is not an execution: it is neither a
 //!   call nor a latency. Unanswered requests count as calls and as `pending`, with no
 //!   latency (unknown is not zero).
