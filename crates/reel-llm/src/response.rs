@@ -311,11 +311,18 @@ impl Assembler {
 
 /// `type: message` of an error object, for `llm.truncated`'s `upstream_error: …`.
 fn error_text(v: &Value) -> String {
-    let e = v.get("error").unwrap_or(v);
-    let kind = e
-        .get("type")
-        .or_else(|| e.get("code"))
-        .and_then(Value::as_str)
+    let (e, kind_keys) = match v.get("error") {
+        // Ollama: `{"error": "model … not found"}`.
+        Some(Value::String(text)) => return format!("error: {text}"),
+        // An error object: its `type` (Anthropic, OpenAI), else its `code`.
+        Some(e) => (e, ["type", "code"]),
+        // The error is the event itself (Responses' `error` event): its `type` is the
+        // event's, the kind is its `code`.
+        None => (v, ["code", "type"]),
+    };
+    let kind = kind_keys
+        .iter()
+        .find_map(|k| e.get(*k).and_then(Value::as_str))
         .unwrap_or("error");
     match e.get("message").and_then(Value::as_str) {
         Some(m) => format!("{kind}: {m}"),

@@ -102,7 +102,7 @@ impl Assembler {
                 false
             }
             "error" => {
-                self.error = Some(error_text(&json!({ "error": v })));
+                self.error = Some(error_text(v));
                 false
             }
             _ => false,

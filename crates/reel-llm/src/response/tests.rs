@@ -664,9 +664,8 @@ fn a_failed_response_and_an_error_event_are_the_streams_error() {
             r#"{"type":"error","code":"rate_limit_exceeded","message":"slow down","param":null}"#,
         )],
     );
-    // The message is kept; the kind is read from `type` first, which for this event is
-    // the event's own type.
-    assert_eq!(a.stream_error(), Some("error: slow down"));
+    // The event is the error: its `type` is the event's, the kind its `code`.
+    assert_eq!(a.stream_error(), Some("rate_limit_exceeded: slow down"));
     assert!(!a.ended());
 }
 
@@ -704,8 +703,8 @@ fn an_ollama_error_line_is_the_streams_error() {
     assert!(!a.ndjson_line(r#"{"error":"model \"nope\" not found, try pulling it first"}"#));
     assert_eq!(
         a.stream_error(),
-        Some("error"),
-        "a bare string error has no type or message member"
+        Some("error: model \"nope\" not found, try pulling it first"),
+        "a bare string error is its own message"
     );
     assert!(!a.complete());
 }
