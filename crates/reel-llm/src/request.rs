@@ -62,6 +62,10 @@ struct Wire<'a> {
 impl<'a> Request<'a> {
     /// Reads `body` as a request to `endpoint`; `None` when it is not a JSON object.
     pub fn parse(endpoint: Endpoint, body: &'a str) -> Option<Request<'a>> {
+        // serde reads a struct from an array too (member by position): not a request.
+        if !body.trim_start().starts_with('{') {
+            return None;
+        }
         let w: Wire<'a> = serde_json::from_str(body).ok()?;
         let mut r = Request {
             model: w.model.and_then(|m| m.as_str().map(str::to_owned)),
@@ -572,6 +576,7 @@ mod tests {
     fn a_body_that_is_not_a_json_object_is_no_request() {
         assert!(Request::parse(Endpoint::Messages, "").is_none());
         assert!(Request::parse(Endpoint::Messages, r#""text""#).is_none());
+        assert!(Request::parse(Endpoint::Messages, r#"["m", true]"#).is_none());
         assert!(Request::parse(Endpoint::Messages, r#"{"model":"m""#).is_none());
         // A model that is not a string is no model; the rest still reads.
         let r = Request::parse(Endpoint::Messages, r#"{"model":7,"messages":[]}"#).unwrap();
