@@ -309,6 +309,11 @@ impl ChildHandle {
         }
     }
 
+    /// Asks the child (and the group it leads) to end: SIGTERM.
+    pub fn terminate(&self) {
+        self.signal(SIGTERM);
+    }
+
     /// Waits for the child to exit and reaps it.
     pub fn wait(&self, child: &mut Child) -> io::Result<ExitStatus> {
         loop {

@@ -224,8 +224,21 @@ impl Agent {
         Some(Agent::start(command, addr, stop.clone()))
     }
 
-    /// Starts `command` with the base URLs for `addr`; when it exits, `stop` is set.
+    /// Starts `command` with the base URLs for `addr`; when it exits, or when it could
+    /// not be started, `stop` is set.
     fn start(
+        command: &[OsString],
+        addr: std::net::SocketAddr,
+        stop: Stop,
+    ) -> anyhow::Result<Agent> {
+        let started = Agent::spawn(command, addr, stop.clone());
+        if started.is_err() {
+            stop.stop();
+        }
+        started
+    }
+
+    fn spawn(
         command: &[OsString],
         addr: std::net::SocketAddr,
         stop: Stop,
@@ -238,20 +251,21 @@ impl Agent {
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect::<Vec<_>>(),
         );
-        let mut child = match spawn_inheriting(command, &agent_env(addr)) {
-            Ok(c) => c,
+        let mut child = spawn_inheriting(command, &agent_env(addr))
+            .map_err(|e| coded(exit::CANT_START, format!("cannot start `{shown}`: {e}")))?;
+        let handle = Arc::new(ChildHandle::new(&child, true));
+        let forwarding = match forwarder.start(Arc::clone(&handle)) {
+            Ok(f) => f,
             Err(e) => {
-                stop.stop();
+                // Not left running unwatched: the agent goes with the recording.
+                handle.terminate();
+                let _ = handle.wait(&mut child);
                 return Err(coded(
-                    exit::CANT_START,
-                    format!("cannot start `{shown}`: {e}"),
+                    exit::INTERNAL,
+                    format!("cannot forward signals: {e}"),
                 ));
             }
         };
-        let handle = Arc::new(ChildHandle::new(&child, true));
-        let forwarding = forwarder
-            .start(Arc::clone(&handle))
-            .map_err(|e| coded(exit::INTERNAL, format!("cannot forward signals: {e}")))?;
         let waiter = std::thread::spawn(move || {
             let status = handle.wait(&mut child);
             forwarding.stop();
