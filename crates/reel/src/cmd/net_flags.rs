@@ -6,10 +6,10 @@
 //! flag with `mut_arg` (what it conflicts with, its own help) rather than defining it
 //! again.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// The loopback address and free port a listener binds when `--listen` is not given.
+#[cfg(feature = "http")]
 pub const LOOPBACK_ANY_PORT: &str = "127.0.0.1:0";
 
 /// Where an HTTP listener binds.
@@ -24,6 +24,7 @@ pub struct ListenAddr {
 
 impl ListenAddr {
     /// The address to bind: `--listen`, else loopback on a free port.
+    #[cfg(feature = "http")]
     pub fn addr(&self) -> &str {
         self.listen.as_deref().unwrap_or(LOOPBACK_ANY_PORT)
     }
@@ -45,6 +46,7 @@ pub struct Listen {
 
 impl Listen {
     /// The address to bind: `--listen`, else loopback on a free port.
+    #[cfg(feature = "http")]
     pub fn addr(&self) -> &str {
         self.at.addr()
     }
@@ -58,7 +60,8 @@ impl Listen {
 /// Says on stderr that `addr` is reachable from other machines, and what anyone who
 /// reaches it can do (`anyone`): the loopback guard stops browsers (DNS rebinding), not
 /// other machines.
-pub fn warn_if_exposed(addr: SocketAddr, anyone: &str) {
+#[cfg(feature = "http")]
+pub fn warn_if_exposed(addr: std::net::SocketAddr, anyone: &str) {
     if !addr.ip().is_loopback() {
         say!(
             "reel: WARNING: listening on {addr}, which is not a loopback address: anyone who can reach it {anyone}"

@@ -15,7 +15,7 @@ use reel_replay::play::http::{HttpPlay, ListenOptions};
 use reel_replay::{Pace, PlayError, PlayOptions, Subset, match_rules_help};
 
 use crate::cmd::ignore::IgnoreArgs;
-use crate::cmd::net_flags::{Listen, ListenLimits, warn_if_exposed};
+use crate::cmd::net_flags::{Listen, ListenLimits};
 use crate::cmd::trace_arg::RunDir;
 use crate::exit::{self, CANT_CREATE, INTERNAL, NO_INPUT, UNAVAILABLE, USAGE, coded};
 use crate::output::Output;
@@ -387,7 +387,7 @@ fn serve_http(
     l.handle_signals = true;
     let play = HttpPlay::bind(opts, l, Box::new(diag.writer()))?;
     let addr = play.local_addr();
-    warn_if_exposed(addr, "can read the recording's answers");
+    crate::cmd::net_flags::warn_if_exposed(addr, "can read the recording's answers");
     say!("reel: listening on {}", play.url());
     play.run()
 }

@@ -13,9 +13,9 @@ use reel_record::{HttpConfig, HttpRecorder};
 use reel_redact::redact::Redactor;
 use reel_trace::names;
 
-use crate::cmd::net_flags::{Listen, ListenLimits, UpstreamCa, warn_if_exposed};
+use crate::cmd::net_flags::{Listen, ListenLimits, UpstreamCa};
 use crate::cmd::redaction::RuleArgs;
-use crate::cmd::seal::{Seal, SealFlags};
+use crate::cmd::seal::SealFlags;
 use crate::exit::{self, coded};
 use crate::output::Output;
 
@@ -323,7 +323,12 @@ const WITHOUT_HTTP: &str = "--url: this reel was built without HTTP (the `http` 
 
 /// `reel rec --url URL`: the HTTP reverse proxy, until SIGINT/SIGTERM.
 #[cfg(feature = "http")]
-fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::Result<u8> {
+fn run_http(
+    args: Args,
+    redactor: Redactor,
+    dir: &Path,
+    seal: crate::cmd::seal::Seal,
+) -> anyhow::Result<u8> {
     let mut config = HttpConfig::new(args.url.unwrap_or_default());
     if let Some(l) = args.listen.at.listen {
         config.listen = l;
@@ -350,7 +355,7 @@ fn run_http(args: Args, redactor: Redactor, dir: &Path, seal: Seal) -> anyhow::R
         coded(exit::of_http_record(&e), message)
     })?;
     let addr = recorder.local_addr();
-    warn_if_exposed(addr, "can use the upstream through reel");
+    crate::cmd::net_flags::warn_if_exposed(addr, "can use the upstream through reel");
     let trace = recorder
         .create_trace(dir)
         .map_err(|e| coded(exit::CANT_CREATE, e.to_string()))?;
