@@ -33,8 +33,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender};
 
-use reel_mcp::exchange::{ExchangeBuilder, Facts, Outcome};
-use reel_mcp::jsonrpc::{Envelope, HttpCarried, RpcId, RpcKind, methods};
+use reel_mcp::exchange::{ExchangeBuilder, Outcome};
+use reel_mcp::jsonrpc::{Envelope, HttpCarried, RpcKind, methods};
 use reel_mcp::normalize::{MatchKey, Scanned, canonical};
 use reel_mcp::notifications::NotificationCheck;
 use reel_trace::line::kinds;
@@ -384,13 +384,7 @@ impl SideReader {
         let scanned = self.prep.normalizer.scan(&raw).ok();
         let pushed = match &scanned {
             Some(sc) => {
-                let id = |r: Option<&RawValue>| r.and_then(RpcId::from_raw);
-                let facts = Facts {
-                    env: sc.envelope(),
-                    request_progress_token: id(sc.progress_token),
-                    notification_progress_token: id(sc.params_progress_token),
-                    cancelled_request: id(sc.request_id),
-                };
+                let facts = sc.facts();
                 self.builder
                     .push_facts(v.session.as_deref(), dir, Ok(&facts), loc.line)
             }

@@ -108,6 +108,18 @@ pub struct Facts<'a> {
     pub cancelled_request: Option<RpcId>,
 }
 
+impl<'a> Facts<'a> {
+    /// The facts of a parsed envelope.
+    pub fn of(env: Envelope<'a>) -> Facts<'a> {
+        Facts {
+            request_progress_token: request_progress_token(&env),
+            notification_progress_token: notification_progress_token(&env),
+            cancelled_request: cancelled_request_id(&env),
+            env,
+        }
+    }
+}
+
 /// What offering one message to [`ExchangeBuilder::push`] did, so that a caller can
 /// follow the exchanges as they form (replay indexes a tape while it is still reading it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -154,15 +166,7 @@ impl ExchangeBuilder {
     pub fn push(&mut self, session: Option<&str>, dir: Dir, raw: &str, line: u64) -> Pushed {
         match Envelope::parse(raw) {
             None => self.push_facts(session, dir, Err(Envelope::kind_of(raw)), line),
-            Some(env) => {
-                let facts = Facts {
-                    request_progress_token: request_progress_token(&env),
-                    notification_progress_token: notification_progress_token(&env),
-                    cancelled_request: cancelled_request_id(&env),
-                    env,
-                };
-                self.push_facts(session, dir, Ok(&facts), line)
-            }
+            Some(env) => self.push_facts(session, dir, Ok(&Facts::of(env)), line),
         }
     }
 

@@ -24,9 +24,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use reel_mcp::exchange::{ExchangeBuilder, Facts, Outcome, Pushed};
-use reel_mcp::jsonrpc::{
-    Envelope, RpcKind, cancelled_request_id, notification_progress_token, request_progress_token,
-};
+use reel_mcp::jsonrpc::{Envelope, RpcKind};
 use reel_trace::follow::{Follower, LineAt};
 use reel_trace::{Dir, Line, LineClass, Timestamp};
 
@@ -405,12 +403,7 @@ impl TraceIndex {
             }
             _ => 0,
         };
-        let facts = Facts {
-            request_progress_token: request_progress_token(&env),
-            notification_progress_token: notification_progress_token(&env),
-            cancelled_request: cancelled_request_id(&env),
-            env,
-        };
+        let facts = Facts::of(env);
         let pushed: Pushed = self
             .builder
             .push_facts_via(session, dir, Ok(&facts), n, req);

@@ -24,7 +24,7 @@ use super::key::{
 };
 use super::members::{CLIENT_META_KEYS, INITIALIZE_CLIENT_KEYS, TRACE_CONTEXT_KEYS};
 use super::pointer::{Pointer, array_index};
-use crate::jsonrpc::{EnvelopeShape, IdShape, RpcKind};
+use crate::jsonrpc::{EnvelopeShape, IdShape, RpcId, RpcKind};
 
 /// What one pass over a message found. Members are borrowed verbatim from the text.
 #[derive(Debug)]
@@ -57,6 +57,17 @@ pub struct Scanned<'a> {
 }
 
 impl<'a> Scanned<'a> {
+    /// The facts the exchange builder reads, from this one pass (no second parse).
+    pub fn facts(&self) -> crate::exchange::Facts<'a> {
+        let id = |r: Option<&'a RawValue>| r.and_then(RpcId::from_raw);
+        crate::exchange::Facts {
+            env: self.envelope(),
+            request_progress_token: id(self.progress_token),
+            notification_progress_token: id(self.params_progress_token),
+            cancelled_request: id(self.request_id),
+        }
+    }
+
     /// The envelope as [`crate::jsonrpc::Envelope::parse`] would give it, without
     /// `params` (which the scan consumed) and `jsonrpc`.
     pub fn envelope(&self) -> crate::jsonrpc::Envelope<'a> {

@@ -24,13 +24,12 @@
 
 use std::collections::HashMap;
 
-use reel_mcp::exchange::{ExchangeBuilder, Facts, Pushed};
+use reel_mcp::exchange::{ExchangeBuilder, Pushed};
 use reel_mcp::http::is_connection_key;
-use reel_mcp::jsonrpc::{HttpCarried, RpcId, RpcKind, methods};
+use reel_mcp::jsonrpc::{HttpCarried, RpcKind, methods};
 use reel_mcp::normalize::{MatchKey, NormalizeError, Normalizer, Scanned};
 use reel_trace::line::{Line, Meta, kinds, parse_line};
 use reel_trace::{Dir, Timestamp};
-use serde_json::value::RawValue;
 
 use super::scan::{HttpMember, ScannedLine};
 use super::types::{
@@ -731,13 +730,7 @@ fn push_facts(
 ) -> Pushed {
     match scanned {
         Ok(s) => {
-            let id = |r: Option<&RawValue>| r.and_then(RpcId::from_raw);
-            let facts = Facts {
-                env: s.envelope(),
-                request_progress_token: id(s.progress_token),
-                notification_progress_token: id(s.params_progress_token),
-                cancelled_request: id(s.request_id),
-            };
+            let facts = s.facts();
             builder.push_facts(session, dir, Ok(&facts), line)
         }
         Err(NormalizeError::NotObject { batch: true }) => {
