@@ -16,11 +16,14 @@ use clap::{Parser, Subcommand};
 
 use crate::output::ColorChoice;
 
+/// `reel --version`: the release and the commit it was built from (see `build.rs`).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("REEL_COMMIT"), ")");
+
 /// Record, replay, verify and diff MCP agent traffic (mcp-replay trace format v1).
 #[derive(Parser)]
 #[command(
     name = "reel",
-    version,
+    version = VERSION,
     about,
     propagate_version = true,
     after_long_help = exit::EXIT_CODES_HELP

@@ -18,6 +18,33 @@ fn usage_errors_exit_64() {
     }
 }
 
+/// `reel --version` names the release and the commit the binary was built from (the
+/// checkout's HEAD here; a packager's `REEL_BUILD_COMMIT` elsewhere).
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    // Outside a git checkout (a source archive) the build says `unknown`.
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map_or_else(
+            || "unknown".to_owned(),
+            |o| String::from_utf8_lossy(&o.stdout).trim().to_owned(),
+        );
+    let commit = std::env::var("REEL_BUILD_COMMIT")
+        .ok()
+        .filter(|c| !c.trim().is_empty())
+        .unwrap_or(head);
+    let out = reel().arg("--version").output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("reel {} ({commit})\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
 /// `reel` alone is a usage error: help on stderr, exit 64 (reel's own table), not 0.
 #[test]
 fn no_subcommand_is_a_usage_error() {
