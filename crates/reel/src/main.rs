@@ -80,6 +80,8 @@ enum Command {
     /// reel's example MCP server and client, to try the other commands on (`reel demo`
     /// runs them).
     Example(cmd::demo::ExampleArgs),
+    /// The completion script for a shell (bash, zsh, fish, powershell, elvish).
+    Completions(cmd::completions::Args),
 }
 
 fn main() -> ExitCode {
@@ -110,6 +112,7 @@ fn main() -> ExitCode {
         Command::Uninstall(args) => cmd::install::uninstall(args, &out),
         Command::Demo(args) => cmd::demo::run(args, &out),
         Command::Example(args) => cmd::demo::run_example(args, &out),
+        Command::Completions(args) => cmd::completions::run::<Cli>(&args),
     };
     cmd::trace_arg::cleanup();
     exit::finish(result)

@@ -2,6 +2,7 @@
 //! stdout/stderr and an exit code.
 
 pub mod check;
+pub mod completions;
 pub mod demo;
 pub mod diff;
 pub mod export;

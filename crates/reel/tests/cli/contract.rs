@@ -45,6 +45,47 @@ fn version_names_the_commit_it_was_built_from() {
     );
 }
 
+/// `reel completions bash` is a script bash runs: a command and a flag complete from it.
+/// The other shells' scripts name the same commands and flags.
+#[test]
+fn completion_scripts_complete_commands_and_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("reel.bash");
+    let out = reel().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    std::fs::write(&script, &out.stdout).unwrap();
+    let complete = |words: &str| {
+        let w: Vec<&str> = words.split(' ').collect();
+        let (cur, prev) = (w[w.len() - 1], w[w.len() - 2]);
+        // Bash calls the function with the command, the word being completed and the
+        // one before it.
+        let line = format!(
+            "source {}; COMP_WORDS=({words}); COMP_CWORD={}; COMP_LINE='{words}'; \
+             COMP_POINT={}; _reel reel {cur} {prev}; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            w.len() - 1,
+            words.len()
+        );
+        let out = Command::new("bash").args(["-c", &line]).output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(complete("reel re"), "rec\nredact\n");
+    assert_eq!(complete("reel rec --upstream"), "--upstream-ca\n");
+    for shell in ["zsh", "fish", "powershell", "elvish"] {
+        let out = reel().args(["completions", shell]).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        for word in ["rec", "play", "completions", "upstream-ca"] {
+            assert!(text.contains(word), "{shell} names {word}");
+        }
+    }
+    let out = reel().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(64),
+        "an unknown shell is a usage error"
+    );
+}
+
 /// `reel` alone is a usage error: help on stderr, exit 64 (reel's own table), not 0.
 #[test]
 fn no_subcommand_is_a_usage_error() {
