@@ -162,8 +162,21 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Figure>> {
     let notes = Notes::new(rounds);
     let mut figs = cpu_figures(&r, &notes);
     figs.extend(switch_figures(&r, &notes));
-    figs.extend(pipelined_throughput_figures(&r, &notes));
-    figs.extend(sequential_throughput_figures(&r, &notes));
+    figs.extend(throughput_figures(
+        &r,
+        &notes,
+        1,
+        "1 KiB, W=16",
+        OVER_RELAY_PIPELINED,
+    ));
+    figs.extend(throughput_figures(
+        &r,
+        &notes,
+        2,
+        "1 MiB sequential",
+        OVER_RELAY_LARGE,
+    ));
+    figs.push(sequential_small_figure(&r, &notes));
     figs.extend(latency_and_memory_figures(&r, &notes, &big));
     Ok(figs)
 }
@@ -427,9 +440,15 @@ fn switch_figures(r: &Results, notes: &Notes) -> Vec<Figure> {
     ]
 }
 
-/// Throughput with 1 KiB messages, 16 in flight: through reel and the relays, against
-/// direct and against the bare relay.
-fn pipelined_throughput_figures(r: &Results, notes: &Notes) -> Vec<Figure> {
+/// Throughput of one shape (`label`: "1 KiB, W=16", "1 MiB sequential"): through reel
+/// and the relays, against direct and against the bare relay.
+fn throughput_figures(
+    r: &Results,
+    notes: &Notes,
+    shape: usize,
+    label: &str,
+    over_relay_target: f64,
+) -> Vec<Figure> {
     let Notes {
         rounds_note,
         relay_note,
@@ -438,97 +457,55 @@ fn pipelined_throughput_figures(r: &Results, notes: &Notes) -> Vec<Figure> {
     } = notes;
     vec![
         Figure::new(
-            "throughput through reel ÷ direct, 1 KiB, W=16",
-            r.ratio(1),
+            format!("throughput through reel ÷ direct, {label}"),
+            r.ratio(shape),
             "ratio",
         )
         .target(Target::AtLeast(THROUGHPUT_RATIO))
         .note(format!(
             "direct {} calls/s; {rounds_note}",
-            r.direct_rate(1)
+            r.direct_rate(shape)
         )),
         Figure::new(
-            "throughput through the bare relay ÷ direct, 1 KiB, W=16",
-            r.relay_ratio(1),
+            format!("throughput through the bare relay ÷ direct, {label}"),
+            r.relay_ratio(shape),
             "ratio",
         )
         .note(relay_note),
         Figure::new(
-            "throughput through reel ÷ bare relay, 1 KiB, W=16",
-            r.over_relay(1, via_rec),
+            format!("throughput through reel ÷ bare relay, {label}"),
+            r.over_relay(shape, via_rec),
             "ratio",
         )
-        .target(Target::AtLeast(OVER_RELAY_PIPELINED))
+        .target(Target::AtLeast(over_relay_target))
         .note(format!("what recording costs; {rounds_note}")),
         Figure::new(
-            "throughput through the tee relay ÷ bare relay, 1 KiB, W=16",
-            r.over_relay(1, via_tee),
+            format!("throughput through the tee relay ÷ bare relay, {label}"),
+            r.over_relay(shape, via_tee),
             "ratio",
         )
         .note(tee_note),
         Figure::new(
-            "throughput through the mapped tee relay ÷ bare relay, 1 KiB, W=16",
-            r.over_relay(1, via_mapped),
+            format!("throughput through the mapped tee relay ÷ bare relay, {label}"),
+            r.over_relay(shape, via_mapped),
             "ratio",
         )
         .note(mapped_note),
     ]
 }
 
-/// Throughput with 1 MiB messages, and with 1 KiB ones one at a time.
-fn sequential_throughput_figures(r: &Results, notes: &Notes) -> Vec<Figure> {
-    let Notes {
-        rounds_note,
-        relay_note,
-        tee_note,
-        mapped_note,
-    } = notes;
-    vec![
-        Figure::new(
-            "throughput through reel ÷ direct, 1 MiB sequential",
-            r.ratio(2),
-            "ratio",
-        )
-        .target(Target::AtLeast(THROUGHPUT_RATIO))
-        .note(format!(
-            "direct {} calls/s; {rounds_note}",
-            r.direct_rate(2)
-        )),
-        Figure::new(
-            "throughput through the bare relay ÷ direct, 1 MiB sequential",
-            r.relay_ratio(2),
-            "ratio",
-        )
-        .note(relay_note),
-        Figure::new(
-            "throughput through reel ÷ bare relay, 1 MiB sequential",
-            r.over_relay(2, via_rec),
-            "ratio",
-        )
-        .target(Target::AtLeast(OVER_RELAY_LARGE))
-        .note(format!("what recording costs; {rounds_note}")),
-        Figure::new(
-            "throughput through the tee relay ÷ bare relay, 1 MiB sequential",
-            r.over_relay(2, via_tee),
-            "ratio",
-        )
-        .note(tee_note),
-        Figure::new(
-            "throughput through the mapped tee relay ÷ bare relay, 1 MiB sequential",
-            r.over_relay(2, via_mapped),
-            "ratio",
-        )
-        .note(mapped_note),
-        Figure::new(
-            "throughput through reel ÷ direct, 1 KiB sequential",
-            r.ratio(0),
-            "ratio",
-        )
-        .note(format!(
-            "direct {} calls/s; no target; {rounds_note}",
-            r.direct_rate(0)
-        )),
-    ]
+/// Throughput with 1 KiB messages one at a time (no target).
+fn sequential_small_figure(r: &Results, notes: &Notes) -> Figure {
+    Figure::new(
+        "throughput through reel ÷ direct, 1 KiB sequential",
+        r.ratio(0),
+        "ratio",
+    )
+    .note(format!(
+        "direct {} calls/s; no target; {}",
+        r.direct_rate(0),
+        notes.rounds_note
+    ))
 }
 
 /// Added latency per round trip, reel's peak RSS on the large session, and the

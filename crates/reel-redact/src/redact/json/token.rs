@@ -57,6 +57,17 @@ pub(super) fn decode_into(raw: &str, out: &mut String) {
     out.push_str(&raw[at..]);
 }
 
+/// A string token's contents as text: borrowed when it holds no escape (`escaped`
+/// false), decoded otherwise.
+pub(super) fn contents(raw: &str, escaped: bool) -> std::borrow::Cow<'_, str> {
+    if !escaped {
+        return std::borrow::Cow::Borrowed(raw);
+    }
+    let mut s = String::with_capacity(raw.len());
+    decode_into(raw, &mut s);
+    std::borrow::Cow::Owned(s)
+}
+
 /// `s` as a JSON string token: quotes, backslashes and control characters escaped,
 /// everything else as is.
 pub(super) fn quote(s: &str) -> String {

@@ -2,10 +2,8 @@
 //! where it is (member names, array indices, the protocol role of each container, the
 //! path automaton, the sibling rules) and rewrites whole string tokens only.
 
-use std::borrow::Cow;
-
 use super::envelope::RootMembers;
-use super::token::{decode_into, quote};
+use super::token::{contents, decode_into, quote};
 use crate::redact::builtin::Revision;
 use crate::redact::compiled::Compiled;
 use crate::redact::context::looks_random;
@@ -374,14 +372,7 @@ impl<'s, 'r> Walker<'s, 'r> {
         if !matches!(self.slot, Slot::Name | Slot::Index(_)) {
             return false;
         }
-        let raw = &self.src[start..end];
-        let text: Cow<'_, str> = if escaped {
-            let mut s = String::with_capacity(raw.len());
-            decode_into(raw, &mut s);
-            Cow::Owned(s)
-        } else {
-            Cow::Borrowed(raw)
-        };
+        let text = contents(&self.src[start..end], escaped);
         let (parent, top) = match self.frames.as_mut_slice() {
             [.., parent, top] => (Some(&mut parent.pairs), &mut top.pairs),
             [top] => (None, &mut top.pairs),
@@ -399,14 +390,7 @@ impl<'s, 'r> Walker<'s, 'r> {
         end: usize,
         escaped: bool,
     ) {
-        let raw = &self.src[start..end];
-        let text: Cow<'_, str> = if escaped {
-            let mut s = String::with_capacity(raw.len());
-            decode_into(raw, &mut s);
-            Cow::Owned(s)
-        } else {
-            Cow::Borrowed(raw)
-        };
+        let text = contents(&self.src[start..end], escaped);
         let replacement = match mode {
             Mode::Verbatim => None,
             Mode::Secret => (text != MARKER).then(|| MARKER.to_owned()),
