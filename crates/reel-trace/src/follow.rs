@@ -18,6 +18,8 @@ use crate::reader::trace_files;
 
 /// How much one read takes from a file at most.
 const CHUNK: usize = 4 << 20;
+/// The least a read buffer holds, however little was appended.
+const MIN_CHUNK: usize = 64 << 10;
 
 /// Where a line starts: the file (its index in [`Follower::files`]) and the byte offset
 /// in it.
@@ -94,7 +96,10 @@ impl Follower {
                 )));
             }
             f.seek(SeekFrom::Start(self.offset))?;
-            let mut buf = vec![0u8; CHUNK.min(budget.max(1))];
+            // Sized to what was appended (at least [`MIN_CHUNK`], for what arrives while
+            // reading): a poll that finds little new does not zero [`CHUNK`] bytes.
+            let appended = usize::try_from(len - self.offset).unwrap_or(usize::MAX);
+            let mut buf = vec![0u8; CHUNK.min(budget.max(1)).min(appended.max(MIN_CHUNK))];
             loop {
                 if total >= budget as u64 {
                     return Ok(total);
@@ -131,9 +136,18 @@ impl Follower {
     fn take(&mut self, bytes: &[u8], line: &mut impl FnMut(&[u8], LineAt)) {
         let base = self.offset;
         let mut at = 0usize;
-        if std::mem::take(&mut self.unterminated) && bytes.first() == Some(&b'\n') {
-            // The break of the tail handed over without one.
-            at = 1;
+        if std::mem::take(&mut self.unterminated) {
+            // The break of the tail handed over without one: `\n` or `\r\n`, whose `\r`
+            // may come alone (then the `\n` is still to be skipped).
+            match bytes {
+                [b'\n', ..] => at = 1,
+                [b'\r', b'\n', ..] => at = 2,
+                [b'\r'] => {
+                    self.unterminated = true;
+                    return;
+                }
+                _ => {}
+            }
         }
         let first = at;
         for nl in memchr::memchr_iter(b'\n', &bytes[first..]).map(|i| i + first) {
@@ -283,6 +297,39 @@ mod tests {
         }
         let want: Vec<String> = (0..200).map(|i| format!("{{\"i\":{i}}}")).collect();
         assert_eq!(all, want);
+    }
+
+    proptest::proptest! {
+        /// However the writer's appends fall (mid-line, mid-break, several lines at
+        /// once) and whatever the budget, each line comes out once, whole, in order.
+        #[test]
+        fn appends_cut_anywhere_give_the_same_lines(
+            values in proptest::collection::vec(0u32..100_000, 1..40),
+            cuts in proptest::collection::vec(0usize..2_000, 0..12),
+            crlf in proptest::bool::ANY,
+            budget in 1usize..64,
+        ) {
+            let end = if crlf { "\r\n" } else { "\n" };
+            let text: String = values.iter().map(|v| format!("{{\"v\":{v}}}{end}")).collect();
+            let mut at: Vec<usize> = cuts.iter().map(|c| c % (text.len() + 1)).collect();
+            at.push(text.len());
+            at.sort_unstable();
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.jsonl");
+            std::fs::write(&path, b"").unwrap();
+            let mut f = Follower::open(&path);
+            let mut got = Vec::new();
+            let mut from = 0;
+            for to in at {
+                append(&path, &text.as_bytes()[from..to]);
+                from = to;
+                while f.read_more(budget, &mut |l, _| got.push(l.to_vec())).unwrap() > 0 {}
+            }
+            f.finish(&mut |l, _| got.push(l.to_vec()));
+            let want: Vec<Vec<u8>> =
+                values.iter().map(|v| format!("{{\"v\":{v}}}").into_bytes()).collect();
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 
     #[test]
