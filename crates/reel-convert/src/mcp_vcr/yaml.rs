@@ -111,6 +111,8 @@ fn number(n: &str, out: &mut String) {
 
 /// A double-quoted scalar; what YAML would fold or refuse (line breaks, control
 /// and non-printable characters) escaped.
+/// (Not the redaction walker's JSON `quote`: YAML escapes what JSON keeps as is, the
+/// non-printable and the line separators among them.)
 fn quoted(s: &str, out: &mut String) {
     out.push('"');
     for c in s.chars() {
