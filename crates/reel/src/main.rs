@@ -9,10 +9,11 @@
 mod output;
 mod cmd;
 mod exit;
+mod help;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::output::ColorChoice;
 
@@ -82,10 +83,20 @@ enum Command {
     Example(cmd::demo::ExampleArgs),
     /// The completion script for a shell (bash, zsh, fish, powershell, elvish).
     Completions(cmd::completions::Args),
+    /// Manual pages in roff: reel's own, one command's, or all of them into a directory.
+    Man(cmd::man::Args),
+}
+
+/// reel's whole command line, with `--help` listing the commands by job.
+fn command() -> clap::Command {
+    help::grouped(Cli::command())
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => return exit::from_clap(e),
     };
@@ -112,7 +123,8 @@ fn main() -> ExitCode {
         Command::Uninstall(args) => cmd::install::uninstall(args, &out),
         Command::Demo(args) => cmd::demo::run(args, &out),
         Command::Example(args) => cmd::demo::run_example(args, &out),
-        Command::Completions(args) => cmd::completions::run::<Cli>(&args),
+        Command::Completions(args) => cmd::completions::run(&args, command()),
+        Command::Man(args) => cmd::man::run(&args, command()),
     };
     cmd::trace_arg::cleanup();
     exit::finish(result)

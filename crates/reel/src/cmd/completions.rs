@@ -1,7 +1,6 @@
 //! `reel completions SHELL`: the shell's completion script for every command and flag,
 //! generated from the same definitions `--help` prints (clap_complete).
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 
 /// Arguments of `reel completions`.
@@ -18,9 +17,8 @@ pub struct Args {
     shell: Shell,
 }
 
-/// Writes the completion script of `C` (reel's whole command line) to stdout.
-pub fn run<C: CommandFactory>(args: &Args) -> anyhow::Result<u8> {
-    let mut command = C::command();
+/// Writes the completion script of `command` (reel's whole command line) to stdout.
+pub fn run(args: &Args, mut command: clap::Command) -> anyhow::Result<u8> {
     let name = command.get_name().to_owned();
     clap_complete::generate(args.shell, &mut command, name, &mut std::io::stdout());
     Ok(crate::exit::OK)

@@ -12,6 +12,7 @@ pub mod install;
 #[cfg(feature = "http")]
 pub mod llm;
 pub mod ls;
+pub mod man;
 pub mod net_flags;
 pub mod notifications;
 #[cfg(feature = "http")]

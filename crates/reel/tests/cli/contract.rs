@@ -86,6 +86,59 @@ fn completion_scripts_complete_commands_and_flags() {
     );
 }
 
+/// `reel man --dir` writes reel's page and one per command, nested ones included; each
+/// page documents every long flag its command's `--help` does, and `reel man COMMAND`
+/// prints the same page.
+#[test]
+fn man_pages_document_every_command_and_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = reel()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let help = |args: &[&str]| {
+        let out = reel().args(args).arg("--help").output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let commands: Vec<String> = help(&[])
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l[2..].starts_with([' ', '-']))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .filter(|c| c.chars().all(|ch| ch.is_ascii_lowercase()))
+        .collect();
+    assert!(commands.len() >= 15, "{commands:?}");
+    for (page, args) in std::iter::once(("reel".to_owned(), vec![]))
+        .chain(
+            commands
+                .iter()
+                .map(|c| (format!("reel-{c}"), vec![c.as_str()])),
+        )
+        .chain([("reel-example-server".to_owned(), vec!["example", "server"])])
+    {
+        let text = std::fs::read_to_string(dir.path().join(format!("{page}.1")))
+            .unwrap_or_else(|e| panic!("{page}.1: {e}"));
+        assert!(text.contains(&format!(".TH {page} 1")), "{page}");
+        for flag in help(&args)
+            .split_whitespace()
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+        {
+            let end = flag[2..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .map_or(flag.len(), |i| i + 2);
+            let flag = flag[..end].trim_end_matches('-');
+            let roff = flag.replace('-', "\\-");
+            assert!(text.contains(&roff), "{page}.1 lacks {flag}");
+        }
+    }
+    let one = reel().args(["man", "rec"]).output().unwrap();
+    let file = std::fs::read(dir.path().join("reel-rec.1")).unwrap();
+    assert_eq!(one.stdout, file);
+    let none = reel().args(["man", "nosuch"]).output().unwrap();
+    assert_eq!(none.status.code(), Some(64));
+}
+
 /// `reel` alone is a usage error: help on stderr, exit 64 (reel's own table), not 0.
 #[test]
 fn no_subcommand_is_a_usage_error() {
