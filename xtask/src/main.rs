@@ -19,6 +19,7 @@ mod layout;
 mod peers;
 mod process;
 mod test;
+mod watch;
 
 use std::process::ExitCode;
 

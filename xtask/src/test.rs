@@ -19,14 +19,17 @@
 //! test harness's `test result:` lines as they stream by, and a run that executed no
 //! test at all is a failure, never a silent pass.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use crate::peers;
 use crate::process::{self, cargo, display};
+use crate::{peers, watch};
 
 /// The trace the README's first command summarises.
 const README_EXAMPLE: &str = "examples/everything-demo.jsonl";
@@ -189,7 +192,7 @@ fn test_step(
     all.args(cargo_args);
     let mut workspace_seen = None;
     report.step("cargo test", &all, |c| {
-        cargo_test(c, false, &mut workspace_seen)
+        cargo_test(c, false, &mut workspace_seen, Watching::TESTS)
     });
     workspace_seen
 }
@@ -268,7 +271,7 @@ fn shared_step(
         shared.display()
     );
     report.step("shared-fixtures", &named, |c| {
-        cargo_test(c, true, &mut shared_run)
+        cargo_test(c, true, &mut shared_run, Watching::TESTS)
     });
     shared_run
 }
@@ -473,12 +476,38 @@ impl Tally {
     }
 }
 
+/// How a `cargo test` is watched: how long it may take, and where its output goes.
+#[derive(Clone, Copy)]
+struct Watching {
+    /// How long the command may run before the processes still running under it are
+    /// named and stopped.
+    deadline: Duration,
+    /// How long its output may stay open after it has exited: only a process it
+    /// started and left running holds it longer.
+    grace: Duration,
+    /// Whether the output is copied to stdout as it comes (the tests of this module
+    /// keep theirs out of the suite's own output, which is counted too).
+    echo: bool,
+}
+
+impl Watching {
+    /// One `cargo test`: far above a whole run on a two-core machine (about 20
+    /// minutes) and well inside CI's limit, so a test that never returns fails the step
+    /// with names instead of ending the log without a word.
+    const TESTS: Watching = Watching {
+        deadline: Duration::from_secs(45 * 60),
+        grace: Duration::from_secs(20),
+        echo: true,
+    };
+}
+
 /// Runs a `cargo test` command, echoing its output while counting tests.
 /// `seen` gets the counts whether or not the run succeeds.
 fn cargo_test(
     cmd: &mut Command,
     need_tests: bool,
     seen: &mut Option<Tally>,
+    watching: Watching,
 ) -> anyhow::Result<Tally> {
     let shown = display(cmd);
     println!("$ {shown}");
@@ -486,23 +515,45 @@ fn cargo_test(
         .stdout(Stdio::piped())
         .spawn()
         .with_context(|| format!("cannot start `{shown}`"))?;
-    let mut tally = Tally::default();
-    if let Some(out) = child.stdout.take() {
-        let mut reader = BufReader::new(out);
-        let mut line = Vec::new();
-        let stdout = std::io::stdout();
-        loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line)? == 0 {
-                break;
-            }
-            let mut lock = stdout.lock();
-            lock.write_all(&line)?;
-            lock.flush()?;
-            tally.add_line(&String::from_utf8_lossy(&line));
+    let out = child.stdout.take().context("cargo test's stdout")?;
+    let pipe = watch::fd_target(&out);
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let (ended, output_end) = mpsc::channel();
+    let counted = Arc::clone(&tally);
+    let echo = watching.echo;
+    thread::spawn(move || {
+        let _ = ended.send(read_output(out, echo, &counted));
+    });
+    let counts = |tally: &Mutex<Tally>| *tally.lock().unwrap_or_else(|e| e.into_inner());
+
+    let Some(status) = wait_until(&mut child, watching.deadline)? else {
+        let running = watch::descendants(child.id());
+        watch::kill(&running);
+        let _ = child.kill();
+        let _ = child.wait();
+        *seen = Some(counts(&tally));
+        bail!(
+            "`{shown}` was still running after {}s; stopped it and these processes \
+             under it:\n{}",
+            watching.deadline.as_secs(),
+            listed(&running)
+        );
+    };
+    match output_end.recv_timeout(watching.grace) {
+        Ok(read) => read?,
+        Err(_) => {
+            let holding = pipe.as_deref().map(watch::holders).unwrap_or_default();
+            watch::kill(&holding);
+            *seen = Some(counts(&tally));
+            bail!(
+                "`{shown}` exited ({status}), but processes the tests started still held \
+                 its output open {}s later (a test leaves them running); stopped:\n{}",
+                watching.grace.as_secs(),
+                listed(&holding)
+            );
         }
     }
-    let status = child.wait()?;
+    let tally = counts(&tally);
     *seen = Some(tally);
     if !status.success() {
         bail!("`{shown}` failed ({status}): {}", tally.line());
@@ -511,6 +562,55 @@ fn cargo_test(
         bail!("`{shown}` ran no test");
     }
     Ok(tally)
+}
+
+/// Reads `out` line by line, counting the harness's result lines, and copies it to
+/// stdout when `echo`.
+fn read_output(out: impl Read, echo: bool, tally: &Mutex<Tally>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(out);
+    let mut line = Vec::new();
+    let stdout = std::io::stdout();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
+        }
+        if echo {
+            let mut lock = stdout.lock();
+            lock.write_all(&line)?;
+            lock.flush()?;
+        }
+        tally
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add_line(&String::from_utf8_lossy(&line));
+    }
+}
+
+/// `child`'s status once it exits, or `None` if it is still running after `limit`.
+fn wait_until(child: &mut Child, limit: Duration) -> std::io::Result<Option<ExitStatus>> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() >= limit {
+            return Ok(None);
+        }
+        thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// One process a line, or a note that none was found.
+fn listed(procs: &[watch::Proc]) -> String {
+    if procs.is_empty() {
+        return "  (none found)".to_owned();
+    }
+    procs
+        .iter()
+        .map(|p| format!("  {p}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// True when the user narrowed the run (a test-name filter), where zero tests may be right.
@@ -592,6 +692,79 @@ fn stray_ignores(root: &Path) -> anyhow::Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("sh");
+        c.args(["-c", script]);
+        c
+    }
+
+    const SHORT: Watching = Watching {
+        deadline: Duration::from_secs(3),
+        grace: Duration::from_secs(1),
+        echo: false,
+    };
+
+    /// A process left running with the output still open fails the step within the
+    /// grace, is named and stopped; the counts read before are kept.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_process_left_holding_the_output_is_named_and_stopped() {
+        let mut seen = None;
+        let started = Instant::now();
+        let err = cargo_test(
+            &mut sh("echo 'test result: ok. 2 passed; 0 failed; 0 ignored'; \
+                     exec 2>/dev/null; sleep 47 &"),
+            true,
+            &mut seen,
+            SHORT,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(err.contains("still held its output open"), "{err}");
+        assert!(err.contains("sleep 47"), "{err}");
+        assert_eq!(seen.map(|t| t.passed), Some(2));
+        let left = Command::new("pgrep")
+            .args(["-f", "^sleep 47$"])
+            .output()
+            .unwrap();
+        assert!(left.stdout.is_empty(), "the holder was stopped");
+    }
+
+    /// A command that outlives its deadline fails the step, naming what ran under it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_step_past_its_deadline_names_what_is_running() {
+        let mut seen = None;
+        let err = cargo_test(
+            &mut sh("echo 'running 1 test'; sleep 53; true"),
+            true,
+            &mut seen,
+            SHORT,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("still running after 3s"), "{err}");
+        assert!(err.contains("sleep 53"), "{err}");
+    }
+
+    #[test]
+    fn a_run_that_ends_with_its_output_is_counted() {
+        let mut seen = None;
+        let tally = cargo_test(
+            &mut sh("echo 'test result: ok. 3 passed; 0 failed; 1 ignored'"),
+            true,
+            &mut seen,
+            SHORT,
+        )
+        .unwrap();
+        assert_eq!((tally.passed, tally.ignored), (3, 1));
+    }
 
     #[test]
     fn tally_reads_harness_summaries() {
