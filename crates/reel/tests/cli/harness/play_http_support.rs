@@ -133,6 +133,16 @@ impl Conn {
         }
     }
 
+    /// The connection with `limit` as its read timeout: for a body the server may be
+    /// slow to send on a loaded machine (a recorder decoding a bomb before its cap).
+    pub fn patient(self, limit: Duration) -> Conn {
+        self.r
+            .get_ref()
+            .set_read_timeout(Some(limit))
+            .expect("a read timeout");
+        self
+    }
+
     /// Reads the whole body (Content-Length, chunked, or to the end).
     pub fn finish(mut self) -> Resp {
         if let Some(len) = self

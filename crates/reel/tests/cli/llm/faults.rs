@@ -12,7 +12,7 @@ use super::support::{
     Case, Llm, Tape, Upstream, assert_check_clean, python, python_batch, turn_text,
 };
 use crate::harness::net::free_port;
-use crate::harness::play_http_support::{Resp, open, request};
+use crate::harness::play_http_support::{RUN_LIMIT, Resp, open, request};
 use crate::harness::play_support::Peers;
 use crate::harness::rec_support::eventually;
 
@@ -339,7 +339,10 @@ fn a_gzip_bomb_reaches_the_client_whole_and_the_trace_decoded_up_to_its_cap() {
     };
     let up = Upstream::scripted(tmp, "up");
     let llm = Llm::record(&tmp.join("traces"), &up.url, &[]);
-    let through = request(&llm.addr, "POST", "/v1/messages", &headers, &body);
+    // The recorder decodes 64 MiB before its cap: slow in a debug build on a busy machine.
+    let through = open(&llm.addr, "POST", "/v1/messages", &headers, &body)
+        .patient(RUN_LIMIT)
+        .finish();
     let peak_mib = llm.peak_rss_kib() >> 10;
     let trace = llm.finish();
     assert_eq!(through.status, 200, "{}", through.text());
