@@ -43,7 +43,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
-use crate::process::{self, output_of, run, short};
+use crate::process::{self, fetch, output_of, run, short};
 
 /// npm packages, exact versions (what the MCP peers harness in `../shared/peers/` verified).
 pub const NPM: &[(&str, &str)] = &[
@@ -386,15 +386,19 @@ fn install_browser() -> anyhow::Result<()> {
             files.join(" and ")
         );
     }
-    run(Command::new("apt-get")
-        .arg("update")
-        .env("DEBIAN_FRONTEND", "noninteractive"))
+    fetch(
+        Command::new("apt-get")
+            .arg("update")
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    )
     .context("apt-get update failed (are the Debian mirrors reachable?)")?;
-    run(Command::new("apt-get")
-        // With the recommended packages: fonts, so screenshots show text.
-        .args(["install", "-y"])
-        .args(BROWSER.iter().map(|(package, _)| *package))
-        .env("DEBIAN_FRONTEND", "noninteractive"))
+    fetch(
+        Command::new("apt-get")
+            // With the recommended packages: fonts, so screenshots show text.
+            .args(["install", "-y"])
+            .args(BROWSER.iter().map(|(package, _)| *package))
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    )
     .with_context(|| format!("apt-get install of {packages} failed"))?;
     for (package, file) in BROWSER {
         if !Path::new(file).exists() {
@@ -422,7 +426,7 @@ fn install_npm(dir: &Path) -> anyhow::Result<()> {
         .arg(dir)
         .args(["--no-audit", "--no-fund", "--save-exact"])
         .args(NPM.iter().map(|(n, v)| format!("{n}@{v}")));
-    run(&mut npm).context("npm install of the peers failed (is the npm registry reachable?)")?;
+    fetch(&mut npm).context("npm install of the peers failed (is the npm registry reachable?)")?;
     if node24_package().is_none() {
         println!(
             "peers: note: npm has no Node {} binary for {}-{}; the conformance tests need \
@@ -462,7 +466,7 @@ fn install_own_prefix(prefix: &Path, name: &str, version: &str) -> anyhow::Resul
         .arg(prefix)
         .args(["--no-audit", "--no-fund", "--save-exact"])
         .arg(format!("{name}@{version}"));
-    run(&mut npm).with_context(|| {
+    fetch(&mut npm).with_context(|| {
         format!("npm install of {name}@{version} failed (is the npm registry reachable?)")
     })
 }
@@ -490,7 +494,7 @@ fn install_python(dir: &Path, recreate: bool) -> anyhow::Result<()> {
             "" => format!("{n}=={v}"),
             extras => format!("{n}[{extras}]=={v}"),
         }));
-        run(&mut pip).with_context(|| {
+        fetch(&mut pip).with_context(|| {
             format!("pip install into .peers/{name} failed (is PyPI reachable?)")
         })?;
     }
@@ -516,7 +520,7 @@ fn install_plugin(dir: &Path, root: &Path) -> anyhow::Result<()> {
     let source = root.join(PLUGIN.0);
     let mut pip = pip_install(&dir.join("venv/bin/python"));
     pip.arg("-e").arg(&source);
-    run(&mut pip).with_context(|| {
+    fetch(&mut pip).with_context(|| {
         format!(
             "pip install -e {} into .peers/venv failed (is PyPI reachable for its build backend?)",
             source.display()

@@ -3,8 +3,11 @@
 //! command and its status.
 
 use std::ffi::OsStr;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, ExitStatus};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
@@ -62,6 +65,74 @@ pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How long one install that downloads from a registry may run before it is stopped and
+/// tried again: each takes well under a minute, but a registry download can stall, and
+/// an install that never returns would end a CI log without a word.
+pub const FETCH_LIMIT: Duration = Duration::from_secs(5 * 60);
+
+/// How many times an install that outlived [`FETCH_LIMIT`] is tried in all.
+const FETCH_TRIES: u32 = 3;
+
+/// Echoes and runs an install that downloads (npm, pip, apt-get) like [`run`], but one
+/// still running after [`FETCH_LIMIT`] is stopped, with what it started, and tried
+/// again, [`FETCH_TRIES`] times in all. A failure that ends by itself is not retried:
+/// npm and pip retry their own network errors.
+pub fn fetch(cmd: &mut Command) -> anyhow::Result<()> {
+    fetch_within(cmd, FETCH_LIMIT, FETCH_TRIES)
+}
+
+fn fetch_within(cmd: &mut Command, limit: Duration, tries: u32) -> anyhow::Result<()> {
+    let shown = display(cmd);
+    // A group of its own, so that stopping it stops npm's and pip's children too.
+    cmd.process_group(0);
+    for attempt in 1..=tries {
+        println!("$ {shown}");
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start `{shown}`"))?;
+        match wait_until(&mut child, limit)? {
+            Some(status) if status.success() => return Ok(()),
+            Some(status) => bail!("`{shown}` failed ({status})"),
+            None => {
+                stop_group(&mut child);
+                println!(
+                    "xtask: `{shown}` was still running after {}s (try {attempt} of \
+                     {tries}); stopped it",
+                    limit.as_secs()
+                );
+            }
+        }
+    }
+    bail!(
+        "`{shown}` did not finish within {}s, {tries} times (is the registry reachable?)",
+        limit.as_secs()
+    )
+}
+
+/// `child`'s status once it exits, or `None` if it is still running after `limit`.
+pub fn wait_until(child: &mut Child, limit: Duration) -> std::io::Result<Option<ExitStatus>> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() >= limit {
+            return Ok(None);
+        }
+        thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// Stops `child` and every process in its group (it leads one: `process_group(0)`).
+fn stop_group(child: &mut Child) {
+    if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill has no memory preconditions; a group already gone fails with ESRCH.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// Runs `cmd` quietly and returns its trimmed stdout, `None` when it cannot start or fails.
 pub fn output_of(cmd: &mut Command) -> Option<String> {
     let out = cmd.output().ok()?;
@@ -76,4 +147,51 @@ pub fn short(path: &Path, base: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An install that hangs is stopped, its children with it, and tried again; after
+    /// the last try the step fails and says so.
+    #[test]
+    fn a_hanging_fetch_is_stopped_and_tried_again() {
+        let marker = tempfile::tempdir().unwrap();
+        let count = marker.path().join("tries");
+        let script = format!("echo x >> {}; sleep 61 & wait", count.display());
+        let err = fetch_within(
+            Command::new("sh").args(["-c", &script]),
+            Duration::from_millis(500),
+            2,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("did not finish within 0s, 2 times"), "{err}");
+        let tries = std::fs::read_to_string(&count).unwrap();
+        assert_eq!(tries.lines().count(), 2);
+        let gone = (0..100).any(|_| {
+            let left = Command::new("pgrep").args(["-f", "^sleep 61$"]).output();
+            thread::sleep(Duration::from_millis(50));
+            left.is_ok_and(|l| l.stdout.is_empty())
+        });
+        assert!(gone, "the install's child was stopped with it");
+    }
+
+    /// A failure that ends by itself is reported at once, not retried.
+    #[test]
+    fn a_failed_fetch_is_not_retried() {
+        let marker = tempfile::tempdir().unwrap();
+        let count = marker.path().join("tries");
+        let script = format!("echo x >> {}; exit 3", count.display());
+        let err = fetch_within(
+            Command::new("sh").args(["-c", &script]),
+            Duration::from_secs(60),
+            3,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("failed (exit status: 3)"), "{err}");
+        assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 1);
+    }
 }

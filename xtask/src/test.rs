@@ -21,10 +21,10 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 
@@ -526,7 +526,7 @@ fn cargo_test(
     });
     let counts = |tally: &Mutex<Tally>| *tally.lock().unwrap_or_else(|e| e.into_inner());
 
-    let Some(status) = wait_until(&mut child, watching.deadline)? else {
+    let Some(status) = process::wait_until(&mut child, watching.deadline)? else {
         let running = watch::descendants(child.id());
         watch::kill(&running);
         let _ = child.kill();
@@ -584,20 +584,6 @@ fn read_output(out: impl Read, echo: bool, tally: &Mutex<Tally>) -> std::io::Res
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .add_line(&String::from_utf8_lossy(&line));
-    }
-}
-
-/// `child`'s status once it exits, or `None` if it is still running after `limit`.
-fn wait_until(child: &mut Child, limit: Duration) -> std::io::Result<Option<ExitStatus>> {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        if started.elapsed() >= limit {
-            return Ok(None);
-        }
-        thread::sleep(Duration::from_millis(250));
     }
 }
 
