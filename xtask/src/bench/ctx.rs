@@ -17,16 +17,18 @@ pub struct Ctx {
     pub work: PathBuf,
     /// Smoke run: small inputs, figures not meaningful.
     pub quick: bool,
+    /// The cargo profile `reel` was built with (`release`; `dev` with `--quick`).
+    pub profile: String,
 }
 
-/// Builds one binary and returns its path as cargo reports it.
+/// Builds one binary with a cargo profile and returns its path as cargo reports it.
 pub(super) fn build_bin(
     root: &Path,
     package: &str,
     bin: &str,
-    release: bool,
+    profile: &str,
 ) -> anyhow::Result<PathBuf> {
-    let mut exes = build_targets(root, package, "--bin", &[bin], release)?;
+    let mut exes = build_targets(root, package, "--bin", &[bin], profile)?;
     Ok(exes.remove(0))
 }
 
@@ -38,7 +40,7 @@ pub fn build_examples(ctx: &Ctx, package: &str, names: &[&str]) -> anyhow::Resul
         package,
         "--example",
         names,
-        !ctx.quick,
+        if ctx.quick { "dev" } else { "release" },
     )
 }
 
@@ -49,7 +51,7 @@ fn build_targets(
     package: &str,
     kind: &str,
     names: &[&str],
-    release: bool,
+    profile: &str,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let mut c = cargo();
     c.current_dir(root).args(["build", "-p", package]);
@@ -57,9 +59,7 @@ fn build_targets(
         c.args([kind, name]);
     }
     c.arg("--message-format=json-render-diagnostics");
-    if release {
-        c.arg("--release");
-    }
+    c.args(["--profile", profile]);
     let shown = display(&c);
     println!("$ {shown}");
     let mut child = c

@@ -34,7 +34,7 @@ pub use figure::{Figure, Target, fmt_value};
 pub use measure::{Measured, measure, median, self_cpu, self_max_rss};
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, bail};
@@ -60,12 +60,18 @@ const BENCHES: &[(&str, BenchFn)] = &[
 /// `cargo xtask bench`.
 pub fn cmd(args: &[String]) -> anyhow::Result<()> {
     let mut quick = false;
+    let mut profile = None;
     let mut names = Vec::new();
-    for a in args {
+    let mut args_left = args.iter();
+    while let Some(a) = args_left.next() {
         match a.as_str() {
             "--quick" => quick = true,
+            "--profile" => match args_left.next() {
+                Some(p) => profile = Some(p.clone()),
+                None => bail!("--profile takes a cargo profile (release, dist, …)"),
+            },
             s if s.starts_with('-') => {
-                bail!("unknown flag `{s}` (cargo xtask bench [--quick] [NAME…])")
+                bail!("unknown flag `{s}` (cargo xtask bench [--quick] [--profile P] [NAME…])")
             }
             s => match BENCHES.iter().find(|(n, _)| *n == s) {
                 Some(b) => names.push(*b),
@@ -93,8 +99,14 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
         work.push("quick");
     }
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
-    let reel = build_reel(&root, quick)?;
-    let ctx = Ctx { reel, work, quick };
+    let profile = profile.unwrap_or_else(|| if quick { "dev" } else { "release" }.to_owned());
+    let reel = ctx::build_bin(&root, "reel", "reel", &profile)?;
+    let ctx = Ctx {
+        reel,
+        work,
+        quick,
+        profile,
+    };
     if quick {
         println!(
             "bench: --quick: small inputs on a debug build; the figures prove the benches run, nothing more"
@@ -153,7 +165,7 @@ const REEXEC_ENV: &str = "REEL_XTASK_BENCH_OPTIMISED";
 fn reexec_optimised(root: &Path, args: &[String]) -> anyhow::Result<()> {
     use std::os::unix::process::CommandExt;
     println!("bench: building an optimised xtask to run the benches");
-    let xtask = ctx::build_bin(root, "xtask", "xtask", true)?;
+    let xtask = ctx::build_bin(root, "xtask", "xtask", "release")?;
     let mut cmd = Command::new(&xtask);
     cmd.arg("bench").args(args).env(REEXEC_ENV, "1");
     println!("$ {}", display(&cmd));
@@ -165,11 +177,6 @@ fn reexec_optimised(root: &Path, args: &[String]) -> anyhow::Result<()> {
 fn load_average() -> Option<f64> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
     text.split_whitespace().next()?.parse().ok()
-}
-
-/// Builds reel (release; debug with `--quick`) and returns the binary cargo reports.
-fn build_reel(root: &Path, quick: bool) -> anyhow::Result<PathBuf> {
-    ctx::build_bin(root, "reel", "reel", !quick)
 }
 
 fn print_table(results: &[(&str, anyhow::Result<Vec<Figure>>)]) {
@@ -260,7 +267,7 @@ fn write_results(
     struct Doc<'a> {
         schema: &'static str,
         quick: bool,
-        profile: &'static str,
+        profile: &'a str,
         reel: &'a Path,
         cpus: usize,
         load_average_before: Option<f64>,
@@ -270,7 +277,7 @@ fn write_results(
     let doc = Doc {
         schema: "reel.bench/1",
         quick: ctx.quick,
-        profile: if ctx.quick { "dev" } else { "release" },
+        profile: &ctx.profile,
         reel: &ctx.reel,
         cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
         load_average_before: load,
