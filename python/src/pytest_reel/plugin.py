@@ -58,7 +58,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "new_episodes: replay the tools a tape holds, record the rest; all: record every tape",
     )
     group.addoption("--reel-tapes", metavar="DIR", help="the tapes directory for every test")
-    group.addoption("--reel-bin", metavar="PATH", help="the reel binary (else $REEL_BIN, else PATH)")
+    group.addoption(
+        "--reel-bin",
+        metavar="PATH",
+        help="the reel binary (else $REEL_BIN, else the one the reel-cli distribution "
+        "installed, else reel on PATH)",
+    )
     group.addoption(
         "--reel-llm-upstream",
         metavar="URL",
