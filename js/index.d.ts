@@ -1,4 +1,4 @@
-// Types for @reel/test (the package is plain JavaScript; see README.md).
+// Types for reel-test (the package is plain JavaScript; see README.md).
 
 /** vcrpy's record modes; `new_episodes` is refused (see README.md, "Record modes"). */
 export type RecordMode = "none" | "once" | "all" | "new_episodes";
@@ -11,7 +11,10 @@ export interface TapeOptions {
   dir?: string;
   /** The record mode (default: `$REEL_RECORD_MODE`, else `"once"`). */
   mode?: RecordMode;
-  /** The `reel` binary (default: `$REEL_BIN`, else `reel` on PATH). */
+  /**
+   * The `reel` binary (default: `$REEL_BIN`, else the one the `reel-cli` package
+   * installed, else `reel` on PATH).
+   */
   reel?: string;
   /** How long `finish()` / `stop()` wait for reel, in ms (default 10000). */
   timeoutMs?: number;
@@ -122,7 +125,10 @@ export class ReelSetupError extends Error {
   name: "ReelSetupError";
 }
 
-/** The `reel` binary a test would run: the option, else `$REEL_BIN`, else PATH. */
+/**
+ * The `reel` binary a test would run: the option, else `$REEL_BIN`, else the one the
+ * `reel-cli` package installed, else PATH. Throws {@link ReelSetupError} when there is none.
+ */
 export function findReel(option?: string): string;
 
 /** The record mode in effect: the option, else `$REEL_RECORD_MODE`, else `"once"`. */

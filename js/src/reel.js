@@ -2,9 +2,11 @@
 // tape directory, and asking `reel ls` whether a tape exists. Every error here says how
 // to fix it, since it is what a test author sees first when a test cannot start.
 
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { delimiter, join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 
 /** The record modes, as vcrpy names them. */
 export const MODES = ["none", "once", "all", "new_episodes"];
@@ -27,7 +29,8 @@ function executable(path) {
 }
 
 /**
- * The `reel` to run: the `reel` option, else `$REEL_BIN`, else `reel` on PATH.
+ * The `reel` to run: the `reel` option, else `$REEL_BIN`, else the one the `reel-cli`
+ * package installed, else `reel` on PATH.
  * @param {string | undefined} option
  */
 export function findReel(option) {
@@ -40,14 +43,81 @@ export function findReel(option) {
     }
     return path;
   }
-  const path = lookPath("reel");
+  const path = installedReel() ?? lookPath("reel");
   if (path === undefined) {
     throw new ReelSetupError(
-      "reel not found: pass { reel: '/path/to/reel' }, set REEL_BIN, or put reel on PATH " +
-        "(from a reel checkout: cargo install --path crates/reel --locked)",
+      "reel not found: the reel-cli package, which installs it, is not installed where " +
+        "reel-test resolves its dependencies, and there is no reel on PATH; install it " +
+        "(npm i -D reel-cli), or name a reel binary with REEL_BIN=/path/to/reel or " +
+        "{ reel: '/path/to/reel' }",
     );
   }
   return path;
+}
+
+const EXE = process.platform === "win32" ? "reel.exe" : "reel";
+
+/**
+ * The `reel` of the `reel-cli` package, resolved as Node resolves a dependency of the
+ * file `from`: the binary in its platform package (`reel-cli-<platform>-…/bin/reel`, one
+ * of its optional dependencies), so no Node process sits between a test and reel, else
+ * the package's own `bin` (its launcher). Read from the files, not through `require`:
+ * the package exports nothing.
+ * @param {string} [from] a file whose dependencies are looked up (default: this one)
+ */
+export function installedReel(from = fileURLToPath(import.meta.url)) {
+  const dir = packageDir("reel-cli", createRequire(from));
+  const manifest = dir && readJson(join(dir, "package.json"));
+  if (!manifest) return undefined;
+  const fromCli = createRequire(join(dir, "package.json"));
+  for (const name of Object.keys(manifest.optionalDependencies ?? {})) {
+    const platformDir = packageDir(name, fromCli);
+    const platform = platformDir && readJson(join(platformDir, "package.json"));
+    if (!platform || !runsHere(platform)) continue;
+    const binary = join(platformDir, "bin", EXE);
+    if (executable(binary)) return binary;
+  }
+  const launcher = typeof manifest.bin === "string" ? manifest.bin : manifest.bin?.reel;
+  if (typeof launcher === "string" && executable(resolve(dir, launcher))) {
+    return resolve(dir, launcher);
+  }
+  return undefined;
+}
+
+/** Where `name` is installed for `require`'s file: the first `node_modules/<name>`. */
+function packageDir(name, require) {
+  for (const base of require.resolve.paths(name) ?? []) {
+    const dir = join(base, name);
+    try {
+      if (statSync(join(dir, "package.json")).isFile()) return dir;
+    } catch {
+      // not in this node_modules
+    }
+  }
+  return undefined;
+}
+
+function readJson(path) {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a platform package's `os`, `cpu` and `libc` fields (as npm reads them) fit. */
+function runsHere(manifest) {
+  const fits = (list, value) => {
+    if (!Array.isArray(list) || list.length === 0) return true;
+    if (list.includes(`!${value}`)) return false;
+    return list.includes(value) || list.every((entry) => entry.startsWith("!"));
+  };
+  if (!fits(manifest.os, process.platform) || !fits(manifest.cpu, process.arch)) return false;
+  if (Array.isArray(manifest.libc) && manifest.libc.length > 0 && process.platform === "linux") {
+    const glibc = Boolean(process.report?.getReport().header?.glibcVersionRuntime);
+    return fits(manifest.libc, glibc ? "glibc" : "musl");
+  }
+  return true;
 }
 
 function lookPath(name) {

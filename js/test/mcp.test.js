@@ -183,18 +183,6 @@ describe("setup errors", () => {
     );
   });
 
-  test("reel missing from PATH says where to put it", () => {
-    const saved = { path: process.env.PATH, bin: process.env.REEL_BIN };
-    try {
-      process.env.PATH = "/nonexistent";
-      delete process.env.REEL_BIN;
-      expect(() => reelServer({ tape: "x", dir: tapes() })).toThrow(/reel not found: pass \{ reel: .* set REEL_BIN, or put reel on PATH/);
-    } finally {
-      process.env.PATH = saved.path;
-      if (saved.bin !== undefined) process.env.REEL_BIN = saved.bin;
-    }
-  });
-
   test("once without a tape and without a server cannot record", () => {
     expect(() => reelServer({ tape: "x", dir: tapes(), reel })).toThrow(
       /there is no tape "x" in .* to replay, so it must record, and no live `server` command was given/,
