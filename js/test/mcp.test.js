@@ -1,13 +1,15 @@
 // MCP over stdio with the TypeScript SDK client: a tape recorded from a live server,
 // replayed with the live server gone, and the record modes.
 
+import { createRequire } from "node:module";
+
 import { describe, expect, test } from "vitest";
 
 import { reelServer } from "../src/index.js";
 import { NO_SERVER, reel, session, tapes, text, traces } from "./support.js";
-import { peerFile } from "./peers.js";
 
 const EXAMPLE = [reel, "example", "server"];
+const EVERYTHING = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js");
 
 async function addAndList(client, a = 2, b = 40) {
   const tools = await client.listTools();
@@ -152,7 +154,7 @@ describe("reel example server", () => {
 describe("server-everything", () => {
   test("a recorded echo and tool list replay with the live server gone", async () => {
     const dir = tapes();
-    const everything = ["node", peerFile("@modelcontextprotocol/server-everything/dist/index.js"), "stdio"];
+    const everything = ["node", EVERYTHING, "stdio"];
     const script = async (c) => {
       const tools = await c.listTools();
       const echo = await c.callTool({ name: "echo", arguments: { message: "hello tape" } });
