@@ -1,11 +1,14 @@
 // Types for reel-test (the package is plain JavaScript; see README.md).
 
-/** vcrpy's record modes; `new_episodes` is refused (see README.md, "Record modes"). */
-export type RecordMode = "none" | "once" | "all" | "new_episodes";
+/** vcrpy's record modes (see README.md, "Record modes"). */
+export type RecordMode = "none" | "once" | "new_episodes" | "all";
 
 /** Options both halves share. */
 export interface TapeOptions {
-  /** The tape's run name: `reel rec --name NAME` records it, `reel play NAME` plays the newest. */
+  /**
+   * The tape's name: the label of its runs (`reel rec --name NAME`); the newest run of the
+   * name is the tape.
+   */
   tape: string;
   /** The tape directory (default: `$REEL_DIR`, else `./tapes`), made absolute. */
   dir?: string;
@@ -21,11 +24,14 @@ export interface TapeOptions {
 }
 
 export interface ReelServerOptions extends TapeOptions {
-  /** The live server's command line, used when recording: `["node", "server.js"]` or `{ command, args }`. */
+  /**
+   * The live server's command line, used when recording and in mode `new_episodes`:
+   * `["node", "server.js"]` or `{ command, args }`.
+   */
   server?: string[] | { command: string; args?: string[] };
   /** Passed on as the transport's `env` (the SDK then uses it instead of its default environment). */
   env?: Record<string, string>;
-  /** Extra flags for `reel play` (e.g. `["--strict"]`, `["--ignore", "/params/arguments/now"]`). */
+  /** Extra flags for `reel play`, also in mode `new_episodes` (e.g. `["--strict"]`, `["--ignore", "/params/arguments/now"]`). */
   playArgs?: string[];
   /** Extra flags for `reel rec` (e.g. `["--redact", "secret-[0-9]+"]`). */
   recordArgs?: string[];
@@ -44,6 +50,8 @@ export interface PlayReport {
     client_drift: number;
     unused_total: number;
     unused: { method: string; location: string; params: string }[];
+    /** With `reel play --record`: the trace it wrote. */
+    recorded?: string;
     [count: string]: unknown;
   } | null;
   error: string | null;
@@ -52,7 +60,9 @@ export interface PlayReport {
 
 /** A run as `reel ls --json` lists it (what `finish()` resolves to after recording). */
 export interface RecordedRun {
+  /** The trace, absolute. */
   path: string;
+  files: string[];
   label: string;
   kind: string;
   startedAt: string;
@@ -65,19 +75,24 @@ export interface ReelServer {
   command: string;
   args: string[];
   env?: Record<string, string>;
-  /** Replay only: play's stderr goes to its report, so the transport need not show it. */
+  /** Replay and new episodes: play's stderr goes to its report, so the transport need not show it. */
   stderr?: "ignore";
-  /** Whether this run replays the tape or records it. */
-  mode: "replay" | "record";
+  /**
+   * What this run does: replays the tape, records it, or (`new_episodes`) answers the
+   * calls of the tools the tape holds from it and records a new tape with the rest live.
+   */
+  mode: "replay" | "record" | "new_episodes";
   tape: string;
   /** The absolute tape directory. */
   dir: string;
-  /** Replay only: where `reel play` writes its report. */
+  /** Replay and new episodes: where `reel play` writes its report. */
   reportPath?: string;
   /**
    * Call after the client closed. Replay: waits for play's report and resolves with it when
    * the replay was clean, else throws a {@link ReelReplayError} whose message is reel's miss
-   * report. Record: waits until the new trace has ended and resolves with its run.
+   * report. Record: waits until the new trace has ended, removes the tape's older runs and
+   * resolves with its run. New episodes: judges play's report as replay does, then
+   * resolves with the new tape's run.
    */
   finish(): Promise<PlayReport | RecordedRun>;
   /** The same as `finish()`. */
@@ -106,7 +121,8 @@ export interface ReelLlm {
   readonly stderr: string;
   /**
    * Sends SIGTERM and waits for reel to exit; throws a {@link ReelReplayError} with its
-   * stderr (the misses) when it exited 3, or any other failure.
+   * stderr (the misses) when it exited 3, or any other failure. After a recording, the new
+   * run replaces the tape's older runs.
    */
   stop(): Promise<{ exit: 0; stderr: string }>;
 }
@@ -132,4 +148,4 @@ export class ReelSetupError extends Error {
 export function findReel(option?: string): string;
 
 /** The record mode in effect: the option, else `$REEL_RECORD_MODE`, else `"once"`. */
-export function recordMode(option?: RecordMode): Exclude<RecordMode, "new_episodes">;
+export function recordMode(option?: RecordMode): RecordMode;

@@ -2,14 +2,14 @@
 // tape directory, and asking `reel ls` whether a tape exists. Every error here says how
 // to fix it, since it is what a test author sees first when a test cannot start.
 
-import { accessSync, constants, readFileSync, statSync } from "node:fs";
+import { accessSync, constants, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { delimiter, join, resolve } from "node:path";
+import { basename, delimiter, join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 /** The record modes, as vcrpy names them. */
-export const MODES = ["none", "once", "all", "new_episodes"];
+export const MODES = ["none", "once", "new_episodes", "all"];
 
 /** The error a test author gets for a setup mistake (bad option, no reel, no tape). */
 export class ReelSetupError extends Error {
@@ -139,15 +139,7 @@ export function recordMode(option) {
   if (!MODES.includes(mode)) {
     const from = option !== undefined ? "the `mode` option" : "REEL_RECORD_MODE";
     throw new ReelSetupError(
-      `unknown record mode "${mode}" (from ${from}): use one of none, once, all`,
-    );
-  }
-  if (mode === "new_episodes") {
-    throw new ReelSetupError(
-      'record mode "new_episodes" is not supported: reel play answers each request from the ' +
-        "tape or reports it as a miss, and cannot send just the unrecorded requests on to a " +
-        "live server (its --subset forwards whole tools, not new calls); re-record the tape " +
-        'with mode "all" (REEL_RECORD_MODE=all)',
+      `unknown record mode "${mode}" (from ${from}): use one of ${MODES.join(", ")}`,
     );
   }
   return mode;
@@ -177,10 +169,11 @@ export function tapeName(tape) {
 }
 
 /**
- * The recorded runs named `name` in `dir`, newest first, as `reel ls --json` lists them.
- * A directory that does not exist holds none.
+ * The recorded runs labelled `name` of this `kind` (`"mcp"` or `"llm"`) in `dir`, newest
+ * first, as `reel ls --json` lists them; the first is the tape. A directory that does
+ * not exist holds none.
  */
-export function runsNamed(reel, dir, name) {
+export function runsNamed(reel, dir, name, kind) {
   try {
     if (!statSync(dir).isDirectory()) return [];
   } catch {
@@ -201,7 +194,51 @@ export function runsNamed(reel, dir, name) {
   } catch (e) {
     throw new ReelSetupError(`\`reel ls --json\` printed no JSON (${e.message}): ${out.stdout}`);
   }
-  return (listing.runs ?? []).filter((run) => run.label === name);
+  // reel names files the way the directory was given, and it is given absolute.
+  return (listing.runs ?? [])
+    .filter((run) => run.label === name && run.kind === kind)
+    .map((run) => ({ ...run, path: resolve(dir, run.path) }));
+}
+
+/**
+ * Removes every run labelled `name` of this `kind` but `keep`: a tape recorded again
+ * replaces the old one, as a re-recorded cassette does.
+ */
+export function removeOlder(reel, dir, name, kind, keep) {
+  for (const run of runsNamed(reel, dir, name, kind)) {
+    if (run.path === keep) continue;
+    for (const file of run.files ?? [run.path]) {
+      try {
+        unlinkSync(resolve(dir, file));
+      } catch (e) {
+        if (e.code !== "ENOENT") throw e;
+      }
+    }
+  }
+}
+
+/**
+ * Moves a trace into `dir` as the run `name`: its first (meta) line gets the label,
+ * every other line stays byte for byte. The file keeps its timestamp prefix. Returns
+ * the new path.
+ */
+export function relabel(recorded, name, dir) {
+  const data = readFileSync(recorded);
+  const end = data.indexOf(0x0a);
+  const first = end === -1 ? data : data.subarray(0, end);
+  const rest = end === -1 ? Buffer.alloc(0) : data.subarray(end);
+  const meta = JSON.parse(first.toString("utf8"));
+  const oldLabel = typeof meta.label === "string" ? meta.label : "";
+  meta.label = name;
+  const file = basename(recorded);
+  const suffix = `-${oldLabel}.jsonl`;
+  const stamp = oldLabel && file.endsWith(suffix) ? file.slice(0, -suffix.length) : file.replace(/\.jsonl$/, "");
+  const target = join(dir, `${stamp}-${name}.jsonl`);
+  const temporary = join(dir, `.${basename(target)}.tmp`);
+  writeFileSync(temporary, Buffer.concat([Buffer.from(JSON.stringify(meta), "utf8"), rest]));
+  renameSync(temporary, target);
+  unlinkSync(recorded);
+  return target;
 }
 
 /** `[command, ...args]` from the `server` or `upstream` style options. */
@@ -229,4 +266,3 @@ export function millis(value, fallback, name) {
   }
   return value;
 }
-
