@@ -7,7 +7,7 @@ export type RecordMode = "none" | "once" | "new_episodes" | "all";
 export interface TapeOptions {
   /**
    * The tape's name: the label of its runs (`reel rec --name NAME`); the newest run of the
-   * name is the tape.
+   * name is the tape. Letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
    */
   tape: string;
   /** The tape directory (default: `$REEL_DIR`, else `./tapes`), made absolute. */
@@ -31,6 +31,8 @@ export interface ReelServerOptions extends TapeOptions {
   server?: string[] | { command: string; args?: string[] };
   /** Passed on as the transport's `env` (the SDK then uses it instead of its default environment). */
   env?: Record<string, string>;
+  /** Passed on as the transport's `cwd` (the live server runs there when recording). */
+  cwd?: string;
   /** Extra flags for `reel play`, also in mode `new_episodes` (e.g. `["--strict"]`, `["--ignore", "/params/arguments/now"]`). */
   playArgs?: string[];
   /** Extra flags for `reel rec` (e.g. `["--redact", "secret-[0-9]+"]`). */
@@ -75,6 +77,7 @@ export interface ReelServer {
   command: string;
   args: string[];
   env?: Record<string, string>;
+  cwd?: string;
   /** Replay and new episodes: play's stderr goes to its report, so the transport need not show it. */
   stderr?: "ignore";
   /**
@@ -103,7 +106,7 @@ export interface ReelServer {
 export function reelServer(options: ReelServerOptions): ReelServer;
 
 export interface ReelLlmOptions extends TapeOptions {
-  /** Where recording forwards to (default: the providers' APIs, by request path). */
+  /** Where recording forwards to (default: `$REEL_LLM_UPSTREAM`, else the providers' APIs, by request path). */
   upstream?: string;
   /** Extra flags for `reel llm` (e.g. `["--ignore", "/system"]`). */
   args?: string[];

@@ -43,10 +43,11 @@ export async function reelLlm(options = {}) {
   if (options.upstream !== undefined && typeof options.upstream !== "string") {
     throw new ReelSetupError("the `upstream` option must be a URL string, e.g. http://127.0.0.1:8080");
   }
+  const upstream = options.upstream ?? (process.env.REEL_LLM_UPSTREAM || undefined);
   const args = ["llm", "--color", "never"];
   if (record) {
     args.push("--dir", dir, "--name", name);
-    if (options.upstream) args.push("--upstream", options.upstream);
+    if (upstream) args.push("--upstream", upstream);
   } else {
     args.push("--play", tape.path);
   }

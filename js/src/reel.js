@@ -154,15 +154,21 @@ export function tapeDir(option) {
 }
 
 /**
- * A tape name is a run name: `reel rec --name NAME` writes `DIR/<time>-NAME.jsonl`
- * and `reel play NAME` plays the newest.
+ * A tape name is a run's label: `reel rec --name NAME` writes `DIR/<time>-NAME.jsonl`.
+ * Letters, digits, `_`, `.` and `-` only (reel reads `/` as a path and `~N` as an
+ * older run), not starting with `.` or `-`, not ending in `.jsonl`.
  * @param {unknown} tape
  */
 export function tapeName(tape) {
-  if (typeof tape !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(tape)) {
+  if (
+    typeof tape !== "string" ||
+    !/^[A-Za-z0-9_][A-Za-z0-9._-]*$/.test(tape) ||
+    tape.endsWith(".jsonl")
+  ) {
     throw new ReelSetupError(
-      `the \`tape\` option must be a run name of letters, digits, '.', '_' and '-' ` +
-        `(got ${JSON.stringify(tape)}); the tape directory is the \`dir\` option`,
+      `the \`tape\` option must be a run name of letters, digits, '.', '_' and '-', not ` +
+        `starting with '.' or '-' nor ending in '.jsonl' (got ${JSON.stringify(tape)}); the ` +
+        "tape directory is the `dir` option",
     );
   }
   return tape;
@@ -241,21 +247,35 @@ export function relabel(recorded, name, dir) {
   return target;
 }
 
-/** `[command, ...args]` from the `server` or `upstream` style options. */
+/**
+ * `[command, ...args]` from the `server` option, the program made absolute (found on
+ * PATH, or relative to the working directory): reel starts it, maybe elsewhere.
+ */
 export function commandLine(server) {
+  let words;
   if (Array.isArray(server) && server.length > 0 && server.every((w) => typeof w === "string")) {
-    return server;
-  }
-  if (server && typeof server === "object" && typeof server.command === "string") {
+    words = server;
+  } else if (server && typeof server === "object" && typeof server.command === "string") {
     const args = server.args ?? [];
     if (Array.isArray(args) && args.every((w) => typeof w === "string")) {
-      return [server.command, ...args];
+      words = [server.command, ...args];
     }
   }
-  throw new ReelSetupError(
-    "the `server` option must be the live server's command line: an array " +
-      "['node', 'server.js'] or { command, args } as StdioClientTransport takes",
-  );
+  if (words === undefined) {
+    throw new ReelSetupError(
+      "the `server` option must be the live server's command line: an array " +
+        "['node', 'server.js'] or { command, args } as StdioClientTransport takes",
+    );
+  }
+  const [program, ...args] = words;
+  const found = program.includes("/") ? resolve(program) : lookPath(program);
+  if (found === undefined || !executable(found)) {
+    throw new ReelSetupError(
+      `the live server ${JSON.stringify(program)} is not an executable file or on PATH; it is ` +
+        "needed to record the tape",
+    );
+  }
+  return [found, ...args];
 }
 
 /** Milliseconds from an option, with a default; refuses what is not a positive number. */

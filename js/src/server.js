@@ -82,6 +82,7 @@ export function reelServer(options = {}) {
   const color = ["--color", "never"];
   const common = {
     ...(options.env ? { env: options.env } : {}),
+    ...(options.cwd ? { cwd: options.cwd } : {}),
     tape: name,
     dir,
   };

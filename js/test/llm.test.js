@@ -122,6 +122,23 @@ describe("reel llm", () => {
     expect(traces(dir)).toEqual(tape);
   });
 
+  test("REEL_LLM_UPSTREAM is where a recording goes when the option is absent", async () => {
+    const dir = tapes();
+    const live = await liveModel();
+    stops.push(live.stop);
+    const saved = process.env.REEL_LLM_UPSTREAM;
+    try {
+      process.env.REEL_LLM_UPSTREAM = live.url;
+      const rec = await reelLlm({ tape: "env", dir, reel });
+      expect((await ask(rec.baseURL, "Say hello.")).content[0].text).toBe("Hello from the live model.");
+      await rec.stop();
+    } finally {
+      if (saved === undefined) delete process.env.REEL_LLM_UPSTREAM;
+      else process.env.REEL_LLM_UPSTREAM = saved;
+    }
+    expect(traces(dir)).toHaveLength(1);
+  });
+
   test("an LLM tape is not an MCP tape of the same name", async () => {
     const dir = tapes();
     await recordOne(dir, "shared", "Say hello.");

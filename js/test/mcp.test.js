@@ -35,8 +35,9 @@ async function addAndList(client, a = 2, b = 40) {
 describe("reel example server", () => {
   test("records once, then replays offline with the same answers", async () => {
     const dir = tapes();
-    const rec = reelServer({ tape: "example", dir, server: EXAMPLE, reel });
+    const rec = reelServer({ tape: "example", dir, server: EXAMPLE, reel, cwd: dir });
     expect(rec.mode).toBe("record");
+    expect(rec.cwd).toBe(dir);
     const live = await session(rec, addAndList);
     const recorded = await rec.finish();
     expect(recorded.label).toBe("example");
@@ -261,6 +262,12 @@ describe("setup errors", () => {
     );
   });
 
+  test("a live server that does not exist is named before anything starts", () => {
+    expect(() => reelServer({ tape: "x", dir: tapes(), server: NO_SERVER, reel })).toThrow(
+      `the live server "${NO_SERVER[0]}" is not an executable file or on PATH; it is needed to record the tape`,
+    );
+  });
+
   test("a reel that does not exist is named", () => {
     expect(() => reelServer({ tape: "x", dir: tapes(), reel: "/nonexistent/reel" })).toThrow(
       "reel not found: the `reel` option names /nonexistent/reel, which is not an executable file",
@@ -275,5 +282,6 @@ describe("setup errors", () => {
 
   test("a tape name that is a path is refused", () => {
     expect(() => reelServer({ tape: "a/b", dir: tapes(), reel })).toThrow(/the `tape` option must be a run name/);
+    expect(() => reelServer({ tape: "a.jsonl", dir: tapes(), reel })).toThrow(/nor ending in '.jsonl'/);
   });
 });
