@@ -72,35 +72,69 @@ export interface RecordedRun {
   [member: string]: unknown;
 }
 
-/** What `reelServer` returns: hand it to `new StdioClientTransport(...)`. */
-export interface ReelServer {
+/** What every {@link ReelServer} holds: the command line, and where the tape is. */
+export interface ReelServerBase {
+  /** The absolute path of reel. */
   command: string;
   args: string[];
   env?: Record<string, string>;
   cwd?: string;
-  /** Replay and new episodes: play's stderr goes to its report, so the transport need not show it. */
-  stderr?: "ignore";
-  /**
-   * What this run does: replays the tape, records it, or (`new_episodes`) answers the
-   * calls of the tools the tape holds from it and records a new tape with the rest live.
-   */
-  mode: "replay" | "record" | "new_episodes";
   tape: string;
   /** The absolute tape directory. */
   dir: string;
-  /** Replay and new episodes: where `reel play` writes its report. */
-  reportPath?: string;
-  /**
-   * Call after the client closed. Replay: waits for play's report and resolves with it when
-   * the replay was clean, else throws a {@link ReelReplayError} whose message is reel's miss
-   * report. Record: waits until the new trace has ended, removes the tape's older runs and
-   * resolves with its run. New episodes: judges play's report as replay does, then
-   * resolves with the new tape's run.
-   */
-  finish(): Promise<PlayReport | RecordedRun>;
-  /** The same as `finish()`. */
-  check(): Promise<PlayReport | RecordedRun>;
 }
+
+/** Replays the tape with `reel play`, offline. */
+export interface ReplayServer extends ReelServerBase {
+  mode: "replay";
+  /** play's stderr goes to its report, so the transport need not show it. */
+  stderr: "ignore";
+  /** Where `reel play` writes its report. */
+  reportPath: string;
+  /**
+   * Call after the client closed: waits for play's report and resolves with it when the
+   * replay was clean, else throws a {@link ReelReplayError} whose message is reel's miss
+   * report.
+   */
+  finish(): Promise<PlayReport>;
+  /** The same as `finish()`. */
+  check(): Promise<PlayReport>;
+}
+
+/** Records the live server with `reel rec`. */
+export interface RecordServer extends ReelServerBase {
+  mode: "record";
+  /** Call after the client closed: waits until the new trace has ended; resolves with its run. */
+  finish(): Promise<RecordedRun>;
+  /** The same as `finish()`. */
+  check(): Promise<RecordedRun>;
+}
+
+/**
+ * Record mode `new_episodes` with a tape: `reel play --subset`, the calls of the tools the
+ * tape holds answered from it, everything else by the live server; the session becomes the
+ * new tape.
+ */
+export interface NewEpisodesServer extends ReelServerBase {
+  mode: "new_episodes";
+  /** play's stderr goes to its report, so the transport need not show it. */
+  stderr: "ignore";
+  /** Where `reel play` writes its report. */
+  reportPath: string;
+  /**
+   * Call after the client closed: judges play's report as a replay's (throwing a
+   * {@link ReelReplayError} when not clean), then resolves with the new tape's run.
+   */
+  finish(): Promise<RecordedRun>;
+  /** The same as `finish()`. */
+  check(): Promise<RecordedRun>;
+}
+
+/**
+ * What `reelServer` returns: hand it to `new StdioClientTransport(...)`. `mode` says what
+ * this run does with the tape, and what `finish()` resolves with.
+ */
+export type ReelServer = ReplayServer | RecordServer | NewEpisodesServer;
 
 /** A stdio MCP server replayed from (or recorded to) a tape. Throws {@link ReelSetupError}. */
 export function reelServer(options: ReelServerOptions): ReelServer;
