@@ -275,6 +275,8 @@ def test_reel_is_found_by_option_then_environment_and_a_missing_one_is_named(sui
     result.assert_outcomes(errors=1)
     assert ("reel not found: REEL_BIN names '/nonexistent/reel', which is not an executable "
             "file") in result.stdout.str()
+    # The message once, not again as the cause of the failure that reports it.
+    assert "During handling of the above exception" not in result.stdout.str()
 
     result = suite.run("--reel-bin", "/nonexistent/other-reel")
     result.assert_outcomes(errors=1)
