@@ -1,13 +1,11 @@
 // The suite that judges the package: real SDK clients against real servers, recorded and
-// replayed through the `reel` named by REEL_BIN (or on PATH). `test/inner/` holds files
-// the suite runs in a vitest of their own, to see what a failing replay looks like.
+// replayed through the `reel` the package finds (REEL_BIN, else reel-cli's, else PATH).
+// `test/inner/` holds files the suite runs in a vitest of their own, to see what a
+// failing replay looks like.
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { peersPlugin } from "./test/peers.js";
-
 export default {
-  plugins: [peersPlugin()],
   // Vite's cache outside the checkout: the suite leaves js/ as it found it.
   cacheDir: join(tmpdir(), "reel-test-vite"),
   test: {

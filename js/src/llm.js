@@ -2,6 +2,8 @@
 // on record it forwards to `upstream` (or the providers' APIs) and writes one. Unlike
 // the MCP side this package owns the process, so the verdict is its exit status: 3
 // means it answered some request with a miss, and its stderr says which and why.
+// `reel llm` cannot mix recorded and live answers, so record mode new_episodes replays
+// a tape that exists and records one that does not.
 
 import { spawn } from "node:child_process";
 
@@ -10,6 +12,7 @@ import {
   findReel,
   millis,
   recordMode,
+  removeOlder,
   runsNamed,
   tapeDir,
   tapeName,
@@ -28,9 +31,10 @@ export async function reelLlm(options = {}) {
   const dir = tapeDir(options.dir);
   const startMs = millis(options.startTimeoutMs, 10_000, "startTimeoutMs");
   const stopMs = millis(options.timeoutMs, 10_000, "timeoutMs");
-  const existing = runsNamed(reel, dir, name);
-  const record = mode === "all" || (mode === "once" && existing.length === 0);
-  if (!record && existing.length === 0) {
+  const existing = runsNamed(reel, dir, name, "llm");
+  const tape = existing[0];
+  const record = mode === "all" || (mode !== "none" && tape === undefined);
+  if (!record && tape === undefined) {
     throw new ReelSetupError(
       `no LLM tape "${name}" in ${dir}, and record mode "none" only replays: record it ` +
         `once against the live API (REEL_RECORD_MODE=once, or mode: "once" with an \`upstream\`)`,
@@ -39,12 +43,13 @@ export async function reelLlm(options = {}) {
   if (options.upstream !== undefined && typeof options.upstream !== "string") {
     throw new ReelSetupError("the `upstream` option must be a URL string, e.g. http://127.0.0.1:8080");
   }
-  const args = ["llm", "--color", "never", "--dir", dir];
+  const upstream = options.upstream ?? (process.env.REEL_LLM_UPSTREAM || undefined);
+  const args = ["llm", "--color", "never"];
   if (record) {
-    args.push("--name", name);
-    if (options.upstream) args.push("--upstream", options.upstream);
+    args.push("--dir", dir, "--name", name);
+    if (upstream) args.push("--upstream", upstream);
   } else {
-    args.push("--play", name);
+    args.push("--play", tape.path);
   }
   args.push(...(options.args ?? []));
 
@@ -75,6 +80,11 @@ export async function reelLlm(options = {}) {
     });
   });
 
+  const missNote =
+    mode === "new_episodes" && !record
+      ? 'record mode "new_episodes" replays an LLM tape that exists (reel llm cannot mix ' +
+        'recorded and live calls); record the tape again with mode "all"'
+      : undefined;
   let stopped;
   return {
     baseURL,
@@ -85,13 +95,26 @@ export async function reelLlm(options = {}) {
       return stderr;
     },
     stop() {
-      stopped ??= stop(child, exited, stopMs, name, () => stderr);
+      stopped ??= stop(child, exited, stopMs, name, () => stderr, missNote).then((done) => {
+        if (record) replaceOlder(reel, dir, name, existing);
+        return done;
+      });
       return stopped;
     },
   };
 }
 
-async function stop(child, exited, timeoutMs, name, stderr) {
+/** After a recording: the new run is the tape, the runs that were there before go. */
+function replaceOlder(reel, dir, name, before) {
+  const known = new Set(before.map((run) => run.path));
+  const fresh = runsNamed(reel, dir, name, "llm").find((run) => !known.has(run.path));
+  if (fresh === undefined) {
+    throw new ReelReplayError(`reel llm recorded, but no tape "${name}" is in ${dir}`);
+  }
+  removeOlder(reel, dir, name, "llm", fresh.path);
+}
+
+async function stop(child, exited, timeoutMs, name, stderr, missNote) {
   child.kill("SIGTERM");
   let timer;
   const late = new Promise((done) => {
@@ -109,5 +132,7 @@ async function stop(child, exited, timeoutMs, name, stderr) {
     ended.code === 3
       ? `LLM tape "${name}" answered requests with misses (exit 3)`
       : `reel llm for tape "${name}" failed (${ended.code === null ? `signal ${ended.signal}` : `exit ${ended.code}`})`;
-  throw new ReelReplayError(`${what}\n${stderr().trimEnd()}`, { exit: ended.code, stderr: stderr() });
+  const lines = [what, stderr().trimEnd()];
+  if (ended.code === 3 && missNote) lines.push(missNote);
+  throw new ReelReplayError(lines.join("\n"), { exit: ended.code, stderr: stderr() });
 }

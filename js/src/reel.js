@@ -2,12 +2,14 @@
 // tape directory, and asking `reel ls` whether a tape exists. Every error here says how
 // to fix it, since it is what a test author sees first when a test cannot start.
 
-import { accessSync, constants, statSync } from "node:fs";
-import { delimiter, join, resolve } from "node:path";
+import { accessSync, constants, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { basename, delimiter, join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 
 /** The record modes, as vcrpy names them. */
-export const MODES = ["none", "once", "all", "new_episodes"];
+export const MODES = ["none", "once", "new_episodes", "all"];
 
 /** The error a test author gets for a setup mistake (bad option, no reel, no tape). */
 export class ReelSetupError extends Error {
@@ -27,7 +29,8 @@ function executable(path) {
 }
 
 /**
- * The `reel` to run: the `reel` option, else `$REEL_BIN`, else `reel` on PATH.
+ * The `reel` to run: the `reel` option, else `$REEL_BIN`, else the one the `reel-cli`
+ * package installed, else `reel` on PATH.
  * @param {string | undefined} option
  */
 export function findReel(option) {
@@ -40,14 +43,81 @@ export function findReel(option) {
     }
     return path;
   }
-  const path = lookPath("reel");
+  const path = installedReel() ?? lookPath("reel");
   if (path === undefined) {
     throw new ReelSetupError(
-      "reel not found: pass { reel: '/path/to/reel' }, set REEL_BIN, or put reel on PATH " +
-        "(from a reel checkout: cargo install --path crates/reel --locked)",
+      "reel not found: the reel-cli package, which installs it, is not installed where " +
+        "reel-test resolves its dependencies, and there is no reel on PATH; install it " +
+        "(npm i -D reel-cli), or name a reel binary with REEL_BIN=/path/to/reel or " +
+        "{ reel: '/path/to/reel' }",
     );
   }
   return path;
+}
+
+const EXE = process.platform === "win32" ? "reel.exe" : "reel";
+
+/**
+ * The `reel` of the `reel-cli` package, resolved as Node resolves a dependency of the
+ * file `from`: the binary in its platform package (`reel-cli-<platform>-…/bin/reel`, one
+ * of its optional dependencies), so no Node process sits between a test and reel, else
+ * the package's own `bin` (its launcher). Read from the files, not through `require`:
+ * the package exports nothing.
+ * @param {string} [from] a file whose dependencies are looked up (default: this one)
+ */
+export function installedReel(from = fileURLToPath(import.meta.url)) {
+  const dir = packageDir("reel-cli", createRequire(from));
+  const manifest = dir && readJson(join(dir, "package.json"));
+  if (!manifest) return undefined;
+  const fromCli = createRequire(join(dir, "package.json"));
+  for (const name of Object.keys(manifest.optionalDependencies ?? {})) {
+    const platformDir = packageDir(name, fromCli);
+    const platform = platformDir && readJson(join(platformDir, "package.json"));
+    if (!platform || !runsHere(platform)) continue;
+    const binary = join(platformDir, "bin", EXE);
+    if (executable(binary)) return binary;
+  }
+  const launcher = typeof manifest.bin === "string" ? manifest.bin : manifest.bin?.reel;
+  if (typeof launcher === "string" && executable(resolve(dir, launcher))) {
+    return resolve(dir, launcher);
+  }
+  return undefined;
+}
+
+/** Where `name` is installed for `require`'s file: the first `node_modules/<name>`. */
+function packageDir(name, require) {
+  for (const base of require.resolve.paths(name) ?? []) {
+    const dir = join(base, name);
+    try {
+      if (statSync(join(dir, "package.json")).isFile()) return dir;
+    } catch {
+      // not in this node_modules
+    }
+  }
+  return undefined;
+}
+
+function readJson(path) {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a platform package's `os`, `cpu` and `libc` fields (as npm reads them) fit. */
+function runsHere(manifest) {
+  const fits = (list, value) => {
+    if (!Array.isArray(list) || list.length === 0) return true;
+    if (list.includes(`!${value}`)) return false;
+    return list.includes(value) || list.every((entry) => entry.startsWith("!"));
+  };
+  if (!fits(manifest.os, process.platform) || !fits(manifest.cpu, process.arch)) return false;
+  if (Array.isArray(manifest.libc) && manifest.libc.length > 0 && process.platform === "linux") {
+    const glibc = Boolean(process.report?.getReport().header?.glibcVersionRuntime);
+    return fits(manifest.libc, glibc ? "glibc" : "musl");
+  }
+  return true;
 }
 
 function lookPath(name) {
@@ -69,15 +139,7 @@ export function recordMode(option) {
   if (!MODES.includes(mode)) {
     const from = option !== undefined ? "the `mode` option" : "REEL_RECORD_MODE";
     throw new ReelSetupError(
-      `unknown record mode "${mode}" (from ${from}): use one of none, once, all`,
-    );
-  }
-  if (mode === "new_episodes") {
-    throw new ReelSetupError(
-      'record mode "new_episodes" is not supported: reel play answers each request from the ' +
-        "tape or reports it as a miss, and cannot send just the unrecorded requests on to a " +
-        "live server (its --subset forwards whole tools, not new calls); re-record the tape " +
-        'with mode "all" (REEL_RECORD_MODE=all)',
+      `unknown record mode "${mode}" (from ${from}): use one of ${MODES.join(", ")}`,
     );
   }
   return mode;
@@ -92,25 +154,32 @@ export function tapeDir(option) {
 }
 
 /**
- * A tape name is a run name: `reel rec --name NAME` writes `DIR/<time>-NAME.jsonl`
- * and `reel play NAME` plays the newest.
+ * A tape name is a run's label: `reel rec --name NAME` writes `DIR/<time>-NAME.jsonl`.
+ * Letters, digits, `_`, `.` and `-` only (reel reads `/` as a path and `~N` as an
+ * older run), not starting with `.` or `-`, not ending in `.jsonl`.
  * @param {unknown} tape
  */
 export function tapeName(tape) {
-  if (typeof tape !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(tape)) {
+  if (
+    typeof tape !== "string" ||
+    !/^[A-Za-z0-9_][A-Za-z0-9._-]*$/.test(tape) ||
+    tape.endsWith(".jsonl")
+  ) {
     throw new ReelSetupError(
-      `the \`tape\` option must be a run name of letters, digits, '.', '_' and '-' ` +
-        `(got ${JSON.stringify(tape)}); the tape directory is the \`dir\` option`,
+      `the \`tape\` option must be a run name of letters, digits, '.', '_' and '-', not ` +
+        `starting with '.' or '-' nor ending in '.jsonl' (got ${JSON.stringify(tape)}); the ` +
+        "tape directory is the `dir` option",
     );
   }
   return tape;
 }
 
 /**
- * The recorded runs named `name` in `dir`, newest first, as `reel ls --json` lists them.
- * A directory that does not exist holds none.
+ * The recorded runs labelled `name` of this `kind` (`"mcp"` or `"llm"`) in `dir`, newest
+ * first, as `reel ls --json` lists them; the first is the tape. A directory that does
+ * not exist holds none.
  */
-export function runsNamed(reel, dir, name) {
+export function runsNamed(reel, dir, name, kind) {
   try {
     if (!statSync(dir).isDirectory()) return [];
   } catch {
@@ -131,24 +200,82 @@ export function runsNamed(reel, dir, name) {
   } catch (e) {
     throw new ReelSetupError(`\`reel ls --json\` printed no JSON (${e.message}): ${out.stdout}`);
   }
-  return (listing.runs ?? []).filter((run) => run.label === name);
+  // reel names files the way the directory was given, and it is given absolute.
+  return (listing.runs ?? [])
+    .filter((run) => run.label === name && run.kind === kind)
+    .map((run) => ({ ...run, path: resolve(dir, run.path) }));
 }
 
-/** `[command, ...args]` from the `server` or `upstream` style options. */
-export function commandLine(server) {
-  if (Array.isArray(server) && server.length > 0 && server.every((w) => typeof w === "string")) {
-    return server;
-  }
-  if (server && typeof server === "object" && typeof server.command === "string") {
-    const args = server.args ?? [];
-    if (Array.isArray(args) && args.every((w) => typeof w === "string")) {
-      return [server.command, ...args];
+/**
+ * Removes every run labelled `name` of this `kind` but `keep`: a tape recorded again
+ * replaces the old one, as a re-recorded cassette does.
+ */
+export function removeOlder(reel, dir, name, kind, keep) {
+  for (const run of runsNamed(reel, dir, name, kind)) {
+    if (run.path === keep) continue;
+    for (const file of run.files ?? [run.path]) {
+      try {
+        unlinkSync(resolve(dir, file));
+      } catch (e) {
+        if (e.code !== "ENOENT") throw e;
+      }
     }
   }
-  throw new ReelSetupError(
-    "the `server` option must be the live server's command line: an array " +
-      "['node', 'server.js'] or { command, args } as StdioClientTransport takes",
-  );
+}
+
+/**
+ * Moves a trace into `dir` as the run `name`: its first (meta) line gets the label,
+ * every other line stays byte for byte. The file keeps its timestamp prefix. Returns
+ * the new path.
+ */
+export function relabel(recorded, name, dir) {
+  const data = readFileSync(recorded);
+  const end = data.indexOf(0x0a);
+  const first = end === -1 ? data : data.subarray(0, end);
+  const rest = end === -1 ? Buffer.alloc(0) : data.subarray(end);
+  const meta = JSON.parse(first.toString("utf8"));
+  const oldLabel = typeof meta.label === "string" ? meta.label : "";
+  meta.label = name;
+  const file = basename(recorded);
+  const suffix = `-${oldLabel}.jsonl`;
+  const stamp = oldLabel && file.endsWith(suffix) ? file.slice(0, -suffix.length) : file.replace(/\.jsonl$/, "");
+  const target = join(dir, `${stamp}-${name}.jsonl`);
+  const temporary = join(dir, `.${basename(target)}.tmp`);
+  writeFileSync(temporary, Buffer.concat([Buffer.from(JSON.stringify(meta), "utf8"), rest]));
+  renameSync(temporary, target);
+  unlinkSync(recorded);
+  return target;
+}
+
+/**
+ * `[command, ...args]` from the `server` option, the program made absolute (found on
+ * PATH, or relative to the working directory): reel starts it, maybe elsewhere.
+ */
+export function commandLine(server) {
+  let words;
+  if (Array.isArray(server) && server.length > 0 && server.every((w) => typeof w === "string")) {
+    words = server;
+  } else if (server && typeof server === "object" && typeof server.command === "string") {
+    const args = server.args ?? [];
+    if (Array.isArray(args) && args.every((w) => typeof w === "string")) {
+      words = [server.command, ...args];
+    }
+  }
+  if (words === undefined) {
+    throw new ReelSetupError(
+      "the `server` option must be the live server's command line: an array " +
+        "['node', 'server.js'] or { command, args } as StdioClientTransport takes",
+    );
+  }
+  const [program, ...args] = words;
+  const found = program.includes("/") ? resolve(program) : lookPath(program);
+  if (found === undefined || !executable(found)) {
+    throw new ReelSetupError(
+      `the live server ${JSON.stringify(program)} is not an executable file or on PATH; it is ` +
+        "needed to record the tape",
+    );
+  }
+  return [found, ...args];
 }
 
 /** Milliseconds from an option, with a default; refuses what is not a positive number. */
@@ -159,4 +286,3 @@ export function millis(value, fallback, name) {
   }
   return value;
 }
-

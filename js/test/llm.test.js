@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import Anthropic from "@anthropic-ai/sdk";
 import { LLMock } from "@copilotkit/aimock";
 
-import { reelLlm } from "../src/index.js";
+import { reelLlm, reelServer } from "../src/index.js";
 import { reel, tapes, traces } from "./support.js";
 
 const stops = [];
@@ -75,16 +75,18 @@ describe("reel llm", () => {
     expect(err.message).toContain("Say goodbye.");
   });
 
-  test('"all" records again over an existing tape', async () => {
+  test('"all" records again, and the new run replaces the tape', async () => {
     const dir = tapes();
     await recordOne(dir, "again", "Say hello.");
     const live = await liveModel();
     stops.push(live.stop);
     const rec = await reelLlm({ tape: "again", dir, mode: "all", upstream: live.url, reel });
     expect(rec.mode).toBe("record");
+    const before = traces(dir);
     await ask(rec.baseURL, "Say hello again.");
     await rec.stop();
-    expect(traces(dir)).toHaveLength(2);
+    expect(traces(dir)).toHaveLength(1);
+    expect(traces(dir)).not.toEqual(before);
 
     const play = await reelLlm({ tape: "again", dir, mode: "none", reel });
     expect((await ask(play.baseURL, "Say hello again.")).content[0].text).toBe("Hello from the live model.");
@@ -95,5 +97,51 @@ describe("reel llm", () => {
     await expect(reelLlm({ tape: "missing", dir: tapes(), mode: "none", reel })).rejects.toThrow(
       /no LLM tape "missing" in .*record mode "none" only replays: record it once/,
     );
+  });
+
+  test('"new_episodes" replays a tape that exists, records one that does not, and says so on a miss', async () => {
+    const dir = tapes();
+    const live = await liveModel();
+    stops.push(live.stop);
+    const rec = await reelLlm({ tape: "episodes", dir, mode: "new_episodes", upstream: live.url, reel });
+    expect(rec.mode).toBe("record");
+    await ask(rec.baseURL, "Say hello.");
+    await rec.stop();
+    const tape = traces(dir);
+
+    const play = await reelLlm({ tape: "episodes", dir, mode: "new_episodes", upstream: live.url, reel });
+    expect(play.mode).toBe("replay");
+    expect((await ask(play.baseURL, "Say hello.")).content[0].text).toBe("Hello from the live model.");
+    await play.stop();
+
+    const other = await reelLlm({ tape: "episodes", dir, mode: "new_episodes", upstream: live.url, reel });
+    await ask(other.baseURL, "Something new.").catch(() => {});
+    await expect(other.stop()).rejects.toThrow(
+      /answered requests with misses \(exit 3\)[\s\S]*record mode "new_episodes" replays an LLM tape that exists/,
+    );
+    expect(traces(dir)).toEqual(tape);
+  });
+
+  test("REEL_LLM_UPSTREAM is where a recording goes when the option is absent", async () => {
+    const dir = tapes();
+    const live = await liveModel();
+    stops.push(live.stop);
+    const saved = process.env.REEL_LLM_UPSTREAM;
+    try {
+      process.env.REEL_LLM_UPSTREAM = live.url;
+      const rec = await reelLlm({ tape: "env", dir, reel });
+      expect((await ask(rec.baseURL, "Say hello.")).content[0].text).toBe("Hello from the live model.");
+      await rec.stop();
+    } finally {
+      if (saved === undefined) delete process.env.REEL_LLM_UPSTREAM;
+      else process.env.REEL_LLM_UPSTREAM = saved;
+    }
+    expect(traces(dir)).toHaveLength(1);
+  });
+
+  test("an LLM tape is not an MCP tape of the same name", async () => {
+    const dir = tapes();
+    await recordOne(dir, "shared", "Say hello.");
+    expect(() => reelServer({ tape: "shared", dir, mode: "none", reel })).toThrow(/no tape "shared" in /);
   });
 });

@@ -1,13 +1,30 @@
 // MCP over stdio with the TypeScript SDK client: a tape recorded from a live server,
 // replayed with the live server gone, and the record modes.
 
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
 import { describe, expect, test } from "vitest";
 
 import { reelServer } from "../src/index.js";
 import { NO_SERVER, reel, session, tapes, text, traces } from "./support.js";
-import { peerFile } from "./peers.js";
 
 const EXAMPLE = [reel, "example", "server"];
+const EVERYTHING = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js");
+
+/** The origin (`"tape"` or `"live"`) of the answer to each tool called in a trace. */
+function answerOrigins(path) {
+  const lines = readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  const called = new Map();
+  const origins = {};
+  for (const line of lines) {
+    const raw = line.raw;
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) continue;
+    if (line.dir === "in" && raw.method === "tools/call") called.set(raw.id, raw.params.name);
+    else if (line.dir === "out" && called.has(raw.id)) origins[called.get(raw.id)] = line.origin;
+  }
+  return origins;
+}
 
 async function addAndList(client, a = 2, b = 40) {
   const tools = await client.listTools();
@@ -18,8 +35,9 @@ async function addAndList(client, a = 2, b = 40) {
 describe("reel example server", () => {
   test("records once, then replays offline with the same answers", async () => {
     const dir = tapes();
-    const rec = reelServer({ tape: "example", dir, server: EXAMPLE, reel });
+    const rec = reelServer({ tape: "example", dir, server: EXAMPLE, reel, cwd: dir });
     expect(rec.mode).toBe("record");
+    expect(rec.cwd).toBe(dir);
     const live = await session(rec, addAndList);
     const recorded = await rec.finish();
     expect(recorded.label).toBe("example");
@@ -28,7 +46,7 @@ describe("reel example server", () => {
 
     const play = reelServer({ tape: "example", dir, server: NO_SERVER, reel });
     expect(play.mode).toBe("replay");
-    expect(play.args.slice(0, 2)).toEqual(["play", "example"]);
+    expect(play.args.slice(0, 2)).toEqual(["play", recorded.path]);
     const replayed = await session(play, addAndList);
     const report = await play.finish();
     expect(replayed).toEqual(live);
@@ -105,20 +123,22 @@ describe("reel example server", () => {
     expect(traces(dir)).toHaveLength(1);
   });
 
-  test('"all" records again over an existing tape, and replay then serves the new one', async () => {
+  test('"all" records again, and the new run replaces the tape', async () => {
     const dir = tapes();
     const weather = (c) => c.callTool({ name: "weather", arguments: { city: "Lyon" } }).then(text);
     const first = reelServer({ tape: "again", dir, server: EXAMPLE, reel });
     const before = await session(first, weather);
-    await first.finish();
+    const firstRun = await first.finish();
 
     const changed = [...EXAMPLE, "--changed"];
     const second = reelServer({ tape: "again", dir, mode: "all", server: changed, reel });
     expect(second.mode).toBe("record");
     const after = await session(second, weather);
-    await second.finish();
+    const run = await second.finish();
     expect(after).not.toEqual(before);
-    expect(traces(dir)).toHaveLength(2);
+    expect(traces(dir)).toHaveLength(1);
+    expect(traces(dir)).toEqual([run.path.split("/").at(-1)]);
+    expect(run.path).not.toBe(firstRun.path);
 
     const play = reelServer({ tape: "again", dir, mode: "none", reel });
     expect(await session(play, weather)).toEqual(after);
@@ -152,7 +172,7 @@ describe("reel example server", () => {
 describe("server-everything", () => {
   test("a recorded echo and tool list replay with the live server gone", async () => {
     const dir = tapes();
-    const everything = ["node", peerFile("@modelcontextprotocol/server-everything/dist/index.js"), "stdio"];
+    const everything = ["node", EVERYTHING, "stdio"];
     const script = async (c) => {
       const tools = await c.listTools();
       const echo = await c.callTool({ name: "echo", arguments: { message: "hello tape" } });
@@ -170,10 +190,81 @@ describe("server-everything", () => {
   });
 });
 
+describe("new_episodes", () => {
+  const echo = (c) => c.callTool({ name: "echo", arguments: { text: "hi" } }).then(text);
+  const echoAndAdd = async (c) => [await echo(c), text(await c.callTool({ name: "add", arguments: { a: 2, b: 3 } }))];
+
+  test("answers the taped tools from the tape, records the others, and the run becomes the tape", async () => {
+    const dir = tapes();
+    const rec = reelServer({ tape: "episodes", dir, server: EXAMPLE, reel });
+    await session(rec, echo);
+    const old = await rec.finish();
+
+    const more = reelServer({ tape: "episodes", dir, mode: "new_episodes", server: EXAMPLE, reel });
+    expect(more.mode).toBe("new_episodes");
+    expect(more.args).toContain("--subset");
+    expect(more.args[more.args.indexOf("--subset") + 1]).toBe("echo");
+    expect(await session(more, echoAndAdd)).toEqual(["hi", "2 + 3 = 5"]);
+    const run = await more.finish();
+    expect(run.label).toBe("episodes");
+    expect(run.kind).toBe("mcp");
+    expect(run.path).not.toBe(old.path);
+    expect(traces(dir)).toEqual([run.path.split("/").at(-1)]);
+    // echo's answer came from the old tape; add was new and answered by the live server.
+    expect(answerOrigins(run.path)).toEqual({ echo: "tape", add: "live" });
+
+    // The new tape replays both offline.
+    const play = reelServer({ tape: "episodes", dir, mode: "none", reel });
+    expect(await session(play, echoAndAdd)).toEqual(["hi", "2 + 3 = 5"]);
+    expect((await play.finish()).verdict).toBe("clean");
+  });
+
+  test("a taped tool called with new arguments is a miss, and the tape stays", async () => {
+    const dir = tapes();
+    const rec = reelServer({ tape: "episodes", dir, server: EXAMPLE, reel });
+    await session(rec, echoAndAdd);
+    const old = await rec.finish();
+
+    const more = reelServer({ tape: "episodes", dir, mode: "new_episodes", server: EXAMPLE, reel });
+    await session(more, (c) => c.callTool({ name: "echo", arguments: { text: "other" } }).catch((e) => e));
+    const err = await more.finish().then(
+      () => undefined,
+      (e) => e,
+    );
+    expect(err?.name).toBe("ReelReplayError");
+    expect(err.message).toContain('replay of tape "episodes" was not clean (verdict misses, exit 3)');
+    expect(err.message).toContain('/params/arguments/text: "hi" -> "other"');
+    expect(err.message).toContain(
+      'record mode "new_episodes" answers calls of the tools the tape holds (add, echo) from the tape only',
+    );
+    expect(traces(dir)).toEqual([old.path.split("/").at(-1)]);
+  });
+
+  test("without a tape it records, and it needs the live server", async () => {
+    const dir = tapes();
+    expect(() => reelServer({ tape: "episodes", dir, mode: "new_episodes", reel })).toThrow(
+      /there is no tape "episodes" in .* to replay, so it must record, and no live `server` command/,
+    );
+    const rec = reelServer({ tape: "episodes", dir, mode: "new_episodes", server: EXAMPLE, reel });
+    expect(rec.mode).toBe("record");
+    await session(rec, echo);
+    await rec.finish();
+    expect(() => reelServer({ tape: "episodes", dir, mode: "new_episodes", reel })).toThrow(
+      /record mode "new_episodes" sends the calls the tape does not hold to the live server, and no live `server`/,
+    );
+  });
+});
+
 describe("setup errors", () => {
-  test("new_episodes is refused with the reason", () => {
-    expect(() => reelServer({ tape: "x", dir: tapes(), mode: "new_episodes", server: EXAMPLE, reel })).toThrow(
-      /record mode "new_episodes" is not supported: .*re-record the tape with mode "all"/,
+  test("an unknown record mode is named with the known ones", () => {
+    expect(() => reelServer({ tape: "x", dir: tapes(), mode: "sometimes", server: EXAMPLE, reel })).toThrow(
+      'unknown record mode "sometimes" (from the `mode` option): use one of none, once, new_episodes, all',
+    );
+  });
+
+  test("a live server that does not exist is named before anything starts", () => {
+    expect(() => reelServer({ tape: "x", dir: tapes(), server: NO_SERVER, reel })).toThrow(
+      `the live server "${NO_SERVER[0]}" is not an executable file or on PATH; it is needed to record the tape`,
     );
   });
 
@@ -181,18 +272,6 @@ describe("setup errors", () => {
     expect(() => reelServer({ tape: "x", dir: tapes(), reel: "/nonexistent/reel" })).toThrow(
       "reel not found: the `reel` option names /nonexistent/reel, which is not an executable file",
     );
-  });
-
-  test("reel missing from PATH says where to put it", () => {
-    const saved = { path: process.env.PATH, bin: process.env.REEL_BIN };
-    try {
-      process.env.PATH = "/nonexistent";
-      delete process.env.REEL_BIN;
-      expect(() => reelServer({ tape: "x", dir: tapes() })).toThrow(/reel not found: pass \{ reel: .* set REEL_BIN, or put reel on PATH/);
-    } finally {
-      process.env.PATH = saved.path;
-      if (saved.bin !== undefined) process.env.REEL_BIN = saved.bin;
-    }
   });
 
   test("once without a tape and without a server cannot record", () => {
@@ -203,5 +282,6 @@ describe("setup errors", () => {
 
   test("a tape name that is a path is refused", () => {
     expect(() => reelServer({ tape: "a/b", dir: tapes(), reel })).toThrow(/the `tape` option must be a run name/);
+    expect(() => reelServer({ tape: "a.jsonl", dir: tapes(), reel })).toThrow(/nor ending in '.jsonl'/);
   });
 });

@@ -3,6 +3,7 @@
 // drifted from it. The drifted run must fail, and its output must carry reel's report.
 
 import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -10,9 +11,10 @@ import { beforeAll, expect, test } from "vitest";
 
 import { reelServer } from "../src/index.js";
 import { reel, session, tapes } from "./support.js";
-import { vitestPrefix } from "./peers.js";
 
 const inner = join(dirname(fileURLToPath(import.meta.url)), "inner");
+// The vitest this suite runs under, started as its `vitest` command is.
+const vitest = join(dirname(createRequire(import.meta.url).resolve("vitest/package.json")), "vitest.mjs");
 const dir = tapes();
 
 beforeAll(async () => {
@@ -22,7 +24,7 @@ beforeAll(async () => {
 });
 
 function runInner(add) {
-  const out = spawnSync(process.execPath, [join(vitestPrefix, "node_modules/vitest/vitest.mjs"), "run"], {
+  const out = spawnSync(process.execPath, [vitest, "run"], {
     cwd: inner,
     encoding: "utf8",
     timeout: 120_000,

@@ -11,7 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 
 import { findReel } from "../src/index.js";
 
-/** The `reel` the suite drives (REEL_BIN, else PATH). */
+/** The `reel` the suite drives, found as the package finds it (REEL_BIN, else reel-cli's, else PATH). */
 export const reel = findReel(undefined);
 
 const made = [];

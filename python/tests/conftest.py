@@ -3,33 +3,42 @@ user writes (the Python MCP SDK client against reel's example server, the `anthr
 SDK against a mock model server), runs pytest on it in a subprocess with pytest's
 `pytester`, and asserts on the outcomes, the output and the tapes left behind.
 
-reel is `$REEL_BIN` (required); the peers are `$REEL_PEERS`, else `<checkout>/.peers`
-(`cargo xtask peers` installs them).
+reel is found as the plugin finds it (`pytest_reel.find_reel`: `$REEL_BIN`, else the
+`reel` of the `reel-cli` distribution, else PATH). Every package the tests use comes from
+the venv they run in: `pip install -e 'python[test]'` installs them, pinned.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from pytest_reel import find_reel
 
 pytest_plugins = ["pytester"]
 
-CHECKOUT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 
-# The inner suites' conftest: a client session that makes the given tool calls.
+# The reel every test drives, found once: the inner suites' live servers include
+# `reel example server`, written into their conftest as an absolute path.
+REEL = find_reel()
+
+# A live server reel did not write: the Python MCP SDK's, on this venv's interpreter.
+SDK_SERVER = [sys.executable, str(HERE / "sdk_server.py")]
+
+# The inner suites' conftest: a client session that makes the given tool calls, and the
+# live servers (`REEL`, `SDK_SERVER`: filled in by `suite`).
 INNER_CONFTEST = '''
-import os
-
 import anyio
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
-REEL = os.environ["REEL_BIN"]
+REEL = {reel!r}
+SDK_SERVER = {sdk_server!r}
 
 
 def run_calls(params, calls):
@@ -52,25 +61,12 @@ def calls():
 '''
 
 
-def reel_bin() -> str:
-    path = os.environ.get("REEL_BIN", "")
-    assert path and os.access(path, os.X_OK), (
-        f"REEL_BIN must name the reel binary (got {path!r})"
-    )
-    return path
-
-
-def peers_root() -> Path:
-    root = os.environ.get("REEL_PEERS")
-    return Path(root) if root else CHECKOUT / ".peers"
-
-
 class Suite:
     """An inner test suite in a temporary directory."""
 
     def __init__(self, pytester: pytest.Pytester) -> None:
         self.pytester = pytester
-        self.reel = reel_bin()
+        self.reel = REEL
         self.dir = Path(pytester.path)
 
     def write(self, name: str, source: str) -> Path:
@@ -95,7 +91,7 @@ class Suite:
 
 @pytest.fixture
 def suite(pytester: pytest.Pytester) -> Suite:
-    pytester.makeconftest(INNER_CONFTEST)
+    pytester.makeconftest(INNER_CONFTEST.format(reel=REEL, sdk_server=SDK_SERVER))
     return Suite(pytester)
 
 

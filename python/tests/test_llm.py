@@ -1,14 +1,10 @@
 """LLM tapes: the `anthropic` SDK through `reel llm`, recorded against the mock model
-server llmock (`.peers/llmock-venv`, started by reel's own `tests/peers/llm_mocks.py`)
-and replayed with the upstream unreachable."""
+server llmock (its own pytest fixture `llmock`: a real HTTP server in this process) and
+replayed with the upstream unreachable."""
 
 from __future__ import annotations
 
-import subprocess
-import threading
-
 import pytest
-from conftest import CHECKOUT, peers_root
 
 # A port nothing listens on: recording through it would fail, so a pass is a replay.
 UNREACHABLE = "http://127.0.0.1:9/anthropic"
@@ -35,35 +31,17 @@ def inner(prompt="Say hello.", marker="", extra="") -> str:
     return INNER.format(prompt=prompt, marker=marker, extra=extra or "pass")
 
 
-@pytest.fixture(scope="module")
-def llmock():
-    """llmock on a free port: its Anthropic API's base URL."""
-    python = peers_root() / "llmock-venv/bin/python"
-    script = CHECKOUT / "crates/reel/tests/peers/llm_mocks.py"
-    assert python.exists(), f"peers missing: run `cargo xtask peers` (looked for {python})"
-    proc = subprocess.Popen(
-        [str(python), str(script), "llmock", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    first = []
-    reader = threading.Thread(target=lambda: first.append(proc.stdout.readline()), daemon=True)
-    reader.start()
-    reader.join(30)
-    try:
-        assert first and first[0].startswith("listening on http://"), (
-            f"llmock did not start: {first!r}"
-        )
-        yield first[0].split("listening on ", 1)[1].strip() + "/anthropic"
-    finally:
-        proc.kill()
-        proc.wait()
+@pytest.fixture
+def upstream(llmock):
+    """llmock answering every request with the text the inner tests expect: its
+    Anthropic API's base URL."""
+    llmock.reply("Hello from the mock model.", times=None)
+    return llmock.base_url("anthropic")
 
 
-def test_once_records_then_replays_with_the_upstream_gone(suite, llmock):
+def test_once_records_then_replays_with_the_upstream_gone(suite, upstream):
     suite.write("test_chat", inner(extra="assert reel_llm.mode == 'record'"))
-    suite.run("--reel-llm-upstream", llmock).assert_outcomes(passed=1)
+    suite.run("--reel-llm-upstream", upstream).assert_outcomes(passed=1)
     runs = suite.runs()
     assert [(r["label"], r["kind"]) for r in runs] == [("test_chat-test_chat", "llm")]
 
@@ -72,9 +50,9 @@ def test_once_records_then_replays_with_the_upstream_gone(suite, llmock):
     assert [r["path"] for r in suite.runs()] == [runs[0]["path"]]
 
 
-def test_another_prompt_fails_with_the_miss_report(suite, llmock):
+def test_another_prompt_fails_with_the_miss_report(suite, upstream):
     suite.write("test_chat", inner())
-    suite.run("--reel-llm-upstream", llmock).assert_outcomes(passed=1)
+    suite.run("--reel-llm-upstream", upstream).assert_outcomes(passed=1)
 
     suite.write("test_chat", inner(prompt="Say goodbye."))
     result = suite.run("--reel-llm-upstream", UNREACHABLE)
@@ -86,29 +64,29 @@ def test_another_prompt_fails_with_the_miss_report(suite, llmock):
     assert "pytest --reel-record test_chat.py::test_chat" in out
 
 
-def test_none_without_a_tape_fails_and_all_records_again(suite, llmock):
+def test_none_without_a_tape_fails_and_all_records_again(suite, upstream):
     suite.write("test_chat", inner())
     result = suite.run("--reel-record-mode=none")
     result.assert_outcomes(errors=1)
     assert "no LLM tape `test_chat-test_chat`" in result.stdout.str()
 
-    suite.run("--reel-llm-upstream", llmock).assert_outcomes(passed=1)
+    suite.run("--reel-llm-upstream", upstream).assert_outcomes(passed=1)
     first = suite.runs()[0]["path"]
-    suite.write("test_chat", inner(marker=f"upstream={llmock!r}",
+    suite.write("test_chat", inner(marker=f"upstream={upstream!r}",
                                    extra="assert reel_llm.mode == 'record'"))
     suite.run("--reel-record").assert_outcomes(passed=1)
     runs = suite.runs()
     assert len(runs) == 1 and runs[0]["path"] != first
 
 
-def test_new_episodes_replays_an_existing_llm_tape(suite, llmock):
-    suite.write("test_chat", inner(marker=f"upstream={llmock!r}"))
+def test_new_episodes_replays_an_existing_llm_tape(suite, upstream):
+    suite.write("test_chat", inner(marker=f"upstream={upstream!r}"))
     suite.run("--reel-record-mode=new_episodes").assert_outcomes(passed=1)
     first = suite.runs()[0]["path"]
     suite.write("test_chat", inner(marker=f"upstream={UNREACHABLE!r}",
                                    extra="assert reel_llm.mode == 'replay'"))
     suite.run("--reel-record-mode=new_episodes").assert_outcomes(passed=1)
-    suite.write("test_chat", inner(prompt="Something new.", marker=f"upstream={llmock!r}"))
+    suite.write("test_chat", inner(prompt="Something new.", marker=f"upstream={upstream!r}"))
     result = suite.run("--reel-record-mode=new_episodes")
     result.assert_outcomes(failed=1)
     assert "record mode new_episodes replays an LLM tape that exists" in result.stdout.str()

@@ -1,5 +1,6 @@
-"""MCP tapes: the Python MCP SDK client against reel's example server, recorded once and
-replayed offline, in each record mode, and failing with reel's report when it drifts."""
+"""MCP tapes: the Python MCP SDK client against reel's example server and the SDK's own
+server (`sdk_server.py`), recorded once and replayed offline, in each record mode, and
+failing with reel's report when it drifts."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from conftest import trace_lines
 # An inner test: the live server is `SERVER`, the calls `CALLS`.
 TEMPLATE = '''
 import pytest
-from conftest import REEL
+from conftest import REEL, SDK_SERVER
 
 SERVER = {server}
 
@@ -274,6 +275,8 @@ def test_reel_is_found_by_option_then_environment_and_a_missing_one_is_named(sui
     result.assert_outcomes(errors=1)
     assert ("reel not found: REEL_BIN names '/nonexistent/reel', which is not an executable "
             "file") in result.stdout.str()
+    # The message once, not again as the cause of the failure that reports it.
+    assert "During handling of the above exception" not in result.stdout.str()
 
     result = suite.run("--reel-bin", "/nonexistent/other-reel")
     result.assert_outcomes(errors=1)
@@ -284,25 +287,59 @@ def test_reel_is_found_by_option_then_environment_and_a_missing_one_is_named(sui
     suite.run("--reel-bin", suite.reel).assert_outcomes(passed=1)
 
 
-def test_server_everything_records_and_replays_offline(suite):
-    """A server reel did not write: @modelcontextprotocol/server-everything on node."""
-    from conftest import peers_root
-
-    everything = peers_root() / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-    assert everything.exists(), f"peers missing: run `cargo xtask peers` (looked for {everything})"
-    calls = "[('echo', {'message': 'hi'}), ('get-sum', {'a': 2, 'b': 3})]"
+def test_a_python_sdk_server_records_and_replays_offline(suite):
+    """A server reel did not write: the Python MCP SDK's MCPServer (`sdk_server.py`)."""
+    calls = "[('echo', {'message': 'hi'}), ('get_sum', {'a': 2, 'b': 3})]"
     answers = "['Echo: hi', 'The sum of 2 and 3 is 5.']"
-    suite.write("test_everything", inner(server=f"['node', {str(everything)!r}, 'stdio']",
-                                         calls=calls, answers=answers))
-    result = suite.run()
-    result.assert_outcomes(passed=1)
-    suite.write("test_everything", inner(server=GONE, calls=calls, answers=answers))
+    suite.write("test_sdk", inner(server="SDK_SERVER", calls=calls, answers=answers))
+    suite.run().assert_outcomes(passed=1)
+    recorded = trace_lines(suite.runs()[0]["path"])
+    assert recorded[0]["command"][-1].endswith("sdk_server.py")
+
+    suite.write("test_sdk", inner(server=GONE, calls=calls, answers=answers))
     suite.run("--reel-record-mode=none").assert_outcomes(passed=1)
-    suite.write("test_everything", inner(server=GONE, calls="[('echo', {'message': 'ho'})]",
-                                         answers="['Echo: ho']"))
+    suite.write("test_sdk", inner(server=GONE, calls="[('echo', {'message': 'ho'})]",
+                                  answers="['Echo: ho']"))
     result = suite.run()
     result.assert_outcomes(failed=1)
     assert '/params/arguments/message: "hi" -> "ho"' in result.stdout.str()
+
+
+PROGRESS = '''
+import anyio
+import pytest
+from conftest import SDK_SERVER
+from mcp import ClientSession
+from mcp.client.stdio import stdio_client
+
+
+@pytest.mark.reel(server={server})
+def test_count(reel_mcp):
+    seen = []
+
+    async def progress(done, total, message):
+        seen.append((done, total, message))
+
+    async def main():
+        async with stdio_client(reel_mcp.params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                result = await session.call_tool("count", {{"steps": 3}},
+                                                 progress_callback=progress)
+                return result.content[0].text
+
+    assert anyio.run(main) == "counted to 3"
+    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+'''
+
+
+def test_a_tools_progress_is_replayed_to_the_clients_callback(suite):
+    """The SDK server's progress notifications, recorded with the client's progress token,
+    reach the replayed client's callback with its own token, before the result."""
+    suite.write("test_progress", PROGRESS.format(server="SDK_SERVER"))
+    suite.run().assert_outcomes(passed=1)
+    suite.write("test_progress", PROGRESS.format(server=GONE))
+    suite.run("--reel-record-mode=none").assert_outcomes(passed=1)
 
 
 ROOTS = '''

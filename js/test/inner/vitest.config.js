@@ -2,10 +2,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { peersPlugin } from "../peers.js";
-
 export default {
-  plugins: [peersPlugin()],
   // Vite's cache outside the checkout: the suite leaves js/ as it found it.
   cacheDir: join(tmpdir(), "reel-test-vite"),
   test: {

@@ -58,7 +58,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "new_episodes: replay the tools a tape holds, record the rest; all: record every tape",
     )
     group.addoption("--reel-tapes", metavar="DIR", help="the tapes directory for every test")
-    group.addoption("--reel-bin", metavar="PATH", help="the reel binary (else $REEL_BIN, else PATH)")
+    group.addoption(
+        "--reel-bin",
+        metavar="PATH",
+        help="the reel binary (else $REEL_BIN, else the one the reel-cli distribution "
+        "installed, else reel on PATH)",
+    )
     group.addoption(
         "--reel-llm-upstream",
         metavar="URL",
@@ -240,7 +245,13 @@ def _open(request: pytest.FixtureRequest, kind: type, make: Callable[[_Settings,
         tmp = request.getfixturevalue("tmp_path_factory").mktemp("reel", numbered=True)
         tape = make(settings, tmp)
     except ReelError as e:
-        pytest.fail(str(e), pytrace=False)
+        problem = str(e)
+    else:
+        problem = None
+    if problem is not None:
+        # Outside the except block: the message is the whole report, not printed twice
+        # as the cause of its own failure.
+        pytest.fail(problem, pytrace=False)
     _opened(request.node).append((tape, settings.timeout))
     own.append((tape, settings.timeout))
     return tape

@@ -15,7 +15,10 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import sysconfig
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 RECORD_MODES = ("none", "once", "new_episodes", "all")
@@ -26,9 +29,10 @@ class ReelError(Exception):
     """Something about reel or a tape that the user has to fix."""
 
 
-def find_reel(option: str | None) -> str:
-    """The absolute path of the reel binary: `--reel-bin`, else `$REEL_BIN`, else `reel`
-    on PATH."""
+def find_reel(option: str | None = None) -> str:
+    """The absolute path of the reel binary: `--reel-bin` (`option`), else `$REEL_BIN`,
+    else the `reel` the `reel-cli` distribution installed into this environment, else
+    `reel` on PATH."""
     for source, value in (("--reel-bin", option), ("REEL_BIN", os.environ.get("REEL_BIN"))):
         if value:
             found = shutil.which(value)
@@ -37,14 +41,38 @@ def find_reel(option: str | None) -> str:
                     f"reel not found: {source} names {value!r}, which is not an executable file"
                 )
             return os.path.abspath(found)
-    found = shutil.which("reel")
+    found = installed_reel() or shutil.which("reel")
     if found is None:
         raise ReelError(
-            "reel not found: it is not on PATH; install it (`cargo install --path crates/reel "
-            "--locked` from reel's checkout) or point pytest at it with --reel-bin PATH or "
-            "REEL_BIN=PATH"
+            "reel not found: the `reel-cli` distribution, which installs it, is not in this "
+            f"environment ({sys.prefix}) and there is no `reel` on PATH; install it with "
+            "`pip install reel-cli` (a dependency of pytest-reel), or point pytest at a reel "
+            "binary with --reel-bin PATH or REEL_BIN=PATH"
         )
     return os.path.abspath(found)
+
+
+_REEL_SCRIPT = "reel.exe" if os.name == "nt" else "reel"
+
+
+def installed_reel() -> str | None:
+    """The `reel` script of the `reel-cli` distribution, when it is installed where this
+    interpreter imports from: the file its metadata lists, else the scripts directory of
+    this environment (an install whose metadata lists no files)."""
+    try:
+        dist = metadata.distribution("reel-cli")
+    except metadata.PackageNotFoundError:
+        return None
+    candidates = [
+        Path(dist.locate_file(f))
+        for f in dist.files or []
+        if f.name == _REEL_SCRIPT and f.parent.name in ("bin", "Scripts")
+    ]
+    candidates += [Path(sysconfig.get_path("scripts")) / _REEL_SCRIPT]
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return os.path.abspath(path)
+    return None
 
 
 def check_mode(mode: str, source: str) -> str:
