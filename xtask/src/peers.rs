@@ -250,7 +250,7 @@ fn interpreter(python: Python) -> anyhow::Result<PathBuf> {
 }
 
 /// A pinned PyPI package: `(name, version, extras)`.
-type Pkg = (&'static str, &'static str, &'static str);
+pub type Pkg = (&'static str, &'static str, &'static str);
 
 /// Every venv: its interpreter and what goes in it, as `(name, version, extras)`.
 fn venvs() -> Vec<(&'static str, Python, Vec<Pkg>)> {
@@ -470,35 +470,50 @@ fn install_own_prefix(prefix: &Path, name: &str, version: &str) -> anyhow::Resul
 fn install_python(dir: &Path, recreate: bool) -> anyhow::Result<()> {
     for (name, wants, packages) in venvs() {
         let venv = dir.join(name);
-        let python = venv.join("bin/python");
         // The layout before llmock had a venv of its own put it (and uvicorn's optional
         // parsers) in the shared one: start that one afresh.
         let stale = name == "venv" && has_dist_info(&venv, "llmock", "0.2.2");
-        if packages.iter().all(|(n, v, _)| has_dist_info(&venv, n, v)) && !recreate && !stale {
-            continue;
-        }
-        if recreate || stale || !python.exists() {
-            run(Command::new(interpreter(wants)?)
-                .args(["-m", "venv", "--clear"])
-                .arg(&venv))
-            .context(
-                "cannot create a Python venv (Debian's python3 needs the python3-venv package)",
-            )?;
-        }
-        let mut pip = pip_install(&python);
-        pip.args(packages.iter().map(|(n, v, extras)| match *extras {
-            "" => format!("{n}=={v}"),
-            extras => format!("{n}[{extras}]=={v}"),
-        }));
-        run(&mut pip).with_context(|| {
-            format!("pip install into .peers/{name} failed (is PyPI reachable?)")
-        })?;
+        ensure_venv(&venv, wants, &packages, recreate || stale)?;
     }
     Ok(())
 }
 
+/// The one way a venv under `.peers/` is made: `venv` with `python`, holding `packages`
+/// at their pinned versions. Does nothing when they are all there, unless `fresh` asks
+/// for the venv to be made anew (a new interpreter, a stale layout). Returns the venv's
+/// `bin/` directory.
+pub fn ensure_venv(
+    venv: &Path,
+    python: Python,
+    packages: &[Pkg],
+    fresh: bool,
+) -> anyhow::Result<PathBuf> {
+    let bin = venv.join("bin");
+    if packages.iter().all(|(n, v, _)| has_dist_info(venv, n, v)) && !fresh {
+        return Ok(bin);
+    }
+    if fresh || !bin.join("python").exists() {
+        run(Command::new(interpreter(python)?)
+            .args(["-m", "venv", "--clear"])
+            .arg(venv))
+        .context("cannot create a Python venv (Debian's python3 needs the python3-venv package)")?;
+    }
+    let mut pip = pip_install(&bin.join("python"));
+    pip.args(packages.iter().map(|(n, v, extras)| match *extras {
+        "" => format!("{n}=={v}"),
+        extras => format!("{n}[{extras}]=={v}"),
+    }));
+    run(&mut pip).with_context(|| {
+        format!(
+            "pip install into {} failed (is PyPI reachable?)",
+            venv.display()
+        )
+    })?;
+    Ok(bin)
+}
+
 /// `PYTHON -m pip install`, quiet, without pip's own version check.
-fn pip_install(python: &Path) -> Command {
+pub fn pip_install(python: &Path) -> Command {
     let mut pip = Command::new(python);
     pip.args([
         "-m",
