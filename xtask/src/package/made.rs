@@ -30,9 +30,14 @@ impl Made {
             self.profile.name(),
             short(out, root)
         );
-        for file in [&self.wheel, &self.npm_platform, &self.npm_main] {
-            let name = file.file_name().unwrap_or_default().to_string_lossy();
-            println!("  {name:<58} {:>10}", human_size(size(file)));
+        let files = [&self.wheel, &self.npm_platform, &self.npm_main];
+        let names: Vec<_> = files
+            .iter()
+            .map(|f| f.file_name().unwrap_or_default().to_string_lossy())
+            .collect();
+        let width = names.iter().map(|n| n.len()).max().unwrap_or(0);
+        for (file, name) in files.iter().zip(&names) {
+            println!("  {name:<width$}  {:>10}", human_size(size(file)));
         }
         println!(
             "  (the binary in both: {}, {})",
