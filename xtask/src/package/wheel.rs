@@ -17,7 +17,7 @@ use anyhow::{Context, bail};
 
 use super::options::{Options, Profile};
 use super::tools::Tools;
-use crate::process::run;
+use crate::process::{self, run};
 
 /// The pyproject maturin builds from.
 const PYPROJECT_DIR: &str = "packaging/pypi";
@@ -37,7 +37,7 @@ pub fn build(
             .with_context(|| format!("cannot empty {}", staging.display()))?;
     }
     let mut maturin = Command::new(tools.maturin());
-    maturin
+    process::without_cargo_run_env(&mut maturin)
         .current_dir(root.join(PYPROJECT_DIR))
         .args(["build", "--locked", "--profile", opts.profile.name()])
         .args(["--compatibility", compatibility(opts)])
