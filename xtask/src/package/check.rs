@@ -35,7 +35,7 @@ use super::tools;
 use crate::process::{self, display};
 
 /// A check run where a package was installed; returns a line for the summary.
-pub type Hook = fn(&Installed) -> anyhow::Result<String>;
+pub type Hook = fn(&Installed<'_>) -> anyhow::Result<String>;
 
 /// What runs after the installs, each with its name.
 pub struct Hooks {
@@ -52,18 +52,18 @@ pub const HOOKS: Hooks = Hooks {
 };
 
 /// One install of the packages: where, and how to run commands there.
-pub struct Installed {
-    /// The venv (pip), or the npm project.
+pub struct Installed<'a> {
+    /// The venv (pip), uv's tool directory, or the npm project.
     pub dir: PathBuf,
     /// Everything on `PATH` for commands run here.
     pub path: Vec<PathBuf>,
     /// A scratch directory of this check: `TMPDIR` of the commands, and free for a hook.
-    pub scratch: PathBuf,
+    pub scratch: &'a Path,
     /// The packages installed here.
-    pub made: Made,
+    pub made: &'a Made,
 }
 
-impl Installed {
+impl Installed<'_> {
     /// Says where the commands below run, and with which `PATH`.
     fn announce(&self, what: &str) {
         let path = std::env::join_paths(&self.path).unwrap_or_default();
@@ -89,21 +89,34 @@ impl Installed {
 }
 
 /// Installs `made`'s packages with pip, uv and npm and tries them; returns a summary.
-pub fn run(root: &Path, made: Made, hooks: &Hooks) -> anyhow::Result<String> {
+/// The scratch directory is removed, unless the check fails: it is kept for a look.
+pub fn run(root: &Path, made: &Made, hooks: &Hooks) -> anyhow::Result<String> {
     let scratch = tempfile::Builder::new()
         .prefix("reel-package-check-")
         .tempdir()
         .context("cannot create a scratch directory")?;
-    let dir = scratch.path();
-    fs::create_dir_all(dir.join("tmp"))?;
+    match run_in(root, made, hooks, scratch.path()) {
+        Ok(summary) => Ok(summary),
+        Err(e) => {
+            let kept = scratch.keep();
+            Err(e.context(format!(
+                "package check failed; its files are in {}",
+                kept.display()
+            )))
+        }
+    }
+}
+
+fn run_in(root: &Path, made: &Made, hooks: &Hooks, scratch: &Path) -> anyhow::Result<String> {
+    fs::create_dir_all(scratch.join("tmp"))?;
     let node_dir = node_dir()?;
     let mut done = Vec::new();
 
-    let venv = dir.join("venv");
+    let venv = scratch.join("venv");
     let python = Installed {
         path: base_path(&venv.join("bin"), &node_dir),
         dir: venv,
-        scratch: dir.to_path_buf(),
+        scratch,
         made,
     };
     python.announce("pip install of the wheel");
@@ -112,15 +125,22 @@ pub fn run(root: &Path, made: Made, hooks: &Hooks) -> anyhow::Result<String> {
     for (name, hook) in hooks.python {
         done.push(format!("{name}: {}", hook(&python)?));
     }
-    uv(root, &python)?;
+
+    let uv_tools = Installed {
+        path: base_path(&scratch.join("uv-bin"), &node_dir),
+        dir: scratch.join("uv-tools"),
+        scratch,
+        made,
+    };
+    uv_tools.announce("uvx and uv tool install of the wheel");
+    uv(root, &uv_tools)?;
     done.push("uvx, uv tool install".to_owned());
 
-    let project = dir.join("npm-project");
     let npm = Installed {
         path: base_path(&node_dir, &node_dir),
-        dir: project,
-        scratch: dir.to_path_buf(),
-        made: python.made,
+        dir: scratch.join("npm-project"),
+        scratch,
+        made,
     };
     npm.announce("npm install of the tarballs");
     npm_install(&npm)?;
@@ -181,38 +201,40 @@ fn pip(env: &Installed) -> anyhow::Result<()> {
 }
 
 /// `uvx --from WHEEL reel demo`, and `uv tool install WHEEL`, all inside the scratch
-/// directory (uv's cache, tools and their bin directory) and offline: the wheel has no
-/// dependencies, and a Python is the system's, never one uv downloads.
-fn uv(root: &Path, python: &Installed) -> anyhow::Result<()> {
+/// directory (uv's cache, its tools in `env.dir`, their commands in the first directory
+/// of `env.path`) and offline: the wheel has no dependencies, and a Python is the
+/// system's, never one uv downloads.
+fn uv(root: &Path, env: &Installed) -> anyhow::Result<()> {
     let tools = tools::ensure(root, false)?;
-    let scratch = &python.scratch;
-    let bin = scratch.join("uv-bin");
-    let uv_env = |cmd: &mut Command| {
-        cmd.env("UV_CACHE_DIR", scratch.join("uv-cache"))
-            .env("UV_TOOL_DIR", scratch.join("uv-tools"))
-            .env("UV_TOOL_BIN_DIR", &bin)
+    fs::create_dir_all(&env.dir)?;
+    let bin = env
+        .path
+        .first()
+        .context("an install with nothing on PATH")?;
+    let uv_command = |program: PathBuf| {
+        let mut cmd = env.command(program);
+        cmd.env("UV_CACHE_DIR", env.scratch.join("uv-cache"))
+            .env("UV_TOOL_DIR", &env.dir)
+            .env("UV_TOOL_BIN_DIR", bin)
             .env("UV_PYTHON_DOWNLOADS", "never")
             .env("UV_NO_CONFIG", "1")
             .env("UV_OFFLINE", "1");
+        cmd
     };
-    let mut uvx = python.command(tools.bin.join("uvx"));
+    let mut uvx = uv_command(tools.bin.join("uvx"));
     uvx.arg("--from")
-        .arg(&python.made.wheel)
+        .arg(&env.made.wheel)
         .args(["reel", "demo"]);
-    uv_env(&mut uvx);
     succeeds(&mut uvx).context("uvx could not run reel from the wheel")?;
 
-    let mut install = python.command(tools.uv());
-    install.args(["tool", "install"]).arg(&python.made.wheel);
-    uv_env(&mut install);
+    let mut install = uv_command(tools.uv());
+    install.args(["tool", "install"]).arg(&env.made.wheel);
     succeeds(&mut install).context("uv tool install of the wheel failed")?;
     let installed = bin.join("reel");
     if !installed.is_file() {
         bail!("uv tool install left no {}", installed.display());
     }
-    let mut version = python.command(&installed);
-    version.arg("--version");
-    version_is(python, &mut version)
+    version_is(env, env.command("reel").arg("--version"))
 }
 
 fn npm_install(env: &Installed) -> anyhow::Result<()> {

@@ -38,7 +38,7 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
     let root = process::workspace_root();
     let made = make(&root, &opts)?;
     if opts.check {
-        let summary = check::run(&root, made, &check::HOOKS)?;
+        let summary = check::run(&root, &made, &check::HOOKS)?;
         println!("package: check passed: {summary}");
     }
     Ok(())
