@@ -31,7 +31,8 @@ cargo xtask: reel's build, test and benchmark tooling
 USAGE:
   cargo xtask peers                       install the MCP peers the tests need into .peers/
   cargo xtask test [--no-lint] [ARGS…]    fmt + clippy, peers, cargo test --workspace ARGS,
-                                          then the shared-fixtures suite (when ../shared exists)
+                                          the packages (package --profile dev --check), then
+                                          the shared-fixtures suite (when ../shared exists)
   cargo xtask bench [--quick] [NAME…]     release-build reel, run benches (all by default),
                                           print a table, write target/bench/results.json
   cargo xtask fuzz [--seconds N] [--merge] [TARGET…]
