@@ -6,6 +6,8 @@
 //!   `cargo test --workspace`, then the `shared-fixtures` suite when `../shared` exists. CI
 //!   runs it.
 //! - `bench` release-builds reel and measures it against the targets the issues set.
+//! - `package` builds the wheel and the npm packages people install reel from, and with
+//!   `--check` installs them with pip, uv and npm and runs them; `test` runs that check.
 //! - `fuzz` runs the libFuzzer targets in `fuzz/` (nightly, cargo-fuzz) for a while
 //!   each and reports executions and crashes; `test` replays their corpora on stable.
 //!
@@ -16,6 +18,7 @@
 mod bench;
 mod fuzz;
 mod layout;
+mod package;
 mod peers;
 mod process;
 mod test;
@@ -29,12 +32,16 @@ cargo xtask: reel's build, test and benchmark tooling
 USAGE:
   cargo xtask peers                       install the MCP peers the tests need into .peers/
   cargo xtask test [--no-lint] [ARGS…]    fmt + clippy, peers, cargo test --workspace ARGS,
-                                          then the shared-fixtures suite (when ../shared exists)
+                                          the packages (package --profile dev --check), then
+                                          the shared-fixtures suite (when ../shared exists)
   cargo xtask bench [--quick] [NAME…]     release-build reel, run benches (all by default),
                                           print a table, write target/bench/results.json
   cargo xtask fuzz [--seconds N] [--merge] [TARGET…]
                                           run the fuzz targets (all by default), N s each
   cargo xtask layout [--check]            crate sizes, import cycles, long files and functions
+  cargo xtask package [--profile dev|release|dist] [--target TRIPLE] [--zig] [--out DIR] [--check]
+                                          build the wheel reel-cli and the npm packages
+                                          reel-cli and reel-cli-<platform> into target/packages/
 
 `test`:  --no-lint skips `cargo fmt --check` and clippy. ARGS go to `cargo test`; the ones
          after `--` also go to the shared-fixtures run. Tests get REEL_PEERS=<abs .peers>.
@@ -44,6 +51,11 @@ USAGE:
 `layout`: prints each crate's production code lines and the files over 700 code lines,
          functions over 80 and file-level import cycles; --check fails when a count is
          above xtask/layout.json (the counts may only go down).
+`package`: one build (maturin, profile dist by default) goes into the wheel and the npm
+         platform package of TRIPLE (the host's by default; --zig links Linux targets
+         with zig, from maturin's venv); prints each file and its size. --check installs
+         them in a scratch directory with pip, uvx, uv tool and npm and runs reel from
+         there (host target only). maturin and uv are pinned in .peers/package-venv.
 `fuzz`:  needs the nightly toolchain; installs cargo-fuzz when missing. Each target runs
          N seconds (default 60) on one core, from fuzz/corpus and fuzz/regressions,
          growing fuzz/work/TARGET; prints executions per target and in total, and the
@@ -60,6 +72,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::cmd(rest),
         Some("fuzz") => fuzz::cmd(rest),
         Some("layout") => layout::cmd(rest),
+        Some("package") => package::cmd(rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
@@ -69,7 +82,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Some(other) => Err(anyhow::anyhow!(
-            "unknown subcommand `{other}` (expected peers, test, bench, fuzz or layout; see `cargo xtask --help`)"
+            "unknown subcommand `{other}` (expected peers, test, bench, fuzz, layout or package; see `cargo xtask --help`)"
         )),
     };
     match result {

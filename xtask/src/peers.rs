@@ -22,14 +22,12 @@
 //! - `.peers/node_modules/<package>/…` for each npm package (run with the machine's `node`);
 //! - `.peers/<prefix>/node_modules/<package>/…` for each package in [`NPM_OWN_PREFIX`]: the
 //!   MCP conformance suites (two versions of one package cannot share a `node_modules`),
-//!   vitest for the suite of the npm package in `js/`
-//!   (`.peers/vitest-4.1.12/node_modules/vitest/vitest.mjs`), and a Node 24 binary from npm
+//!   the mcporter and agent harnesses, and a Node 24 binary from npm
 //!   (`.peers/node24/node_modules/.bin/node`), because the conformance suites need
 //!   Node ≥ 22 and the machine's `node` may be older. That binary exists for Linux
 //!   x64/arm64 only; elsewhere it is skipped with a note (and the conformance tests say so);
-//! - `.peers/venv/bin/python` with the Python packages and reel's pytest plugin from the
-//!   checkout's `python/` (installed editable, so the tests run the checkout's code), and
-//!   `.peers/<venv>/bin/python` for each of [`PYPI_OWN_VENV`].
+//! - `.peers/venv/bin/python` with the Python packages, and `.peers/<venv>/bin/python` for
+//!   each of [`PYPI_OWN_VENV`].
 //!
 //! The viewer's browser tests drive a real Chromium over WebDriver: the one peer neither
 //! pinned nor kept in `.peers/`. It is Debian's `chromium` and `chromium-driver` packages
@@ -83,10 +81,6 @@ pub const NPM_OWN_PREFIX: &[(&str, &str, &str)] = &[
     // The first mcporter with `record` and `replay` (`reel import` reads its files); the
     // MCP interop tests keep 0.9.0.
     ("mcporter-0.12.3", "mcporter", "0.12.3"),
-    // The test runner of the npm package in `js/` (its suite runs under it). vitest 5
-    // needs Node >= 22; 4.1 runs on the machine's Node 20. Its own prefix keeps vite's
-    // dependency tree out of the shared `node_modules`.
-    ("vitest-4.1.12", "vitest", "4.1.12"),
     // Claude Code, the agent harness, end to end: its model calls through `reel llm`, its
     // MCP servers through `reel install`/`reel play`. The npm package carries the native
     // binary in a per-platform optional dependency (no install script is needed); 384 MB,
@@ -128,7 +122,8 @@ fn own_prefix_packages() -> Vec<(&'static str, &'static str, &'static str)> {
 
 /// PyPI packages for `.peers/venv`, exact versions: the MCP SDK, the official model
 /// SDKs for `reel llm`, a JUnit consumer for `--format junit`, the OTLP protos for the
-/// OpenTelemetry export, and pytest for the pytest plugin in `python/` ([`PLUGIN`]).
+/// OpenTelemetry export. (The pytest plugin in `python/` and the npm helper in `js/`
+/// declare their own test dependencies; `cargo xtask package --check` installs them.)
 pub const PYPI: &[(&str, &str)] = &[
     ("mcp", "2.3.0"),
     ("anthropic", "2.15.0"),
@@ -137,12 +132,7 @@ pub const PYPI: &[(&str, &str)] = &[
     // The official OTLP protobuf classes: the test receiver decodes `reel export otlp`
     // and `--otlp` with them.
     ("opentelemetry-proto", "1.45.2"),
-    ("pytest", "9.2.0"),
 ];
-
-/// reel's pytest plugin: its directory in the checkout and its distribution name, installed
-/// editable into `.peers/venv` after [`PYPI`].
-const PLUGIN: (&str, &str) = ("python", "pytest_reel");
 
 /// A venv of its own under `.peers/`: for a package whose dependencies clash with the
 /// shared venv's, or that needs a newer Python.
@@ -250,7 +240,7 @@ fn interpreter(python: Python) -> anyhow::Result<PathBuf> {
 }
 
 /// A pinned PyPI package: `(name, version, extras)`.
-type Pkg = (&'static str, &'static str, &'static str);
+pub type Pkg = (&'static str, &'static str, &'static str);
 
 /// Every venv: its interpreter and what goes in it, as `(name, version, extras)`.
 fn venvs() -> Vec<(&'static str, Python, Vec<Pkg>)> {
@@ -274,7 +264,7 @@ pub const BROWSER: &[(&str, &str)] = &[
 
 const STAMP: &str = "stamp.json";
 /// Bumped when the install steps change in a way an old `.peers/` would not reflect.
-const LAYOUT_VERSION: u64 = 6;
+const LAYOUT_VERSION: u64 = 7;
 
 /// `cargo xtask peers`.
 pub fn cmd(args: &[String]) -> anyhow::Result<()> {
@@ -319,7 +309,6 @@ pub fn ensure(root: &Path) -> anyhow::Result<PathBuf> {
         .is_some_and(|p| Some(p) != wanted.get("python"));
     install_npm(&dir)?;
     install_python(&dir, python_changed)?;
-    install_plugin(&dir, root)?;
 
     let still_missing = missing(&dir);
     if !still_missing.is_empty() {
@@ -474,35 +463,50 @@ fn install_own_prefix(prefix: &Path, name: &str, version: &str) -> anyhow::Resul
 fn install_python(dir: &Path, recreate: bool) -> anyhow::Result<()> {
     for (name, wants, packages) in venvs() {
         let venv = dir.join(name);
-        let python = venv.join("bin/python");
         // The layout before llmock had a venv of its own put it (and uvicorn's optional
         // parsers) in the shared one: start that one afresh.
         let stale = name == "venv" && has_dist_info(&venv, "llmock", "0.2.2");
-        if packages.iter().all(|(n, v, _)| has_dist_info(&venv, n, v)) && !recreate && !stale {
-            continue;
-        }
-        if recreate || stale || !python.exists() {
-            run(Command::new(interpreter(wants)?)
-                .args(["-m", "venv", "--clear"])
-                .arg(&venv))
-            .context(
-                "cannot create a Python venv (Debian's python3 needs the python3-venv package)",
-            )?;
-        }
-        let mut pip = pip_install(&python);
-        pip.args(packages.iter().map(|(n, v, extras)| match *extras {
-            "" => format!("{n}=={v}"),
-            extras => format!("{n}[{extras}]=={v}"),
-        }));
-        fetch(&mut pip).with_context(|| {
-            format!("pip install into .peers/{name} failed (is PyPI reachable?)")
-        })?;
+        ensure_venv(&venv, wants, &packages, recreate || stale)?;
     }
     Ok(())
 }
 
+/// The one way a venv under `.peers/` is made: `venv` with `python`, holding `packages`
+/// at their pinned versions. Does nothing when they are all there, unless `fresh` asks
+/// for the venv to be made anew (a new interpreter, a stale layout). Returns the venv's
+/// `bin/` directory.
+pub fn ensure_venv(
+    venv: &Path,
+    python: Python,
+    packages: &[Pkg],
+    fresh: bool,
+) -> anyhow::Result<PathBuf> {
+    let bin = venv.join("bin");
+    if packages.iter().all(|(n, v, _)| has_dist_info(venv, n, v)) && !fresh {
+        return Ok(bin);
+    }
+    if fresh || !bin.join("python").exists() {
+        run(Command::new(interpreter(python)?)
+            .args(["-m", "venv", "--clear"])
+            .arg(venv))
+        .context("cannot create a Python venv (Debian's python3 needs the python3-venv package)")?;
+    }
+    let mut pip = pip_install(&bin.join("python"));
+    pip.args(packages.iter().map(|(n, v, extras)| match *extras {
+        "" => format!("{n}=={v}"),
+        extras => format!("{n}[{extras}]=={v}"),
+    }));
+    fetch(&mut pip).with_context(|| {
+        format!(
+            "pip install into {} failed (is PyPI reachable?)",
+            venv.display()
+        )
+    })?;
+    Ok(bin)
+}
+
 /// `PYTHON -m pip install`, quiet, without pip's own version check.
-fn pip_install(python: &Path) -> Command {
+pub fn pip_install(python: &Path) -> Command {
     let mut pip = Command::new(python);
     pip.args([
         "-m",
@@ -512,20 +516,6 @@ fn pip_install(python: &Path) -> Command {
         "--disable-pip-version-check",
     ]);
     pip
-}
-
-/// `pip install -e python/` into `.peers/venv`: the plugin's dependency (pytest) is pinned
-/// in [`PYPI`] and already there; editable, so a change to the plugin needs no reinstall.
-fn install_plugin(dir: &Path, root: &Path) -> anyhow::Result<()> {
-    let source = root.join(PLUGIN.0);
-    let mut pip = pip_install(&dir.join("venv/bin/python"));
-    pip.arg("-e").arg(&source);
-    fetch(&mut pip).with_context(|| {
-        format!(
-            "pip install -e {} into .peers/venv failed (is PyPI reachable for its build backend?)",
-            source.display()
-        )
-    })
 }
 
 /// What is not installed at the pinned version, as `name@version` strings.
@@ -555,9 +545,6 @@ fn missing(dir: &Path) -> Vec<String> {
     if has_dist_info(&dir.join("venv"), "llmock", "0.2.2") {
         out.push("venv without llmock".to_owned());
     }
-    if !has_any_dist_info(&dir.join("venv"), PLUGIN.1) {
-        out.push(format!("venv: {} (from {}/)", PLUGIN.1, PLUGIN.0));
-    }
     out
 }
 
@@ -575,22 +562,6 @@ fn has_dist_info(venv: &Path, name: &str, version: &str) -> bool {
     };
     libs.flatten()
         .any(|lib| lib.path().join("site-packages").join(&want).is_dir())
-}
-
-/// Any version of `name` in the venv's site-packages.
-fn has_any_dist_info(venv: &Path, name: &str) -> bool {
-    let prefix = format!("{}-", name.replace('-', "_")).to_lowercase();
-    let Ok(libs) = fs::read_dir(venv.join("lib")) else {
-        return false;
-    };
-    libs.flatten().any(|lib| {
-        fs::read_dir(lib.path().join("site-packages")).is_ok_and(|entries| {
-            entries.flatten().any(|e| {
-                let n = e.file_name().to_string_lossy().to_lowercase();
-                n.starts_with(&prefix) && n.ends_with(".dist-info")
-            })
-        })
-    })
 }
 
 fn print_where(dir: &Path, root: &Path) {

@@ -25,9 +25,37 @@ pub fn target_dir(root: &Path) -> PathBuf {
     }
 }
 
-/// The cargo that runs xtask (`CARGO`), so nested builds use the same toolchain.
+/// The cargo that runs xtask (`CARGO`), so nested builds use the same toolchain, in the
+/// environment of a shell ([`without_cargo_run_env`]).
 pub fn cargo() -> Command {
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    without_cargo_run_env(&mut cmd);
+    cmd
+}
+
+/// Removes the variables `cargo run` set for xtask itself (its manifest directory, its
+/// package's name and version…) from what `cmd` inherits. A build started from xtask
+/// must see the environment a build started from a shell sees: cargo reruns a build
+/// script when a variable it watches changes (ring's watches `CARGO_MANIFEST_DIR`), and
+/// then rebuilds that crate and every crate above it, here and again in the shell.
+pub fn without_cargo_run_env(cmd: &mut Command) -> &mut Command {
+    for (key, _) in std::env::vars_os() {
+        let Some(name) = key.to_str() else { continue };
+        let set_by_cargo_run = name.starts_with("CARGO_PKG_")
+            || matches!(
+                name,
+                "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_MANIFEST_LINKS"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+            );
+        if set_by_cargo_run {
+            cmd.env_remove(&key);
+        }
+    }
+    cmd
 }
 
 /// The command line as a person would type it.

@@ -3,8 +3,9 @@
 //!
 //! Steps, in order: `cargo fmt --check` and clippy (skipped with `--no-lint`), `peers`,
 //! `cargo test --workspace` with `REEL_PEERS` set, `reel check` and `reel stats` on the
-//! README's example trace, the README's `cargo install` command, then the
-//! `shared-fixtures` suite.
+//! README's example trace, the README's `cargo install` command, the packages (the wheel
+//! and the npm packages of a dev build, installed with pip, uv and npm and run: `cargo
+//! xtask package --profile dev --check`), then the `shared-fixtures` suite.
 //!
 //! The shared-fixtures suite is every test that reads the other tools' real files in
 //! the `shared/` directory beside the workspace. Those tests are `#[ignore]`d, with
@@ -29,7 +30,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 
 use crate::process::{self, cargo, display};
-use crate::{peers, watch};
+use crate::{package, peers, watch};
 
 /// The trace the README's first command summarises.
 const README_EXAMPLE: &str = "examples/everything-demo.jsonl";
@@ -69,6 +70,7 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
     let workspace_seen = test_step(&root, &peers_dir, &cargo_args, &mut report);
     readme_step(&root, &mut report);
     install_step(&root, &mut report);
+    packages_step(&root, &mut report);
     let shared_run = if have_shared {
         shared_step(&root, &shared, &peers_dir, &harness_args, &mut report)
     } else {
@@ -248,6 +250,26 @@ fn install_step(root: &Path, report: &mut Report) {
             version.trim()
         ))
     });
+}
+
+/// `cargo xtask package --profile dev --check`: the dev build the steps above made goes
+/// into the wheel and the npm packages, which are installed and run as a user would.
+fn packages_step(root: &Path, report: &mut Report) {
+    header("packages");
+    let opts = package::Options {
+        profile: package::Profile::Dev,
+        check: true,
+        ..package::Options::default()
+    };
+    let checked = package::make(root, &opts)
+        .and_then(|made| package::check::run(root, &made, &package::check::HOOKS));
+    match checked {
+        Ok(summary) => report.ok(
+            "packages",
+            format!("cargo xtask package --profile dev --check: {summary}"),
+        ),
+        Err(e) => report.fail("packages", format!("{e:#}")),
+    }
 }
 
 /// The tests ignored in the main run: they read the other tools' real files.

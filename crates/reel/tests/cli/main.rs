@@ -26,7 +26,6 @@ mod play_peers;
 mod rec;
 mod rec_http;
 mod redact;
-mod runners;
 mod seal;
 mod secrets;
 mod shared_fixtures;
