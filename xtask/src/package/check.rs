@@ -184,8 +184,11 @@ fn pip(env: &Installed) -> anyhow::Result<()> {
                 "--quiet",
                 "--disable-pip-version-check",
             ])
-            .args(["--no-index", "--no-deps"])
-            .arg(&env.made.wheel),
+            // By name, as `pip install reel-cli` installs it, from the directory of the
+            // wheel just built instead of PyPI.
+            .args(["--no-index", "--find-links"])
+            .arg(wheels(env)?)
+            .arg(super::wheel::DISTRIBUTION),
     )
     .context("pip could not install the wheel")?;
     let installed = env.dir.join("bin/reel");
@@ -198,6 +201,14 @@ fn pip(env: &Installed) -> anyhow::Result<()> {
     version_is(env, env.command("reel").arg("--version"))?;
     succeeds(env.command("reel").arg("demo"))?;
     Ok(())
+}
+
+/// The directory holding the wheel just built: the index the installs here read.
+fn wheels<'a>(env: &'a Installed) -> anyhow::Result<&'a Path> {
+    env.made
+        .wheel
+        .parent()
+        .context("the wheel has no directory")
 }
 
 /// `uvx --from WHEEL reel demo`, and `uv tool install WHEEL`, all inside the scratch
@@ -222,13 +233,20 @@ fn uv(root: &Path, env: &Installed) -> anyhow::Result<()> {
         cmd
     };
     let mut uvx = uv_command(tools.bin.join("uvx"));
-    uvx.arg("--from")
-        .arg(&env.made.wheel)
+    uvx.args(["--from", super::wheel::DISTRIBUTION, "--find-links"])
+        .arg(wheels(env)?)
         .args(["reel", "demo"]);
     succeeds(&mut uvx).context("uvx could not run reel from the wheel")?;
 
     let mut install = uv_command(tools.uv());
-    install.args(["tool", "install"]).arg(&env.made.wheel);
+    install
+        .args([
+            "tool",
+            "install",
+            super::wheel::DISTRIBUTION,
+            "--find-links",
+        ])
+        .arg(wheels(env)?);
     succeeds(&mut install).context("uv tool install of the wheel failed")?;
     let installed = bin.join("reel");
     if !installed.is_file() {

@@ -19,6 +19,10 @@ use super::options::{Options, Profile};
 use super::tools::Tools;
 use crate::process::{self, run};
 
+/// The wheel's distribution name (`packaging/pypi/pyproject.toml` says it too; the check
+/// installs it by this name, so the two cannot drift apart unnoticed).
+pub const DISTRIBUTION: &str = "reel-cli";
+
 /// The pyproject maturin builds from.
 const PYPROJECT_DIR: &str = "packaging/pypi";
 
