@@ -262,7 +262,7 @@ fn packages_step(root: &Path, report: &mut Report) {
         ..package::Options::default()
     };
     let checked = package::make(root, &opts)
-        .and_then(|made| package::check::run(root, &made, &package::check::HOOKS));
+        .and_then(|made| package::check::run(root, &made, &package::HOOKS));
     match checked {
         Ok(summary) => report.ok(
             "packages",

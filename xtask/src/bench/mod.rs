@@ -57,8 +57,16 @@ const BENCHES: &[(&str, BenchFn)] = &[
     ("view", view::run),
 ];
 
-/// `cargo xtask bench`.
-pub fn cmd(args: &[String]) -> anyhow::Result<()> {
+/// What `cargo xtask bench` was asked for.
+struct Args {
+    quick: bool,
+    profile: Option<String>,
+    /// The benches to run (all when none is named).
+    names: Vec<(&'static str, BenchFn)>,
+}
+
+/// `[--quick] [--profile P] [NAME…]`.
+fn parse_args(args: &[String]) -> anyhow::Result<Args> {
     let mut quick = false;
     let mut profile = None;
     let mut names = Vec::new();
@@ -90,6 +98,20 @@ pub fn cmd(args: &[String]) -> anyhow::Result<()> {
         names = BENCHES.to_vec();
     }
 
+    Ok(Args {
+        quick,
+        profile,
+        names,
+    })
+}
+
+/// `cargo xtask bench`.
+pub fn cmd(args: &[String]) -> anyhow::Result<()> {
+    let Args {
+        quick,
+        profile,
+        names,
+    } = parse_args(args)?;
     let root = process::workspace_root();
     if !quick && cfg!(debug_assertions) && std::env::var_os(REEXEC_ENV).is_none() {
         return reexec_optimised(&root, args);

@@ -45,12 +45,6 @@ pub struct Hooks {
     pub npm: &'static [(&'static str, Hook)],
 }
 
-/// The hooks `cargo xtask package --check` and `cargo xtask test` run.
-pub const HOOKS: Hooks = Hooks {
-    python: &[("pytest-reel", super::suites::pytest)],
-    npm: &[("reel-test", super::suites::vitest)],
-};
-
 /// One install of the packages: where, and how to run commands there.
 pub struct Installed<'a> {
     /// The venv (pip), uv's tool directory, or the npm project.

@@ -33,13 +33,20 @@ use crate::process;
 pub use made::Made;
 pub use options::{Options, Profile};
 
+/// The hooks `cargo xtask package --check` and `cargo xtask test` run where the packages
+/// were installed: the suites of the packages that depend on `reel-cli`.
+pub const HOOKS: check::Hooks = check::Hooks {
+    python: &[("pytest-reel", suites::pytest)],
+    npm: &[("reel-test", suites::vitest)],
+};
+
 /// `cargo xtask package [--profile P] [--target T] [--zig] [--out DIR] [--check]`.
 pub fn cmd(args: &[String]) -> anyhow::Result<()> {
     let opts = Options::parse(args)?;
     let root = process::workspace_root();
     let made = make(&root, &opts)?;
     if opts.check {
-        let summary = check::run(&root, &made, &check::HOOKS)?;
+        let summary = check::run(&root, &made, &HOOKS)?;
         println!("package: check passed: {summary}");
     }
     Ok(())
