@@ -194,6 +194,43 @@ fn pip(env: &Installed) -> anyhow::Result<()> {
     }
     version_is(env, env.command("reel").arg("--version"))?;
     succeeds(env.command("reel").arg("demo"))?;
+    // The manual pages and completions, under the venv as under any prefix.
+    shipped(&env.dir, "share/man/man1")?;
+    Ok(())
+}
+
+/// The pages (`reel.1` and one per command) and the completion scripts are in `dir`
+/// under `man` (the pages' directory), and under `dir` as [`super::docs::COMPLETIONS`]
+/// places them, or in `completions/` beside `man/` (npm).
+fn shipped(dir: &Path, man: &str) -> anyhow::Result<()> {
+    for page in [
+        "reel.1",
+        "reel-rec.1",
+        "reel-play.1",
+        "reel-example-server.1",
+    ] {
+        let file = dir.join(man).join(page);
+        let text = fs::read_to_string(&file)
+            .with_context(|| format!("the package shipped no {}", file.display()))?;
+        if !text.contains(".TH ") {
+            bail!("{} is not a manual page", file.display());
+        }
+    }
+    for (shell, path) in super::docs::COMPLETIONS {
+        let beside = Path::new(man).parent().map(|p| p.join("completions"));
+        let candidates = [
+            Some(dir.join(path)),
+            beside
+                .zip(Path::new(path).file_name())
+                .map(|(d, n)| dir.join(d).join(n)),
+        ];
+        if !candidates.iter().flatten().any(|c| c.is_file()) {
+            bail!(
+                "the package shipped no {shell} completions under {}",
+                dir.display()
+            );
+        }
+    }
     Ok(())
 }
 
@@ -275,6 +312,7 @@ fn npm_install(env: &Installed) -> anyhow::Result<()> {
     )?;
     succeeds(env.command("npx").args(["--no", "--", "reel", "demo"]))?;
     succeeds(env.command("node_modules/.bin/reel").arg("demo"))?;
+    shipped(&env.dir, "node_modules/reel-cli/man")?;
     Ok(())
 }
 

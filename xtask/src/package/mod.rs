@@ -15,6 +15,7 @@
 //! once per `--target`.
 
 pub mod check;
+mod docs;
 mod made;
 mod meta;
 mod npm;
@@ -69,6 +70,8 @@ pub fn make(root: &Path, opts: &Options) -> anyhow::Result<Made> {
     fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
 
     let tools = tools::ensure(root, opts.zig)?;
+    let docs = root.join(wheel::PREFIX_DATA);
+    let pages = docs::write(root, opts, &target_dir, &docs)?;
     let wheel = wheel::build(root, &tools, opts, &target_dir, &out)?;
     let binary = wheel::binary(&target_dir, opts);
     if !binary.is_file() {
@@ -79,7 +82,7 @@ pub fn make(root: &Path, opts: &Options) -> anyhow::Result<Made> {
     }
     let staging = out.join("npm");
     let npm_platform = npm::platform_package(root, &meta, platform, &binary, &staging, &out)?;
-    let npm_main = npm::main_package(root, &meta, &staging, &out)?;
+    let npm_main = npm::main_package(root, &meta, (&docs, &pages), &staging, &out)?;
     let made = Made {
         version: meta.version,
         platform,

@@ -35,6 +35,7 @@ const TO_FILL: &str = "set by cargo xtask package";
 pub fn main_package(
     root: &Path,
     meta: &Meta,
+    (docs, pages): (&Path, &[String]),
     staging: &Path,
     out: &Path,
 ) -> anyhow::Result<PathBuf> {
@@ -49,7 +50,10 @@ pub fn main_package(
         .map(|p| (p.npm_name(), json!(meta.version)))
         .collect();
     manifest.set("optionalDependencies", Value::Object(optional));
+    let man: Vec<String> = pages.iter().map(|p| format!("./man/{p}")).collect();
+    manifest.set("man", json!(man));
     manifest.write(&dir.join("package.json"))?;
+    copy_docs(docs, pages, &dir)?;
     copy_text(
         &template.join("README.md"),
         &dir.join("README.md"),
@@ -62,6 +66,26 @@ pub fn main_package(
         .with_context(|| format!("cannot copy {LAUNCHER} into {}", dir.display()))?;
     set_mode(&launcher, 0o755)?;
     pack(&dir, out, &format!("{NPM_MAIN}-{}.tgz", meta.version))
+}
+
+/// The manual pages into `dir/man/` and the completion scripts into `dir/completions/`.
+fn copy_docs(docs: &Path, pages: &[String], dir: &Path) -> anyhow::Result<()> {
+    fs::create_dir_all(dir.join("man"))?;
+    for page in pages {
+        fs::copy(
+            docs.join(super::docs::MAN_DIR).join(page),
+            dir.join("man").join(page),
+        )
+        .with_context(|| format!("cannot copy the page {page}"))?;
+    }
+    fs::create_dir_all(dir.join("completions"))?;
+    for (shell, path) in super::docs::COMPLETIONS {
+        let from = docs.join(path);
+        let name = from.file_name().context("a completion with no file name")?;
+        fs::copy(&from, dir.join("completions").join(name))
+            .with_context(|| format!("cannot copy the {shell} completions"))?;
+    }
+    Ok(())
 }
 
 /// Writes `platform`'s package, with `binary` as its `bin/reel`, into

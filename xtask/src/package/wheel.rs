@@ -26,6 +26,11 @@ pub const DISTRIBUTION: &str = "reel-cli";
 /// The pyproject maturin builds from.
 const PYPROJECT_DIR: &str = "packaging/pypi";
 
+/// What the wheel installs under the environment's prefix (the manual pages and the
+/// completion scripts, [`super::docs`]): the `data` of pyproject's `[tool.maturin] data`
+/// directory, written before each build (and not kept in git).
+pub const PREFIX_DATA: &str = "packaging/pypi/reel_cli.data/data";
+
 /// Builds the wheel into `out` (replacing one of the same name); returns it.
 pub fn build(
     root: &Path,
