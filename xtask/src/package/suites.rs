@@ -1,5 +1,5 @@
 //! The suites of the packages that depend on `reel-cli`, run where the packages were just
-//! installed ([`super::check::HOOKS`]): the pytest plugin in `python/` in the venv that
+//! installed ([`super::HOOKS`]): the pytest plugin in `python/` in the venv that
 //! holds the wheel, and the vitest helper in `js/` in a project that holds the npm
 //! tarballs. Each is copied out of the checkout first and set up as its README tells a
 //! contributor (`pip install '.[test]'`, `npm install`), so a dependency that is not
