@@ -32,10 +32,11 @@ pub(super) fn row(ix: &TraceIndex, n: u64, r: &LineRec, full: bool) -> Value {
     } else {
         serde_json::from_str(&text).ok()
     };
-    o.insert(
-        "summary".into(),
-        summary(r.class, parsed.as_ref(), &text).into(),
-    );
+    let mut said = summary(r.class, parsed.as_ref(), &text);
+    if let Some(asked) = answered_request(ix, n, r) {
+        said = clip(&format!("{asked} → {said}"));
+    }
+    o.insert("summary".into(), said.into());
     if let Some(p) = &parsed {
         for (member, name) in [
             ("session", "session"),
@@ -77,6 +78,24 @@ pub(super) fn row(ix: &TraceIndex, n: u64, r: &LineRec, full: bool) -> Value {
         }
     }
     Value::Object(o)
+}
+
+/// For a response, what its request asked (`tools/call add`), read from the request's
+/// line; `None` for any other line or a request that cannot be read.
+fn answered_request(ix: &TraceIndex, n: u64, r: &LineRec) -> Option<String> {
+    let call = ix.call(r.call.checked_sub(1)? as usize)?;
+    if call.response != n || call.request == 0 {
+        return None;
+    }
+    let request = ix.line(call.request)?;
+    let (bytes, cut) = read_line(ix.file_of(request), request, SUMMARY_READ).ok()?;
+    if cut {
+        return None;
+    }
+    let line: Value = serde_json::from_slice(&bytes).ok()?;
+    let raw = line.get("raw")?;
+    let method = raw.get("method").and_then(Value::as_str)?;
+    Some(format!("{method}{}", subject_of(raw.get("params"))))
 }
 
 /// The `raw` member of a line, as its text.
@@ -173,8 +192,9 @@ fn block_summary(b: &Value) -> Option<String> {
     Some(match ty {
         "text" => b.get("text").and_then(Value::as_str)?.to_owned(),
         "tool_use" => format!(
-            "tool_use {}",
-            b.get("name").and_then(Value::as_str).unwrap_or("?")
+            "tool_use {}({})",
+            b.get("name").and_then(Value::as_str).unwrap_or("?"),
+            arguments(b.get("input"))
         ),
         "tool_result" => "tool_result".to_owned(),
         "history_elided" => format!(
@@ -187,6 +207,22 @@ fn block_summary(b: &Value) -> Option<String> {
     })
 }
 
+/// A tool call's arguments as `city=Lyon, days=3` (strings bare, the rest as JSON).
+fn arguments(input: Option<&Value>) -> String {
+    match input {
+        Some(Value::Object(members)) => members
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
 fn message_summary(raw: Option<&Value>) -> String {
     let Some(raw) = raw else {
         return String::new();
@@ -194,11 +230,7 @@ fn message_summary(raw: Option<&Value>) -> String {
     let method = raw.get("method").and_then(Value::as_str);
     let params = raw.get("params");
     if let Some(m) = method {
-        let subject = params
-            .and_then(|p| p.get("name").or(p.get("uri")))
-            .and_then(Value::as_str)
-            .map(|s| format!(" {s}"))
-            .unwrap_or_default();
+        let subject = subject_of(params);
         let detail = match (m, params) {
             ("notifications/progress", Some(p)) => format!(
                 " {}{}",
@@ -220,12 +252,78 @@ fn message_summary(raw: Option<&Value>) -> String {
         return format!("error {code} {msg}");
     }
     if let Some(r) = raw.get("result") {
-        if r.get("isError") == Some(&Value::Bool(true)) {
-            return format!("result (isError) {r}");
-        }
-        return format!("result {r}");
+        return result_summary(r);
     }
     raw.to_string()
+}
+
+/// ` NAME` (a tool or prompt) or ` URI` (a resource) of a request's params, or nothing.
+fn subject_of(params: Option<&Value>) -> String {
+    params
+        .and_then(|p| p.get("name").or(p.get("uri")))
+        .and_then(Value::as_str)
+        .map(|s| format!(" {s}"))
+        .unwrap_or_default()
+}
+
+/// What a result says, from its content and never from `_meta`: a tool's text (and
+/// what else it returned), `tool error: …` for a tool's own error, the names a list
+/// holds, the server an `initialize` answered with; else the result without `_meta`.
+fn result_summary(r: &Value) -> String {
+    let said = if let Some(content) = r.get("content").and_then(Value::as_array) {
+        let parts: Vec<String> = content.iter().map(content_summary).collect();
+        match (parts.is_empty(), r.get("structuredContent")) {
+            (true, Some(structured)) => structured.to_string(),
+            _ => parts.join(" "),
+        }
+    } else if let Some((list, items)) = ["tools", "prompts", "resources", "resourceTemplates"]
+        .iter()
+        .find_map(|k| Some((*k, r.get(*k)?.as_array()?)))
+    {
+        let names: Vec<&str> = items
+            .iter()
+            .filter_map(|i| i.get("name").and_then(Value::as_str))
+            .collect();
+        format!("{} {list}: {}", items.len(), names.join(", "))
+    } else if let Some(server) = r.get("serverInfo") {
+        let pick = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("?").to_owned();
+        format!(
+            "{} {} (protocol {})",
+            pick(server, "name"),
+            pick(server, "version"),
+            pick(r, "protocolVersion")
+        )
+    } else {
+        let mut rest = r.as_object().cloned().unwrap_or_default();
+        rest.remove("_meta");
+        Value::Object(rest).to_string()
+    };
+    if r.get("isError") == Some(&Value::Bool(true)) {
+        format!("tool error: {said}")
+    } else {
+        said
+    }
+}
+
+/// One item of a tool result's content: its text, else what kind of item it is.
+fn content_summary(item: &Value) -> String {
+    let kind = item.get("type").and_then(Value::as_str).unwrap_or("?");
+    match kind {
+        "text" => item
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        "resource" | "resource_link" => {
+            let uri = item
+                .get("uri")
+                .or(item.get("resource").and_then(|r| r.get("uri")))
+                .and_then(Value::as_str)
+                .unwrap_or("?");
+            format!("[{kind} {uri}]")
+        }
+        other => format!("[{other}]"),
+    }
 }
 
 /// `s` cut to a summary's length, on a character boundary.
@@ -272,11 +370,63 @@ mod tests {
             "error -32601 no such method"
         );
         assert_eq!(
-            m(json!({"id": 1, "result": {"isError": true}})),
-            "result (isError) {\"isError\":true}"
+            m(json!({"id": 1, "result": {"isError": true,
+                     "content": [{"type": "text", "text": "city not found"}]}})),
+            "tool error: city not found"
         );
-        assert_eq!(m(json!({"id": 1, "result": {}})), "result {}");
+        assert_eq!(m(json!({"id": 1, "result": {}})), "{}");
         assert_eq!(of(LineClass::Message, json!({"dir": "in"})), "");
+    }
+
+    /// A result says what it holds, from its content: never from `_meta`, which comes
+    /// first in what some servers write.
+    #[test]
+    fn a_result_is_summarised_by_its_content_never_its_meta() {
+        let m = |result: Value| {
+            of(
+                LineClass::Message,
+                json!({"dir": "out", "raw": {"jsonrpc": "2.0", "id": 1, "result": result}}),
+            )
+        };
+        assert_eq!(
+            m(json!({"_meta": {"fastmcp": {"tags": []}},
+                     "content": [{"type": "text", "text": "42"}]})),
+            "42"
+        );
+        assert_eq!(
+            m(
+                json!({"content": [{"type": "text", "text": "a"}, {"type": "image", "data": "AA=="},
+                                 {"type": "resource_link", "uri": "file:///x"}]})
+            ),
+            "a [image] [resource_link file:///x]"
+        );
+        assert_eq!(
+            m(json!({"content": [], "structuredContent": {"sum": 42}})),
+            "{\"sum\":42}"
+        );
+        assert_eq!(
+            m(json!({"tools": [{"name": "add"}, {"name": "weather"}], "_meta": {"x": 1}})),
+            "2 tools: add, weather"
+        );
+        assert_eq!(
+            m(json!({"protocolVersion": "2025-06-18",
+                     "serverInfo": {"name": "everything", "version": "2.0"}})),
+            "everything 2.0 (protocol 2025-06-18)"
+        );
+        assert_eq!(m(json!({"_meta": {"a": 1}, "value": 3})), "{\"value\":3}");
+    }
+
+    /// A model's tool call names its arguments.
+    #[test]
+    fn a_tool_use_names_its_arguments() {
+        assert_eq!(
+            of(
+                LineClass::Turn,
+                json!({"role": "assistant", "model": "claude-x", "blocks": [
+                    {"type": "tool_use", "name": "weather", "input": {"city": "Lyon", "days": 3}}]})
+            ),
+            "assistant [claude-x]: tool_use weather(city=Lyon, days=3)"
+        );
     }
 
     #[test]
@@ -306,7 +456,7 @@ mod tests {
                     {"type": "tool_use", "name": "Read", "input": {}},
                     {"type": "text", "text": "later"}]})
             ),
-            "assistant [m1]: tool_use Read"
+            "assistant [m1]: tool_use Read()"
         );
         assert_eq!(
             of(

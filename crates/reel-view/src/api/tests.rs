@@ -134,6 +134,9 @@ fn lines_come_in_pages_with_the_line_to_ask_from_next() {
     assert_eq!(first["pair"], 4);
     let response = &page["lines"][2];
     assert_eq!(response["pair"], 2);
+    // A response says what was asked and what came back.
+    let said = response["summary"].as_str().unwrap();
+    assert!(said.starts_with("tools/call get_weather → "), "{said}");
     assert_eq!(response["latencyMs"], 250);
     assert_eq!(response["call"], first["call"]);
 }
