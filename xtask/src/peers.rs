@@ -505,16 +505,20 @@ pub fn ensure_venv(
     Ok(bin)
 }
 
-/// `PYTHON -m pip install`, quiet, without pip's own version check.
+/// What follows the interpreter in every pip install xtask makes: quiet, without pip's
+/// own version check.
+pub const PIP_INSTALL: [&str; 5] = [
+    "-m",
+    "pip",
+    "install",
+    "--quiet",
+    "--disable-pip-version-check",
+];
+
+/// `PYTHON -m pip install` ([`PIP_INSTALL`]).
 pub fn pip_install(python: &Path) -> Command {
     let mut pip = Command::new(python);
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-    ]);
+    pip.args(PIP_INSTALL);
     pip
 }
 

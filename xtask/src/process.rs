@@ -198,12 +198,10 @@ mod tests {
         assert!(err.contains("did not finish within 0s, 2 times"), "{err}");
         let tries = std::fs::read_to_string(&count).unwrap();
         assert_eq!(tries.lines().count(), 2);
-        let gone = (0..100).any(|_| {
-            let left = Command::new("pgrep").args(["-f", "^sleep 61$"]).output();
-            thread::sleep(Duration::from_millis(50));
-            left.is_ok_and(|l| l.stdout.is_empty())
-        });
-        assert!(gone, "the install's child was stopped with it");
+        assert!(
+            crate::watch::leaves_the_table("sleep 61"),
+            "the install's child was stopped with it"
+        );
     }
 
     /// A failure that ends by itself is reported at once, not retried.

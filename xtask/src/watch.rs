@@ -105,6 +105,19 @@ fn proc_of(pid: u32) -> Proc {
     Proc { pid, cmdline }
 }
 
+/// True once no process's command line is exactly `cmdline` (polled for up to 5 s): a
+/// process killed with SIGKILL leaves the table when it is reaped, not at once.
+#[cfg(test)]
+pub fn leaves_the_table(cmdline: &str) -> bool {
+    (0..100).any(|_| {
+        let left = all_pids().any(|pid| proc_of(pid).cmdline == cmdline);
+        if left {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        !left
+    })
+}
+
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;

@@ -171,13 +171,7 @@ fn pip(env: &Installed) -> anyhow::Result<()> {
         .context("cannot create a venv (Debian's python3 needs the python3-venv package)")?;
     process::run(
         env.command(env.dir.join("bin/python"))
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
+            .args(crate::peers::PIP_INSTALL)
             // By name, as `pip install reel-cli` installs it, from the directory of the
             // wheel just built instead of PyPI.
             .args(["--no-index", "--find-links"])
@@ -235,7 +229,7 @@ fn shipped(dir: &Path, man: &str) -> anyhow::Result<()> {
 }
 
 /// The directory holding the wheel just built: the index the installs here read.
-fn wheels<'a>(env: &'a Installed) -> anyhow::Result<&'a Path> {
+pub(super) fn wheels<'a>(env: &'a Installed) -> anyhow::Result<&'a Path> {
     env.made
         .wheel
         .parent()
@@ -421,15 +415,9 @@ struct Running(Child);
 
 impl Running {
     fn wait_at_most(&mut self, limit: Duration) -> anyhow::Result<ExitStatus> {
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.0.try_wait()? {
-                return Ok(status);
-            }
-            if started.elapsed() > limit {
-                bail!("still running after {} s; killed", limit.as_secs());
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        match process::wait_until(&mut self.0, limit)? {
+            Some(status) => Ok(status),
+            None => bail!("still running after {} s; killed", limit.as_secs()),
         }
     }
 }
@@ -495,13 +483,17 @@ fn version_is(env: &Installed, cmd: &mut Command) -> anyhow::Result<()> {
 
 /// The last lines of a failed command's output, for the error.
 fn tail(out: &Output) -> String {
-    let text = format!(
+    last_lines(&format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
-    );
+    ))
+}
+
+/// The last 40 lines of a command's output, on lines of their own, for an error.
+pub(super) fn last_lines(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    let start = lines.len().saturating_sub(30);
+    let start = lines.len().saturating_sub(40);
     format!("\n{}", lines[start..].join("\n"))
 }
 

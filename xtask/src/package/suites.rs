@@ -17,7 +17,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::check::Installed;
+use super::check::{self, Installed};
 use crate::process::{self, display};
 
 /// The tests in `python/tests/test_*.py`; change it with the suite.
@@ -34,23 +34,12 @@ const SUITE_LIMIT: Duration = Duration::from_secs(15 * 60);
 pub fn pytest(env: &Installed<'_>) -> anyhow::Result<String> {
     let root = process::workspace_root();
     let copy = copy_out(&root.join("python"), &env.scratch.join("pytest-reel"))?;
-    let wheels = env
-        .made
-        .wheel
-        .parent()
-        .context("the wheel has no directory")?;
     let python = env.dir.join("bin/python");
     let mut pip = env.command(&python);
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-    ])
-    .arg("--find-links")
-    .arg(wheels)
-    .arg(format!("{}[test]", copy.display()));
+    pip.args(crate::peers::PIP_INSTALL)
+        .arg("--find-links")
+        .arg(check::wheels(env)?)
+        .arg(format!("{}[test]", copy.display()));
     process::fetch(&mut pip).context("pip install of pytest-reel with its test extra failed")?;
 
     let log = env.scratch.join("pytest.log");
@@ -79,7 +68,7 @@ pub fn pytest(env: &Installed<'_>) -> anyhow::Result<String> {
             "the pytest-reel suite: {passed} passed of {PYTEST_TESTS}, others {others:?}; \
              see {}{}",
             log.display(),
-            tail(&out)
+            check::last_lines(&out)
         );
     }
     Ok(format!("{passed} passed"))
@@ -117,7 +106,7 @@ pub fn vitest(env: &Installed<'_>) -> anyhow::Result<String> {
             format!(
                 "vitest wrote no JSON report (tsc may have failed); see {}{}",
                 log.display(),
-                tail(&out)
+                check::last_lines(&out)
             )
         })?;
     let count = |key: &str| doc[key].as_u64().unwrap_or(u64::MAX);
@@ -135,7 +124,7 @@ pub fn vitest(env: &Installed<'_>) -> anyhow::Result<String> {
             "the reel-test suite: {passed} of {total} passed ({VITEST_TESTS} expected); not \
              passed: {not_passed:?}; see {}{}",
             log.display(),
-            tail(&out)
+            check::last_lines(&out)
         );
     }
     Ok(format!("tsc, {passed} passed"))
@@ -176,13 +165,6 @@ fn run_logged(cmd: &mut Command, log: &Path) -> anyhow::Result<bool> {
             )
         }
     }
-}
-
-/// The last lines of a log, for an error.
-fn tail(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines.len().saturating_sub(40);
-    format!("\n{}", lines[start..].join("\n"))
 }
 
 /// The outcome counts of pytest's last summary line, such as `17 passed, 2 failed in
